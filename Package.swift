@@ -1,0 +1,94 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Signet: five services, shared libraries, C system libraries found by pkg-config.
+// Settings common to every Swift target are applied once, by the loop at the end.
+
+let package = Package(
+    name: "Signet",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "signet-registration", targets: ["Registration"]),
+        .executable(name: "signet-authentication", targets: ["Authentication"]),
+        .executable(name: "signet-transaction", targets: ["Transaction"]),
+        .executable(name: "signet-oob", targets: ["OOB"]),
+        .executable(name: "signet-pii", targets: ["PII"]),
+        .executable(name: "signet-devbroker", targets: ["DevBroker"]),
+        .executable(name: "signet-bench", targets: ["Bench"]),
+    ],
+    targets: [
+        // MARK: - C system libraries
+        .systemLibrary(
+            name: "CMicroHTTPD", path: "Shared/CMicroHTTPD", pkgConfig: "libmicrohttpd",
+            providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(
+            name: "CLibPQ", path: "Shared/CLibPQ", pkgConfig: "libpq",
+            providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(
+            name: "CRDKafka", path: "Shared/CRDKafka", pkgConfig: "rdkafka",
+            providers: [.apt(["librdkafka-dev"])]),
+        .systemLibrary(
+            name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "openssl",
+            providers: [.apt(["libssl-dev"])]),
+        // Variadic and macro-only C calls (MHD_start_daemon, rd_kafka_producev, the mock
+        // cluster's TCP relay). Its header exposes only void pointers so that no C type is
+        // declared by two Clang modules.
+        .target(
+            name: "CSignetShims", path: "Shared/CSignetShims",
+            linkerSettings: [
+                .linkedLibrary("microhttpd"), .linkedLibrary("rdkafka"), .linkedLibrary("pthread"),
+            ]),
+
+        // MARK: - Shared libraries
+        .target(name: "Platform", path: "Shared/Platform"),
+        .target(name: "Crypto", dependencies: ["COpenSSL"], path: "Shared/Crypto"),
+        .target(
+            name: "HTTPServer", dependencies: ["Platform", "CMicroHTTPD", "CSignetShims"],
+            path: "Shared/HTTPServer"),
+        .target(name: "Postgres", dependencies: ["Platform", "CLibPQ"], path: "Shared/Postgres"),
+        .target(
+            name: "Kafka", dependencies: ["Platform", "CRDKafka", "CSignetShims"],
+            path: "Shared/Kafka"),
+        .target(name: "Schema", path: "Shared/Schema"),
+        .target(
+            name: "ServiceKit",
+            dependencies: ["Platform", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto"],
+            path: "Shared/ServiceKit"),
+
+        // MARK: - Services
+        .executableTarget(name: "Registration", dependencies: ["ServiceKit"], path: "Services/Registration"),
+        .executableTarget(name: "Authentication", dependencies: ["ServiceKit"], path: "Services/Authentication"),
+        .executableTarget(name: "Transaction", dependencies: ["ServiceKit"], path: "Services/Transaction"),
+        .executableTarget(name: "OOB", dependencies: ["ServiceKit"], path: "Services/OOB"),
+        .executableTarget(name: "PII", dependencies: ["ServiceKit"], path: "Services/PII"),
+
+        // MARK: - Tools
+        .executableTarget(
+            name: "DevBroker", dependencies: ["Platform", "Kafka", "Schema", "CRDKafka", "CSignetShims"],
+            path: "Tools/DevBroker"),
+        .executableTarget(
+            name: "Bench", dependencies: ["ServiceKit", "Postgres", "Platform"], path: "Tools/Bench"),
+
+        // MARK: - Tests
+        .testTarget(name: "PlatformTests", dependencies: ["Platform"], path: "Tests/PlatformTests"),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform"], path: "Tests/HTTPServerTests"),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform"], path: "Tests/PostgresTests"),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema"], path: "Tests/KafkaTests"),
+        .testTarget(name: "SchemaTests", dependencies: ["Schema"], path: "Tests/SchemaTests"),
+        .testTarget(
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema"],
+            path: "Tests/ServiceKitTests"),
+        .testTarget(
+            name: "StackTests",
+            dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto"],
+            path: "Tests/StackTests"),
+    ]
+)
+
+for target in package.targets where target.type != .system && target.name != "CSignetShims" {
+    var settings = target.swiftSettings ?? []
+    settings.append(.swiftLanguageMode(.v6))
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    target.swiftSettings = settings
+}

@@ -1,0 +1,33 @@
+#ifndef SIGNET_CSIGNETSHIMS_H
+#define SIGNET_CSIGNETSHIMS_H
+// Shims for C calls Swift cannot make directly (variadic functions, macros).
+// Only void pointers and plain C types cross this header, so no library type is
+// declared by two Clang modules.
+#include <stddef.h>
+#include <stdint.h>
+
+/// Starts a libmicrohttpd daemon: epoll, internal thread pool, suspend/resume.
+/// `bind_ipv4` may be NULL (all interfaces). Returns the `struct MHD_Daemon *` or NULL.
+void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind_ipv4,
+                       unsigned int thread_pool_size, unsigned int connection_limit,
+                       unsigned int connection_timeout_seconds,
+                       void *access_handler, void *access_cls,
+                       void *completed_handler, void *completed_cls);
+
+/// The port a daemon listens on (useful when started on port 0).
+uint16_t signet_mhd_bound_port(void *daemon);
+
+/// rd_kafka_producev with a copied key and value, optional headers and a per-message opaque.
+/// Returns an rd_kafka_resp_err_t (0 on success).
+int signet_kafka_produce(void *rk, const char *topic, int32_t partition,
+                         const void *key, size_t key_len,
+                         const void *value, size_t value_len,
+                         const char *const *header_names, const void *const *header_values,
+                         const size_t *header_sizes, size_t header_count, void *opaque);
+
+/// Starts a TCP relay on listen_host:listen_port that forwards each connection to
+/// target_host:target_port, on detached threads. Returns 0 or a negative errno.
+int signet_tcp_relay_start(const char *listen_host, uint16_t listen_port,
+                           const char *target_host, uint16_t target_port);
+
+#endif

@@ -1,0 +1,125 @@
+public import Foundation
+import COpenSSL
+
+/// SHA-256 and HMAC-SHA-256 through OpenSSL 3.
+public enum SHA256 {
+    /// The SHA-256 digest of `data`.
+    public static func hash<D: DataProtocol>(_ data: D) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        let bytes = Array(data)
+        bytes.withUnsafeBufferPointer { buf in
+            _ = COpenSSL.SHA256(buf.baseAddress, buf.count, &out)
+        }
+        return out
+    }
+
+    /// HMAC-SHA-256 of `data` under `key`.
+    public static func hmac<K: DataProtocol, D: DataProtocol>(key: K, data: D) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var len: UInt32 = 32
+        let k = Array(key)
+        let d = Array(data)
+        k.withUnsafeBufferPointer { kb in
+            d.withUnsafeBufferPointer { db in
+                _ = HMAC(EVP_sha256(), kb.baseAddress, Int32(kb.count), db.baseAddress, db.count, &out, &len)
+            }
+        }
+        return out
+    }
+}
+
+/// Secure randomness and secret comparison.
+public enum SecureRandom {
+    /// `count` bytes from OpenSSL's CSPRNG.
+    ///
+    /// - Important: Traps if the CSPRNG fails: continuing without randomness would issue
+    ///   guessable challenges and keys.
+    public static func bytes(_ count: Int) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        let rc = out.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
+        precondition(rc == 1, "OpenSSL RAND_bytes failed")
+        return out
+    }
+
+    /// A random token of `byteCount` bytes, base64url without padding.
+    public static func token(byteCount: Int = 32) -> String {
+        Base64URL.encode(bytes(byteCount))
+    }
+}
+
+/// Comparison of secrets in constant time.
+public enum ConstantTime {
+    /// Whether `a` and `b` are equal, in time that depends only on their lengths.
+    public static func equals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        guard a.count == b.count else { return false }
+        if a.isEmpty { return true }
+        return a.withUnsafeBytes { pa in
+            b.withUnsafeBytes { pb in CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 }
+        }
+    }
+
+    /// Compares two secrets of any length by comparing their SHA-256 digests in constant
+    /// time, so that neither content nor length leaks through timing.
+    public static func secretsEqual(_ a: String, _ b: String) -> Bool {
+        equals(SHA256.hash(Array(a.utf8)), SHA256.hash(Array(b.utf8)))
+    }
+}
+
+/// Base64url without padding (RFC 4648 §5), as WebAuthn and JOSE use it.
+public enum Base64URL {
+    public static func encode<D: DataProtocol>(_ data: D) -> String {
+        Data(data).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// Decodes base64url; refuses characters outside its alphabet and padding.
+    public static func decode(_ s: String) -> [UInt8]? {
+        guard s.utf8.allSatisfy({ c in
+            (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x5F
+        }) else { return nil }
+        if s.utf8.count % 4 == 1 { return nil }
+        var b64 = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while b64.utf8.count % 4 != 0 { b64 += "=" }
+        guard let d = Data(base64Encoded: b64) else { return nil }
+        return Array(d)
+    }
+}
+
+/// Lower-case hexadecimal.
+public enum Hex {
+    public static func encode<D: DataProtocol>(_ data: D) -> String {
+        let digits: [UInt8] = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(data.count * 2)
+        for b in data {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0xF)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public static func decode(_ s: String) -> [UInt8]? {
+        let u = Array(s.utf8)
+        guard u.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(u.count / 2)
+        var i = 0
+        while i < u.count {
+            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
+            out.append(hi << 4 | lo)
+            i += 2
+        }
+        return out
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x61...0x66: c - 0x61 + 10
+        case 0x41...0x46: c - 0x41 + 10
+        default: nil
+        }
+    }
+}

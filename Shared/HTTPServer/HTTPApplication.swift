@@ -1,0 +1,86 @@
+import Foundation
+public import Platform
+
+/// The responder that production and tests share: routing, the per-request context, error
+/// mapping to problem+json, access logs and request metrics.
+public struct HTTPApplication: Sendable {
+    public let router: Router
+    public let logger: Logger
+
+    public init(router: Router, logger: Logger) {
+        self.router = router
+        self.logger = logger
+    }
+
+    /// Tenant ids: lower-case letters, digits and dashes, 1–63 characters.
+    public static func isValidTenantID(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        guard (1...63).contains(u.count), u[0] != 0x2D else { return false }
+        return u.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
+    }
+
+    /// Produces the response for `request`. Never throws: every failure becomes problem+json.
+    public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        let start = ContinuousClock.now
+        var template = "unmatched"
+        var logger = self.logger
+        logger[metadataKey: LogKey.requestID] = .string(request.requestID)
+        var response: HTTPResponse
+        switch router.match(method: request.method, path: request.path) {
+        case .notFound:
+            response = .problem(HTTPError(.notFound, detail: "No route for this path."), requestID: request.requestID)
+        case .methodNotAllowed(let t, let allowed):
+            template = t
+            response = .problem(
+                HTTPError(.methodNotAllowed, detail: "Use one of: \(allowed.joined(separator: ", ")).",
+                          headers: [("Allow", allowed.joined(separator: ", "))]),
+                requestID: request.requestID)
+        case .found(let handler, let t, let parameters):
+            template = t
+            logger[metadataKey: LogKey.route] = .string(t)
+            if let tenant = parameters["tenant"] {
+                if HTTPApplication.isValidTenantID(tenant) {
+                    logger[metadataKey: LogKey.tenant] = .string(tenant)
+                }
+            }
+            let context = RequestContext(requestID: request.requestID, route: t, parameters: parameters, logger: logger)
+            if let tenant = parameters["tenant"], !HTTPApplication.isValidTenantID(tenant) {
+                response = .problem(
+                    .invalid("tenant", "Tenant ids are 1-63 lower-case letters, digits or dashes."),
+                    requestID: request.requestID)
+            } else {
+                do {
+                    response = try await handler(request, context)
+                } catch let error as HTTPError {
+                    response = .problem(error, requestID: request.requestID)
+                    if error.code.status >= 500 {
+                        logger.error("request failed", metadata: [LogKey.errorCode: "\(error.code.rawValue)", "signet.source": "\(error.file):\(error.line)"])
+                    }
+                } catch is CancellationError {
+                    response = .problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: request.requestID)
+                } catch {
+                    // Unknown errors: logged with their type only (descriptions of driver errors
+                    // may carry SQL or values); the client gets no internals.
+                    logger.error("unhandled error", metadata: [LogKey.error: "\(String(reflecting: type(of: error))): \(error)"])
+                    response = .problem(HTTPError(.internalError, detail: "An internal error occurred."), requestID: request.requestID)
+                }
+            }
+        }
+        response.headers.append(("X-Request-Id", request.requestID))
+        if request.method == "HEAD" { response.body = [] }
+        let elapsed = ContinuousClock.now - start
+        let status = String(response.status)
+        let dims: Dimensions = [("method", request.method), ("route", template), ("status", status)]
+        Counter(label: "signet_http_requests_total", dimensions: dims).increment()
+        Timer(label: "signet_http_request_duration_seconds", dimensions: dims).record(elapsed)
+        let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
+        // The access log names the route template, never the raw path: paths carry usernames.
+        logger.log(
+            level: response.status >= 500 ? .warning : .info, "request",
+            metadata: [
+                LogKey.method: .string(request.method), LogKey.route: .string(template), LogKey.status: .string(status),
+                LogKey.durationMs: .string(String(format: "%.2f", ms)),
+            ])
+        return response
+    }
+}

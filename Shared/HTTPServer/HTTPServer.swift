@@ -1,0 +1,271 @@
+import CMicroHTTPD
+import CSignetShims
+import Foundation
+public import Platform
+import Synchronization
+
+/// Server limits and binding, from the environment (`SIGNET_HTTP_*`).
+public struct HTTPServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    /// libmicrohttpd's epoll thread pool size.
+    public var threads: Int
+    public var maxBodyBytes: Int
+    public var maxConnections: Int
+    /// Idle connections are closed after this many seconds.
+    public var idleTimeoutSeconds: Int
+    /// A handler that has not answered by then gets 503 `request_timeout`.
+    public var requestTimeout: Duration
+
+    public init(
+        host: String = "127.0.0.1", port: Int, threads: Int = 2, maxBodyBytes: Int = 64 * 1024,
+        maxConnections: Int = 1024, idleTimeoutSeconds: Int = 30, requestTimeout: Duration = .seconds(10)
+    ) {
+        self.host = host
+        self.port = port
+        self.threads = threads
+        self.maxBodyBytes = maxBodyBytes
+        self.maxConnections = maxConnections
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.requestTimeout = requestTimeout
+    }
+}
+
+/// An HTTP/1.1 server on libmicrohttpd: epoll with an internal thread pool, and
+/// suspend/resume bridged to Swift tasks.
+///
+/// For each request the C callback gathers headers and the size-bounded body, suspends the
+/// connection and starts a Swift task that runs the responder; the task stores the response
+/// and resumes the connection, and libmicrohttpd calls back to queue it. No Swift code blocks
+/// libmicrohttpd's threads, and no libmicrohttpd call blocks the cooperative pool.
+public final class HTTPServer: Service, @unchecked Sendable {
+    // @unchecked Sendable: `daemon` is written once in start() before any request can arrive
+    // and read in shutdown(); every other mutable field is behind a Mutex.
+    public let name = "http"
+    let configuration: HTTPServerConfiguration
+    let respond: @Sendable (HTTPRequest) async -> HTTPResponse
+    let logger: Logger
+    private var daemon: OpaquePointer?
+    private let state = Mutex(ServerState())
+    private let stopped: AsyncStream<Void>
+    private let stoppedContinuation: AsyncStream<Void>.Continuation
+
+    struct ServerState {
+        var inFlight = 0
+        var draining = false
+    }
+
+    /// - Parameters:
+    ///   - respond: produces the response for a request; must not throw.
+    public init(configuration: HTTPServerConfiguration, logger: Logger, respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
+        self.configuration = configuration
+        self.logger = logger
+        self.respond = respond
+        (stopped, stoppedContinuation) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    /// The port bound (differs from the configured one when that was 0).
+    public private(set) var boundPort: Int = 0
+
+    /// Binds and starts serving. Throws when the port cannot be bound.
+    public func start() throws {
+        let cls = Unmanaged.passUnretained(self).toOpaque()
+        let d = signet_mhd_start(
+            0, UInt16(configuration.port), configuration.host,
+            UInt32(configuration.threads), UInt32(configuration.maxConnections),
+            UInt32(configuration.idleTimeoutSeconds),
+            unsafeBitCast(mhdAccessHandler, to: UnsafeMutableRawPointer.self), cls,
+            unsafeBitCast(mhdCompletedHandler, to: UnsafeMutableRawPointer.self), cls)
+        guard let d else {
+            throw HTTPServerError(description: "could not listen on \(configuration.host):\(configuration.port)")
+        }
+        daemon = OpaquePointer(d)
+        boundPort = Int(signet_mhd_bound_port(d))
+        logger.notice("listening", metadata: ["signet.http.address": "\(configuration.host):\(boundPort)"])
+    }
+
+    /// Serves until ``shutdown()``.
+    public func run() async throws {
+        if daemon == nil { try start() }
+        for await _ in stopped { break }
+    }
+
+    /// Stops accepting connections, waits for in-flight requests (bounded by the request
+    /// timeout, after which every handler has answered), then stops the daemon.
+    public func shutdown() async {
+        guard let daemon else { return }
+        state.withLock { $0.draining = true }
+        let listenFD = MHD_quiesce_daemon(daemon)
+        if listenFD >= 0 { close(listenFD) }
+        let deadline = ContinuousClock.now + configuration.requestTimeout + .seconds(1)
+        while state.withLock({ $0.inFlight }) > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        MHD_stop_daemon(daemon)
+        self.daemon = nil
+        stoppedContinuation.yield()
+        stoppedContinuation.finish()
+    }
+
+    var isDraining: Bool { state.withLock { $0.draining } }
+
+    func requestStarted() { state.withLock { $0.inFlight += 1 } }
+    func requestFinished() { state.withLock { $0.inFlight -= 1 } }
+}
+
+/// The server could not start.
+public struct HTTPServerError: Error, CustomStringConvertible {
+    public let description: String
+}
+
+// MARK: - Per-request state
+
+/// What one request accumulates across libmicrohttpd's calls. libmicrohttpd calls back for
+/// one connection on one thread at a time; the handler task only writes `response` (under
+/// the lock) before resuming the connection.
+final class RequestState: @unchecked Sendable {
+    var method = ""
+    var path = ""
+    var headers: [(name: String, value: String)] = []
+    var query: [String: String] = [:]
+    var body: [UInt8] = []
+    var tooLarge = false
+    var dispatched = false
+    var counted = false
+    let response = Mutex<HTTPResponse?>(nil)
+}
+
+struct ConnectionHandle: @unchecked Sendable {
+    // The connection stays valid while suspended; only MHD_resume_connection is called on it.
+    let pointer: OpaquePointer
+}
+
+// MARK: - C callbacks (nonisolated: called on libmicrohttpd's threads)
+
+private let headerIterator: MHD_KeyValueIterator = { cls, kind, key, value in
+    guard let cls, let key else { return MHD_Result.YES }
+    let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
+    let k = String(cString: key)
+    let v = value.map { String(cString: $0) } ?? ""
+    if kind == MHD_ValueKind.HEADER_KIND {
+        if state.headers.count < 100 { state.headers.append((k.lowercased(), v)) }
+    } else if kind == MHD_ValueKind.GET_ARGUMENT_KIND {
+        if state.query.count < 100 { state.query[k] = v }
+    }
+    return MHD_Result.YES
+}
+
+private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
+    guard let cls, let connection, let conCls, let uploadDataSize else { return MHD_Result.NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+
+    // First call for this request: headers are in.
+    guard let existing = conCls.pointee else {
+        let state = RequestState()
+        state.method = method.map { String(cString: $0) } ?? "GET"
+        state.path = url.map { String(cString: $0) } ?? "/"
+        let opaque = Unmanaged.passUnretained(state).toOpaque()
+        MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerIterator, opaque)
+        MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, headerIterator, opaque)
+        if let cl = state.headers.first(where: { $0.name == "content-length" }), let n = Int(cl.value),
+            n > server.configuration.maxBodyBytes
+        {
+            state.tooLarge = true
+        }
+        conCls.pointee = Unmanaged.passRetained(state).toOpaque()
+        return MHD_Result.YES
+    }
+    let state = Unmanaged<RequestState>.fromOpaque(existing).takeUnretainedValue()
+
+    // Body chunks.
+    if uploadDataSize.pointee > 0 {
+        let n = uploadDataSize.pointee
+        if !state.tooLarge, let uploadData {
+            if state.body.count + n > server.configuration.maxBodyBytes {
+                state.tooLarge = true
+                state.body = []
+            } else {
+                uploadData.withMemoryRebound(to: UInt8.self, capacity: n) { p in
+                    state.body.append(contentsOf: UnsafeBufferPointer(start: p, count: n))
+                }
+            }
+        }
+        uploadDataSize.pointee = 0
+        return MHD_Result.YES
+    }
+
+    // Resumed with the handler's response.
+    if state.dispatched {
+        guard let response = state.response.withLock({ $0 }) else { return MHD_Result.NO }
+        return queue(response, on: connection, closing: server.isDraining)
+    }
+
+    // Body complete: build the request, suspend, run the responder on a Swift task.
+    state.dispatched = true
+    var requestID = state.headers.first(where: { $0.name == "x-request-id" })?.value ?? ""
+    if !HTTPRequest.acceptableRequestID(requestID) { requestID = HTTPRequest.newRequestID() }
+    if state.tooLarge {
+        let r = HTTPResponse.problem(
+            HTTPError(.payloadTooLarge, detail: "The body exceeds \(server.configuration.maxBodyBytes) bytes."),
+            requestID: requestID)
+        Counter(label: "signet_http_requests_total", dimensions: [("method", state.method), ("route", "unmatched"), ("status", "413")]).increment()
+        var withID = r
+        withID.headers.append(("X-Request-Id", requestID))
+        return queue(withID, on: connection, closing: true)
+    }
+    let request = HTTPRequest(
+        method: state.method, path: state.path, query: state.query, headers: state.headers, body: state.body,
+        requestID: requestID)
+    state.body = []
+    state.counted = true
+    server.requestStarted()
+    MHD_suspend_connection(connection)
+    let handle = ConnectionHandle(pointer: connection)
+    let finished = Mutex(false)
+    let finish: @Sendable (HTTPResponse) -> Void = { response in
+        let first = finished.withLock { done -> Bool in
+            if done { return false }
+            done = true
+            return true
+        }
+        guard first else { return }
+        state.response.withLock { $0 = response }
+        MHD_resume_connection(handle.pointer)
+    }
+    let respond = server.respond
+    let work = Task {
+        let response = await respond(request)
+        finish(response)
+    }
+    let timeout = server.configuration.requestTimeout
+    Task {
+        try? await Task.sleep(for: timeout)
+        work.cancel()
+        var r = HTTPResponse.problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: requestID)
+        r.headers.append(("X-Request-Id", requestID))
+        finish(r)
+    }
+    return MHD_Result.YES
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
+    let mhdResponse = response.body.withUnsafeBytes { buf in
+        MHD_create_response_from_buffer(buf.count, UnsafeMutableRawPointer(mutating: buf.baseAddress), MHD_ResponseMemoryMode(rawValue: 2)! /* MHD_RESPMEM_MUST_COPY */)
+    }
+    guard let mhdResponse else { return MHD_Result.NO }
+    for (name, value) in response.headers {
+        _ = MHD_add_response_header(mhdResponse, name, value)
+    }
+    if closing { _ = MHD_add_response_header(mhdResponse, "Connection", "close") }
+    let rc = MHD_queue_response(connection, UInt32(response.status), mhdResponse)
+    MHD_destroy_response(mhdResponse)
+    return rc
+}
+
+private let mhdCompletedHandler: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+    guard let cls, let conCls, let existing = conCls.pointee else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    let state = Unmanaged<RequestState>.fromOpaque(existing).takeRetainedValue()
+    if state.counted { server.requestFinished() }
+    conCls.pointee = nil
+}

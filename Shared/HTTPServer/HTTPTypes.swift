@@ -1,0 +1,123 @@
+public import Foundation
+
+/// An HTTP request as the router and handlers see it: fully read, size-bounded.
+public struct HTTPRequest: Sendable {
+    public var method: String
+    /// The path, percent-decoded by libmicrohttpd, without the query string.
+    public var path: String
+    /// Query arguments, decoded.
+    public var query: [String: String]
+    /// Header fields with lower-cased names, in arrival order.
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+    /// Set by the server when `X-Request-Id` was absent or unusable.
+    public var requestID: String
+
+    public init(
+        method: String, path: String, query: [String: String] = [:],
+        headers: [(name: String, value: String)] = [], body: [UInt8] = [], requestID: String? = nil
+    ) {
+        self.method = method.uppercased()
+        self.path = path
+        self.query = query
+        self.headers = headers.map { ($0.name.lowercased(), $0.value) }
+        self.body = body
+        self.requestID = requestID ?? HTTPRequest.newRequestID()
+    }
+
+    /// The first value of header `name` (case-insensitive).
+    public func header(_ name: String) -> String? {
+        let n = name.lowercased()
+        return headers.first { $0.name == n }?.value
+    }
+
+    /// The credential of an `Authorization: Bearer …` header.
+    public var bearerToken: String? {
+        guard let auth = header("authorization") else { return nil }
+        let parts = auth.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        return token.isEmpty ? nil : token
+    }
+
+    /// A request id: the client's `X-Request-Id` when it is short and plain, else a new one.
+    static func newRequestID() -> String {
+        UUID().uuidString.lowercased()
+    }
+
+    static func acceptableRequestID(_ s: String) -> Bool {
+        s.utf8.count <= 64 && !s.isEmpty && s.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x2E
+        }
+    }
+}
+
+/// An HTTP response.
+public struct HTTPResponse: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(status: Int, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
+    public func header(_ name: String) -> String? {
+        let n = name.lowercased()
+        return headers.first { $0.name.lowercased() == n }?.value
+    }
+
+    /// Shared JSON encoder settings: sorted keys, ISO 8601 dates, unescaped slashes.
+    public static func makeEncoder() -> JSONEncoder {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        e.dateEncodingStrategy = .iso8601
+        return e
+    }
+
+    /// A JSON response.
+    public static func json<T: Encodable>(_ value: T, status: Int = 200, headers: [(name: String, value: String)] = []) throws -> HTTPResponse {
+        let body = try makeEncoder().encode(value)
+        return HTTPResponse(
+            status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(body))
+    }
+
+    /// A plain-text response.
+    public static func text(_ value: String, status: Int = 200, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: Array(value.utf8))
+    }
+}
+
+extension HTTPRequest {
+    /// Decodes the JSON body as `T`.
+    ///
+    /// - Throws: ``HTTPError`` `unsupported_media_type` (415) when the body is not declared
+    ///   JSON, `malformed_json` (400) when it does not parse, `invalid_field` (400) naming the
+    ///   field when it parses but does not fit `T`.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let ct = header("content-type")?.lowercased() ?? ""
+        let media = ct.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        guard media == "application/json" || media.hasSuffix("+json") else {
+            throw HTTPError(.unsupportedMediaType, detail: "The body must be application/json.")
+        }
+        guard !body.isEmpty else { throw HTTPError(.malformedJSON, detail: "The body is empty.") }
+        do {
+            _ = try JSONSerialization.jsonObject(with: Data(body), options: [])
+        } catch {
+            throw HTTPError(.malformedJSON, detail: "The body is not valid JSON.")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        do {
+            return try decoder.decode(T.self, from: Data(body))
+        } catch let error as DecodingError {
+            throw HTTPError.from(decodingError: error)
+        } catch let error as HTTPError {
+            throw error
+        } catch {
+            throw HTTPError(.malformedJSON, detail: "The body could not be decoded.")
+        }
+    }
+}

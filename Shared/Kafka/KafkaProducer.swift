@@ -1,0 +1,220 @@
+import CRDKafka
+import CSignetShims
+import Dispatch
+import Foundation
+public import Platform
+import Synchronization
+
+/// A message to publish.
+public struct KafkaOutgoingMessage: Sendable {
+    public var topic: String
+    public var key: String
+    public var value: [UInt8]
+    public var headers: [(name: String, value: String)]
+
+    public init(topic: String, key: String, value: [UInt8], headers: [(name: String, value: String)] = []) {
+        self.topic = topic
+        self.key = key
+        self.value = value
+        self.headers = headers
+    }
+}
+
+/// An idempotent producer (`enable.idempotence=true`, `acks=all`) whose `send` returns once the
+/// broker has acknowledged the message, or throws its delivery error.
+///
+/// librdkafka's delivery reports are served by a dedicated polling thread; each message carries
+/// a retained box with its continuation as the per-message opaque.
+public final class KafkaProducer: @unchecked Sendable {
+    // @unchecked Sendable: `rk` is immutable after init and librdkafka's producer API is
+    // thread-safe; the running flag is atomic.
+    private let rk: OpaquePointer
+    private let running = AtomicFlag(true)
+    private let pollerDone = DispatchSemaphore(value: 0)
+    private let blockingQueue = DispatchQueue(label: "signet.kafka.producer.blocking")
+    let logger: Logger
+
+    /// - Parameter messageTimeoutMs: how long librdkafka retries a message before reporting
+    ///   failure; the outbox relay retries failed batches itself, so a short value surfaces
+    ///   broker outages quickly without losing anything.
+    public init(configuration: KafkaConfiguration, logger: Logger, messageTimeoutMs: Int = 10_000) throws {
+        self.logger = logger
+        var props: [String: String] = [
+            "bootstrap.servers": configuration.brokers,
+            "client.id": configuration.clientID,
+            "enable.idempotence": "true",
+            "acks": "all",
+            "linger.ms": "2",
+            "message.timeout.ms": String(messageTimeoutMs),
+            "socket.keepalive.enable": "true",
+        ]
+        props.merge(configuration.properties) { _, new in new }
+        let conf = try makeRDKafkaConf(props)
+        rd_kafka_conf_set_dr_msg_cb(conf, deliveryReportCallback)
+        var errstr = [CChar](repeating: 0, count: 512)
+        guard let rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, &errstr, errstr.count) else {
+            rd_kafka_conf_destroy(conf)
+            throw KafkaError(code: -1, message: stringFromCBuffer(errstr))
+        }
+        self.rk = rk
+        let handle = RDKafkaHandle(rk: rk)
+        let running = self.running
+        let done = pollerDone
+        // Delivery reports are served here, on a thread of our own, never the cooperative pool.
+        let thread = Thread {
+            while running.isSet {
+                rd_kafka_poll(handle.rk, 100)
+            }
+            done.signal()
+        }
+        thread.name = "signet.kafka.producer.poll"
+        thread.start()
+    }
+
+    deinit {
+        running.set(false)
+        pollerDone.wait()
+        rd_kafka_destroy(rk)
+    }
+
+    /// Publishes `message` and waits for the broker's acknowledgement.
+    public func send(_ message: KafkaOutgoingMessage) async throws {
+        let results = await sendAll([message])
+        if case .failure(let e) = results[0] { throw e }
+    }
+
+    /// Publishes every message, then waits for all their acknowledgements; results are in
+    /// the order of `messages`.
+    public func sendAll(_ messages: [KafkaOutgoingMessage]) async -> [Result<Void, KafkaError>] {
+        await withTaskGroup(of: (Int, Result<Void, KafkaError>).self) { group in
+            for (i, m) in messages.enumerated() {
+                let box = DeliveryBox()
+                let waiter = box.wait()
+                let err = enqueue(m, box: box)
+                if err != 0 {
+                    // Not handed over: the delivery callback will never run for it.
+                    box.complete(KafkaError(rd_kafka_resp_err_t(rawValue: err)))
+                }
+                group.addTask { (i, await waiter.value) }
+            }
+            var results = [Result<Void, KafkaError>](repeating: .success(()), count: messages.count)
+            for await (i, r) in group { results[i] = r }
+            return results
+        }
+    }
+
+    private func enqueue(_ m: KafkaOutgoingMessage, box: DeliveryBox) -> Int32 {
+        let opaque = Unmanaged.passRetained(box).toOpaque()
+        let names = m.headers.map { strdup($0.name) }
+        let values = m.headers.map { Array($0.value.utf8) }
+        defer { names.forEach { free($0) } }
+        var err: Int32 = 0
+        var retries = 0
+        repeat {
+            err = values.withUnsafeHeaderPointers { valuePtrs, sizes in
+                names.map { UnsafePointer($0) }.withUnsafeBufferPointer { namePtrs in
+                    Array(m.key.utf8).withUnsafeBytes { key in
+                        m.value.withUnsafeBytes { value in
+                            signet_kafka_produce(
+                                UnsafeMutableRawPointer(rk), m.topic, -1,  // RD_KAFKA_PARTITION_UA
+                                key.baseAddress, key.count, value.baseAddress, value.count,
+                                namePtrs.baseAddress, valuePtrs, sizes, m.headers.count, opaque)
+                        }
+                    }
+                }
+            }
+            // Queue full: wait for deliveries to drain it (non-blocking poll; the poll thread
+            // serves callbacks).
+            if err == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue {
+                retries += 1
+                usleep(1000)
+            }
+        } while err == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue && retries < 1000
+        if err != 0 { Unmanaged<DeliveryBox>.fromOpaque(opaque).release() }
+        return err
+    }
+
+    /// Whether the cluster answers a metadata request within `timeoutMs`.
+    public func isBrokerReachable(timeoutMs: Int32 = 1000) async -> Bool {
+        let handle = RDKafkaHandle(rk: rk)
+        // Blocking metadata request: on a dedicated queue.
+        return await runBlocking(on: blockingQueue) {
+            var md: UnsafePointer<rd_kafka_metadata>?
+            let err = rd_kafka_metadata(handle.rk, 0, nil, &md, timeoutMs)
+            if let md { rd_kafka_metadata_destroy(md) }
+            return err == RD_KAFKA_RESP_ERR_NO_ERROR
+        }
+    }
+
+    /// Waits up to `timeoutMs` for every queued message to be delivered or fail.
+    public func flush(timeoutMs: Int32 = 10_000) async {
+        let handle = RDKafkaHandle(rk: rk)
+        let err = await runBlocking(on: blockingQueue) { rd_kafka_flush(handle.rk, timeoutMs) }
+        if err != RD_KAFKA_RESP_ERR_NO_ERROR {
+            logger.warning("producer flush incomplete", metadata: [LogKey.error: "\(KafkaError(err))"])
+        }
+    }
+}
+
+/// An `rd_kafka_t` pointer that may cross threads (librdkafka handles are thread-safe).
+struct RDKafkaHandle: @unchecked Sendable {
+    let rk: OpaquePointer
+}
+
+/// Carries one message's delivery outcome from librdkafka's callback to the awaiting task.
+final class DeliveryBox: Sendable {
+    private let state = Mutex<(result: Result<Void, KafkaError>?, continuation: CheckedContinuation<Result<Void, KafkaError>, Never>?)>((nil, nil))
+
+    func wait() -> Task<Result<Void, KafkaError>, Never> {
+        Task {
+            await withCheckedContinuation { c in
+                let ready = state.withLock { s -> Result<Void, KafkaError>? in
+                    if let r = s.result { return r }
+                    s.continuation = c
+                    return nil
+                }
+                if let ready { c.resume(returning: ready) }
+            }
+        }
+    }
+
+    func complete(_ error: KafkaError?) {
+        let result: Result<Void, KafkaError> = error.map { .failure($0) } ?? .success(())
+        let c = state.withLock { s -> CheckedContinuation<Result<Void, KafkaError>, Never>? in
+            guard s.result == nil else { return nil }
+            s.result = result
+            let c = s.continuation
+            s.continuation = nil
+            return c
+        }
+        c?.resume(returning: result)
+    }
+}
+
+private let deliveryReportCallback: @convention(c) (OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?) -> Void = {
+    _, message, _ in
+    guard let message, let opaque = message.pointee._private else { return }
+    let box = Unmanaged<DeliveryBox>.fromOpaque(opaque).takeRetainedValue()
+    let err = message.pointee.err
+    box.complete(err == RD_KAFKA_RESP_ERR_NO_ERROR ? nil : KafkaError(err))
+}
+
+extension Array where Element == [UInt8] {
+    /// Calls `body` with C arrays of pointers to each element and their sizes.
+    fileprivate func withUnsafeHeaderPointers<R>(_ body: (UnsafePointer<UnsafeRawPointer?>?, UnsafePointer<Int>?) -> R) -> R {
+        var pointers: [UnsafeRawPointer?] = []
+        var sizes: [Int] = []
+        var storage: [UnsafeMutableRawPointer] = []
+        for v in self {
+            let p = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(v.count, 1), alignment: 1)
+            v.withUnsafeBytes { if let b = $0.baseAddress { p.copyMemory(from: b, byteCount: v.count) } }
+            storage.append(p)
+            pointers.append(UnsafeRawPointer(p))
+            sizes.append(v.count)
+        }
+        defer { storage.forEach { $0.deallocate() } }
+        return pointers.withUnsafeBufferPointer { pp in
+            sizes.withUnsafeBufferPointer { sp in body(pp.baseAddress, sp.baseAddress) }
+        }
+    }
+}

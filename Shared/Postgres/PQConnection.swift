@@ -1,0 +1,163 @@
+import CLibPQ
+import Dispatch
+import Foundation
+
+/// Owns one libpq connection. Every method blocks and must run on the connection's own
+/// queue (see ``PostgresConnection``), never on the cooperative pool.
+final class PQConnection: @unchecked Sendable {
+    // @unchecked Sendable: only ever touched from its PostgresConnection's serial queue.
+    private var conn: OpaquePointer?
+    let conninfo: String
+
+    init(conninfo: String) {
+        self.conninfo = conninfo
+    }
+
+    deinit {
+        if let conn { PQfinish(conn) }
+    }
+
+    var isHealthy: Bool {
+        guard let conn else { return false }
+        return PQstatus(conn) == CONNECTION_OK
+    }
+
+    /// Connects (or reconnects) and sets the session defaults Signet relies on.
+    func connect() throws {
+        if let conn { PQfinish(conn) }
+        conn = PQconnectdb(conninfo)
+        guard let conn, PQstatus(conn) == CONNECTION_OK else {
+            let message = conn.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
+            if let c = conn { PQfinish(c) }
+            self.conn = nil
+            throw PostgresError(.connectFailed, message: message)
+        }
+        PQsetNoticeProcessor(conn, { _, _ in }, nil)
+        _ = try execSimple("SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, YMD'; SET client_min_messages = warning")
+    }
+
+    /// Reconnects when the connection is gone or broken.
+    func ensureConnected() throws {
+        if !isHealthy { try connect() }
+    }
+
+    /// Runs one statement with bound text parameters (extended protocol).
+    func exec(_ query: PostgresQuery) throws -> PostgresRows {
+        guard let conn else { throw PostgresError(.connectionLost, message: "not connected") }
+        let binds = query.binds
+        // Keep C strings alive for the duration of the call.
+        let cStrings: [UnsafeMutablePointer<CChar>?] = binds.map { $0.flatMap { strdup($0) } }
+        defer { cStrings.forEach { free($0) } }
+        let result: OpaquePointer? = cStrings.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: UnsafePointer<CChar>?.self) { params in
+                PQexecParams(conn, query.sql, Int32(binds.count), nil, params.baseAddress, nil, nil, 0)
+            }
+        }
+        return try consume(result)
+    }
+
+    /// Runs one or more statements without parameters (simple protocol), for migrations.
+    @discardableResult
+    func execSimple(_ sql: String) throws -> PostgresRows {
+        guard let conn else { throw PostgresError(.connectionLost, message: "not connected") }
+        return try consume(PQexec(conn, sql))
+    }
+
+    private func consume(_ result: OpaquePointer?) throws -> PostgresRows {
+        guard let result else {
+            throw lostOrServer(sqlState: nil, message: conn.map { String(cString: PQerrorMessage($0)) } ?? "no result")
+        }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        switch status {
+        case PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+            return PostgresRows(rows: [], affectedRows: Int(String(cString: PQcmdTuples(result))) ?? 0)
+        case PGRES_TUPLES_OK:
+            let nFields = Int(PQnfields(result))
+            let nRows = Int(PQntuples(result))
+            var columns: [String: Int] = [:]
+            for f in 0..<nFields { columns[String(cString: PQfname(result, Int32(f)))] = f }
+            var rows: [PostgresRow] = []
+            rows.reserveCapacity(nRows)
+            for r in 0..<nRows {
+                var values: [String?] = []
+                values.reserveCapacity(nFields)
+                for f in 0..<nFields {
+                    if PQgetisnull(result, Int32(r), Int32(f)) == 1 {
+                        values.append(nil)
+                    } else {
+                        values.append(String(cString: PQgetvalue(result, Int32(r), Int32(f))))
+                    }
+                }
+                rows.append(PostgresRow(columns: columns, values: values))
+            }
+            return PostgresRows(rows: rows, affectedRows: nRows)
+        default:
+            let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let message = String(cString: PQresultErrorMessage(result))
+            throw lostOrServer(sqlState: sqlState, message: message)
+        }
+    }
+
+    private func lostOrServer(sqlState: String?, message: String) -> PostgresError {
+        if conn == nil || PQstatus(conn) != CONNECTION_OK {
+            return PostgresError(.connectionLost, sqlState: sqlState, message: message)
+        }
+        // Class 57P (operator intervention: admin shutdown) and 08 (connection exception).
+        if let s = sqlState, s.hasPrefix("57P") || s.hasPrefix("08") {
+            return PostgresError(.connectionLost, sqlState: s, message: message)
+        }
+        return PostgresError(.server, sqlState: sqlState, message: message)
+    }
+}
+
+/// A leased connection. Its calls run libpq on the connection's own serial dispatch queue
+/// and are awaited through continuations.
+public final class PostgresConnection: Sendable {
+    let pq: PQConnection
+    let queue: DispatchQueue
+
+    init(conninfo: String, id: Int) {
+        pq = PQConnection(conninfo: conninfo)
+        queue = DispatchQueue(label: "signet.postgres.connection.\(id)")
+    }
+
+    /// Runs a statement with bound parameters.
+    @discardableResult
+    public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        let pq = self.pq
+        // Blocking libpq call: runs on this connection's queue, not the cooperative pool.
+        return try await runBlockingPQ { try pq.exec(query) }
+    }
+
+    /// Runs statements without parameters (simple protocol).
+    public func execute(_ sql: String) async throws {
+        let pq = self.pq
+        _ = try await runBlockingPQ { try pq.execSimple(sql) }
+    }
+
+    func ensureConnected() async throws {
+        let pq = self.pq
+        try await runBlockingPQ { try pq.ensureConnected() }
+    }
+
+    func reconnect() async throws {
+        let pq = self.pq
+        try await runBlockingPQ { try pq.connect() }
+    }
+
+    var isHealthy: Bool {
+        get async {
+            let pq = self.pq
+            return await withCheckedContinuation { c in queue.async { c.resume(returning: pq.isHealthy) } }
+        }
+    }
+
+    private func runBlockingPQ<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+            queue.async {
+                do { c.resume(returning: try body()) } catch { c.resume(throwing: error) }
+            }
+        }
+    }
+}
