@@ -1,0 +1,107 @@
+public import Foundation
+
+/// A CloudEvents 1.0 event as Signet carries it over Kafka in binary mode: the attributes in
+/// `ce_*` headers, the JSON `data` as the message value.
+public struct EventEnvelope: Sendable, Equatable {
+    public static let specVersion = "1.0"
+    public static let contentType = "application/json"
+
+    /// Unique per event; consumers deduplicate on it.
+    public var id: String
+    /// The producing service, e.g. `/signet/registration`.
+    public var source: String
+    /// e.g. `signet.registration.tenant.upserted.v1`.
+    public var type: String
+    public var time: Date
+    /// What the event is about: `tenant` or `tenant/user-reference` (never a username).
+    public var subject: String?
+    /// The JSON payload.
+    public var data: [UInt8]
+
+    public init(id: String = UUID().uuidString.lowercased(), source: String, type: String, time: Date = Date(), subject: String?, data: [UInt8]) {
+        self.id = id
+        self.source = source
+        self.type = type
+        self.time = time
+        self.subject = subject
+        self.data = data
+    }
+
+    /// Wraps a payload, encoding it as JSON.
+    public init<P: EventPayload>(_ payload: P, source: String, subject: String?, id: String = UUID().uuidString.lowercased(), time: Date = Date()) throws {
+        self.init(id: id, source: source, type: P.eventType, time: time, subject: subject, data: try EventCoding.encode(payload))
+    }
+
+    /// Decodes the payload as `P`, checking the type first.
+    public func decode<P: EventPayload>(_: P.Type) throws -> P {
+        guard type == P.eventType else { throw EventDecodingError.wrongType(expected: P.eventType, actual: type) }
+        return try EventCoding.decode(P.self, from: data)
+    }
+}
+
+/// Why an incoming event could not be used. Descriptions name fields, never values.
+public enum EventDecodingError: Error, CustomStringConvertible, Equatable {
+    case missingAttribute(String)
+    case unsupportedSpecVersion(String)
+    case unsupportedContentType(String)
+    case wrongType(expected: String, actual: String)
+    case unknownType(String)
+    case invalidData(String)
+
+    public var description: String {
+        switch self {
+        case .missingAttribute(let a): "missing CloudEvents attribute \(a)"
+        case .unsupportedSpecVersion(let v): "unsupported specversion \(v)"
+        case .unsupportedContentType(let c): "unsupported content type \(c)"
+        case .wrongType(let e, let a): "expected event type \(e), got \(a)"
+        case .unknownType(let t): "unknown event type \(t)"
+        case .invalidData(let d): "invalid event data: \(d)"
+        }
+    }
+}
+
+/// JSON coding shared by every event payload: sorted keys, ISO 8601 dates.
+public enum EventCoding {
+    public static func encode<P: Encodable>(_ payload: P) throws -> [UInt8] {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        e.dateEncodingStrategy = .iso8601
+        return Array(try e.encode(payload))
+    }
+
+    public static func decode<P: Decodable>(_: P.Type, from data: [UInt8]) throws -> P {
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        do {
+            return try d.decode(P.self, from: Data(data))
+        } catch let DecodingError.keyNotFound(key, ctx) {
+            throw EventDecodingError.invalidData("missing \((ctx.codingPath + [key]).map(\.stringValue).joined(separator: "."))")
+        } catch let DecodingError.typeMismatch(_, ctx) {
+            throw EventDecodingError.invalidData("wrong type at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
+        } catch let DecodingError.valueNotFound(_, ctx) {
+            throw EventDecodingError.invalidData("null at \(ctx.codingPath.map(\.stringValue).joined(separator: "."))")
+        } catch {
+            throw EventDecodingError.invalidData("not a JSON object of the expected shape")
+        }
+    }
+}
+
+/// A payload carried by a Signet event.
+public protocol EventPayload: Codable, Sendable, Equatable {
+    /// The CloudEvents `type`, versioned: `signet.<service>.<entity>.<verb>.v<N>`.
+    static var eventType: String { get }
+    /// The topic it is published on.
+    static var topic: String { get }
+    /// The file under `schemas/events/` that documents it.
+    static var schemaFile: String { get }
+    /// An instance with every optional field set (used by the schema agreement tests).
+    static var fullExample: Self { get }
+    /// An instance with only the required fields set.
+    static var minimalExample: Self { get }
+    /// Checks what the type system cannot (formats, lengths); throws ``EventDecodingError``.
+    func validate() throws
+}
+
+extension EventPayload {
+    public static var schemaFile: String { "\(eventType).json" }
+}
