@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// Rules for tenant fields, shared by the admin API and event consumers.
 public enum TenantValidation {
