@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import COpenSSL
 
 /// SHA-256 and HMAC-SHA-256 through OpenSSL 3.

@@ -1,5 +1,5 @@
 import Foundation
-public import Platform
+import Platform
 
 /// The responder that production and tests share: routing, the per-request context, error
 /// mapping to problem+json, access logs and request metrics.

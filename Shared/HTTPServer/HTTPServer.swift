@@ -1,7 +1,7 @@
 import CMicroHTTPD
 import CSignetShims
 import Foundation
-public import Platform
+import Platform
 import Synchronization
 
 /// Server limits and binding, from the environment (`SIGNET_HTTP_*`).

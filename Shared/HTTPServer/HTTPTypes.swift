@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// An HTTP request as the router and handlers see it: fully read, size-bounded.
 public struct HTTPRequest: Sendable {

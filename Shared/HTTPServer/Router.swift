@@ -1,4 +1,4 @@
-public import Platform
+import Platform
 
 /// Who is calling, as established by a handler's authentication step.
 public enum Principal: Sendable, Equatable {

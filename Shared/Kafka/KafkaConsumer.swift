@@ -1,7 +1,7 @@
 import CRDKafka
 import Dispatch
 import Foundation
-public import Platform
+import Platform
 import Synchronization
 
 /// A consumed message, copied out of librdkafka.
@@ -87,14 +87,14 @@ public final class KafkaConsumer: @unchecked Sendable {
     }
 
     /// Consumes until ``shutdown()``, calling `handler` for each record in order. The record's
-    /// offset is stored for commit when `handler` returns.
-    public func run(_ handler: (KafkaRecord) async -> Void) async {
+    /// offset is stored for commit when `handler` returns true; false (only while shutting
+    /// down) leaves it uncommitted so that the record is delivered again.
+    public func run(_ handler: (KafkaRecord) async -> Bool) async {
         let thread = Thread { [self] in pollLoop() }
         thread.name = "signet.kafka.consumer.\(groupID)"
         thread.start()
         for await record in records {
-            await handler(record)
-            storeOffset(record)
+            if await handler(record) { storeOffset(record) }
             processed.signal()
         }
     }

@@ -2,7 +2,7 @@ import CRDKafka
 import CSignetShims
 import Dispatch
 import Foundation
-public import Platform
+import Platform
 import Synchronization
 
 /// A message to publish.

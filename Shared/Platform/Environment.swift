@@ -14,6 +14,10 @@ public struct Environment: Sendable {
     public struct ConfigurationError: Error, CustomStringConvertible {
         public let variable: String
         public let reason: String
+        public init(variable: String, reason: String) {
+            self.variable = variable
+            self.reason = reason
+        }
         public var description: String { "invalid configuration \(variable): \(reason)" }
     }
 

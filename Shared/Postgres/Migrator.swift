@@ -1,4 +1,4 @@
-public import Platform
+import Platform
 
 /// One versioned schema change of a service's database.
 public struct Migration: Sendable {

@@ -1,4 +1,4 @@
-public import Platform
+import Platform
 import Synchronization
 
 /// Pool settings: the libpq connection string and the pool size.

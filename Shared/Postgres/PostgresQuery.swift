@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A value that can be bound as a query parameter, sent in PostgreSQL's text format.
 public protocol PostgresEncodable: Sendable {

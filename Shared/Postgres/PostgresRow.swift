@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// One result row, in PostgreSQL's text format.
 public struct PostgresRow: Sendable {

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A CloudEvents 1.0 event as Signet carries it over Kafka in binary mode: the attributes in
 /// `ce_*` headers, the JSON `data` as the message value.

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// `PUT /v1/admin/tenants/{tenant}` body.
 public struct TenantUpsertRequest: Codable, Sendable, Equatable {

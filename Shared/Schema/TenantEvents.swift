@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// A tenant was created or its settings changed. Consumers keep the highest `revision`.
 public struct TenantUpserted: EventPayload {

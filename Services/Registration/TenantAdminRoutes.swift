@@ -1,0 +1,115 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+import Schema
+import ServiceKit
+
+/// The admin API for tenants and RP API keys. Every change commits with its event in the
+/// outbox, so every other service's tenant table follows.
+struct TenantAdminRoutes: Sendable {
+    let context: ServiceContext
+
+    func register(on router: inout Router) {
+        router.put("/v1/admin/tenants/{tenant}") { request, ctx in try await upsertTenant(request, ctx) }
+        router.post("/v1/admin/tenants/{tenant}/api-keys") { request, ctx in try await issueAPIKey(request, ctx) }
+        router.delete("/v1/admin/tenants/{tenant}/api-keys/{keyId}") { request, ctx in try await revokeAPIKey(request, ctx) }
+        router.get("/v1/tenants/{tenant}/api-keys/current") { request, ctx in
+            let principal = try await context.tenants.authenticateRelyingParty(request, tenant: ctx.parameter("tenant"))
+            guard case .relyingParty(let tenant, let keyID) = principal else { throw HTTPError(.unauthorized) }
+            return try .json(["tenantId": tenant, "keyId": keyID])
+        }
+    }
+
+    /// `PUT /v1/admin/tenants/{tenant}`: 201 when created, 200 when updated or unchanged. An
+    /// unchanged tenant emits no event.
+    func upsertTenant(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        _ = try context.requireAdmin(request)
+        let body = try request.decode(TenantUpsertRequest.self)
+        if let v = body.violation() { throw HTTPError.invalid(v.field, v.message) }
+        let tenantID = ctx.parameter("tenant")
+        for attempt in 1...2 {
+            do {
+                let (resource, created) = try await context.withTransaction { conn -> (TenantResource, Bool) in
+                    let existing = try await conn.query(
+                        "SELECT id, display_name, rp_id, array_to_json(origins)::text AS origins, revision, updated_at FROM tenants WHERE id = \(tenantID) FOR UPDATE")
+                    let now = Date()
+                    if let row = existing.first {
+                        guard let current = try await context.tenants.find(tenantID, on: conn), let revision = row.int("revision") else {
+                            throw HTTPError(.internalError)
+                        }
+                        if current.displayName == body.displayName && current.rpId == body.rpId && current.origins == body.origins {
+                            return (current, false)
+                        }
+                        try await conn.query(
+                            """
+                            UPDATE tenants SET display_name = \(body.displayName), rp_id = \(body.rpId),
+                                origins = \(PostgresArray(body.origins)), revision = \(revision + 1), updated_at = \(now)
+                            WHERE id = \(tenantID)
+                            """)
+                        let event = TenantUpserted(
+                            tenantId: tenantID, displayName: body.displayName, rpId: body.rpId, origins: body.origins,
+                            revision: revision + 1, updatedAt: now)
+                        try await Outbox.enqueue(event, source: .registration, subject: tenantID, key: tenantID, on: conn)
+                        return (TenantResource(id: tenantID, displayName: body.displayName, rpId: body.rpId, origins: body.origins, revision: revision + 1, updatedAt: now), false)
+                    }
+                    try await conn.query(
+                        """
+                        INSERT INTO tenants (id, display_name, rp_id, origins, revision, updated_at)
+                        VALUES (\(tenantID), \(body.displayName), \(body.rpId), \(PostgresArray(body.origins)), 1, \(now))
+                        """)
+                    let event = TenantUpserted(
+                        tenantId: tenantID, displayName: body.displayName, rpId: body.rpId, origins: body.origins, revision: 1, updatedAt: now)
+                    try await Outbox.enqueue(event, source: .registration, subject: tenantID, key: tenantID, on: conn)
+                    return (TenantResource(id: tenantID, displayName: body.displayName, rpId: body.rpId, origins: body.origins, revision: 1, updatedAt: now), true)
+                }
+                ctx.logger.info(created ? "tenant created" : "tenant updated", metadata: ["signet.revision": "\(resource.revision)"])
+                return try .json(resource, status: created ? 201 : 200)
+            } catch let error as PostgresError where error.isUniqueViolation && attempt == 1 {
+                continue  // a concurrent create won the race: update instead
+            }
+        }
+        throw HTTPError(.conflict, detail: "The tenant changed concurrently; retry.")
+    }
+
+    /// `POST /v1/admin/tenants/{tenant}/api-keys`: a new RP API key, shown once.
+    func issueAPIKey(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        _ = try context.requireAdmin(request)
+        let tenantID = ctx.parameter("tenant")
+        let keyID = "k_" + Hex.encode(SecureRandom.bytes(8))
+        let apiKey = "sk_\(keyID)_\(SecureRandom.token(byteCount: 32))"
+        let hash = Hex.encode(SHA256.hash(Array(apiKey.utf8)))
+        let now = Date()
+        try await context.withTransaction { conn in
+            guard try await conn.query("SELECT 1 FROM tenants WHERE id = \(tenantID) FOR SHARE").first != nil else {
+                throw HTTPError(.tenantNotFound, detail: "No tenant with this id.")
+            }
+            try await conn.query(
+                "INSERT INTO tenant_api_keys (key_id, tenant_id, key_hash, created_at) VALUES (\(keyID), \(tenantID), \(hash), \(now))")
+            let event = TenantAPIKeyCreated(tenantId: tenantID, keyId: keyID, keyHash: hash, createdAt: now)
+            try await Outbox.enqueue(event, source: .registration, subject: tenantID, key: tenantID, on: conn)
+        }
+        ctx.logger.info("api key issued", metadata: ["signet.key.id": .string(keyID)])
+        return try .json(APIKeyIssued(keyId: keyID, apiKey: apiKey, createdAt: now), status: 201, headers: [("Cache-Control", "no-store")])
+    }
+
+    /// `DELETE /v1/admin/tenants/{tenant}/api-keys/{keyId}`: 204, or 404 for an unknown or
+    /// already revoked key.
+    func revokeAPIKey(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        _ = try context.requireAdmin(request)
+        let tenantID = ctx.parameter("tenant")
+        let keyID = ctx.parameter("keyId")
+        guard TenantValidation.isValidKeyID(keyID) else { throw HTTPError.invalid("keyId", "Key ids are k_ and 16 hex digits.") }
+        let now = Date()
+        try await context.withTransaction { conn in
+            let updated = try await conn.query(
+                "UPDATE tenant_api_keys SET revoked_at = \(now) WHERE key_id = \(keyID) AND tenant_id = \(tenantID) AND revoked_at IS NULL")
+            guard updated.affectedRows == 1 else { throw HTTPError(.notFound, detail: "No active key with this id for this tenant.") }
+            try await Outbox.enqueue(
+                TenantAPIKeyRevoked(tenantId: tenantID, keyId: keyID, revokedAt: now), source: .registration, subject: tenantID,
+                key: tenantID, on: conn)
+        }
+        ctx.logger.info("api key revoked", metadata: ["signet.key.id": .string(keyID)])
+        return HTTPResponse(status: 204)
+    }
+}

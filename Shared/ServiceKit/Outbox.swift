@@ -1,0 +1,86 @@
+import Foundation
+import Postgres
+import Schema
+
+/// The transactional outbox: an event is written in the same PostgreSQL transaction as the
+/// state change it announces, and the ``OutboxRelay`` publishes it afterwards.
+public enum Outbox {
+    /// Writes `envelope` to the outbox on `connection`, which must be inside the caller's
+    /// transaction.
+    public static func enqueue(_ envelope: EventEnvelope, topic: String, key: String, on connection: PostgresConnection) async throws {
+        let time = envelope.time
+        let data = String(decoding: envelope.data, as: UTF8.self)
+        try await connection.query(
+            """
+            INSERT INTO outbox (event_id, topic, message_key, event_type, source, subject, event_time, data)
+            VALUES (\(envelope.id), \(topic), \(key), \(envelope.type), \(envelope.source), \(envelope.subject), \(time), \(data))
+            """)
+    }
+
+    /// Wraps `payload` and enqueues it on its topic.
+    @discardableResult
+    public static func enqueue<P: EventPayload>(
+        _ payload: P, source: ServiceName, subject: String, key: String, on connection: PostgresConnection
+    ) async throws -> EventEnvelope {
+        let envelope = try EventEnvelope(payload, source: source.eventSource, subject: subject)
+        try await enqueue(envelope, topic: P.topic, key: key, on: connection)
+        return envelope
+    }
+
+    /// Tables every service has: the outbox, processed event ids, and the tenant read model.
+    public static let commonMigrations: [Migration] = [
+        Migration(
+            1, "outbox",
+            """
+            CREATE TABLE outbox (
+                id bigserial PRIMARY KEY,
+                event_id text NOT NULL UNIQUE,
+                topic text NOT NULL,
+                message_key text NOT NULL,
+                event_type text NOT NULL,
+                source text NOT NULL,
+                subject text,
+                event_time timestamptz NOT NULL,
+                data text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                sent_at timestamptz
+            );
+            CREATE INDEX outbox_unsent ON outbox (id) WHERE sent_at IS NULL;
+            CREATE INDEX outbox_sent_at ON outbox (sent_at) WHERE sent_at IS NOT NULL;
+            """),
+        Migration(
+            2, "processed_events",
+            """
+            CREATE TABLE processed_events (
+                event_id text PRIMARY KEY,
+                event_type text NOT NULL,
+                topic text NOT NULL,
+                kafka_partition integer NOT NULL,
+                kafka_offset bigint NOT NULL,
+                processed_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE INDEX processed_events_at ON processed_events (processed_at);
+            """),
+        Migration(
+            3, "tenants",
+            """
+            CREATE TABLE tenants (
+                id text PRIMARY KEY,
+                display_name text NOT NULL,
+                rp_id text NOT NULL,
+                origins text[] NOT NULL,
+                revision integer NOT NULL,
+                updated_at timestamptz NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            );
+            CREATE TABLE tenant_api_keys (
+                key_id text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                key_hash text NOT NULL,
+                created_at timestamptz NOT NULL,
+                revoked_at timestamptz
+            );
+            CREATE INDEX tenant_api_keys_tenant ON tenant_api_keys (tenant_id);
+            """),
+    ]
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Kafka
+import Platform
+import Postgres
+import Synchronization
+
+/// Publishes outbox rows to Kafka and marks them sent.
+///
+/// Each batch is claimed with `FOR UPDATE SKIP LOCKED` (so replicas share the work without
+/// sending a row twice), published with the idempotent producer, and marked sent in the same
+/// transaction once the broker acknowledged it. When the broker is down the batch fails, the
+/// rows stay unsent, and the relay retries with backoff: events are delayed, never lost, and
+/// the requests that wrote them never wait for Kafka.
+public final class OutboxRelay: Service {
+    public let name = "outbox-relay"
+    let pool: PostgresPool
+    let producer: KafkaProducer
+    let logger: Logger
+    let batchSize: Int
+    private let wake = AsyncSignal()
+    private let draining = AtomicFlag(false)
+    private let finished = AsyncSignal()
+    private let ran = AtomicFlag(false)
+    private let backlog: Gauge
+    private let published: Counter
+    private let failures: Counter
+
+    public init(pool: PostgresPool, producer: KafkaProducer, logger: Logger, service: String, batchSize: Int = 256) {
+        self.pool = pool
+        self.producer = producer
+        self.logger = logger
+        self.batchSize = batchSize
+        backlog = Gauge(label: "signet_outbox_backlog", dimensions: [("service", service)])
+        published = Counter(label: "signet_outbox_published_total", dimensions: [("service", service)])
+        failures = Counter(label: "signet_outbox_publish_failures_total", dimensions: [("service", service)])
+    }
+
+    /// Asks the relay to publish now (call after committing a transaction with outbox rows).
+    public func notify() { wake.signal() }
+
+    public func run() async throws {
+        ran.set(true)
+        defer { finished.signal() }
+        var backoff = Duration.milliseconds(100)
+        var lastBacklog = ContinuousClock.now - .seconds(10)
+        var lastMaintenance = ContinuousClock.now
+        while true {
+            let isDraining = draining.isSet
+            do {
+                let (sent, failed) = try await publishBatch()
+                if failed > 0 {
+                    throw OutboxPublishError(failed: failed, attempted: sent + failed)
+                }
+                backoff = .milliseconds(100)
+                if ContinuousClock.now - lastBacklog > .seconds(1) {
+                    try await recordBacklog()
+                    lastBacklog = .now
+                }
+                if ContinuousClock.now - lastMaintenance > .seconds(600) {
+                    try await purgeOldRows()
+                    lastMaintenance = .now
+                }
+                if sent == 0 {
+                    if isDraining { return }  // drained: nothing left unsent
+                    await wake.wait(timeout: .milliseconds(250))
+                }
+            } catch {
+                failures.increment()
+                logger.warning("outbox relay: publish failed; will retry", metadata: [LogKey.error: "\(error)", "signet.retry_in_ms": "\(backoff.components.seconds * 1000 + backoff.components.attoseconds / 1_000_000_000_000_000)"])
+                await wake.wait(timeout: backoff)
+                backoff = min(backoff * 2, .seconds(5))
+                if isDraining && Task.isCancelled { return }
+            }
+        }
+    }
+
+    /// Stops after everything unsent has been published (bounded by the service group's
+    /// maximum shutdown duration, after which the task is cancelled and rows stay for the
+    /// next start or another replica).
+    public func shutdown() async {
+        draining.set(true)
+        wake.signal()
+        if ran.isSet { await finished.wait() }
+    }
+
+    /// Publishes one batch; returns how many rows were sent and how many failed.
+    func publishBatch() async throws -> (sent: Int, failed: Int) {
+        try await pool.withTransaction { conn in
+            let rows = try await conn.query(
+                """
+                SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data
+                FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT \(batchSize) FOR UPDATE SKIP LOCKED
+                """)
+            if rows.isEmpty { return (0, 0) }
+            var ids: [Int64] = []
+            var messages: [KafkaOutgoingMessage] = []
+            for row in rows {
+                guard let id = row.int64("id"), let eventID = row.string("event_id"), let topic = row.string("topic"),
+                    let key = row.string("message_key"), let type = row.string("event_type"), let source = row.string("source"),
+                    let time = row.date("event_time"), let data = row.string("data")
+                else { continue }
+                let envelope = EventEnvelope(id: eventID, source: source, type: type, time: time, subject: row.string("subject"), data: Array(data.utf8))
+                ids.append(id)
+                messages.append(envelope.kafkaMessage(topic: topic, key: key))
+            }
+            let results = await producer.sendAll(messages)
+            var sentIDs: [Int64] = []
+            for (id, r) in zip(ids, results) {
+                if case .success = r { sentIDs.append(id) }
+            }
+            if !sentIDs.isEmpty {
+                try await conn.query("UPDATE outbox SET sent_at = now() WHERE id = ANY(\(PostgresArray(sentIDs)))")
+                published.increment(by: sentIDs.count)
+            }
+            return (sentIDs.count, ids.count - sentIDs.count)
+        }
+    }
+
+    private func recordBacklog() async throws {
+        let rows = try await pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox WHERE sent_at IS NULL") }
+        backlog.record(rows.first?.int("n") ?? 0)
+    }
+
+    /// Sent rows are kept a day for investigation, processed event ids a week for dedupe.
+    private func purgeOldRows() async throws {
+        try await pool.withConnection { conn in
+            try await conn.query("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
+            try await conn.query("DELETE FROM processed_events WHERE processed_at < now() - interval '7 days'")
+        }
+    }
+}
+
+import Schema
+
+/// Some events of a batch were not acknowledged by the broker.
+struct OutboxPublishError: Error, CustomStringConvertible {
+    let failed: Int
+    let attempted: Int
+    var description: String { "\(failed) of \(attempted) events not acknowledged by Kafka" }
+}

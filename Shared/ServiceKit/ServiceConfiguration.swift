@@ -1,0 +1,61 @@
+import Foundation
+import HTTPServer
+import Kafka
+import Platform
+import Postgres
+import Schema
+
+/// A service's configuration, read from the environment. Every variable has a default that
+/// suits the local stack; the README lists them all.
+public struct ServiceConfiguration: Sendable {
+    public var service: ServiceName
+    public var http: HTTPServerConfiguration
+    public var postgres: PostgresConfiguration
+    public var kafka: KafkaConfiguration
+    /// Admin API bearer token (registration service).
+    public var adminToken: String
+    public var shutdownGrace: Duration
+    /// How long start-up waits for PostgreSQL to accept connections.
+    public var startupTimeout: Duration
+    public var instanceID: String
+
+    /// The local stack's admin token; a service using it off loopback logs a warning.
+    public static let developmentAdminToken = "dev-admin-token"
+
+    public init(service: ServiceName, environment env: Environment = Environment()) throws {
+        self.service = service
+        let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
+        let port = try env.int("SIGNET_HTTP_PORT", default: service.defaultPort, range: 0...65535)
+        http = HTTPServerConfiguration(
+            host: host, port: port,
+            threads: try env.int("SIGNET_HTTP_THREADS", default: max(2, ProcessInfo.processInfo.activeProcessorCount), range: 1...256),
+            maxBodyBytes: try env.int("SIGNET_HTTP_MAX_BODY_BYTES", default: 64 * 1024, range: 1024...(16 * 1024 * 1024)),
+            maxConnections: try env.int("SIGNET_HTTP_MAX_CONNECTIONS", default: 1024, range: 1...100_000),
+            idleTimeoutSeconds: try env.int("SIGNET_HTTP_IDLE_TIMEOUT_SECONDS", default: 30, range: 1...3600),
+            requestTimeout: .milliseconds(try env.int("SIGNET_HTTP_REQUEST_TIMEOUT_MS", default: 10_000, range: 100...600_000)))
+        let pgHost = env.string("SIGNET_PG_HOST", default: "127.0.0.1")
+        let pgPort = try env.int("SIGNET_PG_PORT", default: 54329, range: 1...65535)
+        let pgUser = env.string("SIGNET_PG_USER", default: "signet")
+        let defaultURL = "postgresql://\(pgUser)@\(pgHost):\(pgPort)/signet_\(service.rawValue)?connect_timeout=5&application_name=signet-\(service.rawValue)"
+        postgres = PostgresConfiguration(
+            conninfo: env.string("SIGNET_DATABASE_URL", default: defaultURL),
+            poolSize: try env.int("SIGNET_DB_POOL_SIZE", default: 8, range: 1...200))
+        var props: [String: String] = ["fetch.wait.max.ms": "100"]
+        if let extra = env.optionalString("SIGNET_KAFKA_PROPERTIES") {
+            for pair in extra.split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                guard kv.count == 2 else {
+                    throw Environment.ConfigurationError(variable: "SIGNET_KAFKA_PROPERTIES", reason: "expected key=value;key=value")
+                }
+                props[kv[0].trimmingCharacters(in: .whitespaces)] = kv[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        instanceID = env.string("SIGNET_INSTANCE_ID", default: ProcessInfo.processInfo.hostName + "-\(getpid())")
+        kafka = KafkaConfiguration(
+            brokers: env.string("SIGNET_KAFKA_BROKERS", default: "127.0.0.1:19092"),
+            clientID: "signet-\(service.rawValue)", properties: props)
+        adminToken = env.string("SIGNET_ADMIN_TOKEN", default: ServiceConfiguration.developmentAdminToken)
+        shutdownGrace = .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600))
+        startupTimeout = .seconds(try env.int("SIGNET_STARTUP_TIMEOUT_SECONDS", default: 60, range: 1...3600))
+    }
+}

@@ -1,0 +1,112 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+import Schema
+
+/// A service's tenant table: the source of truth on the registration service, a read model
+/// built from tenant events everywhere else.
+public struct TenantDirectory: Sendable {
+    public let pool: PostgresPool
+
+    public init(pool: PostgresPool) { self.pool = pool }
+
+    /// The tenant `id`, or nil.
+    public func find(_ id: String, on conn: PostgresConnection) async throws -> TenantResource? {
+        let rows = try await conn.query(
+            "SELECT id, display_name, rp_id, array_to_json(origins)::text AS origins, revision, updated_at FROM tenants WHERE id = \(id)")
+        return rows.first.flatMap(TenantDirectory.resource(from:))
+    }
+
+    /// The tenant `id`, or nil.
+    public func find(_ id: String) async throws -> TenantResource? {
+        try await pool.withConnection { try await find(id, on: $0) }
+    }
+
+    static func resource(from row: PostgresRow) -> TenantResource? {
+        guard let id = row.string("id"), let name = row.string("display_name"), let rpID = row.string("rp_id"),
+            let originsJSON = row.string("origins"), let revision = row.int("revision"), let updated = row.date("updated_at"),
+            let origins = try? JSONDecoder().decode([String].self, from: Data(originsJSON.utf8))
+        else { return nil }
+        return TenantResource(id: id, displayName: name, rpId: rpID, origins: origins, revision: revision, updatedAt: updated)
+    }
+
+    // MARK: - Read model
+
+    /// Applies a tenant event: keeps the highest revision, so replays and reordering of older
+    /// revisions have no effect.
+    public static func apply(_ e: TenantUpserted, on conn: PostgresConnection) async throws {
+        try await conn.query(
+            """
+            INSERT INTO tenants (id, display_name, rp_id, origins, revision, updated_at)
+            VALUES (\(e.tenantId), \(e.displayName), \(e.rpId), \(PostgresArray(e.origins)), \(e.revision), \(e.updatedAt))
+            ON CONFLICT (id) DO UPDATE SET display_name = EXCLUDED.display_name, rp_id = EXCLUDED.rp_id,
+                origins = EXCLUDED.origins, revision = EXCLUDED.revision, updated_at = EXCLUDED.updated_at
+            WHERE tenants.revision < EXCLUDED.revision
+            """)
+    }
+
+    public static func apply(_ e: TenantAPIKeyCreated, on conn: PostgresConnection) async throws {
+        try await conn.query(
+            """
+            INSERT INTO tenant_api_keys (key_id, tenant_id, key_hash, created_at)
+            VALUES (\(e.keyId), \(e.tenantId), \(e.keyHash), \(e.createdAt))
+            ON CONFLICT (key_id) DO NOTHING
+            """)
+    }
+
+    public static func apply(_ e: TenantAPIKeyRevoked, on conn: PostgresConnection) async throws {
+        try await conn.query(
+            "UPDATE tenant_api_keys SET revoked_at = \(e.revokedAt) WHERE key_id = \(e.keyId) AND tenant_id = \(e.tenantId) AND revoked_at IS NULL")
+    }
+
+    /// Handlers that maintain the tenant read model from registration's events.
+    public static var readModelHandlers: EventHandlers {
+        var h = EventHandlers()
+        h.on(TenantUpserted.self) { e, _, conn in try await apply(e, on: conn) }
+        h.on(TenantAPIKeyCreated.self) { e, _, conn in try await apply(e, on: conn) }
+        h.on(TenantAPIKeyRevoked.self) { e, _, conn in try await apply(e, on: conn) }
+        return h
+    }
+
+    // MARK: - RP API keys
+
+    /// API keys look like `sk_<keyId>_<secret>`; the key id locates the stored hash.
+    public static func keyID(fromAPIKey key: String) -> String? {
+        let parts = key.split(separator: "_", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "sk", parts[1] == "k" else { return nil }
+        let id = "k_\(parts[2])"
+        return TenantValidation.isValidKeyID(id) ? id : nil
+    }
+
+    /// Authenticates an RP backend by the API key in `Authorization: Bearer`, for `tenant`.
+    ///
+    /// - Throws: 401 `unauthorized` for a missing, unknown, revoked or other tenant's key; the
+    ///   error does not say which.
+    public func authenticateRelyingParty(_ request: HTTPRequest, tenant: String) async throws -> Principal {
+        guard let key = request.bearerToken, key.utf8.count <= 256, let keyID = TenantDirectory.keyID(fromAPIKey: key) else {
+            throw HTTPError(.unauthorized, detail: "A valid API key is required.", headers: [("WWW-Authenticate", "Bearer")])
+        }
+        let rows = try await pool.withConnection { conn in
+            try await conn.query(
+                "SELECT key_hash, tenant_id FROM tenant_api_keys WHERE key_id = \(keyID) AND revoked_at IS NULL")
+        }
+        let presented = SHA256.hash(Array(key.utf8))
+        guard let row = rows.first, let storedHex = row.string("key_hash"), let stored = Hex.decode(storedHex),
+            ConstantTime.equals(presented, stored), row.string("tenant_id") == tenant
+        else {
+            throw HTTPError(.unauthorized, detail: "A valid API key is required.", headers: [("WWW-Authenticate", "Bearer")])
+        }
+        return .relyingParty(tenant: tenant, keyID: keyID)
+    }
+
+    /// The tenant's public description: `GET /v1/tenants/{tenant}` on every service.
+    public func routeGetTenant() -> Handler {
+        { _, context in
+            guard let tenant = try await find(context.parameter("tenant")) else {
+                throw HTTPError(.tenantNotFound, detail: "No tenant with this id is known to this service.")
+            }
+            return try .json(tenant)
+        }
+    }
+}

@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# Signet local stack: PostgreSQL cluster under the data folder, the development Kafka broker,
+# the five services and the nginx gateway. Used by `make run` and `make test`.
+#
+#   scripts/stack.sh deps          install missing Debian packages
+#   scripts/stack.sh run           build (release), start everything, wait for Ctrl-C/SIGTERM
+#   scripts/stack.sh test          build (debug), start everything, run every test, stop
+#   scripts/stack.sh up [debug|release] / down
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+DATA="${SIGNET_DATA_DIR:-$ROOT/.data}"
+PG_PORT="${SIGNET_PG_PORT:-54329}"
+GATEWAY_PORT="${SIGNET_GATEWAY_PORT:-8080}"
+BROKER_ADDRESS="${SIGNET_DEVBROKER_ADDRESS:-127.0.0.1:19092}"
+export SIGNET_ADMIN_TOKEN="${SIGNET_ADMIN_TOKEN:-dev-admin-token}"
+export SIGNET_KAFKA_BROKERS="${SIGNET_KAFKA_BROKERS:-$BROKER_ADDRESS}"
+export SIGNET_PG_PORT="$PG_PORT"
+SERVICES="registration:8081 authentication:8082 transaction:8083 oob:8084 pii:8085"
+APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev pkg-config postgresql nginx-light curl python3 python3-venv"
+
+log() { printf '\033[1m[signet]\033[0m %s\n' "$*" >&2; }
+
+deps() {
+    local missing=()
+    for p in $APT_PACKAGES; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    if [ ${#missing[@]} -gt 0 ]; then
+        log "installing Debian packages: ${missing[*]}"
+        local sudo=""
+        [ "$(id -u)" -eq 0 ] || sudo="sudo"
+        $sudo apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    fi
+    # Debian's postgresql and nginx packages start system-wide servers; the stack runs its own.
+    if command -v service >/dev/null 2>&1; then
+        service nginx stop >/dev/null 2>&1 || true
+    fi
+}
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+
+# initdb and postgres refuse to run as root: run them as the postgres user on a folder it owns.
+as_pg() {
+    if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+pg_dir() {
+    local dir="$DATA/pg"
+    if [ "$(id -u)" -eq 0 ] && ! runuser -u postgres -- test -x "$DATA" 2>/dev/null; then
+        # The checkout is not reachable by the postgres user (e.g. under /root): keep the
+        # cluster in /tmp instead, one per checkout.
+        dir="/tmp/signet-pg-$(printf '%s' "$ROOT" | md5sum | cut -c1-10)"
+    fi
+    printf '%s' "$dir"
+}
+
+start_postgres() {
+    local bin; bin="$(pg_bin)"
+    local dir; dir="$(pg_dir)"
+    mkdir -p "$DATA/logs" "$DATA/run"
+    if [ ! -f "$dir/PG_VERSION" ]; then
+        log "initdb $dir"
+        mkdir -p "$dir"
+        [ "$(id -u)" -eq 0 ] && chown postgres:postgres "$dir"
+        chmod 700 "$dir"
+        as_pg "$bin/initdb" -D "$dir" -U postgres --auth=trust --encoding=UTF8 --locale=C.UTF-8 >/dev/null
+    fi
+    if ! as_pg "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+        log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
+        as_pg "$bin/pg_ctl" -D "$dir" -w -t 60 -l "$dir/server.log" \
+            -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c max_connections=300 -c fsync=on" start >/dev/null
+    fi
+    local psql=(psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt)
+    "${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname='signet'" | grep -q 1 ||
+        "${psql[@]}" -c "CREATE ROLE signet LOGIN"
+    for entry in $SERVICES; do
+        local db="signet_${entry%%:*}"
+        "${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1 ||
+            "${psql[@]}" -c "CREATE DATABASE $db OWNER signet"
+    done
+    # Tests create scratch databases of their own.
+    "${psql[@]}" -c "ALTER ROLE signet CREATEDB" >/dev/null
+}
+
+stop_postgres() {
+    local dir; dir="$(pg_dir)"
+    [ -f "$dir/PG_VERSION" ] || return 0
+    as_pg "$(pg_bin)/pg_ctl" -D "$dir" -m fast -w stop >/dev/null 2>&1 || true
+}
+
+wait_http() { # url seconds
+    local deadline=$((SECONDS + $2))
+    until curl -fsS -o /dev/null "$1" 2>/dev/null; do
+        [ $SECONDS -lt $deadline ] || return 1
+        sleep 0.2
+    done
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+start_broker() {
+    local bin="$1"
+    port_free "${BROKER_ADDRESS##*:}" || { log "port ${BROKER_ADDRESS##*:} is taken; is another stack running?"; exit 1; }
+    log "starting the development Kafka broker on $BROKER_ADDRESS"
+    SIGNET_DEVBROKER_ADDRESS="$BROKER_ADDRESS" SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" \
+        "$bin/signet-devbroker" >>"$DATA/logs/devbroker.log" 2>&1 &
+    local deadline=$((SECONDS + 20))
+    until ! port_free "${BROKER_ADDRESS##*:}"; do
+        [ $SECONDS -lt $deadline ] || { log "the broker did not start; see $DATA/logs/devbroker.log"; exit 1; }
+        sleep 0.1
+    done
+}
+
+start_services() {
+    local bin="$1"
+    for entry in $SERVICES; do
+        local name="${entry%%:*}" port="${entry##*:}"
+        port_free "$port" || { log "port $port is taken; is another stack running?"; exit 1; }
+        SIGNET_HTTP_PORT="$port" "$bin/signet-$name" >>"$DATA/logs/$name.log" 2>&1 &
+        echo $! >"$DATA/run/$name.pid"
+    done
+    for entry in $SERVICES; do
+        local name="${entry%%:*}" port="${entry##*:}"
+        wait_http "http://127.0.0.1:$port/readyz" 90 || { log "$name did not become ready; see $DATA/logs/$name.log"; tail -n 20 "$DATA/logs/$name.log" >&2; exit 1; }
+    done
+    log "services ready"
+}
+
+start_gateway() {
+    port_free "$GATEWAY_PORT" || { log "port $GATEWAY_PORT is taken"; exit 1; }
+    mkdir -p "$DATA/nginx"
+    sed -e "s#@DATA@#$DATA/nginx#g" -e "s#@ROOT@#$ROOT#g" -e "s#@PORT@#$GATEWAY_PORT#g" \
+        "$ROOT/deploy/local/gateway.conf.in" >"$DATA/nginx/nginx.conf"
+    nginx -c "$DATA/nginx/nginx.conf" -p "$DATA/nginx" -g "daemon off;" >>"$DATA/logs/gateway.log" 2>&1 &
+    echo $! >"$DATA/run/gateway.pid"
+    wait_http "http://127.0.0.1:$GATEWAY_PORT/registration/healthz" 20 || { log "gateway did not start; see $DATA/logs/gateway.log"; exit 1; }
+}
+
+seed() {
+    local reg="http://127.0.0.1:8081"
+    curl -fsS -o /dev/null -X PUT "$reg/v1/admin/tenants/demo" \
+        -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" -H 'Content-Type: application/json' \
+        -d '{"displayName":"Demo","rpId":"localhost","origins":["http://localhost:8080"]}'
+    local keyfile="$DATA/demo-api-key"
+    if [ ! -s "$keyfile" ] || ! curl -fsS -o /dev/null -H "Authorization: Bearer $(cat "$keyfile")" "$reg/v1/tenants/demo/api-keys/current"; then
+        curl -fsS -X POST "$reg/v1/admin/tenants/demo/api-keys" -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" |
+            python3 -c 'import json,sys; print(json.load(sys.stdin)["apiKey"])' >"$keyfile"
+        chmod 600 "$keyfile"
+    fi
+}
+
+stop_pidfile() {
+    local f="$DATA/run/$1.pid"
+    [ -f "$f" ] || return 0
+    local pid; pid="$(cat "$f")"
+    if kill -0 "$pid" 2>/dev/null; then
+        kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    rm -f "$f"
+}
+
+down() {
+    stop_pidfile gateway
+    for entry in $SERVICES; do stop_pidfile "${entry%%:*}" & done
+    wait
+    stop_pidfile devbroker
+    stop_postgres
+}
+
+up() {
+    local config="${1:-release}"
+    mkdir -p "$DATA/logs" "$DATA/run"
+    log "building ($config)"
+    swift build -c "$config" 2>&1 | grep -vE '^(\[[0-9]+/[0-9]+\]|Building|Compiling|Write|Emitting|Linking)' || true
+    swift build -c "$config" >/dev/null 2>&1 || { swift build -c "$config"; exit 1; }
+    local bin; bin="$(swift build -c "$config" --show-bin-path)"
+    start_postgres
+    start_broker "$bin"
+    start_services "$bin"
+    start_gateway
+    seed
+    export SIGNET_BIN_DIR="$bin"
+}
+
+print_endpoints() {
+    cat >&2 <<MSG
+
+  Signet is running.
+    gateway          http://localhost:$GATEWAY_PORT/  (/registration/ /authentication/ /transaction/ /oob/ /pii/)
+    registration     http://127.0.0.1:8081     authentication http://127.0.0.1:8082
+    transaction      http://127.0.0.1:8083     oob            http://127.0.0.1:8084
+    pii              http://127.0.0.1:8085
+    PostgreSQL       postgresql://signet@127.0.0.1:$PG_PORT/signet_<service>
+    Kafka (dev)      $BROKER_ADDRESS
+    logs             $DATA/logs/
+
+    admin token      $SIGNET_ADMIN_TOKEN
+    demo tenant      demo (rpId localhost, origin http://localhost:$GATEWAY_PORT)
+    demo RP API key  $(cat "$DATA/demo-api-key")
+
+  Ctrl-C stops everything.
+MSG
+}
+
+case "${1:-}" in
+deps) deps ;;
+up) deps; up "${2:-release}"; print_endpoints ;;
+down) down ;;
+run)
+    deps
+    trap 'log "stopping"; down; exit 0' INT TERM
+    trap 'down' EXIT
+    up release
+    print_endpoints
+    while true; do sleep 1 & wait $!; done
+    ;;
+test)
+    deps
+    trap 'down' EXIT
+    log "building tests"
+    swift build --build-tests 2>&1 | grep -E 'error|warning:' || true
+    swift build --build-tests >/dev/null 2>&1 || { swift build --build-tests; exit 1; }
+    up debug
+    export SIGNET_TEST_STACK=1 SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" SIGNET_DATA_DIR="$DATA"
+    status=0
+    swift test --skip-build 2>&1 | tee "$DATA/logs/swift-test.log" || status=$?
+    if [ -d "$ROOT/Tests/contract" ]; then
+        python3 -m venv "$DATA/venv" >/dev/null
+        "$DATA/venv/bin/pip" install -q -r "$ROOT/Tests/contract/requirements.txt"
+        "$DATA/venv/bin/python" -m pytest -q "$ROOT/Tests/contract" || status=$?
+    fi
+    exit $status
+    ;;
+*)
+    echo "usage: $0 deps|run|test|up [debug|release]|down" >&2
+    exit 2
+    ;;
+esac
