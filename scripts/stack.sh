@@ -76,8 +76,13 @@ start_postgres() {
     local psql=(psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt)
     "${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname='signet'" | grep -q 1 ||
         "${psql[@]}" -c "CREATE ROLE signet LOGIN"
+    # The development broker keeps events and offsets in memory, so a new broker means a new
+    # world: start the service databases afresh too, unless SIGNET_KEEP_DATA=1.
     for entry in $SERVICES; do
         local db="signet_${entry%%:*}"
+        if [ "${SIGNET_KEEP_DATA:-0}" != 1 ]; then
+            "${psql[@]}" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+        fi
         "${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1 ||
             "${psql[@]}" -c "CREATE DATABASE $db OWNER signet"
     done

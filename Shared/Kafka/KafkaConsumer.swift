@@ -61,6 +61,8 @@ public final class KafkaConsumer: @unchecked Sendable {
             "session.timeout.ms": "10000",
             "heartbeat.interval.ms": "1000",
             "topic.metadata.refresh.interval.ms": "5000",
+            // Events should cross services in well under a second.
+            "fetch.wait.max.ms": "100",
         ]
         props.merge(configuration.properties) { _, new in new }
         let conf = try makeRDKafkaConf(props)

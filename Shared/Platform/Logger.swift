@@ -149,7 +149,7 @@ final class LogSink: Sendable {
     init(format: LoggingSystem.Format) { self.format = format }
 
     func write(label: String, level: Logger.Level, message: String, metadata: Logger.Metadata, file: String, line: UInt) {
-        let time = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
+        let time = Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date())
         var out: String
         switch format {
         case .json:

@@ -105,3 +105,15 @@ public protocol EventPayload: Codable, Sendable, Equatable {
 extension EventPayload {
     public static var schemaFile: String { "\(eventType).json" }
 }
+
+/// RFC 3339 timestamps in UTC with milliseconds, as used in `ce_time`.
+public enum Timestamp {
+    public static func format(_ date: Date) -> String {
+        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
+    }
+
+    /// Parses RFC 3339 with or without fractional seconds.
+    public static func parse(_ text: String) -> Date? {
+        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text))
+    }
+}

@@ -10,7 +10,7 @@ extension EventEnvelope {
             (CloudEventHeader.source, source),
             (CloudEventHeader.type, type),
             (CloudEventHeader.specVersion, EventEnvelope.specVersion),
-            (CloudEventHeader.time, time.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))),
+            (CloudEventHeader.time, Timestamp.format(time)),
             (CloudEventHeader.contentType, EventEnvelope.contentType),
         ]
         if let subject { headers.append((CloudEventHeader.subject, subject)) }
@@ -37,8 +37,7 @@ extension EventEnvelope {
         let type = try required(CloudEventHeader.type)
         var time = Date()
         if let t = record.header(CloudEventHeader.time) {
-            guard let parsed = (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(t)) ?? (try? Date.ISO8601FormatStyle().parse(t))
-            else { throw EventDecodingError.invalidData("ce_time") }
+            guard let parsed = Timestamp.parse(t) else { throw EventDecodingError.invalidData("ce_time") }
             time = parsed
         }
         self.init(id: id, source: source, type: type, time: time, subject: record.header(CloudEventHeader.subject), data: record.value)

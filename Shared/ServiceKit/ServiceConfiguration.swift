@@ -40,7 +40,7 @@ public struct ServiceConfiguration: Sendable {
         postgres = PostgresConfiguration(
             conninfo: env.string("SIGNET_DATABASE_URL", default: defaultURL),
             poolSize: try env.int("SIGNET_DB_POOL_SIZE", default: 8, range: 1...200))
-        var props: [String: String] = ["fetch.wait.max.ms": "100"]
+        var props: [String: String] = [:]
         if let extra = env.optionalString("SIGNET_KAFKA_PROPERTIES") {
             for pair in extra.split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
                 let kv = pair.split(separator: "=", maxSplits: 1)

@@ -29,6 +29,8 @@ let listenHost = String(parts[0])
 
 var errstr = [CChar](repeating: 0, count: 512)
 guard let conf = rd_kafka_conf_new() else { exit(1) }
+// The host instance has no bootstrap servers of its own; silence its notice about that.
+rd_kafka_conf_set(conf, "log_level", "4", &errstr, errstr.count)
 // The mock cluster needs a client instance to live in; this producer is never used to produce.
 guard let rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, &errstr, errstr.count) else {
     logger.critical("rd_kafka_new failed", metadata: [LogKey.error: .string(stringFromCBuffer(errstr))])
