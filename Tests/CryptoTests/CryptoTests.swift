@@ -1,1 +1,57 @@
 import Testing
+@testable import Crypto
+
+@Suite struct SHA256Tests {
+    // FIPS 180-2 examples.
+    @Test func knownDigests() {
+        #expect(Hex.encode(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(Hex.encode(SHA256.hash([UInt8]())) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+    }
+
+    // RFC 4231 test case 2.
+    @Test func hmacRFC4231() {
+        let mac = SHA256.hmac(key: Array("Jefe".utf8), data: Array("what do ya want for nothing?".utf8))
+        #expect(Hex.encode(mac) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+}
+
+@Suite struct EncodingTests {
+    @Test func base64URLRoundTripsWithoutPadding() {
+        for n in 0..<40 {
+            let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }
+            let s = Base64URL.encode(bytes)
+            #expect(!s.contains("=") && !s.contains("+") && !s.contains("/"))
+            #expect(Base64URL.decode(s) == bytes)
+        }
+    }
+
+    @Test(arguments: ["a", "ab=", "a+b/", "ab cd", "ab\n"])
+    func base64URLRejectsOutsideItsAlphabet(_ s: String) {
+        #expect(Base64URL.decode(s) == nil)
+    }
+
+    @Test func hex() {
+        #expect(Hex.encode([0, 1, 0xab, 0xff]) == "0001abff")
+        #expect(Hex.decode("0001ABff") == [0, 1, 0xab, 0xff])
+        #expect(Hex.decode("abc") == nil)
+        #expect(Hex.decode("zz") == nil)
+    }
+}
+
+@Suite struct SecretTests {
+    @Test func constantTimeEquality() {
+        #expect(ConstantTime.equals([1, 2, 3], [1, 2, 3]))
+        #expect(!ConstantTime.equals([1, 2, 3], [1, 2, 4]))
+        #expect(!ConstantTime.equals([1, 2, 3], [1, 2]))
+        #expect(ConstantTime.secretsEqual("dev-admin-token", "dev-admin-token"))
+        #expect(!ConstantTime.secretsEqual("dev-admin-token", "dev-admin-tokeN"))
+        #expect(!ConstantTime.secretsEqual("dev-admin-token", ""))
+    }
+
+    @Test func randomBytesDiffer() {
+        let a = SecureRandom.bytes(32)
+        let b = SecureRandom.bytes(32)
+        #expect(a.count == 32 && a != b)
+        #expect(Base64URL.decode(SecureRandom.token(byteCount: 32))?.count == 32)
+    }
+}

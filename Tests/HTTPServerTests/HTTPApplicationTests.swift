@@ -1,0 +1,97 @@
+import Foundation
+import Platform
+import Testing
+@testable import HTTPServer
+
+struct Body: Codable, Equatable {
+    var name: String
+    var count: Int
+    var nested: Nested?
+    struct Nested: Codable, Equatable { var items: [Int] }
+}
+
+func makeApplication() -> HTTPApplication {
+    var r = Router()
+    r.post("/v1/tenants/{tenant}/echo") { request, context in
+        let body = try request.decode(Body.self)
+        return try .json(["tenant": context.tenant ?? "", "name": body.name])
+    }
+    r.get("/boom") { _, _ in
+        struct Secret: Error { let password = "hunter2" }
+        throw Secret()
+    }
+    r.get("/teapot") { _, _ in throw HTTPError(ProblemCode("teapot", status: 418, title: "I'm a teapot"), detail: "short and stout") }
+    return HTTPApplication(router: r, logger: Logger(label: "test", level: .critical))
+}
+
+func problem(_ response: HTTPResponse) throws -> ProblemDetails {
+    #expect(response.header("Content-Type") == "application/problem+json")
+    return try JSONDecoder().decode(ProblemDetails.self, from: Data(response.body))
+}
+
+@Suite struct HTTPApplicationTests {
+    let client = HTTPTestClient(makeApplication())
+
+    @Test func decodesJSONAndUsesTheTenantFromThePath() async throws {
+        let r = await client.execute("POST", "/v1/tenants/acme/echo", json: #"{"name":"x","count":1}"#)
+        #expect(r.status == 200)
+        #expect(String(decoding: r.body, as: UTF8.self) == #"{"name":"x","tenant":"acme"}"#)
+        #expect(r.header("X-Request-Id") != nil)
+    }
+
+    @Test func malformedJSONIs400MalformedJSON() async throws {
+        let r = await client.execute("POST", "/v1/tenants/acme/echo", json: #"{"name":"x","#)
+        #expect(r.status == 400)
+        #expect(try problem(r).code == "malformed_json")
+    }
+
+    @Test(arguments: [
+        (#"{"count":1}"#, "name"),
+        (#"{"name":5,"count":1}"#, "name"),
+        (#"{"name":"x","count":null}"#, "count"),
+        (#"{"name":"x","count":1,"nested":{"items":[1,"a"]}}"#, "nested.items[1]"),
+    ])
+    func invalidFieldsAreNamed(_ json: String, _ field: String) async throws {
+        let r = await client.execute("POST", "/v1/tenants/acme/echo", json: json)
+        #expect(r.status == 400)
+        let p = try problem(r)
+        #expect(p.code == "invalid_field")
+        #expect(p.field == field)
+    }
+
+    @Test func nonJSONBodiesAre415() async throws {
+        let r = await client.execute("POST", "/v1/tenants/acme/echo", headers: [("Content-Type", "text/plain")], body: Array("hi".utf8))
+        #expect(r.status == 415)
+        #expect(try problem(r).code == "unsupported_media_type")
+    }
+
+    @Test func invalidTenantIdsAre400() async throws {
+        let r = await client.execute("POST", "/v1/tenants/ACME!/echo", json: "{}")
+        #expect(r.status == 400)
+        #expect(try problem(r).field == "tenant")
+    }
+
+    @Test func unknownErrorsAre500WithoutInternals() async throws {
+        let r = await client.execute("GET", "/boom")
+        #expect(r.status == 500)
+        let text = String(decoding: r.body, as: UTF8.self)
+        #expect(!text.contains("hunter2") && !text.contains("Secret"))
+        #expect(try problem(r).code == "internal_error")
+    }
+
+    @Test func knownErrorsKeepTheirStatusAndCode() async throws {
+        let r = await client.execute("GET", "/teapot")
+        #expect(r.status == 418)
+        let p = try problem(r)
+        #expect(p.code == "teapot" && p.detail == "short and stout" && p.type == "urn:signet:problem:teapot")
+    }
+
+    @Test func routingErrors() async throws {
+        let notFound = await client.execute("GET", "/nope")
+        #expect(notFound.status == 404)
+        #expect(try problem(notFound).code == "not_found")
+        let wrongMethod = await client.execute("GET", "/v1/tenants/acme/echo")
+        #expect(wrongMethod.status == 405)
+        #expect(wrongMethod.header("Allow") == "POST")
+    }
+}
