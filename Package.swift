@@ -70,18 +70,19 @@ let package = Package(
             name: "Bench", dependencies: ["ServiceKit", "Postgres", "Platform"], path: "Tools/Bench"),
 
         // MARK: - Tests
+        .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform"], path: "Tests/TestSupport"),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"], path: "Tests/PlatformTests"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform"], path: "Tests/HTTPServerTests"),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform"], path: "Tests/PostgresTests"),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema"], path: "Tests/KafkaTests"),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport"], path: "Tests/PostgresTests"),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema"], path: "Tests/SchemaTests"),
         .testTarget(
-            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema"],
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka"],
             path: "Tests/ServiceKitTests"),
         .testTarget(
             name: "StackTests",
-            dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto"],
+            dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto", "ServiceKit", "TestSupport"],
             path: "Tests/StackTests"),
     ]
 )

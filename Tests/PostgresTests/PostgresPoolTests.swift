@@ -1,0 +1,130 @@
+import Foundation
+import Platform
+import Testing
+import TestSupport
+@testable import Postgres
+
+@Suite(.enabled(if: TestStack.enabled), .serialized)
+struct PostgresPoolTests {
+    @Test func boundParametersRoundTripWithoutInjection() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let pool = TestStack.pool(database: scratch.name)
+        defer { pool.close() }
+        let evil = "x'); DROP TABLE t; --"
+        let bytes: [UInt8] = [0, 1, 0x5C, 0x27, 0xff]
+        let date = Date(timeIntervalSince1970: 1_764_000_000.123)
+        let row = try await pool.withConnection { conn in
+            try await conn.execute("CREATE TABLE t (s text, b bytea, a text[], d timestamptz, n integer, f boolean)")
+            try await conn.query(
+                "INSERT INTO t VALUES (\(evil), \(PostgresBytes(bytes)), \(PostgresArray(["a,b", "c\"d", "e\\f"])), \(date), \(Optional<Int>.none), \(true))")
+            return try await conn.query("SELECT s, b, array_to_json(a)::text AS a, d, n, f FROM t").first
+        }
+        let r = try #require(row)
+        #expect(r.string("s") == evil)
+        #expect(r.bytes("b") == bytes)
+        #expect(r.string("a") == #"["a,b","c\"d","e\\f"]"#)
+        #expect(abs((r.date("d") ?? .distantPast).timeIntervalSince(date)) < 0.001)
+        #expect(r.string("n") == nil)
+        #expect(r.bool("f") == true)
+    }
+
+    @Test func transactionsRollBackOnThrow() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let pool = TestStack.pool(database: scratch.name)
+        defer { pool.close() }
+        try await pool.withConnection { try await $0.execute("CREATE TABLE t (v integer)") }
+        struct Boom: Error {}
+        await #expect(throws: Boom.self) {
+            try await pool.withTransaction { conn in
+                try await conn.query("INSERT INTO t VALUES (\(1))")
+                throw Boom()
+            }
+        }
+        try await pool.withTransaction { try await $0.query("INSERT INTO t VALUES (\(2))") }
+        let values = try await pool.withConnection { try await $0.query("SELECT v FROM t") }.compactMap { $0.int("v") }
+        #expect(values == [2])
+    }
+
+    @Test func serverErrorsCarrySQLStateButNoValuesInDescription() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let pool = TestStack.pool(database: scratch.name)
+        defer { pool.close() }
+        try await pool.withConnection { try await $0.execute("CREATE TABLE u (k text PRIMARY KEY)") }
+        try await pool.withConnection { try await $0.query("INSERT INTO u VALUES (\("secret-value"))") }
+        do {
+            try await pool.withConnection { try await $0.query("INSERT INTO u VALUES (\("secret-value"))") }
+            Issue.record("expected a unique violation")
+        } catch let e as PostgresError {
+            #expect(e.isUniqueViolation)
+            #expect(!e.description.contains("secret-value"))
+        }
+    }
+
+    @Test func reconnectsAfterTheServerDropsTheConnection() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let pool = TestStack.pool(database: scratch.name, size: 1)
+        defer { pool.close() }
+        let pid = try await pool.withConnection { try await $0.query("SELECT pg_backend_pid() AS pid").first?.int("pid") }
+        // What a server restart does to a pooled connection: the server side goes away.
+        let admin = TestStack.pool(database: "postgres", size: 1)
+        try await admin.withConnection { try await $0.query("SELECT pg_terminate_backend(\(try #require(pid)))") }
+        admin.close()
+        try await Task.sleep(for: .milliseconds(100))
+        // A transaction's BEGIN on the dead connection fails; the pool reconnects and retries.
+        let newPID = try await pool.withTransaction { try await $0.query("SELECT pg_backend_pid() AS pid").first?.int("pid") }
+        #expect(newPID != nil && newPID != pid)
+        // And plain queries work again too.
+        try await pool.ping()
+    }
+
+    @Test func concurrentMigratorsApplyEachMigrationOnce() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let migrations = [
+            Migration(1, "counter", "CREATE TABLE applied (n integer); INSERT INTO applied VALUES (1)"),
+            Migration(2, "counter again", "INSERT INTO applied VALUES (2)"),
+        ]
+        // N replicas starting at once.
+        let applied = try await withThrowingTaskGroup(of: [Int].self) { group in
+            for _ in 0..<6 {
+                group.addTask {
+                    let pool = TestStack.pool(database: scratch.name, size: 1)
+                    defer { pool.close() }
+                    return try await Migrator.migrate(pool: pool, migrations: migrations, logger: TestStack.quietLogger)
+                }
+            }
+            var all: [Int] = []
+            for try await a in group { all += a }
+            return all
+        }
+        #expect(applied.sorted() == [1, 2])
+        let pool = TestStack.pool(database: scratch.name)
+        defer { pool.close() }
+        let rows = try await pool.withConnection { try await $0.query("SELECT n FROM applied ORDER BY n") }
+        #expect(rows.compactMap { $0.int("n") } == [1, 2])
+    }
+
+    @Test func changedMigrationHistoryIsRefused() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let pool = TestStack.pool(database: scratch.name)
+        defer { pool.close() }
+        try await Migrator.migrate(pool: pool, migrations: [Migration(1, "a", "SELECT 1")], logger: TestStack.quietLogger)
+        await #expect(throws: Migrator.MigrationError.self) {
+            try await Migrator.migrate(pool: pool, migrations: [Migration(1, "b", "SELECT 1")], logger: TestStack.quietLogger)
+        }
+        await #expect(throws: Migrator.MigrationError.self) {
+            try await Migrator.migrate(pool: pool, migrations: [Migration(2, "x", "SELECT 1"), Migration(1, "a", "SELECT 1")], logger: TestStack.quietLogger)
+        }
+    }
+}

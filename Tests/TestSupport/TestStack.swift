@@ -1,0 +1,111 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Kafka
+import Platform
+import Postgres
+
+/// The infrastructure `make test` starts (PostgreSQL, the development broker, the five
+/// services), found through the environment `scripts/stack.sh test` exports.
+///
+/// Suites that need it are enabled when it is there, and also whenever `CI` is set: under CI
+/// a missing stack fails loudly instead of skipping.
+public enum TestStack {
+    public static let environment = ProcessInfo.processInfo.environment
+
+    /// Whether suites that need the stack should run.
+    public static var enabled: Bool { environment["SIGNET_TEST_STACK"] == "1" || environment["CI"] != nil }
+
+    public struct Missing: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    /// Throws a clear error when the stack is absent (only reachable under CI, or when a
+    /// developer forces the suite).
+    public static func require() throws {
+        guard environment["SIGNET_TEST_STACK"] == "1" else {
+            throw Missing(description: "the test stack is not running: run the tests with `make test` (scripts/stack.sh test)")
+        }
+    }
+
+    public static var pgPort: Int { Int(environment["SIGNET_PG_PORT"] ?? "") ?? 54329 }
+    public static var brokers: String { environment["SIGNET_KAFKA_BROKERS"] ?? "127.0.0.1:19092" }
+    public static var adminToken: String { environment["SIGNET_ADMIN_TOKEN"] ?? "dev-admin-token" }
+    public static var binDir: String? { environment["SIGNET_BIN_DIR"] }
+    public static var dataDir: String { environment["SIGNET_DATA_DIR"] ?? ".data" }
+
+    public static func conninfo(database: String) -> String {
+        "postgresql://signet@127.0.0.1:\(pgPort)/\(database)?connect_timeout=5"
+    }
+
+    public static func pool(database: String, size: Int = 4) -> PostgresPool {
+        PostgresPool(configuration: PostgresConfiguration(conninfo: conninfo(database: database), poolSize: size), logger: quietLogger)
+    }
+
+    public static let quietLogger = Logger(label: "test", level: .error)
+
+    /// A database of its own for one test, dropped by the returned closure.
+    public static func scratchDatabase(prefix: String) async throws -> (name: String, drop: @Sendable () async -> Void) {
+        let name = "\(prefix)_\(UInt32.random(in: 0...UInt32.max))"
+        let admin = pool(database: "postgres", size: 1)
+        try await admin.withConnection { try await $0.execute("CREATE DATABASE \(name)") }
+        return (name, {
+            _ = try? await admin.withConnection { try await $0.execute("DROP DATABASE IF EXISTS \(name) WITH (FORCE)") }
+            admin.close()
+        })
+    }
+
+    /// Polls `condition` until it holds or `timeout` passes (no assertion on time: the
+    /// timeout only bounds a failing test).
+    public static func eventually(timeout: Duration = .seconds(20), every: Duration = .milliseconds(20), _ condition: () async throws -> Bool) async rethrows -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try await condition() { return true }
+            try? await Task.sleep(for: every)
+        }
+        return try await condition()
+    }
+
+    /// Sends the development broker a signal (SIGUSR1: down, SIGUSR2: up).
+    public static func signalBroker(_ sig: Int32) throws {
+        let pidfile = environment["SIGNET_DEVBROKER_PIDFILE"] ?? "\(dataDir)/run/devbroker.pid"
+        guard let text = try? String(contentsOfFile: pidfile, encoding: .utf8), let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw Missing(description: "no development broker pid file at \(pidfile)")
+        }
+        guard kill(pid, sig) == 0 else { throw Missing(description: "could not signal the development broker") }
+    }
+}
+
+/// A minimal HTTP client for stack tests (URLSession over loopback).
+public struct TestHTTP: Sendable {
+    public struct Response: Sendable {
+        public let status: Int
+        public let body: [UInt8]
+        public let headers: [String: String]
+        public var text: String { String(decoding: body, as: UTF8.self) }
+        public func json() throws -> [String: Any] {
+            (try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]) ?? [:]
+        }
+    }
+
+    public static func send(
+        _ method: String, _ url: String, headers: [String: String] = [:], body: [UInt8]? = nil, timeout: TimeInterval = 30
+    ) async throws -> Response {
+        var request = URLRequest(url: URL(string: url)!, timeoutInterval: timeout)
+        request.httpMethod = method
+        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+        if let body { request.httpBody = Data(body) }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as! HTTPURLResponse
+        var h: [String: String] = [:]
+        for (k, v) in http.allHeaderFields { h[String(describing: k).lowercased()] = String(describing: v) }
+        return Response(status: http.statusCode, body: Array(data), headers: h)
+    }
+
+    public static func json(_ method: String, _ url: String, token: String? = nil, json: String) async throws -> Response {
+        var headers = ["Content-Type": "application/json"]
+        if let token { headers["Authorization"] = "Bearer \(token)" }
+        return try await send(method, url, headers: headers, body: Array(json.utf8))
+    }
+}
