@@ -14,7 +14,6 @@ let package = Package(
         .executable(name: "signet-oob", targets: ["OOB"]),
         .executable(name: "signet-pii", targets: ["PII"]),
         .executable(name: "signet-devbroker", targets: ["DevBroker"]),
-        .executable(name: "signet-bench", targets: ["Bench"]),
     ],
     targets: [
         // MARK: - C system libraries
@@ -66,8 +65,6 @@ let package = Package(
         .executableTarget(
             name: "DevBroker", dependencies: ["Platform", "Kafka", "Schema", "CRDKafka", "CSignetShims"],
             path: "Tools/DevBroker"),
-        .executableTarget(
-            name: "Bench", dependencies: ["ServiceKit", "Postgres", "Platform"], path: "Tools/Bench"),
 
         // MARK: - Tests
         .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform"], path: "Tests/TestSupport"),

@@ -233,7 +233,7 @@ test)
     up debug
     export SIGNET_TEST_STACK=1 SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" SIGNET_DATA_DIR="$DATA"
     status=0
-    swift test --skip-build 2>&1 | tee "$DATA/logs/swift-test.log" || status=$?
+    swift test --skip-build --no-parallel 2>&1 | tee "$DATA/logs/swift-test.log" || status=$?
     if [ -d "$ROOT/Tests/contract" ]; then
         python3 -m venv "$DATA/venv" >/dev/null
         "$DATA/venv/bin/pip" install -q -r "$ROOT/Tests/contract/requirements.txt"

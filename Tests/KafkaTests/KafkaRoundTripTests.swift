@@ -1,0 +1,46 @@
+import Foundation
+import Platform
+import Testing
+import TestSupport
+@testable import Kafka
+
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct KafkaRoundTripTests {
+    @Test func producedMessagesArriveWithKeyHeadersAndValue() async throws {
+        try TestStack.require()
+        let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-kafka-test")
+        let producer = try KafkaProducer(configuration: config, logger: TestStack.quietLogger)
+        let marker = UUID().uuidString
+        // The development broker creates the schema's topics; use a dead-letter topic no
+        // service consumes.
+        let topic = "signet.registration.dlq"
+        try await producer.send(KafkaOutgoingMessage(
+            topic: topic, key: "tenant/\(marker)", value: Array("{\"m\":\"\(marker)\"}".utf8),
+            headers: [("ce_id", marker), ("content-type", "application/json")]))
+        let consumer = try KafkaConsumer(
+            configuration: config, groupID: "kafka-test-\(marker)", topics: [topic], logger: TestStack.quietLogger)
+        let found = FoundRecord()
+        let run = Task {
+            await consumer.run { record in
+                if record.header("ce_id") == marker { found.set(record) }
+                return true
+            }
+        }
+        let ok = await TestStack.eventually(timeout: .seconds(30)) { found.value != nil }
+        await consumer.shutdown()
+        await run.value
+        #expect(ok)
+        let record = try #require(found.value)
+        #expect(record.key.map { String(decoding: $0, as: UTF8.self) } == "tenant/\(marker)")
+        #expect(String(decoding: record.value, as: UTF8.self) == "{\"m\":\"\(marker)\"}")
+        #expect(record.header("content-type") == "application/json")
+    }
+}
+
+final class FoundRecord: Sendable {
+    private let state = Mutex<KafkaRecord?>(nil)
+    var value: KafkaRecord? { state.withLock { $0 } }
+    func set(_ r: KafkaRecord) { state.withLock { $0 = r } }
+}
+
+import Synchronization

@@ -1,0 +1,104 @@
+import Foundation
+import Platform
+import Postgres
+import Synchronization
+import Testing
+import TestSupport
+
+/// A service receiving SIGTERM under load finishes in-flight requests and leaves no event
+/// unsent. Runs a registration replica of its own, on a scratch database, so the outbox it
+/// checks belongs to that replica alone.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(3)))
+struct GracefulShutdownTests {
+    struct Tally: Sendable {
+        var created = 0
+        var serverErrors = 0
+        var otherStatuses: [Int] = []
+        var transportErrors = 0
+    }
+
+    @Test func sigtermUnderLoadFinishesInFlightRequestsAndDrainsTheOutbox() async throws {
+        try TestStack.require()
+        let bin = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
+        let scratch = try await TestStack.scratchDatabase(prefix: "sigterm")
+        defer { Task { await scratch.drop() } }
+        let port = 18181
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(bin)/signet-registration")
+        var env = ProcessInfo.processInfo.environment
+        env["SIGNET_HTTP_PORT"] = String(port)
+        env["SIGNET_DATABASE_URL"] = TestStack.conninfo(database: scratch.name)
+        env["SIGNET_LOG_LEVEL"] = "warning"
+        process.environment = env
+        let log = FileHandle(forWritingAtPath: "/dev/null")
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        let base = "http://127.0.0.1:\(port)"
+        let ready = await TestStack.eventually(timeout: .seconds(60)) {
+            (try? await TestHTTP.send("GET", "\(base)/readyz", timeout: 2))?.status == 200
+        }
+        guard ready else {
+            process.terminate()
+            Issue.record("the replica did not become ready")
+            return
+        }
+
+        let tally = Locked(Tally())
+        let stop = AtomicFlag(false)
+        let load = Task {
+            await withTaskGroup(of: Void.self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var i = 0
+                        while !stop.isSet {
+                            i += 1
+                            let id = "sig-\(worker)-\(i)"
+                            do {
+                                let r = try await TestHTTP.json(
+                                    "PUT", "\(base)/v1/admin/tenants/\(id)", token: TestStack.adminToken,
+                                    json: #"{"displayName":"L","rpId":"example.com","origins":["https://example.com"]}"#)
+                                tally.withLock { t in
+                                    if r.status == 201 { t.created += 1 } else if r.status >= 500 { t.serverErrors += 1 } else { t.otherStatuses.append(r.status) }
+                                }
+                            } catch {
+                                // Connection refused once the listener is closed: the load ends.
+                                tally.withLock { $0.transportErrors += 1 }
+                                return
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        try await Task.sleep(for: .milliseconds(1500))
+        let beforeSignal = tally.withLock { $0.created }
+        kill(process.processIdentifier, SIGTERM)
+        let exited = await TestStack.eventually(timeout: .seconds(60)) { !process.isRunning }
+        stop.set(true)
+        await load.value
+        #expect(exited, "the replica did not exit after SIGTERM")
+        if !exited { process.terminate() }
+        #expect(process.terminationStatus == 0)
+
+        let t = tally.withLock { $0 }
+        #expect(beforeSignal > 0, "no load reached the replica before SIGTERM")
+        #expect(t.serverErrors == 0, "requests failed during shutdown")
+        #expect(t.otherStatuses.isEmpty, "unexpected statuses \(t.otherStatuses)")
+
+        // Every answered request is committed with its event, and every event was published.
+        let pool = TestStack.pool(database: scratch.name, size: 1)
+        defer { pool.close() }
+        let counts = try await pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT (SELECT count(*) FROM tenants) AS tenants,
+                       (SELECT count(*) FROM outbox) AS events,
+                       (SELECT count(*) FROM outbox WHERE sent_at IS NULL) AS unsent
+                """)
+        }.first
+        #expect(counts?.int("tenants") == t.created)
+        #expect(counts?.int("events") == t.created)
+        #expect(counts?.int("unsent") == 0)
+    }
+}

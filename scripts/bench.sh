@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): HTTP requests/s of a trivial route and of a route doing one
+# PostgreSQL transaction with an outbox row, beside pgbench running the same transaction,
+# in one run on this machine. Starts the release stack itself and stops it afterwards.
+#
+#   DURATION=10 CONNECTIONS=16 bash scripts/bench.sh
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+DURATION="${DURATION:-10}"
+CONNECTIONS="${CONNECTIONS:-16}"
+PG_PORT="${SIGNET_PG_PORT:-54329}"
+command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+PGBENCH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)/pgbench"
+
+# Request logs at info would measure the logger; the figures below are for warning level.
+export SIGNET_LOG_LEVEL="${SIGNET_LOG_LEVEL:-warning}"
+trap 'bash scripts/stack.sh down' EXIT
+bash scripts/stack.sh up release >/dev/null 2>&1 || { echo "stack failed to start; see .data/logs" >&2; exit 1; }
+
+rps() { awk '/Requests\/sec/ {print $2}'; }
+non2xx() { awk '/Non-2xx/ {print $5} END {}' ; }
+
+echo "warming up…" >&2
+wrk -t2 -c"$CONNECTIONS" -d2s http://127.0.0.1:8081/healthz >/dev/null
+trivial=$(wrk -t2 -c64 -d"${DURATION}s" http://127.0.0.1:8081/healthz)
+tx=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua http://127.0.0.1:8081)
+
+# pgbench on a copy of the registration schema, so its rows do not reach Kafka.
+psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench" -c "CREATE DATABASE signet_bench OWNER signet" >/dev/null
+pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_registration | psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench >/dev/null
+pgb=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -f bench/put-tenant.sql signet_bench 2>&1)
+pg_tps=$(printf '%s\n' "$pgb" | awk '/^tps = / {print $3; exit}')
+
+printf '\nSignet benchmark (%s s per run, %s cores, log level %s)\n' "$DURATION" "$(nproc)" "$SIGNET_LOG_LEVEL"
+printf '%-58s %12s\n' "figure" "per second"
+printf '%-58s %12s\n' "HTTP GET /healthz (trivial route, 64 connections)" "$(printf '%s\n' "$trivial" | rps)"
+printf '%-58s %12s\n' "HTTP PUT tenant (1 PG transaction + outbox row, $CONNECTIONS conns)" "$(printf '%s\n' "$tx" | rps)"
+printf '%-58s %12s\n' "pgbench, same transaction, $CONNECTIONS clients (anchor)" "$pg_tps"
+bad=$(printf '%s\n' "$tx" | awk '/Non-2xx/ {print $5}')
+[ -z "$bad" ] || printf 'note: %s non-2xx responses during the PUT run\n' "$bad"
+printf '\nlatency of the PUT run:\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/Latency/,/Req\/Sec/p')"
