@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Static checks of the files in deploy/ (needs only Python 3 and PyYAML).
+
+    python3 deploy/check.py
+
+No container engine or cluster is involved: this checks that the files parse and agree
+with each other and with the code (topic names, ports, database names), not that they run.
+Prints one line per failure and 'N passed, N failed' at the end; exits 1 on any failure.
+"""
+import glob
+import os
+import re
+import subprocess
+import sys
+
+import yaml
+
+DEPLOY = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(DEPLOY)
+SERVICES = {"registration": 8081, "authentication": 8082, "transaction": 8083, "oob": 8084, "pii": 8085}
+passed, failed = 0, 0
+
+
+def check(ok, what):
+    global passed, failed
+    if ok:
+        passed += 1
+    else:
+        failed += 1
+        print("FAIL:", what)
+
+
+def load_all(path):
+    with open(path) as f:
+        return [d for d in yaml.safe_load_all(f) if d is not None]
+
+
+# 1. Every YAML file parses.
+docs = {}
+for path in sorted(glob.glob(os.path.join(DEPLOY, "**", "*.yaml"), recursive=True)):
+    rel = os.path.relpath(path, DEPLOY)
+    try:
+        docs[rel] = load_all(path)
+        check(True, rel)
+    except yaml.YAMLError as e:
+        check(False, f"{rel}: does not parse: {e}")
+
+# 2. Topics expected by the code (Shared/Schema/Topics.swift), when the source is present.
+expected_topics = {f"signet.{s}" for s in SERVICES} | {f"signet.{s}.dlq" for s in SERVICES}
+topics_swift = os.path.join(ROOT, "Shared", "Schema", "Topics.swift")
+if os.path.exists(topics_swift):
+    src = open(topics_swift).read()
+    code_topics = set(re.findall(r'static let \w+ = "(signet\.[a-z]+)"', src))
+    check(code_topics == {f"signet.{s}" for s in SERVICES}, f"Topics.swift event topics {code_topics}")
+    check('"signet.\\(service.rawValue).dlq"' in src, "Topics.swift dead-letter naming changed")
+
+
+def script_topics(script, loop_var="s"):
+    """The topic names a create-topics script makes, from its service loop."""
+    m = re.search(r"for " + loop_var + r" in ([a-z ]+); do", script)
+    names = m.group(1).split() if m else []
+    made = set()
+    for n in names:
+        if re.search(r'create "signet\.\$+' + loop_var + r'"', script):
+            made.add(f"signet.{n}")
+        if re.search(r'create "signet\.\$+' + loop_var + r'\.dlq"', script):
+            made.add(f"signet.{n}.dlq")
+    return made
+
+
+def bash_syntax_ok(script):
+    return subprocess.run(["bash", "-n"], input=script, text=True, capture_output=True).returncode == 0
+
+
+# 3. Kubernetes manifests.
+k8s = {rel: ds for rel, ds in docs.items() if rel.startswith("kubernetes" + os.sep) and not rel.endswith("kustomization.yaml")}
+objects = {}
+for rel, ds in k8s.items():
+    for d in ds:
+        name = (d.get("metadata") or {}).get("name")
+        check(bool(d.get("apiVersion")) and bool(d.get("kind")) and bool(name), f"{rel}: apiVersion/kind/metadata.name")
+        if d.get("kind") != "Namespace":
+            check(d["metadata"].get("namespace") == "signet", f"{rel}: {d.get('kind')}/{name} not in namespace signet")
+        objects[(d.get("kind"), name)] = d
+
+secret_keys = set(objects.get(("Secret", "signet-secrets"), {}).get("stringData", {}))
+config_keys = set(objects.get(("ConfigMap", "signet-config"), {}).get("data", {}))
+check(("Namespace", "signet") in objects, "Namespace signet")
+check(bool(secret_keys) and bool(config_keys), "signet-secrets and signet-config exist")
+
+kustom = docs.get(os.path.join("kubernetes", "kustomization.yaml"), [{}])[0]
+for res in kustom.get("resources", []):
+    check(os.path.exists(os.path.join(DEPLOY, "kubernetes", res)), f"kustomization resource {res} missing")
+check("secrets.example.yaml" not in kustom.get("resources", []), "kustomization must not apply the example secrets")
+
+for svc, port in SERVICES.items():
+    dep = objects.get(("Deployment", svc))
+    check(dep is not None, f"Deployment {svc}")
+    if dep is None:
+        continue
+    spec = dep["spec"]
+    labels = spec["template"]["metadata"]["labels"]
+    check(spec["selector"]["matchLabels"].items() <= labels.items(), f"{svc}: selector does not match pod labels")
+    pod = spec["template"]["spec"]
+    check(pod.get("terminationGracePeriodSeconds") == 30, f"{svc}: terminationGracePeriodSeconds")
+    check(pod.get("securityContext", {}).get("runAsNonRoot") is True, f"{svc}: pod runAsNonRoot")
+    (c,) = pod["containers"]
+    env = {e["name"]: e for e in c.get("env", [])}
+    check(env.get("SIGNET_HTTP_PORT", {}).get("value") == str(port), f"{svc}: SIGNET_HTTP_PORT")
+    check(c["ports"][0]["containerPort"] == port and c["ports"][0]["name"] == "http", f"{svc}: containerPort")
+    check(c["readinessProbe"]["httpGet"]["path"] == "/readyz", f"{svc}: readiness /readyz")
+    check(c["livenessProbe"]["httpGet"]["path"] == "/healthz", f"{svc}: liveness /healthz")
+    check(c["lifecycle"]["preStop"]["exec"]["command"] == ["/bin/sleep", "5"], f"{svc}: preStop sleep 5")
+    sc = c.get("securityContext", {})
+    check(sc.get("readOnlyRootFilesystem") is True and sc.get("allowPrivilegeEscalation") is False
+          and sc.get("capabilities", {}).get("drop") == ["ALL"], f"{svc}: container securityContext")
+    check({"cpu", "memory"} <= set(c["resources"]["requests"]) and "memory" in c["resources"]["limits"], f"{svc}: resources")
+    check([r["configMapRef"]["name"] for r in c.get("envFrom", [])] == ["signet-config"], f"{svc}: envFrom signet-config")
+    for e in env.values():
+        ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+        if ref:
+            check(ref["name"] == "signet-secrets" and ref["key"] in secret_keys, f"{svc}: secret key {ref['key']} not in example")
+    check(("SIGNET_ADMIN_TOKEN" in env) == (svc == "registration"), f"{svc}: SIGNET_ADMIN_TOKEN only on registration")
+    grace = int(config_keys and objects[("ConfigMap", "signet-config")]["data"]["SIGNET_SHUTDOWN_GRACE_SECONDS"])
+    check(5 + grace + 5 < pod["terminationGracePeriodSeconds"], f"{svc}: preStop + shutdown grace + flush must fit")
+    sv = objects.get(("Service", svc), {}).get("spec", {})
+    check(sv.get("selector") == spec["selector"]["matchLabels"], f"{svc}: Service selector")
+    check(sv.get("ports", [{}])[0].get("targetPort") == "http", f"{svc}: Service targetPort")
+    pdb = objects.get(("PodDisruptionBudget", svc), {}).get("spec", {})
+    check(pdb.get("selector", {}).get("matchLabels") == spec["selector"]["matchLabels"], f"{svc}: PDB selector")
+    hpa = objects.get(("HorizontalPodAutoscaler", svc), {}).get("spec", {})
+    check(hpa.get("scaleTargetRef", {}).get("name") == svc and hpa.get("minReplicas", 0) >= 2, f"{svc}: HPA")
+
+job = objects.get(("Job", "signet-kafka-topics"))
+check(job is not None, "Job signet-kafka-topics")
+if job:
+    jc = job["spec"]["template"]["spec"]["containers"][0]
+    script = jc["command"][-1]
+    check(bash_syntax_ok(script), "topics Job script: bash -n")
+    check(script_topics(script) == expected_topics, f"topics Job creates {sorted(script_topics(script))}")
+    check("$(" not in script, "topics Job script: Kubernetes would expand $(...)")
+    bootstrap = [e for e in jc["env"] if e["name"] == "BOOTSTRAP"][0]["valueFrom"]["configMapKeyRef"]
+    check(bootstrap["key"] in config_keys, "topics Job: bootstrap key in signet-config")
+
+# 4. Compose file, interpolated with env.example as compose would.
+env_example = {}
+for line in open(os.path.join(DEPLOY, "env.example")):
+    if "=" in line and not line.lstrip().startswith("#"):
+        k, v = line.rstrip("\n").split("=", 1)
+        env_example[k.strip()] = v
+
+
+def interpolate(text, env):
+    def sub(m):
+        if m.group(0) == "$$":
+            return "$"
+        name, op, arg = m.group(1), m.group(2), m.group(3)
+        val = env.get(name)
+        if op == ":?" and not val:
+            raise KeyError(f"{name} required: {arg}")
+        if op == ":-" and not val:
+            return arg
+        return val or ""
+    return re.sub(r"\$\$|\$\{([A-Z0-9_]+)(?:(:[-?])([^}]*))?\}", sub, text)
+
+
+raw = open(os.path.join(DEPLOY, "compose.yaml")).read()
+try:
+    compose = yaml.safe_load(interpolate(raw, env_example))
+    check(True, "compose interpolation")
+except KeyError as e:
+    compose = None
+    check(False, f"compose interpolation: {e}")
+try:
+    interpolate(raw, {})
+    check(False, "compose must refuse to start without the secrets")
+except KeyError:
+    check(True, "compose requires secrets")
+
+if compose:
+    svcs = compose["services"]
+    nets, vols = set(compose.get("networks", {})), set(compose.get("volumes", {}))
+    for name, s in svcs.items():
+        deps = s.get("depends_on", [])
+        for dep in deps:
+            check(dep in svcs, f"compose {name}: depends_on {dep}")
+        for n in s.get("networks", []):
+            check(n in nets, f"compose {name}: network {n}")
+        for v in s.get("volumes", []):
+            src = v.split(":")[0]
+            if src.startswith("."):
+                check(os.path.exists(os.path.join(DEPLOY, src)), f"compose {name}: {src} missing")
+            else:
+                check(src in vols, f"compose {name}: volume {src}")
+    for svc, port in SERVICES.items():
+        s = svcs.get(svc, {})
+        args = s.get("build", {}).get("args", {})
+        check(args.get("SERVICE") == f"signet-{svc}" and args.get("HTTP_PORT") == str(port), f"compose {svc}: build args")
+        e = s.get("environment", {})
+        check(e.get("SIGNET_HTTP_PORT") == str(port) and e.get("SIGNET_HTTP_HOST") == "0.0.0.0", f"compose {svc}: port/host")
+        check(f"@postgres:5432/signet_{svc}?" in e.get("SIGNET_DATABASE_URL", "") and f"//signet_{svc}:" in e["SIGNET_DATABASE_URL"],
+              f"compose {svc}: database URL")
+        check(("SIGNET_ADMIN_TOKEN" in e) == (svc == "registration"), f"compose {svc}: admin token only on registration")
+        check(s.get("build", {}).get("dockerfile") == "deploy/Containerfile"
+              and os.path.normpath(os.path.join(DEPLOY, s["build"]["context"])) == ROOT, f"compose {svc}: build context")
+        check(s.get("read_only") is True and s.get("cap_drop") == ["ALL"], f"compose {svc}: hardening")
+    hc = svcs["registration"]["healthcheck"]["test"]
+    check(hc[:3] == ["CMD", "bash", "-c"] and bash_syntax_ok(hc[3]) and "${SIGNET_HTTP_PORT}" in hc[3], "compose healthcheck")
+    topics_script = svcs["kafka-topics"]["command"][0]
+    check(bash_syntax_ok(topics_script), "compose kafka-topics script: bash -n")
+    check(script_topics(topics_script) == expected_topics, f"compose kafka-topics creates {sorted(script_topics(topics_script))}")
+    check(svcs["kafka"]["image"] == svcs["kafka-topics"]["image"] == job["spec"]["template"]["spec"]["containers"][0]["image"],
+          "one Kafka image everywhere")
+
+# 5. Gateway routes = compose services and ports, prefix stripped.
+conf = open(os.path.join(DEPLOY, "nginx", "gateway.conf")).read()
+for svc, port in SERVICES.items():
+    block = re.search(r"location /" + svc + r"/ \{(.*?)\}", conf, re.S)
+    check(block is not None, f"gateway: location /{svc}/")
+    if block:
+        body = block.group(1)
+        check(f"set $signet_upstream {svc}:{port};" in body, f"gateway: /{svc}/ upstream {svc}:{port}")
+        check(f"rewrite ^/{svc}(/.*)$ $1 break;" in body, f"gateway: /{svc}/ strips its prefix")
+check("client_max_body_size 64k;" in conf, "gateway: client_max_body_size 64k")
+check("$request_body" not in conf, "gateway: request bodies never logged")
+
+# 6. Databases created by the init script.
+sql = open(os.path.join(DEPLOY, "postgres", "init-databases.sql")).read()
+for svc in SERVICES:
+    check(f"CREATE DATABASE signet_{svc} OWNER signet_{svc}" in sql, f"init SQL: database signet_{svc}")
+    check(f"REVOKE ALL ON DATABASE signet_{svc} FROM PUBLIC;" in sql, f"init SQL: signet_{svc} closed to PUBLIC")
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
