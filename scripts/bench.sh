@@ -25,6 +25,14 @@ echo "warming up…" >&2
 wrk -t2 -c"$CONNECTIONS" -d2s http://127.0.0.1:8081/healthz >/dev/null
 trivial=$(wrk -t2 -c64 -d"${DURATION}s" http://127.0.0.1:8081/healthz)
 tx=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua http://127.0.0.1:8081)
+# The same with the four consuming services stopped: registration, its relay and PostgreSQL
+# alone on the two cores, as pgbench has them.
+for s in authentication transaction oob pii; do
+    pid=$(cat ".data/run/$s.pid" 2>/dev/null || true)
+    [ -z "$pid" ] || kill -TERM "$pid" 2>/dev/null || true
+done
+sleep 2
+tx_alone=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua http://127.0.0.1:8081)
 
 # pgbench on a copy of the registration schema, so its rows do not reach Kafka.
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench" -c "CREATE DATABASE signet_bench OWNER signet" >/dev/null
@@ -35,8 +43,10 @@ pg_tps=$(printf '%s\n' "$pgb" | awk '/^tps = / {print $3; exit}')
 printf '\nSignet benchmark (%s s per run, %s cores, log level %s)\n' "$DURATION" "$(nproc)" "$SIGNET_LOG_LEVEL"
 printf '%-58s %12s\n' "figure" "per second"
 printf '%-58s %12s\n' "HTTP GET /healthz (trivial route, 64 connections)" "$(printf '%s\n' "$trivial" | rps)"
-printf '%-58s %12s\n' "HTTP PUT tenant (1 PG transaction + outbox row, $CONNECTIONS conns)" "$(printf '%s\n' "$tx" | rps)"
+printf '%-58s %12s\n' "HTTP PUT tenant, full stack (4 services consume each event)" "$(printf '%s\n' "$tx" | rps)"
+printf '%-58s %12s\n' "HTTP PUT tenant, registration alone (1 tx + outbox row)" "$(printf '%s\n' "$tx_alone" | rps)"
 printf '%-58s %12s\n' "pgbench, same transaction, $CONNECTIONS clients (anchor)" "$pg_tps"
-bad=$(printf '%s\n' "$tx" | awk '/Non-2xx/ {print $5}')
+bad=$(printf '%s\n%s\n' "$tx" "$tx_alone" | awk '/Non-2xx/ {print $5}')
 [ -z "$bad" ] || printf 'note: %s non-2xx responses during the PUT run\n' "$bad"
-printf '\nlatency of the PUT run:\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/Latency/,/Req\/Sec/p')"
+printf '\nlatency, PUT (full stack):\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/Latency/,/Req\/Sec/p')"
+printf 'latency, PUT (registration alone):\n%s\n' "$(printf '%s\n' "$tx_alone" | sed -n '/Latency/,/Req\/Sec/p')"

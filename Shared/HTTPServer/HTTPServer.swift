@@ -47,6 +47,7 @@ public final class HTTPServer: Service, @unchecked Sendable {
     let logger: Logger
     private var daemon: OpaquePointer?
     private let state = Mutex(ServerState())
+    let deadlines = RequestDeadlines()
     private let stopped: AsyncStream<Void>
     private let stoppedContinuation: AsyncStream<Void>.Continuation
 
@@ -103,6 +104,7 @@ public final class HTTPServer: Service, @unchecked Sendable {
         }
         MHD_stop_daemon(daemon)
         self.daemon = nil
+        deadlines.stop()
         stoppedContinuation.yield()
         stoppedContinuation.finish()
     }
@@ -233,18 +235,21 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
         MHD_resume_connection(handle.pointer)
     }
     let respond = server.respond
+    let deadlines = server.deadlines
+    let ticket = Locked<Int?>(nil)
     let work = Task {
         let response = await respond(request)
+        if let t = ticket.value { deadlines.remove(t) }
         finish(response)
     }
-    let timeout = server.configuration.requestTimeout
-    Task {
-        try? await Task.sleep(for: timeout)
+    // One sweeper enforces every request's timeout: no timer task per request.
+    let rid = requestID
+    ticket.set(deadlines.add(after: server.configuration.requestTimeout) {
         work.cancel()
-        var r = HTTPResponse.problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: requestID)
-        r.headers.append(("X-Request-Id", requestID))
+        var r = HTTPResponse.problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: rid)
+        r.headers.append(("X-Request-Id", rid))
         finish(r)
-    }
+    })
     return MHD_Result.YES
 }
 
@@ -268,4 +273,68 @@ private let mhdCompletedHandler: MHD_RequestCompletedCallback = { cls, _, conCls
     let state = Unmanaged<RequestState>.fromOpaque(existing).takeRetainedValue()
     if state.counted { server.requestFinished() }
     conCls.pointee = nil
+}
+
+// MARK: - Request deadlines
+
+/// Request timeouts, enforced by one sweeping task (every 50 ms) instead of a sleeping task
+/// per request.
+final class RequestDeadlines: Sendable {
+    private struct State {
+        var next = 0
+        var entries: [Int: (deadline: ContinuousClock.Instant, fire: @Sendable () -> Void)] = [:]
+        var sweeper: Task<Void, Never>?
+        var stopped = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Calls `fire` after `timeout` unless ``remove(_:)`` comes first.
+    func add(after timeout: Duration, _ fire: @escaping @Sendable () -> Void) -> Int {
+        state.withLock { s in
+            s.next += 1
+            s.entries[s.next] = (ContinuousClock.now + timeout, fire)
+            if s.sweeper == nil && !s.stopped {
+                s.sweeper = Task { [weak self] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: .milliseconds(50))
+                        self?.sweep()
+                    }
+                }
+            }
+            return s.next
+        }
+    }
+
+    func remove(_ id: Int) {
+        _ = state.withLock { $0.entries.removeValue(forKey: id) }
+    }
+
+    func stop() {
+        let task = state.withLock { s -> Task<Void, Never>? in
+            s.stopped = true
+            let t = s.sweeper
+            s.sweeper = nil
+            return t
+        }
+        task?.cancel()
+    }
+
+    private func sweep() {
+        let now = ContinuousClock.now
+        let due = state.withLock { s -> [@Sendable () -> Void] in
+            let expired = s.entries.filter { $0.value.deadline <= now }
+            for id in expired.keys { s.entries.removeValue(forKey: id) }
+            return expired.map(\.value.fire)
+        }
+        for fire in due { fire() }
+    }
+}
+
+/// A value behind a lock, shareable by closures.
+final class Locked<Value: Sendable>: Sendable {
+    private let mutex: Mutex<Value>
+    init(_ value: Value) { mutex = Mutex(value) }
+    var value: Value { mutex.withLock { $0 } }
+    func set(_ v: Value) { mutex.withLock { $0 = v } }
 }

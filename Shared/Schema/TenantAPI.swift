@@ -84,7 +84,7 @@ public struct APIKeyIssued: Codable, Sendable, Equatable {
 
 /// `/healthz` and `/readyz` bodies.
 public struct HealthStatus: Codable, Sendable, Equatable {
-    /// `ok` or `unavailable`.
+    /// `ok`, `degraded` (ready, but Kafka is unreachable: events are delayed) or `unavailable`.
     public var status: String
     /// Per dependency (`postgres`, `kafka`): `ok` or `unavailable`. Absent for `/healthz`.
     public var checks: [String: String]?

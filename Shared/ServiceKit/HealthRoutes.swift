@@ -8,6 +8,11 @@ import Synchronization
 
 /// `/healthz` (the process serves), `/readyz` (PostgreSQL and Kafka answer; cached for a
 /// second so probes cannot hammer them) and `/metrics` (Prometheus text).
+///
+/// Readiness fails (503) when PostgreSQL is unreachable or the process is draining. A Kafka
+/// outage is reported (`"kafka": "unavailable"`, `"status": "degraded"`) but keeps the
+/// instance ready: requests still succeed and their events wait in the outbox, so taking
+/// every replica out of rotation would turn a delay into an outage.
 public final class HealthRoutes: Sendable {
     let pool: PostgresPool
     let producer: KafkaProducer
@@ -23,11 +28,11 @@ public final class HealthRoutes: Sendable {
     public func register(on router: inout Router) {
         router.get("/healthz") { _, _ in try .json(HealthStatus(status: "ok", checks: nil)) }
         router.get("/readyz") { [self] _, _ in
-            let checks = await currentChecks()
-            let ok = checks.values.allSatisfy { $0 == "ok" } && !draining.isSet
-            var all = checks
-            if draining.isSet { all["shutdown"] = "draining" }
-            return try .json(HealthStatus(status: ok ? "ok" : "unavailable", checks: all), status: ok ? 200 : 503)
+            var checks = await currentChecks()
+            let ready = checks["postgres"] == "ok" && !draining.isSet
+            if draining.isSet { checks["shutdown"] = "draining" }
+            let status = !ready ? "unavailable" : checks["kafka"] == "ok" ? "ok" : "degraded"
+            return try .json(HealthStatus(status: status, checks: checks), status: ready ? 200 : 503)
         }
         router.get("/metrics") { _, _ in
             .text(MetricsRegistry.shared.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")

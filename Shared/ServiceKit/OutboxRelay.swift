@@ -6,9 +6,11 @@ import Synchronization
 
 /// Publishes outbox rows to Kafka and marks them sent.
 ///
-/// Each batch is claimed with `FOR UPDATE SKIP LOCKED` (so replicas share the work without
-/// sending a row twice), published with the idempotent producer, and marked sent in the same
-/// transaction once the broker acknowledged it. When the broker is down the batch fails, the
+/// Each batch runs in one transaction that first takes a transaction-scoped advisory lock,
+/// so at most one replica publishes at a time and events leave in outbox order (per-key
+/// order is what consumers rely on); the batch is published with the idempotent producer and
+/// marked sent in the same transaction once the broker acknowledged it. A replica that finds
+/// the lock taken waits for its next turn. When the broker is down the batch fails, the
 /// rows stay unsent, and the relay retries with backoff: events are delayed, never lost, and
 /// the requests that wrote them never wait for Kafka.
 public final class OutboxRelay: Service {
@@ -34,6 +36,9 @@ public final class OutboxRelay: Service {
         published = Counter(label: "signet_outbox_published_total", dimensions: [("service", service)])
         failures = Counter(label: "signet_outbox_publish_failures_total", dimensions: [("service", service)])
     }
+
+    /// Advisory lock key of the publishing turn ("signet.outbox" as bytes).
+    static let lockKey: Int64 = 0x7369676E65746F62
 
     /// Asks the relay to publish now (call after committing a transaction with outbox rows).
     public func notify() { wake.signal() }
@@ -86,10 +91,12 @@ public final class OutboxRelay: Service {
     /// Publishes one batch; returns how many rows were sent and how many failed.
     func publishBatch() async throws -> (sent: Int, failed: Int) {
         try await pool.withTransaction { conn in
+            let lock = try await conn.query("SELECT pg_try_advisory_xact_lock(\(OutboxRelay.lockKey)) AS locked")
+            guard lock.first?.bool("locked") == true else { return (0, 0) }
             let rows = try await conn.query(
                 """
                 SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data
-                FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT \(batchSize) FOR UPDATE SKIP LOCKED
+                FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT \(batchSize)
                 """)
             if rows.isEmpty { return (0, 0) }
             var ids: [Int64] = []
@@ -104,9 +111,12 @@ public final class OutboxRelay: Service {
                 messages.append(envelope.kafkaMessage(topic: topic, key: key))
             }
             let results = await producer.sendAll(messages)
+            // Only the acknowledged prefix counts as sent: rows after a failure go again in
+            // the next batch, keeping per-key order (consumers drop the duplicates).
             var sentIDs: [Int64] = []
             for (id, r) in zip(ids, results) {
-                if case .success = r { sentIDs.append(id) }
+                guard case .success = r else { break }
+                sentIDs.append(id)
             }
             if !sentIDs.isEmpty {
                 try await conn.query("UPDATE outbox SET sent_at = now() WHERE id = ANY(\(PostgresArray(sentIDs)))")
