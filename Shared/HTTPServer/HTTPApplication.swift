@@ -75,8 +75,10 @@ public struct HTTPApplication: Sendable {
         Timer(label: "signet_http_request_duration_seconds", dimensions: dims).record(elapsed)
         let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
         // The access log names the route template, never the raw path: paths carry usernames.
+        // Probes and scrapes are logged at debug: they would drown the access log.
+        let quiet = template == "/healthz" || template == "/readyz" || template == "/metrics"
         logger.log(
-            level: response.status >= 500 ? .warning : .info, "request",
+            level: response.status >= 500 ? .warning : quiet ? .debug : .info, "request",
             metadata: [
                 LogKey.method: .string(request.method), LogKey.route: .string(template), LogKey.status: .string(status),
                 LogKey.durationMs: .string(String(format: "%.2f", ms)),
