@@ -73,7 +73,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform"], path: "Tests/HTTPServerTests"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport"], path: "Tests/PostgresTests"),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
-        .testTarget(name: "SchemaTests", dependencies: ["Schema"], path: "Tests/SchemaTests"),
+        .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka"],
             path: "Tests/ServiceKitTests"),

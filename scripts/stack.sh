@@ -157,22 +157,35 @@ seed() {
     fi
 }
 
+# Whether pid is gone (a child of this shell that exited stays a zombie until reaped).
+gone() {
+    local state
+    state="$(ps -o stat= -p "$1" 2>/dev/null | cut -c1)"
+    [ -z "$state" ] || [ "$state" = "Z" ]
+}
+
+signal_pidfile() { # name signal
+    local f="$DATA/run/$1.pid"
+    [ -f "$f" ] && kill "-$2" "$(cat "$f")" 2>/dev/null || true
+}
+
 stop_pidfile() {
     local f="$DATA/run/$1.pid"
     [ -f "$f" ] || return 0
     local pid; pid="$(cat "$f")"
-    if kill -0 "$pid" 2>/dev/null; then
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-        kill -KILL "$pid" 2>/dev/null || true
-    fi
     rm -f "$f"
+    gone "$pid" && return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 300); do gone "$pid" && return 0; sleep 0.1; done
+    log "$1 did not stop within 30 s; killing it"
+    kill -KILL "$pid" 2>/dev/null || true
 }
 
 down() {
     stop_pidfile gateway
-    for entry in $SERVICES; do stop_pidfile "${entry%%:*}" & done
-    wait
+    # SIGTERM all services at once (each drains its requests and outbox), then wait for each.
+    for entry in $SERVICES; do signal_pidfile "${entry%%:*}" TERM; done
+    for entry in $SERVICES; do stop_pidfile "${entry%%:*}"; done
     stop_pidfile devbroker
     stop_postgres
 }
@@ -233,12 +246,13 @@ test)
     up debug
     export SIGNET_TEST_STACK=1 SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" SIGNET_DATA_DIR="$DATA"
     status=0
+    # Python test tooling (PyPI) in a venv of the data folder.
+    [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv" >/dev/null
+    "$DATA/venv/bin/pip" install -q -r "$ROOT/Tests/contract/requirements.txt"
+    "$DATA/venv/bin/python" "$ROOT/deploy/check.py" >"$DATA/logs/deploy-check.log" 2>&1 || { status=$?; cat "$DATA/logs/deploy-check.log"; }
+    tail -n 1 "$DATA/logs/deploy-check.log" | sed 's/^/deploy checks: /'
+    "$DATA/venv/bin/python" -m pytest -q "$ROOT/Tests/contract" || status=$?
     swift test --skip-build --no-parallel 2>&1 | tee "$DATA/logs/swift-test.log" || status=$?
-    if [ -d "$ROOT/Tests/contract" ]; then
-        python3 -m venv "$DATA/venv" >/dev/null
-        "$DATA/venv/bin/pip" install -q -r "$ROOT/Tests/contract/requirements.txt"
-        "$DATA/venv/bin/python" -m pytest -q "$ROOT/Tests/contract" || status=$?
-    fi
     exit $status
     ;;
 *)

@@ -17,7 +17,7 @@ struct TenantAdminRoutes: Sendable {
         router.get("/v1/tenants/{tenant}/api-keys/current") { request, ctx in
             let principal = try await context.tenants.authenticateRelyingParty(request, tenant: ctx.parameter("tenant"))
             guard case .relyingParty(let tenant, let keyID) = principal else { throw HTTPError(.unauthorized) }
-            return try .json(["tenantId": tenant, "keyId": keyID])
+            return try .json(APIKeyIdentity(tenantId: tenant, keyId: keyID))
         }
     }
 

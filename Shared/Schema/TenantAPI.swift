@@ -96,3 +96,16 @@ public struct HealthStatus: Codable, Sendable, Equatable {
 
     public static var fullExample: HealthStatus { HealthStatus(status: "ok", checks: ["postgres": "ok", "kafka": "ok"]) }
 }
+
+/// `GET /v1/tenants/{tenant}/api-keys/current` response: which key the caller presented.
+public struct APIKeyIdentity: Codable, Sendable, Equatable {
+    public var tenantId: String
+    public var keyId: String
+
+    public init(tenantId: String, keyId: String) {
+        self.tenantId = tenantId
+        self.keyId = keyId
+    }
+
+    public static var fullExample: APIKeyIdentity { APIKeyIdentity(tenantId: "demo", keyId: "k_3f9a1c2b7d4e5f60") }
+}

@@ -1,9 +1,10 @@
 """Validates the language-neutral documents under schemas/ with reference implementations.
 
-- schemas/openapi/*.yaml: OpenAPI 3.1 (openapi-spec-validator), plus the examples each
-  JSON Schema carries checked with jsonschema.
-- schemas/events/*.json: JSON Schema draft 2020-12 meta-schema (jsonschema check_schema), and
-  each document's own `examples` validated against it.
+- schemas/openapi/*.yaml: OpenAPI 3.1 (openapi-spec-validator); string keys only; every
+  `pattern` compiles.
+- schemas/events/*.json: JSON Schema draft 2020-12 meta-schema (jsonschema check_schema); each
+  document's own `examples` validate against it (with format checks); unknown fields are
+  rejected.
 
 The Swift suite Tests/SchemaTests holds the documents and the Swift types together; this one
 checks that the documents are what they claim to be for tools other than ours.

@@ -1,0 +1,320 @@
+import Foundation
+import HTTPServer
+import Schema
+import Testing
+
+/// `schemas/openapi/<service>.yaml` against the routes every service serves and the wire types of
+/// the `Schema` module.
+///
+/// `Problem` mirrors `HTTPServer.ProblemDetails`.
+@Suite struct OpenAPITests {
+    /// An operation a document must describe: its responses, and for error responses the problem
+    /// codes they may carry.
+    struct Operation: Sendable, CustomStringConvertible {
+        let method: String
+        let path: String
+        /// The security scheme the operation requires, if any.
+        let security: String?
+        let responses: [String: [String]]
+        var description: String { "\(method.uppercased()) \(path)" }
+
+        init(_ method: String, _ path: String, security: String? = nil, _ responses: [String: [String]]) {
+            self.method = method
+            self.path = path
+            self.security = security
+            self.responses = responses
+        }
+    }
+
+    static let everyService: [Operation] = [
+        Operation("get", "/healthz", ["200": []]),
+        Operation("get", "/readyz", ["200": [], "503": []]),
+        Operation("get", "/metrics", ["200": []]),
+        Operation("get", "/v1/tenants/{tenant}", ["200": [], "400": ["invalid_field"], "404": ["tenant_not_found"]]),
+    ]
+
+    static let registrationOnly: [Operation] = [
+        Operation(
+            "put", "/v1/admin/tenants/{tenant}", security: "adminToken",
+            [
+                "200": [], "201": [], "400": ["malformed_json", "invalid_field"], "401": ["unauthorized"],
+                "409": ["conflict"], "413": ["payload_too_large"], "415": ["unsupported_media_type"],
+            ]),
+        Operation(
+            "post", "/v1/admin/tenants/{tenant}/api-keys", security: "adminToken",
+            ["201": [], "400": ["invalid_field"], "401": ["unauthorized"], "404": ["tenant_not_found"]]),
+        Operation(
+            "delete", "/v1/admin/tenants/{tenant}/api-keys/{keyId}", security: "adminToken",
+            ["204": [], "400": ["invalid_field"], "401": ["unauthorized"], "404": ["not_found"]]),
+        Operation(
+            "get", "/v1/tenants/{tenant}/api-keys/current", security: "rpApiKey",
+            ["200": [], "400": ["invalid_field"], "401": ["unauthorized"]]),
+    ]
+
+    static func operations(of service: ServiceName) -> [Operation] {
+        service == .registration ? everyService + registrationOnly : everyService
+    }
+
+    static let httpMethods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
+
+    // MARK: - Documents
+
+    @Test func everyServiceHasOneDocument() throws {
+        let files = try SchemaDocuments.files(in: SchemaDocuments.openAPIDirectory, withExtension: "yaml")
+        #expect(files == ServiceName.allCases.map { "\($0.rawValue).yaml" }.sorted())
+    }
+
+    @Test(arguments: ServiceName.allCases)
+    func documentParsesAsOpenAPI31(_ service: ServiceName) throws {
+        let doc = try SchemaDocuments.openAPIDocument(service)
+        #expect(doc["openapi"] == .string("3.1.0"))
+        #expect(doc["info"]?["title"]?.stringValue?.isEmpty == false)
+        #expect(doc["info"]?["version"]?.stringValue?.isEmpty == false)
+        #expect(doc["servers"]?.arrayValue?.first?["url"] == .string("http://localhost:\(service.defaultPort)"))
+        let adminToken = try #require(doc["components"]?["securitySchemes"]?["adminToken"])
+        #expect(adminToken["type"] == .string("http"))
+        #expect(adminToken["scheme"] == .string("bearer"))
+        #expect(doc["security"] == nil, "no document-wide security: each admin operation names its own")
+    }
+
+    @Test(arguments: ServiceName.allCases)
+    func everyReferenceResolves(_ service: ServiceName) throws {
+        let doc = try SchemaDocuments.openAPIDocument(service)
+        let references = doc.references()
+        #expect(!references.isEmpty)
+        for (path, ref) in references {
+            #expect(ref.hasPrefix("#/"), "\(path): only references within the document are used")
+            #expect(doc.resolve(pointer: ref) != nil, "\(path): \(ref) does not resolve")
+        }
+    }
+
+    @Test(arguments: ServiceName.allCases)
+    func documentedOperationsAndResponses(_ service: ServiceName) throws {
+        let doc = try SchemaDocuments.openAPIDocument(service)
+        let validator = MiniJSONSchema(document: doc)
+        for operation in Self.operations(of: service) {
+            let op = try #require(doc["paths"]?[operation.path]?[operation.method], "\(service): no \(operation)")
+            let responses = try #require(op["responses"]?.objectValue, "\(operation): no responses")
+            for (status, codes) in operation.responses {
+                let response = try Self.resolve(try #require(responses[status], "\(operation): no \(status)"), in: doc)
+                guard let statusCode = Int(status), statusCode >= 400, !codes.isEmpty else { continue }
+                let schema = try Self.problemSchema(response, in: doc, "\(operation) \(status)")
+                for code in codes {
+                    let problem = Self.problem(code: code, status: statusCode)
+                    #expect(validator.validate(problem, against: schema) == [], "\(operation) \(status) \(code)")
+                }
+                let other = Self.problem(code: "some_other_code", status: statusCode)
+                #expect(validator.validate(other, against: schema) != [], "\(operation) \(status) allows any code")
+            }
+            if let scheme = operation.security {
+                #expect(op["security"] == .array([.object([scheme: .array([])])]), "\(operation)")
+                let declared = doc["components"]?["securitySchemes"]?[scheme]
+                #expect(declared?["type"] == .string("http") && declared?["scheme"] == .string("bearer"), "\(scheme)")
+            } else {
+                #expect(op["security"] == nil, "\(operation) needs no credentials")
+            }
+            // Path parameters are declared for every {name} in the template.
+            let declared = try Self.parameters(of: operation, in: doc).filter { $0["in"] == .string("path") }
+                .compactMap { $0["name"]?.stringValue }
+            let template = operation.path.split(separator: "{").dropFirst().map { String($0.prefix { $0 != "}" }) }
+            #expect(declared.sorted() == template.sorted(), "\(operation)")
+        }
+    }
+
+    @Test(arguments: ServiceName.allCases)
+    func everyErrorResponseIsProblemJSON(_ service: ServiceName) throws {
+        let doc = try SchemaDocuments.openAPIDocument(service)
+        let validator = MiniJSONSchema(document: doc)
+        for (path, item) in try #require(doc["paths"]?.objectValue) {
+            for (method, op) in item.objectValue ?? [:] where Self.httpMethods.contains(method) {
+                for (status, response) in op["responses"]?.objectValue ?? [:] {
+                    let code = Int(status) ?? 500
+                    guard code >= 400, !(path == "/readyz" && code == 503) else { continue }
+                    let schema = try Self.problemSchema(try Self.resolve(response, in: doc), in: doc, "\(method) \(path) \(status)")
+                    // Any problem body accepts a generic problem of its status, or rejects it for its code only.
+                    let failures = validator.validate(Self.problem(code: "internal_error", status: code), against: schema)
+                    #expect(failures.allSatisfy { $0.path == "$.code" }, "\(method) \(path) \(status): \(failures)")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: ServiceName.allCases)
+    func everyPatternCompilesAndPathParametersAreChecked(_ service: ServiceName) throws {
+        let doc = try SchemaDocuments.openAPIDocument(service)
+        func patterns(_ node: JSONValue, _ path: String) -> [(String, String)] {
+            switch node {
+            case .object(let o):
+                let own = o["pattern"]?.stringValue.map { [(path, $0)] } ?? []
+                return own + o.keys.sorted().flatMap { patterns(o[$0]!, "\(path)/\($0)") }
+            case .array(let a): return a.enumerated().flatMap { patterns($1, "\(path)/\($0)") }
+            default: return []
+            }
+        }
+        let found = patterns(doc, "#")
+        #expect(!found.isEmpty)
+        for (path, pattern) in found {
+            #expect((try? NSRegularExpression(pattern: pattern)) != nil, "\(path): \(pattern)")
+        }
+        let validator = MiniJSONSchema(document: doc)
+        let tenant = try #require(doc["components"]?["parameters"]?["Tenant"]?["schema"])
+        #expect(validator.validate("demo", against: tenant) == [])
+        #expect(validator.validate("-demo", against: tenant) != [])
+        #expect(validator.validate("Demo", against: tenant) != [])
+        guard service == .registration else { return }
+        let keyId = try #require(doc["components"]?["parameters"]?["KeyId"]?["schema"])
+        #expect(validator.validate(.string(APIKeyIssued.fullExample.keyId), against: keyId) == [])
+        #expect(validator.validate("k_XYZ", against: keyId) != [])
+    }
+
+    // MARK: - Wire types
+
+    /// A wire type of the `Schema` module, its component name, and the services that return it.
+    struct WireType: Sendable, CustomTestStringConvertible {
+        let component: String
+        let example: @Sendable () throws -> JSONValue
+        let services: [ServiceName]
+        var testDescription: String { component }
+    }
+
+    static let wireTypes: [WireType] = [
+        WireType(component: "TenantUpsertRequest", example: { try SchemaDocuments.wireJSON(TenantUpsertRequest.fullExample) },
+                 services: [.registration]),
+        WireType(component: "TenantResource", example: { try SchemaDocuments.wireJSON(TenantResource.fullExample) },
+                 services: ServiceName.allCases),
+        WireType(component: "APIKeyIssued", example: { try SchemaDocuments.wireJSON(APIKeyIssued.fullExample) },
+                 services: [.registration]),
+        WireType(component: "HealthStatus", example: { try SchemaDocuments.wireJSON(HealthStatus.fullExample) },
+                 services: ServiceName.allCases),
+        WireType(component: "APIKeyIdentity", example: { try SchemaDocuments.wireJSON(APIKeyIdentity.fullExample) },
+                 services: [.registration]),
+        WireType(
+            component: "Problem",
+            example: {
+                try SchemaDocuments.wireJSON(
+                    ProblemDetails(code: .invalidField, detail: "Field 'rpId' is required.", field: "rpId", requestId: "0b7c2f1e-9a0d-4c55-8f3e-2d1a6b9c4e71"))
+            },
+            services: ServiceName.allCases),
+    ]
+
+    @Test(arguments: wireTypes)
+    func componentPropertiesAreTheEncodedKeys(_ wire: WireType) throws {
+        let example = try wire.example()
+        for service in wire.services {
+            let doc = try SchemaDocuments.openAPIDocument(service)
+            let schema = try #require(doc["components"]?["schemas"]?[wire.component], "\(service): no \(wire.component)")
+            #expect(schema["type"] == .string("object"), "\(service)")
+            #expect(schema["additionalProperties"] == .bool(false), "\(service): \(wire.component) is a closed Swift type")
+            #expect(try #require(schema["properties"]).keys == example.keys, "\(service)")
+            let required = schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            #expect(Set(required).isSubset(of: example.keys), "\(service)")
+            #expect(required == required.sorted(), "\(service): keep `required` sorted")
+            #expect(MiniJSONSchema(document: doc).validate(example, component: wire.component) == [], "\(service)")
+        }
+    }
+
+    @Test(arguments: wireTypes)
+    func unknownAndMissingPropertiesAreRejected(_ wire: WireType) throws {
+        let example = try wire.example()
+        let validator = MiniJSONSchema(document: try SchemaDocuments.openAPIDocument(wire.services[0]))
+        let extra = validator.validate(example.setting("unexpected", to: .number(1)), component: wire.component)
+        #expect(extra.map(\.keyword) == ["additionalProperties"])
+        let doc = try SchemaDocuments.openAPIDocument(wire.services[0])
+        for key in doc["components"]?["schemas"]?[wire.component]?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
+            let failures = validator.validate(example.setting(key, to: nil), component: wire.component)
+            #expect(failures.map(\.keyword) == ["required"], "\(key)")
+        }
+    }
+
+    /// Components every document shares must be the same everywhere.
+    @Test(arguments: ["TenantResource", "HealthStatus", "Problem", "TenantId", "RpId", "Origin", "CheckState", "Readiness"])
+    func sharedComponentsAreIdenticalInEveryDocument(_ name: String) throws {
+        let reference = try #require(try SchemaDocuments.openAPIDocument(.registration)["components"]?["schemas"]?[name])
+        for service in ServiceName.allCases {
+            #expect(try SchemaDocuments.openAPIDocument(service)["components"]?["schemas"]?[name] == reference, "\(service)")
+        }
+    }
+
+    @Test(arguments: ServiceName.allCases)
+    func bodiesOfSuccessfulResponsesMatchTheSwiftExamples(_ service: ServiceName) throws {
+        let doc = try SchemaDocuments.openAPIDocument(service)
+        let validator = MiniJSONSchema(document: doc)
+        func schema(_ path: String, _ method: String, _ status: String) throws -> JSONValue {
+            try #require(doc["paths"]?[path]?[method]?["responses"]?[status]?["content"]?["application/json"]?["schema"],
+                         "\(method) \(path) \(status)")
+        }
+        // Bodies as HealthRoutes (ServiceKit) writes them.
+        let health = { (status: String, checks: [String: String]?) in
+            try SchemaDocuments.wireJSON(HealthStatus(status: status, checks: checks))
+        }
+        let live = try health("ok", nil)
+        let ready = try SchemaDocuments.wireJSON(HealthStatus.fullExample)
+        let degraded = try health("degraded", ["postgres": "ok", "kafka": "unavailable"])
+        let down = try health("unavailable", ["postgres": "unavailable", "kafka": "ok"])
+        let draining = try health("unavailable", ["postgres": "ok", "kafka": "ok", "shutdown": "draining"])
+        let readyOK = try schema("/readyz", "get", "200"), readyDown = try schema("/readyz", "get", "503")
+        #expect(validator.validate(live, against: try schema("/healthz", "get", "200")) == [])
+        #expect(validator.validate(ready, against: readyOK) == [])
+        #expect(validator.validate(degraded, against: readyOK) == [])
+        #expect(validator.validate(down, against: readyDown) == [])
+        #expect(validator.validate(draining, against: readyDown) == [])
+        #expect(validator.validate(down, against: readyOK).map(\.keyword) == ["enum"])
+        #expect(validator.validate(ready, against: readyDown).map(\.keyword) == ["const"])
+        // /readyz always says which dependency is down.
+        #expect(validator.validate(try health("unavailable", nil), against: readyDown).map(\.path) == ["$.checks"])
+        #expect(validator.validate(ready.setting("checks", to: .object(["postgres": .string("ok")])),
+                                   against: readyOK).map(\.path) == ["$.checks.kafka"])
+        let metrics = doc["paths"]?["/metrics"]?["get"]?["responses"]?["200"]?["content"]
+        #expect(metrics?["text/plain"]?["schema"]?["type"] == .string("string"))
+        let tenant = try SchemaDocuments.wireJSON(TenantResource.fullExample)
+        #expect(validator.validate(tenant, against: try schema("/v1/tenants/{tenant}", "get", "200")) == [])
+
+        guard service == .registration else { return }
+        let put = try #require(doc["paths"]?["/v1/admin/tenants/{tenant}"]?["put"])
+        #expect(put["requestBody"]?["required"] == .bool(true))
+        #expect(put["requestBody"]?["content"]?.keys == ["application/json"])
+        let body = try #require(put["requestBody"]?["content"]?["application/json"]?["schema"])
+        #expect(validator.validate(try SchemaDocuments.wireJSON(TenantUpsertRequest.fullExample), against: body) == [])
+        for status in ["200", "201"] {
+            #expect(validator.validate(tenant, against: try schema("/v1/admin/tenants/{tenant}", "put", status)) == [])
+        }
+        let issued = try SchemaDocuments.wireJSON(APIKeyIssued.fullExample)
+        #expect(validator.validate(issued, against: try schema("/v1/admin/tenants/{tenant}/api-keys", "post", "201")) == [])
+        let identity: JSONValue = .object(["tenantId": "demo", "keyId": "k_3f9a1c2b7d4e5f60"])  // not a Schema type
+        #expect(validator.validate(identity, against: try schema("/v1/tenants/{tenant}/api-keys/current", "get", "200")) == [])
+        let issuedHeaders = doc["paths"]?["/v1/admin/tenants/{tenant}/api-keys"]?["post"]?["responses"]?["201"]?["headers"]
+        #expect(issuedHeaders?["Cache-Control"]?["schema"]?["const"] == .string("no-store"))
+        let deleted = doc["paths"]?["/v1/admin/tenants/{tenant}/api-keys/{keyId}"]?["delete"]?["responses"]?["204"]
+        #expect(deleted?["content"] == nil, "204 has no body")
+    }
+
+    // MARK: - Helpers
+
+    /// Follows a `$ref` response (one level, as the documents use).
+    static func resolve(_ value: JSONValue, in doc: JSONValue) throws -> JSONValue {
+        guard let ref = value["$ref"]?.stringValue else { return value }
+        return try #require(doc.resolve(pointer: ref), "\(ref) does not resolve")
+    }
+
+    /// The schema of an `application/problem+json` response, checking it is the only content.
+    static func problemSchema(_ response: JSONValue, in doc: JSONValue, _ what: String) throws -> JSONValue {
+        let content = try #require(response["content"], "\(what): no content")
+        #expect(content.keys == ["application/problem+json"], "\(what): errors are problem+json only")
+        return try #require(content["application/problem+json"]?["schema"], "\(what): no schema")
+    }
+
+    /// The parameters of an operation: the path item's and the operation's own, `$ref`s followed.
+    static func parameters(of operation: Operation, in doc: JSONValue) throws -> [JSONValue] {
+        let item = doc["paths"]?[operation.path]
+        let raw = (item?["parameters"]?.arrayValue ?? []) + (item?[operation.method]?["parameters"]?.arrayValue ?? [])
+        return try raw.map { try resolve($0, in: doc) }
+    }
+
+    /// A problem+json body as `HTTPResponse.problem` writes it (urn:signet:problem:<code>).
+    static func problem(code: String, status: Int) -> JSONValue {
+        .object([
+            "type": .string("urn:signet:problem:\(code)"), "title": .string("Title"), "status": .number(Double(status)),
+            "code": .string(code), "detail": .string("Detail."), "requestId": .string("req-1"),
+        ])
+    }
+}
