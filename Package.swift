@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "Platform", path: "Shared/Platform"),
         .target(name: "Crypto", dependencies: ["COpenSSL"], path: "Shared/Crypto"),
         .target(
-            name: "HTTPServer", dependencies: ["Platform", "CMicroHTTPD", "CSignetShims"],
+            name: "HTTPServer", dependencies: ["Platform", "Schema", "CMicroHTTPD", "CSignetShims"],
             path: "Shared/HTTPServer"),
         .target(name: "Postgres", dependencies: ["Platform", "CLibPQ"], path: "Shared/Postgres"),
         .target(

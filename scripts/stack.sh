@@ -40,6 +40,17 @@ deps() {
     fi
 }
 
+# swift build, quiet unless it fails (then its diagnostics are shown).
+build() {
+    mkdir -p "$DATA/logs"
+    if ! swift build "$@" >"$DATA/logs/build.log" 2>&1; then
+        grep -E 'error:|warning:' "$DATA/logs/build.log" | head -n 60 >&2 || tail -n 60 "$DATA/logs/build.log" >&2
+        log "build failed; full output in $DATA/logs/build.log"
+        exit 1
+    fi
+    grep -E 'warning:' "$DATA/logs/build.log" | sort -u | head -n 20 >&2 || true
+}
+
 pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
 
 # initdb and postgres refuse to run as root: run them as the postgres user on a folder it owns.
@@ -86,8 +97,11 @@ start_postgres() {
         "${psql[@]}" -c "SELECT 1 FROM pg_database WHERE datname='$db'" | grep -q 1 ||
             "${psql[@]}" -c "CREATE DATABASE $db OWNER signet"
     done
-    # Tests create scratch databases of their own.
+    # Tests create scratch databases of their own; drop any an interrupted run left behind.
     "${psql[@]}" -c "ALTER ROLE signet CREATEDB" >/dev/null
+    for db in $("${psql[@]}" -c "SELECT datname FROM pg_database WHERE datname ~ '^(pgtest|sigterm)_'"); do
+        "${psql[@]}" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)"
+    done
 }
 
 stop_postgres() {
@@ -194,8 +208,7 @@ up() {
     local config="${1:-release}"
     mkdir -p "$DATA/logs" "$DATA/run"
     log "building ($config)"
-    swift build -c "$config" 2>&1 | grep -vE '^(\[[0-9]+/[0-9]+\]|Building|Compiling|Write|Emitting|Linking)' || true
-    swift build -c "$config" >/dev/null 2>&1 || { swift build -c "$config"; exit 1; }
+    build -c "$config"
     local bin; bin="$(swift build -c "$config" --show-bin-path)"
     start_postgres
     start_broker "$bin"
@@ -240,9 +253,9 @@ run)
 test)
     deps
     trap 'down' EXIT
-    log "building tests"
-    swift build --build-tests 2>&1 | grep -E 'error|warning:' || true
-    swift build --build-tests >/dev/null 2>&1 || { swift build --build-tests; exit 1; }
+    mkdir -p "$DATA/logs"
+    log "building the services and tests (debug)"
+    build --build-tests
     up debug
     export SIGNET_TEST_STACK=1 SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" SIGNET_DATA_DIR="$DATA"
     status=0

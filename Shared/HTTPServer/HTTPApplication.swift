@@ -1,5 +1,6 @@
 import Foundation
 import Platform
+import Schema
 
 /// The responder that production and tests share: routing, the per-request context, error
 /// mapping to problem+json, access logs and request metrics.
@@ -10,13 +11,6 @@ public struct HTTPApplication: Sendable {
     public init(router: Router, logger: Logger) {
         self.router = router
         self.logger = logger
-    }
-
-    /// Tenant ids: lower-case letters, digits and dashes, 1–63 characters.
-    public static func isValidTenantID(_ s: String) -> Bool {
-        let u = Array(s.utf8)
-        guard (1...63).contains(u.count), u[0] != 0x2D else { return false }
-        return u.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
     }
 
     /// Produces the response for `request`. Never throws: every failure becomes problem+json.
@@ -39,12 +33,12 @@ public struct HTTPApplication: Sendable {
             template = t
             logger[metadataKey: LogKey.route] = .string(t)
             if let tenant = parameters["tenant"] {
-                if HTTPApplication.isValidTenantID(tenant) {
+                if TenantValidation.isValidTenantID(tenant) {
                     logger[metadataKey: LogKey.tenant] = .string(tenant)
                 }
             }
             let context = RequestContext(requestID: request.requestID, route: t, parameters: parameters, logger: logger)
-            if let tenant = parameters["tenant"], !HTTPApplication.isValidTenantID(tenant) {
+            if let tenant = parameters["tenant"], !TenantValidation.isValidTenantID(tenant) {
                 response = .problem(
                     .invalid("tenant", "Tenant ids are 1-63 lower-case letters, digits or dashes."),
                     requestID: request.requestID)

@@ -244,12 +244,12 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
     }
     // One sweeper enforces every request's timeout: no timer task per request.
     let rid = requestID
-    ticket.set(deadlines.add(after: server.configuration.requestTimeout) {
+    ticket.withLock { $0 = deadlines.add(after: server.configuration.requestTimeout) {
         work.cancel()
         var r = HTTPResponse.problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: rid)
         r.headers.append(("X-Request-Id", rid))
         finish(r)
-    })
+    } }
     return MHD_Result.YES
 }
 
@@ -329,12 +329,4 @@ final class RequestDeadlines: Sendable {
         }
         for fire in due { fire() }
     }
-}
-
-/// A value behind a lock, shareable by closures.
-final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    init(_ value: Value) { mutex = Mutex(value) }
-    var value: Value { mutex.withLock { $0 } }
-    func set(_ v: Value) { mutex.withLock { $0 = v } }
 }

@@ -109,13 +109,3 @@ public struct TestHTTP: Sendable {
         return try await send(method, url, headers: headers, body: Array(json.utf8))
     }
 }
-
-import Synchronization
-
-/// A value behind a lock that closures can share.
-public final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    public init(_ value: Value) { mutex = Mutex(value) }
-    public func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
-    public var value: Value { mutex.withLock { $0 } }
-}
