@@ -84,7 +84,7 @@ start_postgres() {
         as_pg "$bin/pg_ctl" -D "$dir" -w -t 60 -l "$dir/server.log" \
             -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir -c max_connections=300 -c fsync=on" start >/dev/null
     fi
-    local psql=(psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt)
+    local psql=(env PGOPTIONS="-c client_min_messages=warning" psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt)
     "${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname='signet'" | grep -q 1 ||
         "${psql[@]}" -c "CREATE ROLE signet LOGIN"
     # The development broker keeps events and offsets in memory, so a new broker means a new
