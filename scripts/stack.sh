@@ -145,6 +145,18 @@ start_services() {
         local name="${entry%%:*}" port="${entry##*:}"
         wait_http "http://127.0.0.1:$port/readyz" 90 || { log "$name did not become ready; see $DATA/logs/$name.log"; tail -n 20 "$DATA/logs/$name.log" >&2; exit 1; }
     done
+    # Consumers join their groups asynchronously; wait until each owns its partitions, so
+    # that the first events (the demo tenant) cross at once.
+    for entry in $SERVICES; do
+        local name="${entry%%:*}" port="${entry##*:}"
+        [ "$name" = registration ] && continue
+        local deadline=$((SECONDS + 60))
+        until curl -fsS "http://127.0.0.1:$port/metrics" 2>/dev/null |
+            grep -qE "^signet_kafka_consumer_assigned_partitions\{group=\"signet-$name\"\} [1-9]"; do
+            [ $SECONDS -lt $deadline ] || { log "$name's consumer did not join its group; see $DATA/logs/$name.log"; exit 1; }
+            sleep 0.2
+        done
+    done
     log "services ready"
 }
 
@@ -164,7 +176,7 @@ seed() {
         -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" -H 'Content-Type: application/json' \
         -d '{"displayName":"Demo","rpId":"localhost","origins":["http://localhost:8080"]}'
     local keyfile="$DATA/demo-api-key"
-    if [ ! -s "$keyfile" ] || ! curl -fsS -o /dev/null -H "Authorization: Bearer $(cat "$keyfile")" "$reg/v1/tenants/demo/api-keys/current"; then
+    if [ ! -s "$keyfile" ] || ! curl -fs -o /dev/null -H "Authorization: Bearer $(cat "$keyfile")" "$reg/v1/tenants/demo/api-keys/current"; then
         curl -fsS -X POST "$reg/v1/admin/tenants/demo/api-keys" -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" |
             python3 -c 'import json,sys; print(json.load(sys.stdin)["apiKey"])' >"$keyfile"
         chmod 600 "$keyfile"
@@ -179,14 +191,15 @@ gone() {
 }
 
 signal_pidfile() { # name signal
-    local f="$DATA/run/$1.pid"
-    [ -f "$f" ] && kill "-$2" "$(cat "$f")" 2>/dev/null || true
+    local pid
+    pid="$(cat "$DATA/run/$1.pid" 2>/dev/null)" || return 0
+    kill "-$2" "$pid" 2>/dev/null || true
 }
 
 stop_pidfile() {
     local f="$DATA/run/$1.pid"
     [ -f "$f" ] || return 0
-    local pid; pid="$(cat "$f")"
+    local pid; pid="$(cat "$f" 2>/dev/null)" || return 0
     rm -f "$f"
     gone "$pid" && return 0
     kill -TERM "$pid" 2>/dev/null || true
@@ -244,7 +257,7 @@ up) deps; up "${2:-release}"; print_endpoints ;;
 down) down ;;
 run)
     deps
-    trap 'log "stopping"; down; exit 0' INT TERM
+    trap 'trap - EXIT; log "stopping"; down; exit 0' INT TERM
     trap 'down' EXIT
     up release
     print_endpoints

@@ -128,8 +128,12 @@ public final class KafkaConsumer: @unchecked Sendable {
 
     private func pollLoop() {
         var lastLag = DispatchTime.now()
+        var assigned = false
         while running.isSet {
-            if DispatchTime.now().uptimeNanoseconds - lastLag.uptimeNanoseconds > 1_000_000_000 {
+            // Until the group has assigned partitions, check on every turn (start-up scripts
+            // wait on this gauge); afterwards once a second with the lag.
+            if !assigned || DispatchTime.now().uptimeNanoseconds - lastLag.uptimeNanoseconds > 1_000_000_000 {
+                assigned = recordAssignment() > 0
                 recordLag()
                 lastLag = .now()
             }
@@ -176,6 +180,16 @@ public final class KafkaConsumer: @unchecked Sendable {
             }
         }
         return KafkaRecord(topic: topic, partition: m.partition, offset: m.offset, key: key, value: value, headers: headers)
+    }
+
+    /// Records how many partitions this member owns; returns the count.
+    private func recordAssignment() -> Int {
+        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        guard rd_kafka_assignment(rk, &list) == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { return 0 }
+        let count = Int(list.pointee.cnt)
+        rd_kafka_topic_partition_list_destroy(list)
+        Gauge(label: "signet_kafka_consumer_assigned_partitions", dimensions: [("group", groupID)]).record(count)
+        return count
     }
 
     private func recordLag() {

@@ -53,6 +53,8 @@ struct TenantPropagationTests {
         }
         try await Task.sleep(for: .seconds(2))
         let visibleDuringOutage = await Stack.sees(.authentication, id)
+        // Still ready (requests succeed), but reported as degraded.
+        let readiness = try? await TestHTTP.send("GET", "\(Stack.registration)/readyz")
         let reg = TestStack.pool(database: "signet_registration", size: 1)
         defer { reg.close() }
         let pending = try await reg.withConnection {
@@ -61,6 +63,8 @@ struct TenantPropagationTests {
         try TestStack.signalBroker(SIGUSR2)  // broker up
         #expect(created.status == 201)
         #expect(!visibleDuringOutage)
+        #expect(readiness?.status == 200)
+        #expect((try? readiness?.json())??["status"] as? String == "degraded")
         #expect(pending.count == 1)
         #expect(pending.first?.string("sent_at") == nil, "the event should still be unsent while the broker is down")
         let eventID = try #require(pending.first?.string("event_id"))
