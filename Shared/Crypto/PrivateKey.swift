@@ -1,0 +1,87 @@
+import COpenSSL
+import Foundation
+
+/// A signing key held by OpenSSL: generated, or loaded from PEM (PKCS#8 or SEC1).
+///
+/// - Important: Key material never appears in descriptions or errors.
+public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked Sendable: the EVP_PKEY is immutable after construction; every signing
+    // operation uses its own context.
+    let pkey: OpaquePointer
+    public let kind: PublicKey.Kind
+
+    init(pkey: OpaquePointer, kind: PublicKey.Kind) {
+        self.pkey = pkey
+        self.kind = kind
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    public var description: String { "PrivateKey(\(kind))" }
+
+    /// A fresh P-256 key.
+    public static func generateP256() throws -> PrivateKey {
+        guard let ctx = EVP_PKEY_CTX_new_id(NID_X9_62_id_ecPublicKey, nil) else { throw CryptoError("keygen context") }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var key: OpaquePointer?
+        guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, NID_X9_62_prime256v1) == 1,
+            EVP_PKEY_keygen(ctx, &key) == 1, let key
+        else { throw CryptoError("P-256 key generation failed") }
+        return PrivateKey(pkey: key, kind: .ec(.p256))
+    }
+
+    /// A key from PEM text.
+    public static func fromPEM(_ pem: String) throws -> PrivateKey {
+        let bytes = Array(pem.utf8)
+        let key: OpaquePointer? = bytes.withUnsafeBufferPointer { buf in
+            guard let bio = BIO_new_mem_buf(buf.baseAddress, Int32(buf.count)) else { return nil }
+            defer { BIO_free(bio) }
+            return PEM_read_bio_PrivateKey(bio, nil, nil, nil)
+        }
+        ERR_clear_error()
+        guard let key, let kind = PublicKey.kind(of: key) else { throw CryptoError("not a supported PEM private key") }
+        return PrivateKey(pkey: key, kind: kind)
+    }
+
+    /// PKCS#8 PEM (for writing a generated key to a file the operator protects).
+    public func pemPKCS8() throws -> String {
+        guard let bio = BIO_new(BIO_s_mem()) else { throw CryptoError("BIO") }
+        defer { BIO_free(bio) }
+        guard PEM_write_bio_PrivateKey(bio, pkey, nil, nil, 0, nil, nil) == 1 else { throw CryptoError("PEM encoding failed") }
+        var ptr: UnsafeMutablePointer<CChar>?
+        let n = BIO_ctrl(bio, BIO_CTRL_INFO, 0, &ptr)
+        guard n > 0, let ptr else { throw CryptoError("PEM encoding failed") }
+        return String(decoding: UnsafeRawBufferPointer(start: ptr, count: n), as: UTF8.self)
+    }
+
+    /// The matching public key.
+    public func publicKey() throws -> PublicKey {
+        var out: UnsafeMutablePointer<UInt8>?
+        let n = i2d_PUBKEY(pkey, &out)
+        guard n > 0, let out else { throw CryptoError("public key export failed") }
+        defer { CRYPTO_free(out, #fileID, #line) }
+        return try PublicKey.fromSubjectPublicKeyInfo(Array(UnsafeBufferPointer(start: out, count: Int(n))))
+    }
+
+    /// Signs `message`. ECDSA signatures come back DER-encoded (use ``ECDSASignature`` for JOSE).
+    public func sign(_ message: [UInt8], algorithm: SignatureAlgorithm) throws -> [UInt8] {
+        guard let ctx = EVP_MD_CTX_new() else { throw CryptoError("context") }
+        defer { EVP_MD_CTX_free(ctx) }
+        var pctx: OpaquePointer?
+        guard EVP_DigestSignInit(ctx, &pctx, algorithm.digest, nil, pkey) == 1 else { throw CryptoError("sign init failed") }
+        if algorithm.isPSS {
+            guard EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) == 1,
+                EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_DIGEST) == 1
+            else { throw CryptoError("PSS setup failed") }
+        }
+        var len = 0
+        let ok1 = message.withUnsafeBufferPointer { EVP_DigestSign(ctx, nil, &len, $0.baseAddress, $0.count) }
+        guard ok1 == 1 else { throw CryptoError("sign failed") }
+        var sig = [UInt8](repeating: 0, count: len)
+        let ok2 = message.withUnsafeBufferPointer { m in
+            sig.withUnsafeMutableBufferPointer { EVP_DigestSign(ctx, $0.baseAddress, &len, m.baseAddress, m.count) }
+        }
+        guard ok2 == 1 else { throw CryptoError("sign failed") }
+        return Array(sig.prefix(len))
+    }
+}

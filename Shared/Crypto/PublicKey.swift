@@ -1,0 +1,261 @@
+import COpenSSL
+import Foundation
+
+/// Signature algorithms Signet verifies, named as COSE (RFC 9053) and JOSE (RFC 7518) do.
+public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
+    /// ECDSA P-256 / SHA-256 (COSE -7). Signatures in DER unless stated otherwise.
+    case es256
+    /// ECDSA P-384 / SHA-384 (COSE -35).
+    case es384
+    /// ECDSA P-521 / SHA-512 (COSE -36).
+    case es512
+    /// RSASSA-PKCS1-v1_5 / SHA-256 (COSE -257).
+    case rs256
+    /// RSASSA-PKCS1-v1_5 / SHA-384, SHA-512, SHA-1 (COSE -258, -259, -65535).
+    case rs384, rs512, rs1
+    /// RSASSA-PSS / SHA-256 (COSE -37), SHA-384 (-38), SHA-512 (-39).
+    case ps256, ps384, ps512
+    /// Ed25519 (COSE -8 "EdDSA" with OKP/Ed25519, -19 "Ed25519").
+    case ed25519
+
+    public var description: String {
+        switch self {
+        case .es256: "ES256"
+        case .es384: "ES384"
+        case .es512: "ES512"
+        case .rs256: "RS256"
+        case .rs384: "RS384"
+        case .rs512: "RS512"
+        case .rs1: "RS1"
+        case .ps256: "PS256"
+        case .ps384: "PS384"
+        case .ps512: "PS512"
+        case .ed25519: "EdDSA"
+        }
+    }
+
+    var digest: OpaquePointer? {
+        switch self {
+        case .es256, .rs256, .ps256: EVP_sha256()
+        case .es384, .rs384, .ps384: EVP_sha384()
+        case .es512, .rs512, .ps512: EVP_sha512()
+        case .rs1: EVP_sha1()
+        case .ed25519: nil
+        }
+    }
+
+    var isPSS: Bool { self == .ps256 || self == .ps384 || self == .ps512 }
+    var isECDSA: Bool { self == .es256 || self == .es384 || self == .es512 }
+    var isRSA: Bool { [.rs256, .rs384, .rs512, .rs1, .ps256, .ps384, .ps512].contains(self) }
+}
+
+/// Named elliptic curves.
+public enum Curve: Sendable, Hashable {
+    case p256, p384, p521
+
+    var oid: String {
+        switch self {
+        case .p256: "1.2.840.10045.3.1.7"
+        case .p384: "1.3.132.0.34"
+        case .p521: "1.3.132.0.35"
+        }
+    }
+
+    /// Coordinate length in bytes.
+    public var coordinateSize: Int {
+        switch self {
+        case .p256: 32
+        case .p384: 48
+        case .p521: 66
+        }
+    }
+}
+
+/// Why a key or signature operation failed. Never carries key material.
+public struct CryptoError: Error, CustomStringConvertible, Equatable, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
+
+/// A public key held by OpenSSL (`EVP_PKEY`), built from its parts or from DER.
+public final class PublicKey: @unchecked Sendable {
+    // @unchecked Sendable: the EVP_PKEY is immutable after construction and OpenSSL allows
+    // concurrent use of a key in separate contexts.
+    let pkey: OpaquePointer
+
+    public enum Kind: Sendable, Equatable {
+        case ec(Curve)
+        case rsa(bits: Int)
+        case ed25519
+    }
+
+    public let kind: Kind
+
+    init(pkey: OpaquePointer, kind: Kind) {
+        self.pkey = pkey
+        self.kind = kind
+    }
+
+    deinit { EVP_PKEY_free(pkey) }
+
+    /// An EC key from its affine coordinates; refuses points not on the curve.
+    public static func ec(curve: Curve, x: [UInt8], y: [UInt8]) throws -> PublicKey {
+        guard x.count == curve.coordinateSize, y.count == curve.coordinateSize else {
+            throw CryptoError("EC coordinates have the wrong length")
+        }
+        let spki = DER.sequence(
+            DER.sequence(DER.oid("1.2.840.10045.2.1"), DER.oid(curve.oid)),
+            DER.bitString([0x04] + x + y))
+        return try fromSubjectPublicKeyInfo(spki, expected: .ec(curve))
+    }
+
+    /// An RSA key from its modulus and public exponent (big-endian).
+    public static func rsa(modulus n: [UInt8], exponent e: [UInt8]) throws -> PublicKey {
+        guard !n.isEmpty, !e.isEmpty, n.count <= 1024 else { throw CryptoError("RSA parameters out of range") }
+        let spki = DER.sequence(
+            DER.sequence(DER.oid("1.2.840.113549.1.1.1"), DER.null),
+            DER.bitString(DER.sequence(DER.unsignedInteger(n), DER.unsignedInteger(e))))
+        return try fromSubjectPublicKeyInfo(spki, expected: nil)
+    }
+
+    /// An Ed25519 key from its 32 raw bytes.
+    public static func ed25519(_ raw: [UInt8]) throws -> PublicKey {
+        guard raw.count == 32 else { throw CryptoError("Ed25519 keys are 32 bytes") }
+        let spki = DER.sequence(DER.sequence(DER.oid("1.3.101.112")), DER.bitString(raw))
+        return try fromSubjectPublicKeyInfo(spki, expected: .ed25519)
+    }
+
+    /// A key from DER SubjectPublicKeyInfo (as in certificates and `i2d_PUBKEY`).
+    public static func fromSubjectPublicKeyInfo(_ der: [UInt8], expected: Kind? = nil) throws -> PublicKey {
+        let key: OpaquePointer? = der.withUnsafeBufferPointer { buf in
+            var p: UnsafePointer<UInt8>? = buf.baseAddress
+            return d2i_PUBKEY(nil, &p, buf.count)
+        }
+        guard let key else { throw CryptoError("not a valid public key") }
+        guard let kind = PublicKey.kind(of: key) else {
+            EVP_PKEY_free(key)
+            throw CryptoError("unsupported key type")
+        }
+        if let expected, expected != kind {
+            if case .rsa = expected, case .rsa = kind {} else {
+                EVP_PKEY_free(key)
+                throw CryptoError("unexpected key type")
+            }
+        }
+        return PublicKey(pkey: key, kind: kind)
+    }
+
+    static func kind(of key: OpaquePointer) -> Kind? {
+        switch EVP_PKEY_get_base_id(key) {
+        case EVP_PKEY_RSA: return .rsa(bits: Int(EVP_PKEY_get_bits(key)))
+        case EVP_PKEY_ED25519: return .ed25519
+        case NID_X9_62_id_ecPublicKey:
+            var name = [CChar](repeating: 0, count: 64)
+            var len = 0
+            guard EVP_PKEY_get_group_name(key, &name, name.count, &len) == 1 else { return nil }
+            switch String(decoding: name.prefix(len).map { UInt8(bitPattern: $0) }, as: UTF8.self) {
+            case "prime256v1", "P-256": return .ec(.p256)
+            case "secp384r1", "P-384": return .ec(.p384)
+            case "secp521r1", "P-521": return .ec(.p521)
+            default: return nil
+            }
+        default: return nil
+        }
+    }
+
+    /// The DER SubjectPublicKeyInfo.
+    public var subjectPublicKeyInfo: [UInt8] {
+        var out: UnsafeMutablePointer<UInt8>?
+        let n = i2d_PUBKEY(pkey, &out)
+        guard n > 0, let out else { return [] }
+        defer { CRYPTO_free(out, #fileID, #line) }
+        return Array(UnsafeBufferPointer(start: out, count: Int(n)))
+    }
+
+    /// Whether `algorithm` can be used with this key.
+    public func accepts(_ algorithm: SignatureAlgorithm) -> Bool {
+        switch (kind, algorithm) {
+        case (.ec(.p256), .es256), (.ec(.p384), .es384), (.ec(.p521), .es512), (.ed25519, .ed25519): true
+        case (.rsa(let bits), _): algorithm.isRSA && bits >= 1024
+        default: false
+        }
+    }
+
+    /// Verifies `signature` over `message`. ECDSA signatures are DER (`ECDSA-Sig-Value`).
+    ///
+    /// - Returns: false for a wrong signature, a malformed one, or an algorithm that does not
+    ///   fit the key; never throws.
+    public func verify(signature: [UInt8], message: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
+        guard accepts(algorithm), !signature.isEmpty, signature.count <= 1024 else { return false }
+        guard let ctx = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(ctx) }
+        var pctx: OpaquePointer?
+        guard EVP_DigestVerifyInit(ctx, &pctx, algorithm.digest, nil, pkey) == 1 else { return false }
+        if algorithm.isPSS {
+            guard EVP_PKEY_CTX_set_rsa_padding(pctx, RSA_PKCS1_PSS_PADDING) == 1,
+                EVP_PKEY_CTX_set_rsa_pss_saltlen(pctx, RSA_PSS_SALTLEN_DIGEST) == 1
+            else { return false }
+        }
+        let rc = signature.withUnsafeBufferPointer { sig in
+            message.withUnsafeBufferPointer { msg in
+                EVP_DigestVerify(ctx, sig.baseAddress, sig.count, msg.baseAddress, msg.count)
+            }
+        }
+        ERR_clear_error()
+        return rc == 1
+    }
+}
+
+/// Conversions between ECDSA signature encodings: DER (`ECDSA-Sig-Value`, WebAuthn, X.509)
+/// and fixed-size r‖s (JOSE).
+public enum ECDSASignature {
+    /// r‖s of `size`-byte halves → DER.
+    public static func der(fromRaw raw: [UInt8]) -> [UInt8]? {
+        guard raw.count % 2 == 0, !raw.isEmpty else { return nil }
+        let half = raw.count / 2
+        return DER.sequence(DER.unsignedInteger(Array(raw[..<half])), DER.unsignedInteger(Array(raw[half...])))
+    }
+
+    /// DER → r‖s with halves of `size` bytes; nil when malformed or too large.
+    public static func raw(fromDER der: [UInt8], size: Int) -> [UInt8]? {
+        var i = 0
+        func readTLV(_ tag: UInt8) -> [UInt8]? {
+            guard i < der.count, der[i] == tag else { return nil }
+            i += 1
+            guard i < der.count else { return nil }
+            var len = Int(der[i])
+            i += 1
+            if len & 0x80 != 0 {
+                let n = len & 0x7F
+                guard n >= 1, n <= 2, i + n <= der.count else { return nil }
+                len = 0
+                for _ in 0..<n {
+                    len = len << 8 | Int(der[i])
+                    i += 1
+                }
+            }
+            guard i + len <= der.count else { return nil }
+            defer { i += len }
+            return Array(der[i..<(i + len)])
+        }
+        guard let seq = readTLV(0x30), i == der.count else { return nil }
+        let inner = seq
+        var j = 0
+        func readInt() -> [UInt8]? {
+            guard j + 2 <= inner.count, inner[j] == 0x02 else { return nil }
+            let len = Int(inner[j + 1])
+            guard len < 0x80, j + 2 + len <= inner.count, len > 0 else { return nil }
+            let v = Array(inner[(j + 2)..<(j + 2 + len)])
+            j += 2 + len
+            return v
+        }
+        guard let r = readInt(), let s = readInt(), j == inner.count else { return nil }
+        func pad(_ v: [UInt8]) -> [UInt8]? {
+            let t = Array(v.drop { $0 == 0 })
+            guard t.count <= size else { return nil }
+            return [UInt8](repeating: 0, count: size - t.count) + t
+        }
+        guard let pr = pad(r), let ps = pad(s) else { return nil }
+        return pr + ps
+    }
+}

@@ -1,0 +1,58 @@
+import Testing
+@testable import Crypto
+
+@Suite struct PublicKeyTests {
+    @Test func p256SignAndVerifyRoundTrip() throws {
+        let key = try PrivateKey.generateP256()
+        let pub = try key.publicKey()
+        #expect(pub.kind == .ec(.p256))
+        let message = Array("authenticatorData || hash".utf8)
+        let sig = try key.sign(message, algorithm: .es256)
+        #expect(pub.verify(signature: sig, message: message, algorithm: .es256))
+        #expect(!pub.verify(signature: sig, message: message + [0], algorithm: .es256))
+        // Algorithm confusion: a P-256 key never verifies under another algorithm.
+        #expect(!pub.verify(signature: sig, message: message, algorithm: .rs256))
+        #expect(!pub.verify(signature: sig, message: message, algorithm: .es384))
+        // The same key rebuilt from its coordinates verifies too.
+        let spki = pub.subjectPublicKeyInfo
+        let point = Array(spki.suffix(64))
+        let rebuilt = try PublicKey.ec(curve: .p256, x: Array(point[..<32]), y: Array(point[32...]))
+        #expect(rebuilt.verify(signature: sig, message: message, algorithm: .es256))
+        // JOSE form round trip.
+        let raw = try #require(ECDSASignature.raw(fromDER: sig, size: 32))
+        #expect(raw.count == 64)
+        #expect(ECDSASignature.der(fromRaw: raw).map { rebuilt.verify(signature: $0, message: message, algorithm: .es256) } == true)
+    }
+
+    @Test func pointsOffTheCurveAreRefused() throws {
+        let x = [UInt8](repeating: 1, count: 32)
+        let y = [UInt8](repeating: 2, count: 32)
+        #expect(throws: CryptoError.self) { try PublicKey.ec(curve: .p256, x: x, y: y) }
+        #expect(throws: CryptoError.self) { try PublicKey.ec(curve: .p256, x: [1], y: y) }
+    }
+
+    @Test func pemRoundTrip() throws {
+        let key = try PrivateKey.generateP256()
+        let pem = try key.pemPKCS8()
+        #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----"))
+        #expect(!key.description.contains("BEGIN"))
+        let loaded = try PrivateKey.fromPEM(pem)
+        let sig = try loaded.sign([1, 2, 3], algorithm: .es256)
+        #expect(try key.publicKey().verify(signature: sig, message: [1, 2, 3], algorithm: .es256))
+        #expect(throws: CryptoError.self) { try PrivateKey.fromPEM("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n") }
+    }
+
+    @Test(arguments: [[UInt8](), [0x30, 0x00], [0x30, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01], [0x31, 0x06, 0x02, 0x01, 0x01, 0x02, 0x01, 0x01]])
+    func malformedDERSignaturesAreRejected(_ der: [UInt8]) {
+        #expect(ECDSASignature.raw(fromDER: der, size: 32) == nil)
+    }
+
+    @Test func derLengthsAndOIDs() {
+        #expect(DER.length(5) == [5])
+        #expect(DER.length(200) == [0x81, 200])
+        #expect(DER.length(300) == [0x82, 0x01, 0x2C])
+        #expect(DER.oid("1.2.840.10045.2.1") == [0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01])
+        #expect(DER.unsignedInteger([0x80]) == [0x02, 0x02, 0x00, 0x80])
+        #expect(DER.unsignedInteger([0x00, 0x01]) == [0x02, 0x01, 0x01])
+    }
+}
