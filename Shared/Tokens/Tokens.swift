@@ -1,0 +1,1 @@
+/// JOSE: JWS, JWT, JWK and JWKS (see the files of this module).
