@@ -15,6 +15,7 @@ PG_PORT="${SIGNET_PG_PORT:-54329}"
 GATEWAY_PORT="${SIGNET_GATEWAY_PORT:-8080}"
 BROKER_ADDRESS="${SIGNET_DEVBROKER_ADDRESS:-127.0.0.1:19092}"
 export SIGNET_ADMIN_TOKEN="${SIGNET_ADMIN_TOKEN:-dev-admin-token}"
+export SIGNET_DEMO_RP_API_KEY="${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}"
 export SIGNET_KAFKA_BROKERS="${SIGNET_KAFKA_BROKERS:-$BROKER_ADDRESS}"
 export SIGNET_PG_PORT="$PG_PORT"
 SERVICES="registration:8081 authentication:8082 transaction:8083 oob:8084 pii:8085"
@@ -175,12 +176,10 @@ seed() {
     curl -fsS -o /dev/null -X PUT "$reg/v1/admin/tenants/demo" \
         -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" -H 'Content-Type: application/json' \
         -d '{"displayName":"Demo","rpId":"localhost","origins":["http://localhost:8080"]}'
-    local keyfile="$DATA/demo-api-key"
-    if [ ! -s "$keyfile" ] || ! curl -fs -o /dev/null -H "Authorization: Bearer $(cat "$keyfile")" "$reg/v1/tenants/demo/api-keys/current"; then
-        curl -fsS -X POST "$reg/v1/admin/tenants/demo/api-keys" -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" |
-            python3 -c 'import json,sys; print(json.load(sys.stdin)["apiKey"])' >"$keyfile"
-        chmod 600 "$keyfile"
-    fi
+    # The demo tenant's RP API key: SIGNET_DEMO_RP_API_KEY (default dev-demo-rp-key).
+    curl -fsS -o /dev/null -X PUT "$reg/v1/admin/tenants/demo/api-keys/k_00000000000000de" \
+        -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" -H 'Content-Type: application/json' \
+        -d "{\"apiKey\":\"$SIGNET_DEMO_RP_API_KEY\"}"
 }
 
 # Whether pid is gone (a child of this shell that exited stays a zombie until reaped).
@@ -245,7 +244,7 @@ print_endpoints() {
 
     admin token      $SIGNET_ADMIN_TOKEN
     demo tenant      demo (rpId localhost, origin http://localhost:$GATEWAY_PORT)
-    demo RP API key  $(cat "$DATA/demo-api-key")
+    demo RP API key  $SIGNET_DEMO_RP_API_KEY
 
   Ctrl-C stops everything.
 MSG

@@ -13,6 +13,7 @@ struct TenantAdminRoutes: Sendable {
     func register(on router: inout Router) {
         router.put("/v1/admin/tenants/{tenant}") { request, ctx in try await upsertTenant(request, ctx) }
         router.post("/v1/admin/tenants/{tenant}/api-keys") { request, ctx in try await issueAPIKey(request, ctx) }
+        router.put("/v1/admin/tenants/{tenant}/api-keys/{keyId}") { request, ctx in try await importAPIKey(request, ctx) }
         router.delete("/v1/admin/tenants/{tenant}/api-keys/{keyId}") { request, ctx in try await revokeAPIKey(request, ctx) }
         router.get("/v1/tenants/{tenant}/api-keys/current") { request, ctx in
             let principal = try await context.tenants.authenticateRelyingParty(request, tenant: ctx.parameter("tenant"))
@@ -91,6 +92,47 @@ struct TenantAdminRoutes: Sendable {
         }
         ctx.logger.info("api key issued", metadata: ["signet.key.id": .string(keyID)])
         return try .json(APIKeyIssued(keyId: keyID, apiKey: apiKey, createdAt: now), status: 201, headers: [("Cache-Control", "no-store")])
+    }
+
+    /// `PUT /v1/admin/tenants/{tenant}/api-keys/{keyId}`: registers an operator-chosen key under
+    /// `keyId`: 201 when new, 200 when that id already holds the same key, 409 when the id or
+    /// the key is already used otherwise.
+    func importAPIKey(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        _ = try context.requireAdmin(request)
+        let tenantID = ctx.parameter("tenant")
+        let keyID = ctx.parameter("keyId")
+        guard TenantValidation.isValidKeyID(keyID) else { throw HTTPError.invalid("keyId", "Key ids are k_ and 16 hex digits.") }
+        let body = try request.decode(APIKeyImportRequest.self)
+        guard (APIKeyRules.minimumLength...APIKeyRules.maximumLength).contains(body.apiKey.utf8.count),
+            body.apiKey.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value < 0x7F })
+        else {
+            throw HTTPError.invalid("apiKey", "apiKey must be \(APIKeyRules.minimumLength)-\(APIKeyRules.maximumLength) printable ASCII characters.")
+        }
+        let hash = Hex.encode(SHA256.hash(Array(body.apiKey.utf8)))
+        let now = Date()
+        let created = try await context.withTransaction { conn -> Bool in
+            guard try await conn.query("SELECT 1 FROM tenants WHERE id = \(tenantID) FOR SHARE").first != nil else {
+                throw HTTPError(.tenantNotFound, detail: "No tenant with this id.")
+            }
+            let existing = try await conn.query(
+                "SELECT key_id, tenant_id, key_hash, revoked_at FROM tenant_api_keys WHERE key_id = \(keyID) OR key_hash = \(hash)")
+            if let row = existing.first {
+                if existing.count == 1, row.string("key_id") == keyID, row.string("tenant_id") == tenantID,
+                    row.string("key_hash") == hash, row.string("revoked_at") == nil
+                {
+                    return false
+                }
+                throw HTTPError(.conflict, detail: "This key id or key is already in use.")
+            }
+            try await conn.query(
+                "INSERT INTO tenant_api_keys (key_id, tenant_id, key_hash, created_at) VALUES (\(keyID), \(tenantID), \(hash), \(now))")
+            try await Outbox.enqueue(
+                TenantAPIKeyCreated(tenantId: tenantID, keyId: keyID, keyHash: hash, createdAt: now), source: .registration,
+                subject: tenantID, key: tenantID, on: conn)
+            return true
+        }
+        if created { ctx.logger.info("api key imported", metadata: ["signet.key.id": .string(keyID)]) }
+        return try .json(APIKeyIdentity(tenantId: tenantID, keyId: keyID), status: created ? 201 : 200)
     }
 
     /// `DELETE /v1/admin/tenants/{tenant}/api-keys/{keyId}`: 204, or 404 for an unknown or

@@ -52,8 +52,15 @@ public final class HTTPServer: Service, @unchecked Sendable {
     private let stoppedContinuation: AsyncStream<Void>.Continuation
 
     struct ServerState {
+        /// Admitted requests whose responses have not completed.
         var inFlight = 0
+        /// Requests whose connection is suspended (handler running, not yet resumed).
+        var suspended = 0
+        /// Listener closed; responses carry `Connection: close`.
         var draining = false
+        /// Final phase: no new request is admitted, so none can be suspended when the
+        /// daemon stops (libmicrohttpd aborts if a connection is still suspended then).
+        var stopping = false
     }
 
     /// - Parameters:
@@ -102,6 +109,14 @@ public final class HTTPServer: Service, @unchecked Sendable {
         while state.withLock({ $0.inFlight }) > 0 && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        // Enter the final phase only when nothing is suspended, atomically with admission;
+        // the deadline sweeper guarantees every suspended request is resumed in time.
+        while !state.withLock({ s -> Bool in
+            if s.suspended == 0 { s.stopping = true }
+            return s.stopping
+        }) {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
         MHD_stop_daemon(daemon)
         self.daemon = nil
         deadlines.stop()
@@ -111,7 +126,25 @@ public final class HTTPServer: Service, @unchecked Sendable {
 
     var isDraining: Bool { state.withLock { $0.draining } }
 
-    func requestStarted() { state.withLock { $0.inFlight += 1 } }
+    /// Admits a request for suspension, unless the server is in its final phase.
+    func admit() -> Bool {
+        state.withLock { s in
+            if s.stopping { return false }
+            s.inFlight += 1
+            s.suspended += 1
+            return true
+        }
+    }
+
+    /// Resumes a suspended connection; under the lock, so that the final phase cannot begin
+    /// between the count and the resume.
+    func resume(_ connection: OpaquePointer) {
+        state.withLock { s in
+            s.suspended -= 1
+            MHD_resume_connection(connection)
+        }
+    }
+
     func requestFinished() { state.withLock { $0.inFlight -= 1 } }
 }
 
@@ -219,8 +252,15 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
         method: state.method, path: state.path, query: state.query, headers: state.headers, body: state.body,
         requestID: requestID)
     state.body = []
+    guard server.admit() else {
+        // Arrived (on a kept-alive connection) after shutdown's final phase began: not
+        // processed; the client may retry on a new connection.
+        var r = HTTPResponse.problem(
+            HTTPError(.unavailable, detail: "The server is shutting down; retry.", headers: [("Retry-After", "1")]), requestID: requestID)
+        r.headers.append(("X-Request-Id", requestID))
+        return queue(r, on: connection, closing: true)
+    }
     state.counted = true
-    server.requestStarted()
     MHD_suspend_connection(connection)
     let handle = ConnectionHandle(pointer: connection)
     let finished = Mutex(false)
@@ -232,7 +272,7 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
         }
         guard first else { return }
         state.response.withLock { $0 = response }
-        MHD_resume_connection(handle.pointer)
+        server.resume(handle.pointer)
     }
     let respond = server.respond
     let deadlines = server.deadlines

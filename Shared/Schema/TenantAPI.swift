@@ -109,3 +109,13 @@ public struct APIKeyIdentity: Codable, Sendable, Equatable {
 
     public static var fullExample: APIKeyIdentity { APIKeyIdentity(tenantId: "demo", keyId: "k_3f9a1c2b7d4e5f60") }
 }
+
+/// `PUT /v1/admin/tenants/{tenant}/api-keys/{keyId}` body: an operator-chosen RP API key
+/// (e.g. the local stack's `SIGNET_DEMO_RP_API_KEY`). Only its SHA-256 is stored.
+public struct APIKeyImportRequest: Codable, Sendable, Equatable {
+    public var apiKey: String
+
+    public init(apiKey: String) { self.apiKey = apiKey }
+
+    public static var fullExample: APIKeyImportRequest { APIKeyImportRequest(apiKey: "dev-demo-rp-key") }
+}

@@ -48,3 +48,10 @@ public enum TenantValidation {
         }
     }
 }
+
+/// Rules for RP API keys.
+public enum APIKeyRules {
+    /// Imported keys must be at least this long; generated ones are far longer.
+    public static let minimumLength = 12
+    public static let maximumLength = 256
+}

@@ -82,5 +82,10 @@ public enum Outbox {
             );
             CREATE INDEX tenant_api_keys_tenant ON tenant_api_keys (tenant_id);
             """),
+        Migration(
+            4, "tenant_api_keys_by_hash",
+            """
+            CREATE UNIQUE INDEX tenant_api_keys_hash ON tenant_api_keys (key_hash);
+            """),
     ]
 }

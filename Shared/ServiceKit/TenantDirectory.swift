@@ -71,32 +71,27 @@ public struct TenantDirectory: Sendable {
 
     // MARK: - RP API keys
 
-    /// API keys look like `sk_<keyId>_<secret>`; the key id locates the stored hash.
-    public static func keyID(fromAPIKey key: String) -> String? {
-        let parts = key.split(separator: "_", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "sk", parts[1] == "k" else { return nil }
-        let id = "k_\(parts[2])"
-        return TenantValidation.isValidKeyID(id) ? id : nil
-    }
-
     /// Authenticates an RP backend by the API key in `Authorization: Bearer`, for `tenant`.
+    ///
+    /// Keys are found by their SHA-256 (keys are high-entropy secrets, so the digest reveals
+    /// nothing useful and the lookup needs no key format); the stored digest is then compared
+    /// in constant time and the key's tenant must be the path's.
     ///
     /// - Throws: 401 `unauthorized` for a missing, unknown, revoked or other tenant's key; the
     ///   error does not say which.
     public func authenticateRelyingParty(_ request: HTTPRequest, tenant: String) async throws -> Principal {
-        guard let key = request.bearerToken, key.utf8.count <= 256, let keyID = TenantDirectory.keyID(fromAPIKey: key) else {
-            throw HTTPError(.unauthorized, detail: "A valid API key is required.", headers: [("WWW-Authenticate", "Bearer")])
-        }
-        let rows = try await pool.withConnection { conn in
-            try await conn.query(
-                "SELECT key_hash, tenant_id FROM tenant_api_keys WHERE key_id = \(keyID) AND revoked_at IS NULL")
+        let refused = HTTPError(.unauthorized, detail: "A valid API key is required.", headers: [("WWW-Authenticate", "Bearer")])
+        guard let key = request.bearerToken, (APIKeyRules.minimumLength...APIKeyRules.maximumLength).contains(key.utf8.count) else {
+            throw refused
         }
         let presented = SHA256.hash(Array(key.utf8))
-        guard let row = rows.first, let storedHex = row.string("key_hash"), let stored = Hex.decode(storedHex),
-            ConstantTime.equals(presented, stored), row.string("tenant_id") == tenant
-        else {
-            throw HTTPError(.unauthorized, detail: "A valid API key is required.", headers: [("WWW-Authenticate", "Bearer")])
+        let rows = try await pool.withConnection { conn in
+            try await conn.query(
+                "SELECT key_id, key_hash, tenant_id FROM tenant_api_keys WHERE key_hash = \(Hex.encode(presented)) AND revoked_at IS NULL")
         }
+        guard let row = rows.first, let storedHex = row.string("key_hash"), let stored = Hex.decode(storedHex),
+            let keyID = row.string("key_id"), ConstantTime.equals(presented, stored), row.string("tenant_id") == tenant
+        else { throw refused }
         return .relyingParty(tenant: tenant, keyID: keyID)
     }
 

@@ -188,6 +188,8 @@ import Testing
                  services: ServiceName.allCases),
         WireType(component: "APIKeyIdentity", example: { try SchemaDocuments.wireJSON(APIKeyIdentity.fullExample) },
                  services: [.registration]),
+        WireType(component: "APIKeyImportRequest", example: { try SchemaDocuments.wireJSON(APIKeyImportRequest.fullExample) },
+                 services: [.registration]),
         WireType(
             component: "Problem",
             example: {

@@ -85,6 +85,19 @@ struct BadInputTests {
             return rows?.first?.string("revoked_at") != nil
         }
         #expect(revokedEverywhere)
+        // Imported keys: the demo tenant's key from the local stack works.
+        let demo = try await TestHTTP.send(
+            "GET", "\(Stack.registration)/v1/tenants/demo/api-keys/current",
+            headers: ["Authorization": "Bearer \(TestStack.environment["SIGNET_DEMO_RP_API_KEY"] ?? "dev-demo-rp-key")"])
+        #expect(demo.status == 200)
+        #expect(try demo.json()["keyId"] as? String == "k_00000000000000de")
+        let importURL = "\(Stack.registration)/v1/admin/tenants/\(id)/api-keys/k_0123456789abcdef"
+        let imported = "imported-key-\(UUID().uuidString)"
+        #expect(try await TestHTTP.json("PUT", importURL, token: TestStack.adminToken, json: #"{"apiKey":"\#(imported)"}"#).status == 201)
+        #expect(try await TestHTTP.json("PUT", importURL, token: TestStack.adminToken, json: #"{"apiKey":"\#(imported)"}"#).status == 200)
+        try expectProblem(try await TestHTTP.json("PUT", importURL, token: TestStack.adminToken, json: #"{"apiKey":"another-key-\#(UUID().uuidString)"}"#), 409, "conflict")
+        try expectProblem(try await TestHTTP.json("PUT", importURL, token: TestStack.adminToken, json: #"{"apiKey":"short"}"#), 400, "invalid_field", field: "apiKey")
+        #expect(try await TestHTTP.send("GET", current.replacingOccurrences(of: id, with: id), headers: ["Authorization": "Bearer \(imported)"]).status == 200)
         let unknownTenant = try await TestHTTP.send("POST", "\(Stack.registration)/v1/admin/tenants/no-such-tenant/api-keys", headers: ["Authorization": "Bearer \(TestStack.adminToken)"])
         try expectProblem(unknownTenant, 404, "tenant_not_found")
     }

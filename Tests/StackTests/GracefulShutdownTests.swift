@@ -15,6 +15,7 @@ struct GracefulShutdownTests {
         var serverErrors = 0
         var otherStatuses: [Int] = []
         var transportErrors = 0
+        var refusedWhileStopping = 0
     }
 
     @Test func sigtermUnderLoadFinishesInFlightRequestsAndDrainsTheOutbox() async throws {
@@ -30,7 +31,10 @@ struct GracefulShutdownTests {
         env["SIGNET_DATABASE_URL"] = TestStack.conninfo(database: scratch.name)
         env["SIGNET_LOG_LEVEL"] = "warning"
         process.environment = env
-        let log = FileHandle(forWritingAtPath: "/dev/null")
+        // The replica's log goes to the data folder, for whoever reads a failure.
+        let logPath = "\(TestStack.dataDir)/logs/sigterm-replica.log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = FileHandle(forWritingAtPath: logPath)
         process.standardOutput = log
         process.standardError = log
         try process.run()
@@ -58,9 +62,20 @@ struct GracefulShutdownTests {
                                 let r = try await TestHTTP.json(
                                     "PUT", "\(base)/v1/admin/tenants/\(id)", token: TestStack.adminToken,
                                     json: #"{"displayName":"L","rpId":"example.com","origins":["https://example.com"]}"#)
+                                let refused = r.status == 503 && (try? r.json()["code"] as? String) == "service_unavailable"
                                 tally.withLock { t in
-                                    if r.status == 201 { t.created += 1 } else if r.status >= 500 { t.serverErrors += 1 } else { t.otherStatuses.append(r.status) }
+                                    if r.status == 201 {
+                                        t.created += 1
+                                    } else if refused {
+                                        // Arrived after the final phase began: refused, not processed.
+                                        t.refusedWhileStopping += 1
+                                    } else if r.status >= 500 {
+                                        t.serverErrors += 1
+                                    } else {
+                                        t.otherStatuses.append(r.status)
+                                    }
                                 }
+                                if refused { return }
                             } catch {
                                 // Connection refused once the listener is closed: the load ends.
                                 tally.withLock { $0.transportErrors += 1 }
