@@ -1,0 +1,75 @@
+/// Writes compact JSON for the objects Signet signs and publishes (JWS headers, claim sets,
+/// JWKs).
+///
+/// Output is deterministic: no whitespace, members of a `JSONValue.object` sorted by key,
+/// `/` not escaped, non-ASCII left as UTF-8. Where member order is part of a documented form
+/// (the JWS header `{"alg","typ","kid"}`), callers write ordered members with
+/// ``writeObject(_:)``.
+struct JSONWriter {
+    private(set) var bytes: [UInt8] = []
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
+    mutating func write(_ value: JSONValue) {
+        switch value {
+        case .null: append("null")
+        case .bool(let b): append(b ? "true" : "false")
+        case .int(let i): append(String(i))
+        case .double(let d):
+            // JSON has no NaN or infinity.
+            if !d.isFinite {
+                append("null")
+            } else if d.rounded() == d, let i = Int64(exactly: d) {
+                append(String(i))
+            } else {
+                append(d.description)
+            }
+        case .string(let s): writeString(s)
+        case .array(let elements):
+            bytes.append(UInt8(ascii: "["))
+            for (i, element) in elements.enumerated() {
+                if i > 0 { bytes.append(UInt8(ascii: ",")) }
+                write(element)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        case .object(let members):
+            writeObject(members.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        }
+    }
+
+    /// Writes an object with its members in the given order.
+    mutating func writeObject(_ members: [(String, JSONValue)]) {
+        bytes.append(UInt8(ascii: "{"))
+        for (i, member) in members.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            writeString(member.0)
+            bytes.append(UInt8(ascii: ":"))
+            write(member.1)
+        }
+        bytes.append(UInt8(ascii: "}"))
+    }
+
+    private mutating func writeString(_ s: String) {
+        bytes.append(UInt8(ascii: "\""))
+        for c in s.utf8 {
+            switch c {
+            case UInt8(ascii: "\""): append("\\\"")
+            case UInt8(ascii: "\\"): append("\\\\")
+            case 0x0A: append("\\n")
+            case 0x0D: append("\\r")
+            case 0x09: append("\\t")
+            case 0x08: append("\\b")
+            case 0x0C: append("\\f")
+            case 0x00..<0x20:
+                let hex: [UInt8] = Array("0123456789abcdef".utf8)
+                append("\\u00")
+                bytes.append(hex[Int(c >> 4)])
+                bytes.append(hex[Int(c & 0xF)])
+            default: bytes.append(c)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func append(_ s: String) { bytes.append(contentsOf: s.utf8) }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// A verified JWT: its header and claims, available only from ``JWTVerifier/verify(_:now:)``
+/// (or after signing), so that holding a `JWT` means its signature and claims were checked.
+public struct JWT: Sendable {
+    /// The protected header.
+    public let header: JWSHeader
+    /// The claims.
+    public let claims: JWTClaims
+    /// The payload JSON as signed (already checked: one object, no duplicate members).
+    public let payload: [UInt8]
+
+    init(header: JWSHeader, claims: JWTClaims, payload: [UInt8]) {
+        self.header = header
+        self.claims = claims
+        self.payload = payload
+    }
+
+    /// Decodes the payload into a service's own claim type (a tcToken's transaction fields,
+    /// a device JWT's claims).
+    ///
+    /// - Throws: `DecodingError` from `JSONDecoder`.
+    public func decodePayload<Claims: Decodable>(as type: Claims.Type = Claims.self) throws -> Claims {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return try decoder.decode(Claims.self, from: Data(payload))
+    }
+}
