@@ -29,8 +29,10 @@ public enum DER {
     public static func oid(_ dotted: String) -> [UInt8] {
         let arcs = dotted.split(separator: ".").compactMap { UInt64($0) }
         precondition(arcs.count >= 2, "bad OID")
-        var body: [UInt8] = [UInt8(arcs[0] * 40 + arcs[1])]
-        for arc in arcs.dropFirst(2) {
+        // The first two arcs share one base-128 subidentifier (X.690 §8.19.4), which may
+        // exceed one byte (e.g. 2.999).
+        var body: [UInt8] = []
+        for arc in [arcs[0] * 40 + arcs[1]] + arcs.dropFirst(2) {
             var chunk: [UInt8] = [UInt8(arc & 0x7F)]
             var v = arc >> 7
             while v > 0 {

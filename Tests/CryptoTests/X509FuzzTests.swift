@@ -1,0 +1,189 @@
+import Foundation
+import Testing
+@testable import Crypto
+
+/// Garbage, truncated and mutated certificates and DER: parsing and verification either
+/// succeed or throw ``CryptoError``; they never trap, hang or throw anything else.
+/// Deterministic (seeded) so that a failure reproduces.
+@Suite struct X509FuzzTests {
+    /// SplitMix64: small, fast, reproducible.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// Synthetic certificates (always available) plus real ones when the vectors are present.
+    static func seeds() throws -> [[UInt8]] {
+        typealias Build = X509TestCertificates
+        let root = try Build.root()
+        let san = Build.seq([DER.tlv(0x82, Array("example.com".utf8)), DER.tlv(0xA4, Build.name([(X509OID.tpmModel, "M")]))])
+        let leaf = try Build.issue(
+            "Leaf", by: root, ca: false,
+            extra: [
+                .init(oid: X509OID.subjectAltName, critical: true, value: san),
+                .init(oid: X509OID.extendedKeyUsage, critical: false, value: Build.extendedKeyUsage([X509OID.tcgKpAIKCertificate])),
+                .init(oid: X509OID.fidoAAGUID, critical: false, value: DER.tlv(0x04, [UInt8](repeating: 7, count: 16))),
+            ])
+        var seeds = [root.der, leaf.der]
+        if X509TestVectors.isPresent {
+            seeds += try X509TestVectors.anchors.prefix(2).map { try X509Certificate(pem: $0.pem).derEncoded }
+            for name in ["test_verify_attestation_surface_pro_4", "test_verify_attestation_android_key_hardware_authority"] {
+                seeds += try X509TestVectors.registration(named: name).x5c.prefix(2)
+            }
+        }
+        return seeds
+    }
+
+    /// Mutations per seed; raise with X509_FUZZ_ITERATIONS for a longer local run.
+    static let iterations = ProcessInfo.processInfo.environment["X509_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 1500
+
+    static let store: X509TrustStore? = try? X509TrustStore(anchors: [X509TestCertificates.root().certificate])
+
+    /// Parses `bytes`; when that succeeds, reads everything and tries a verification.
+    static func exercise(_ bytes: [UInt8]) {
+        let certificate: X509Certificate
+        do {
+            certificate = try X509Certificate(derEncoded: bytes)
+        } catch is CryptoError {
+            return
+        } catch {
+            Issue.record("unexpected error type: \(type(of: error))")
+            return
+        }
+        _ = (certificate.version, certificate.serialNumber, certificate.subject.commonName, certificate.issuer.attributes)
+        _ = (certificate.notBefore, certificate.notAfter, certificate.signatureAlgorithmOID, certificate.extensionOIDs)
+        _ = (certificate.basicConstraints, certificate.keyUsage, certificate.extendedKeyUsage, certificate.subjectAlternativeNames)
+        _ = try? certificate.publicKey
+        _ = try? certificate.fidoAAGUID()
+        _ = X509Certificate.verifySignature(of: certificate, by: certificate)
+        for ext in certificate.extensions { _ = try? X509DERReader.validate(ext.value) }
+        if let store {
+            do {
+                _ = try store.verify(certificate, intermediates: [certificate], at: X509TestVectors.utc(2025, 1, 1))
+            } catch is CryptoError {
+            } catch {
+                Issue.record("unexpected error type: \(type(of: error))")
+            }
+        }
+    }
+
+    /// Reads `reader` with every typed read, then descends into constructed elements.
+    static func walk(_ start: X509DERReader, depth: Int = 0) {
+        var reader = start
+        while !reader.isAtEnd {
+            var p = reader
+            _ = try? p.readInt()
+            p = reader
+            _ = try? p.readUnsignedInteger()
+            p = reader
+            _ = try? p.readEnumerated()
+            p = reader
+            _ = try? p.readBoolean()
+            p = reader
+            _ = try? p.readBitString()
+            p = reader
+            _ = try? p.readObjectIdentifier()
+            p = reader
+            _ = try? p.readString()
+            p = reader
+            try? p.readNull()
+            p = reader
+            _ = try? p.readExplicit(1)
+            _ = try? reader.peekTag()
+            guard let element = try? reader.readElement() else { return }
+            if depth < 64, let inner = try? element.reader() { walk(inner, depth: depth + 1) }
+        }
+    }
+
+    @Test func everyTruncationThrows() throws {
+        for seed in try Self.seeds() {
+            for length in 0..<seed.count {
+                #expect(throws: CryptoError.self) { try X509Certificate(derEncoded: Array(seed[..<length])) }
+            }
+        }
+    }
+
+    @Test func mutatedCertificatesOnlyThrow() throws {
+        var rng = SeededGenerator(state: 0x5151_4E45_5431)
+        for seed in try Self.seeds() {
+            for _ in 0..<Self.iterations {
+                var bytes = seed
+                for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                    let i = Int.random(in: 0..<max(bytes.count, 1), using: &rng)
+                    switch Int.random(in: 0..<6, using: &rng) {
+                    case 0 where !bytes.isEmpty: bytes[i] ^= UInt8(1) << UInt8.random(in: 0...7, using: &rng)
+                    case 1 where !bytes.isEmpty: bytes[i] = UInt8.random(in: 0...255, using: &rng)
+                    case 2: bytes.insert(UInt8.random(in: 0...255, using: &rng), at: min(i, bytes.count))
+                    case 3 where !bytes.isEmpty: bytes.remove(at: i)
+                    case 4 where !bytes.isEmpty:
+                        // Lengths are where parsers break: set one to an extreme.
+                        bytes[i] = [0x00, 0x7F, 0x80, 0x81, 0x82, 0x84, 0xFF].randomElement(using: &rng)!
+                    default:
+                        let j = Int.random(in: 0..<max(bytes.count, 1), using: &rng)
+                        bytes.insert(contentsOf: bytes[min(i, j)..<max(i, j)].prefix(64), at: min(j, bytes.count))
+                    }
+                }
+                Self.exercise(bytes)
+            }
+        }
+    }
+
+    @Test func randomGarbageOnlyThrows() {
+        var rng = SeededGenerator(state: 42)
+        for round in 0..<(Self.iterations * 3) {
+            let count = Int.random(in: 0...400, using: &rng)
+            var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
+            // Half the time, look like a certificate's opening so the parser goes deeper.
+            if round % 2 == 0 {
+                bytes = [0x30, 0x82, UInt8(count >> 8), UInt8(count & 0xFF), 0x30, 0x82] + bytes
+            }
+            Self.exercise(bytes)
+            _ = try? X509DERReader.validate(bytes)
+            Self.walk(X509DERReader(bytes))
+        }
+    }
+
+    @Test func derReaderSurvivesMutatedStructures() throws {
+        var rng = SeededGenerator(state: 7)
+        for seed in try Self.seeds() {
+            for _ in 0..<300 {
+                var bytes = seed
+                for _ in 0..<3 where !bytes.isEmpty {
+                    bytes[Int.random(in: 0..<bytes.count, using: &rng)] = UInt8.random(in: 0...255, using: &rng)
+                }
+                _ = try? X509DERReader.validate(bytes)
+                Self.walk(X509DERReader(bytes))
+            }
+        }
+    }
+
+    @Test func pemGarbageOnlyThrows() throws {
+        var rng = SeededGenerator(state: 99)
+        let seeds = try Self.seeds()
+        let pieces = ["-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----", "-----BEGIN X-----", "MIIB", "====", "\r", " ", "é", ""]
+        for _ in 0..<500 {
+            var lines: [String] = []
+            for _ in 0..<Int.random(in: 0...6, using: &rng) {
+                if Bool.random(using: &rng) {
+                    lines.append(pieces.randomElement(using: &rng)!)
+                } else {
+                    var der = seeds.randomElement(using: &rng)!
+                    der = Array(der.prefix(Int.random(in: 0...der.count, using: &rng)))
+                    lines.append(Data(der).base64EncodedString())
+                }
+            }
+            do {
+                _ = try X509Certificate.certificates(fromPEM: lines.joined(separator: "\n"))
+            } catch is CryptoError {
+            } catch {
+                Issue.record("unexpected error type: \(type(of: error))")
+            }
+        }
+    }
+}
