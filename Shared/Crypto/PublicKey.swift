@@ -34,12 +34,14 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The digest, fetched once: OpenSSL 3 re-fetches the implementation on every init when
+    /// given the legacy `EVP_sha256()` handles, which costs a sizeable share of a verify.
     var digest: OpaquePointer? {
         switch self {
-        case .es256, .rs256, .ps256: EVP_sha256()
-        case .es384, .rs384, .ps384: EVP_sha384()
-        case .es512, .rs512, .ps512: EVP_sha512()
-        case .rs1: EVP_sha1()
+        case .es256, .rs256, .ps256: FetchedDigests.shared.sha256
+        case .es384, .rs384, .ps384: FetchedDigests.shared.sha384
+        case .es512, .rs512, .ps512: FetchedDigests.shared.sha512
+        case .rs1: FetchedDigests.shared.sha1
         case .ed25519: nil
         }
     }
@@ -258,4 +260,15 @@ public enum ECDSASignature {
         guard let pr = pad(r), let ps = pad(s) else { return nil }
         return pr + ps
     }
+}
+
+/// Explicitly fetched digest implementations, kept for the life of the process.
+final class FetchedDigests: @unchecked Sendable {
+    // @unchecked Sendable: fetched once at initialisation and never mutated; OpenSSL allows
+    // concurrent use of an EVP_MD.
+    static let shared = FetchedDigests()
+    let sha1 = EVP_MD_fetch(nil, "SHA1", nil)
+    let sha256 = EVP_MD_fetch(nil, "SHA256", nil)
+    let sha384 = EVP_MD_fetch(nil, "SHA384", nil)
+    let sha512 = EVP_MD_fetch(nil, "SHA512", nil)
 }

@@ -1,0 +1,90 @@
+/// The client data a browser or platform collected and the authenticator signed over
+/// (`clientDataJSON`, WebAuthn L3 §5.8.1).
+///
+/// Parsed strictly but not against a template (§5.8.1.2: clients may add members, and the
+/// order of members is not fixed):
+/// - at most ``maximumLength`` bytes of UTF-8 JSON, one object, no duplicate member names;
+/// - `type`, `challenge` and `origin` are required strings;
+/// - `crossOrigin`, when present, is a boolean; `topOrigin`, when present, is a string;
+/// - `tokenBinding`, when it is an object, has a string `status` (and an `id` string when the
+///   status is `present`). Some old clients sent a bare string there (e.g. `"unused"`); that
+///   is ignored, as Token Binding is gone from L3 and carries nothing then.
+/// Unknown members are ignored.
+public struct CollectedClientData: Sendable {
+    /// Token Binding state the client reported (a WebAuthn Level 2 member, reserved in L3).
+    public struct TokenBinding: Sendable, Hashable {
+        /// `present`, `supported`, or whatever else the client sent.
+        public let status: String
+        /// The Token Binding ID (base64url), when present.
+        public let id: String?
+    }
+
+    /// Largest clientDataJSON accepted, in bytes. Browsers send a few hundred bytes.
+    public static let maximumLength = 16_384
+
+    /// `webauthn.create` or `webauthn.get` (other values for e.g. payment extensions).
+    public let type: String
+    /// The challenge, base64url-encoded by the client.
+    public let challenge: String
+    /// The origin of the caller, e.g. `https://example.org` or `android:apk-key-hash:…`.
+    public let origin: String
+    /// Whether the caller was in a cross-origin iframe (absent means false).
+    public let crossOrigin: Bool?
+    /// The top-level origin, present when the caller was a cross-origin iframe.
+    public let topOrigin: String?
+    /// Token Binding state, when the client sent it as an object.
+    public let tokenBinding: TokenBinding?
+    /// The exact bytes received (what is hashed for signatures).
+    public let bytes: [UInt8]
+
+    /// Parses clientDataJSON.
+    ///
+    /// - Throws: ``WebAuthnError`` with ``WebAuthnError/Code/malformedClientData``.
+    public init(bytes: [UInt8]) throws(WebAuthnError) {
+        let step = "§5.8.1 client data"
+        func malformed(_ detail: String) -> WebAuthnError { WebAuthnError(.malformedClientData, step: step, detail) }
+
+        guard bytes.count <= Self.maximumLength else { throw malformed("larger than \(Self.maximumLength) bytes") }
+        let json: JSONValue
+        do {
+            json = try JSONValue.parse(bytes)
+        } catch {
+            throw malformed("not valid JSON: \(error.reason) at byte \(error.offset)")
+        }
+        guard case .object = json else { throw malformed("not a JSON object") }
+        guard case .string(let type)? = json["type"] else { throw malformed("type must be a string") }
+        guard case .string(let challenge)? = json["challenge"] else { throw malformed("challenge must be a string") }
+        guard case .string(let origin)? = json["origin"] else { throw malformed("origin must be a string") }
+
+        switch json["crossOrigin"] {
+        case nil: crossOrigin = nil
+        case .bool(let b)?: crossOrigin = b
+        default: throw malformed("crossOrigin must be a boolean")
+        }
+        switch json["topOrigin"] {
+        case nil: topOrigin = nil
+        case .string(let s)?: topOrigin = s
+        default: throw malformed("topOrigin must be a string")
+        }
+        switch json["tokenBinding"] {
+        case .object?:
+            guard case .string(let status)? = json["tokenBinding"]?["status"] else {
+                throw malformed("tokenBinding.status must be a string")
+            }
+            let id: String?
+            switch json["tokenBinding"]?["id"] {
+            case nil: id = nil
+            case .string(let s)?: id = s
+            default: throw malformed("tokenBinding.id must be a string")
+            }
+            if status == "present", id == nil { throw malformed("tokenBinding.id is required when status is present") }
+            tokenBinding = TokenBinding(status: status, id: id)
+        default:
+            tokenBinding = nil
+        }
+        self.type = type
+        self.challenge = challenge
+        self.origin = origin
+        self.bytes = bytes
+    }
+}
