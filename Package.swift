@@ -50,7 +50,7 @@ let package = Package(
             path: "Shared/Kafka"),
         .target(name: "Schema", path: "Shared/Schema"),
         .target(name: "Tokens", dependencies: ["Crypto"], path: "Shared/Tokens"),
-        .target(name: "FIDO", dependencies: ["Crypto"], path: "Shared/FIDO"),
+        .target(name: "FIDO", dependencies: ["Crypto", "Tokens"], path: "Shared/FIDO"),
         .target(
             name: "ServiceKit",
             dependencies: ["Platform", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto"],
@@ -76,7 +76,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport"], path: "Tests/PostgresTests"),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "Crypto"], path: "Tests/TokensTests"),
-        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto"], path: "Tests/FIDOTests"),
+        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka"],
