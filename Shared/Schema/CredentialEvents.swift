@@ -1,0 +1,108 @@
+import Foundation
+
+/// A WebAuthn credential was registered: what the authentication service needs to verify
+/// assertions with it. Carries the public key, never a secret.
+///
+/// - Note: `username` is the RP's account identifier (the sign-in contract returns it);
+///   tenants should use opaque account ids, not e-mail addresses.
+public struct CredentialRegistered: EventPayload {
+    public static let eventType = "signet.registration.credential.registered.v1"
+    public static let topic = Topic.registration
+
+    public var tenantId: String
+    public var username: String
+    /// base64url user handle.
+    public var userHandle: String
+    /// base64url credential id.
+    public var credentialId: String
+    /// base64url COSE_Key.
+    public var publicKeyCose: String
+    public var algorithm: Int
+    public var signCount: Int
+    public var backupEligible: Bool
+    public var backupState: Bool
+    public var transports: [String]
+    public var aaguid: String
+    public var registeredAt: Date
+
+    public init(
+        tenantId: String, username: String, userHandle: String, credentialId: String, publicKeyCose: String, algorithm: Int, signCount: Int,
+        backupEligible: Bool, backupState: Bool, transports: [String], aaguid: String, registeredAt: Date
+    ) {
+        self.tenantId = tenantId
+        self.username = username
+        self.userHandle = userHandle
+        self.credentialId = credentialId
+        self.publicKeyCose = publicKeyCose
+        self.algorithm = algorithm
+        self.signCount = signCount
+        self.backupEligible = backupEligible
+        self.backupState = backupState
+        self.transports = transports
+        self.aaguid = aaguid
+        self.registeredAt = registeredAt
+    }
+
+    public static var fullExample: CredentialRegistered {
+        CredentialRegistered(
+            tenantId: "demo", username: "user-4711", userHandle: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U",
+            credentialId: "9y1xA8Tmg1FEmT-c7_fvWZ_uoTuoih3OvR45_oAK-cw",
+            publicKeyCose: "pQECAyYgASFYIEhW1CRfuNlIN6XTPKw0RbvzeaIlRMrDwwep-uq_-3WQIlgg1FZwd_RZRsqS_qgKCDvcVh7ScoKNo3w5h5fv3ihUSww",
+            algorithm: -7, signCount: 0, backupEligible: true, backupState: true, transports: ["internal", "hybrid"],
+            aaguid: "00000000-0000-0000-0000-000000000000", registeredAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: CredentialRegistered { fullExample }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
+        guard isBase64URL(userHandle, maxBytes: 64) else { throw EventDecodingError.invalidData("userHandle") }
+        guard isBase64URL(credentialId, maxBytes: 1023) else { throw EventDecodingError.invalidData("credentialId") }
+        guard isBase64URL(publicKeyCose, maxBytes: 2048) else { throw EventDecodingError.invalidData("publicKeyCose") }
+        guard signCount >= 0, signCount <= Int(UInt32.max) else { throw EventDecodingError.invalidData("signCount") }
+        guard !backupState || backupEligible else { throw EventDecodingError.invalidData("backupState") }
+        guard transports.count <= 8 else { throw EventDecodingError.invalidData("transports") }
+        guard UUID(uuidString: aaguid) != nil else { throw EventDecodingError.invalidData("aaguid") }
+    }
+}
+
+/// A credential's status changed: suspended, resumed, deleted, or flagged as a possible clone.
+public struct CredentialStatusChanged: EventPayload {
+    public static let eventType = "signet.registration.credential.status.changed.v1"
+    public static let topic = Topic.registration
+
+    public var tenantId: String
+    /// base64url credential id.
+    public var credentialId: String
+    /// `active`, `suspended` or `deleted`.
+    public var status: String
+    public var changedAt: Date
+
+    public init(tenantId: String, credentialId: String, status: String, changedAt: Date) {
+        self.tenantId = tenantId
+        self.credentialId = credentialId
+        self.status = status
+        self.changedAt = changedAt
+    }
+
+    public static let statuses = ["active", "suspended", "deleted"]
+
+    public static var fullExample: CredentialStatusChanged {
+        CredentialStatusChanged(tenantId: "demo", credentialId: "9y1xA8Tmg1FEmT-c7_fvWZ_uoTuoih3OvR45_oAK-cw", status: "suspended",
+                                changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: CredentialStatusChanged { fullExample }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard isBase64URL(credentialId, maxBytes: 1023) else { throw EventDecodingError.invalidData("credentialId") }
+        guard CredentialStatusChanged.statuses.contains(status) else { throw EventDecodingError.invalidData("status") }
+    }
+}
+
+/// A base64url string (no padding) of 1…maxBytes decoded bytes.
+func isBase64URL(_ s: String, maxBytes: Int) -> Bool {
+    let u = s.utf8
+    guard !u.isEmpty, u.count <= (maxBytes * 4 + 2) / 3, u.count % 4 != 1 else { return false }
+    return u.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }
+}
