@@ -57,8 +57,8 @@ let package = Package(
             path: "Shared/ServiceKit"),
 
         // MARK: - Services
-        .executableTarget(name: "Registration", dependencies: ["ServiceKit"], path: "Services/Registration"),
-        .executableTarget(name: "Authentication", dependencies: ["ServiceKit"], path: "Services/Authentication"),
+        .executableTarget(name: "Registration", dependencies: ["ServiceKit", "FIDO", "Crypto"], path: "Services/Registration"),
+        .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto"], path: "Services/Authentication"),
         .executableTarget(name: "Transaction", dependencies: ["ServiceKit"], path: "Services/Transaction"),
         .executableTarget(name: "OOB", dependencies: ["ServiceKit"], path: "Services/OOB"),
         .executableTarget(name: "PII", dependencies: ["ServiceKit"], path: "Services/PII"),
@@ -69,7 +69,7 @@ let package = Package(
             path: "Tools/DevBroker"),
 
         // MARK: - Tests
-        .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema"], path: "Tests/TestSupport"),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"], path: "Tests/PlatformTests"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform"], path: "Tests/HTTPServerTests"),
@@ -83,7 +83,7 @@ let package = Package(
             path: "Tests/ServiceKitTests"),
         .testTarget(
             name: "StackTests",
-            dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto", "ServiceKit", "TestSupport"],
+            dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto", "ServiceKit", "TestSupport", "Tokens", "FIDO"],
             path: "Tests/StackTests"),
     ]
 )

@@ -19,7 +19,7 @@ export SIGNET_DEMO_RP_API_KEY="${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}"
 export SIGNET_KAFKA_BROKERS="${SIGNET_KAFKA_BROKERS:-$BROKER_ADDRESS}"
 export SIGNET_PG_PORT="$PG_PORT"
 SERVICES="registration:8081 authentication:8082 transaction:8083 oob:8084 pii:8085"
-APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev pkg-config postgresql nginx-light curl python3 python3-venv"
+APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev openssl pkg-config postgresql nginx-light curl python3 python3-venv"
 
 log() { printf '\033[1m[signet]\033[0m %s\n' "$*" >&2; }
 
@@ -134,8 +134,25 @@ start_broker() {
     done
 }
 
+# Development secrets under the data folder (production passes its own through the
+# environment): the ceremony-handle key shared by every replica, and the session signing key.
+dev_keys() {
+    mkdir -p "$DATA/keys"
+    chmod 700 "$DATA/keys"
+    if [ ! -s "$DATA/keys/ceremony.key" ]; then
+        head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$DATA/keys/ceremony.key"
+    fi
+    if [ ! -s "$DATA/keys/session-signing.pem" ]; then
+        openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$DATA/keys/session-signing.pem" 2>/dev/null
+    fi
+    chmod 600 "$DATA/keys/"*
+    export SIGNET_CEREMONY_KEY="${SIGNET_CEREMONY_KEY:-$(cat "$DATA/keys/ceremony.key")}"
+    export SIGNET_SIGNING_KEY_FILE="${SIGNET_SIGNING_KEY_FILE:-$DATA/keys/session-signing.pem}"
+}
+
 start_services() {
     local bin="$1"
+    dev_keys
     for entry in $SERVICES; do
         local name="${entry%%:*}" port="${entry##*:}"
         port_free "$port" || { log "port $port is taken; is another stack running?"; exit 1; }

@@ -1,5 +1,20 @@
+import Foundation
+import Platform
 import ServiceKit
 
-// The authentication service. So far it keeps its tenant read model from registration's events and
-// serves the platform endpoints; its own capabilities come with later issues.
-await ServiceRuntime.main(service: .authentication)
+// The authentication service: WebAuthn sign-in over its own read model of credentials, and
+// session tokens.
+let logger = Logger(label: "signet.authentication")
+let handles: CeremonyHandles
+let sessions: SessionIssuer
+do {
+    handles = try CeremonyHandles.fromEnvironment(logger: logger)
+    sessions = try SessionIssuer.fromEnvironment()
+} catch {
+    logger.critical("configuration error", metadata: [LogKey.error: "\(error)"])
+    exit(78)
+}
+await ServiceRuntime.main(service: .authentication, migrations: AuthenticationMigrations.all, handlers: CredentialReadModel.handlers) {
+    router, context in
+    WebAuthnAuthenticationRoutes(context: context, handles: handles, sessions: sessions).register(on: &router)
+}

@@ -1,0 +1,50 @@
+import Postgres
+
+/// The registration service's own tables (versions 101+; 1–99 are common to every service).
+enum RegistrationMigrations {
+    static let all: [Migration] = [
+        Migration(
+            101, "webauthn_users_and_credentials",
+            """
+            CREATE TABLE users (
+                tenant_id text NOT NULL,
+                username text NOT NULL,
+                user_handle bytea NOT NULL,
+                display_name text NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now(),
+                PRIMARY KEY (tenant_id, username),
+                UNIQUE (tenant_id, user_handle)
+            );
+            CREATE TABLE credentials (
+                tenant_id text NOT NULL,
+                credential_id bytea NOT NULL,
+                username text NOT NULL,
+                user_handle bytea NOT NULL,
+                public_key_cose bytea NOT NULL,
+                algorithm integer NOT NULL,
+                sign_count bigint NOT NULL,
+                aaguid uuid NOT NULL,
+                backup_eligible boolean NOT NULL,
+                backup_state boolean NOT NULL,
+                user_verified boolean NOT NULL,
+                transports text[] NOT NULL,
+                attestation_format text NOT NULL,
+                attestation_type text NOT NULL,
+                friendly_name text,
+                status text NOT NULL DEFAULT 'active',
+                created_at timestamptz NOT NULL DEFAULT now(),
+                last_used_at timestamptz,
+                PRIMARY KEY (tenant_id, credential_id),
+                FOREIGN KEY (tenant_id, username) REFERENCES users (tenant_id, username)
+            );
+            CREATE INDEX credentials_by_user ON credentials (tenant_id, username);
+            -- Single use of registration challenges: the hash of each challenge that finished a
+            -- ceremony, kept until the handle could no longer be opened anyway.
+            CREATE TABLE used_challenges (
+                challenge_hash bytea PRIMARY KEY,
+                expires_at timestamptz NOT NULL
+            );
+            CREATE INDEX used_challenges_expiry ON used_challenges (expires_at);
+            """),
+    ]
+}

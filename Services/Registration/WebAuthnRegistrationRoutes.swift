@@ -1,0 +1,233 @@
+import Crypto
+import FIDO
+import Foundation
+import HTTPServer
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+
+/// WebAuthn registration: creation options (a sealed handle, nothing written), verification
+/// of the browser's response (WebAuthn L3 §7.1, in `FIDO.RegistrationVerifier`), and the
+/// user's credential list. Authorised by the tenant's RP API key.
+struct WebAuthnRegistrationRoutes: Sendable {
+    let context: ServiceContext
+    let handles: CeremonyHandles
+
+    /// How long a registration ceremony may take (also the `timeout` hint to the browser).
+    static let ceremonyLifetime: TimeInterval = 300
+    static let handlePurpose = "signet.webauthn.registration.v1"
+    /// ES256, EdDSA, RS256, PS256 (and ES384/ES512), in preference order.
+    static let offeredAlgorithms = [-7, -8, -257, -37, -35, -36]
+
+    /// What the handle carries from options to finish.
+    struct HandleState: Codable {
+        var tenant: String
+        var username: String
+        var displayName: String
+        var userHandle: String
+        var challenge: String
+        var expiresAt: Date
+        var userVerification: String
+        var algorithms: [Int]
+    }
+
+    func register(on router: inout Router) {
+        router.post("/v1/tenants/{tenant}/webauthn/registrations/options") { request, ctx in try await options(request, ctx) }
+        router.post("/v1/tenants/{tenant}/webauthn/registrations") { request, ctx in try await finish(request, ctx) }
+        router.get("/v1/tenants/{tenant}/users/{username}/credentials") { request, ctx in try await list(request, ctx) }
+    }
+
+    // MARK: - Options
+
+    func options(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenantID = ctx.parameter("tenant")
+        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let body = try request.decode(RegistrationOptionsRequest.self)
+        guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters or surrounding spaces.") }
+        let displayName = body.displayName ?? body.username
+        guard !displayName.isEmpty, displayName.count <= 256 else { throw HTTPError.invalid("displayName", "displayName must be 1-256 characters.") }
+        let selection = try Self.selection(body.authenticatorSelection)
+        let attestation = body.attestation ?? "none"
+        guard ["none", "indirect", "direct", "enterprise"].contains(attestation) else {
+            throw HTTPError.invalid("attestation", "attestation must be none, indirect, direct or enterprise.")
+        }
+        let hints = body.hints ?? []
+        guard hints.count <= 3, hints.allSatisfy({ ["security-key", "client-device", "hybrid"].contains($0) }) else {
+            throw HTTPError.invalid("hints", "hints may contain security-key, client-device and hybrid.")
+        }
+        guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+
+        // Existing user: same user handle, and their credentials are excluded.
+        let (userHandle, existing) = try await context.pool.withConnection { conn -> ([UInt8]?, [CredentialDescriptorJSON]) in
+            let user = try await conn.query("SELECT user_handle FROM users WHERE tenant_id = \(tenantID) AND username = \(body.username)")
+            let creds = try await conn.query(
+                "SELECT credential_id, array_to_json(transports)::text AS transports FROM credentials WHERE tenant_id = \(tenantID) AND username = \(body.username) AND status <> 'deleted'")
+            let descriptors = creds.compactMap { row -> CredentialDescriptorJSON? in
+                guard let id = row.bytes("credential_id") else { return nil }
+                let transports = row.string("transports").flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+                return CredentialDescriptorJSON(id: Base64URL.encode(id), transports: transports)
+            }
+            return (user.first?.bytes("user_handle"), descriptors)
+        }
+        let handleBytes = userHandle ?? SecureRandom.bytes(32)
+        let challenge = SecureRandom.bytes(32)
+        let state = HandleState(
+            tenant: tenantID, username: body.username, displayName: displayName, userHandle: Base64URL.encode(handleBytes),
+            challenge: Base64URL.encode(challenge), expiresAt: Date().addingTimeInterval(Self.ceremonyLifetime),
+            userVerification: selection.userVerification ?? "preferred", algorithms: Self.offeredAlgorithms)
+        let options = CreationOptionsJSON(
+            rp: RelyingPartyEntityJSON(id: tenant.rpId, name: tenant.displayName),
+            user: UserEntityJSON(id: state.userHandle, name: body.username, displayName: displayName),
+            challenge: state.challenge,
+            pubKeyCredParams: Self.offeredAlgorithms.map { CredentialParametersJSON(alg: $0) },
+            timeout: Int(Self.ceremonyLifetime * 1000),
+            excludeCredentials: existing,
+            authenticatorSelection: selection,
+            hints: hints,
+            attestation: attestation,
+            extensions: ExtensionInputsJSON(credProps: true))
+        let handle = try handles.seal(state, purpose: Self.handlePurpose)
+        return try .json(RegistrationOptionsResponse(handle: handle, publicKey: options), headers: [("Cache-Control", "no-store")])
+    }
+
+    static func selection(_ requested: AuthenticatorSelectionJSON?) throws -> AuthenticatorSelectionJSON {
+        var s = requested ?? AuthenticatorSelectionJSON()
+        if let a = s.authenticatorAttachment, !["platform", "cross-platform"].contains(a) {
+            throw HTTPError.invalid("authenticatorSelection.authenticatorAttachment", "authenticatorAttachment must be platform or cross-platform.")
+        }
+        let rk = s.residentKey ?? (s.requireResidentKey == true ? "required" : "preferred")
+        guard ["required", "preferred", "discouraged"].contains(rk) else {
+            throw HTTPError.invalid("authenticatorSelection.residentKey", "residentKey must be required, preferred or discouraged.")
+        }
+        let uv = s.userVerification ?? "preferred"
+        guard ["required", "preferred", "discouraged"].contains(uv) else {
+            throw HTTPError.invalid("authenticatorSelection.userVerification", "userVerification must be required, preferred or discouraged.")
+        }
+        s.residentKey = rk
+        s.requireResidentKey = rk == "required"
+        s.userVerification = uv
+        return s
+    }
+
+    // MARK: - Finish
+
+    func finish(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenantID = ctx.parameter("tenant")
+        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let body = try request.decode(RegistrationFinishRequest.self)
+        let state = try handles.open(body.handle, as: HandleState.self, purpose: Self.handlePurpose)
+        guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "The handle belongs to another tenant.") }
+        guard state.expiresAt > Date() else { throw HTTPError(.handleExpired, detail: "The registration ceremony expired; start again.") }
+        if let name = body.friendlyName, name.isEmpty || name.count > 100 {
+            throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters.")
+        }
+        guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+        guard let clientData = Base64URL.decode(body.credential.response.clientDataJSON) else {
+            throw HTTPError.invalid("credential.response.clientDataJSON", "clientDataJSON must be base64url.")
+        }
+        guard let attestationObject = Base64URL.decode(body.credential.response.attestationObject) else {
+            throw HTTPError.invalid("credential.response.attestationObject", "attestationObject must be base64url.")
+        }
+        guard body.credential.type == "public-key" else { throw HTTPError.invalid("credential.type", "type must be public-key.") }
+        guard let challenge = Base64URL.decode(state.challenge), let userHandle = Base64URL.decode(state.userHandle) else {
+            throw HTTPError(.invalidHandle)
+        }
+        let verifier = RegistrationVerifier(
+            relyingParty: RelyingParty(id: tenant.rpId, origins: tenant.origins),
+            requiresUserVerification: state.userVerification == "required",
+            allowedAlgorithms: state.algorithms.map { COSEAlgorithm(rawValue: $0) })
+        let response = RegistrationResponse(
+            clientDataJSON: clientData, attestationObject: attestationObject, transports: body.credential.response.transports ?? [])
+        let verified: VerifiedRegistration
+        do {
+            verified = try verifier.verify(response, expectedChallenge: challenge)
+        } catch {
+            ctx.logger.info("registration refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])
+            throw HTTPError(ProblemCode(error.code.rawValue, status: 400, title: "Registration refused"), detail: error.description)
+        }
+        // The credential id the client reports must be the authenticator's.
+        guard Base64URL.decode(body.credential.rawId) == verified.credentialID, body.credential.id == body.credential.rawId else {
+            throw HTTPError(ProblemCode("credential_id_mismatch", status: 400, title: "Registration refused"), detail: "id/rawId differ from the attested credential id.")
+        }
+        let now = Date()
+        let transports = Array((body.credential.response.transports ?? []).prefix(8))
+        let resource = CredentialResource(
+            credentialId: Base64URL.encode(verified.credentialID), aaguid: verified.aaguid.description.lowercased(),
+            attestationFormat: verified.attestationFormat, attestationType: verified.attestationType.rawValue,
+            algorithm: verified.algorithm.rawValue, userVerified: verified.userVerified, backupEligible: verified.backupEligible,
+            backupState: verified.backupState, transports: transports, friendlyName: body.friendlyName, status: "active",
+            createdAt: now, lastUsedAt: nil)
+        try await context.withTransaction { conn in
+            // Single use of the challenge, in the same transaction as the credential.
+            let used = try await conn.query(
+                """
+                INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (\(PostgresBytes(SHA256.hash(challenge))), \(state.expiresAt))
+                ON CONFLICT DO NOTHING
+                """)
+            guard used.affectedRows == 1 else { throw HTTPError(.challengeReplayed, detail: "This registration was already completed.") }
+            try await conn.query(
+                """
+                INSERT INTO users (tenant_id, username, user_handle, display_name)
+                VALUES (\(tenantID), \(state.username), \(PostgresBytes(userHandle)), \(state.displayName))
+                ON CONFLICT (tenant_id, username) DO NOTHING
+                """)
+            let owner = try await conn.query("SELECT user_handle FROM users WHERE tenant_id = \(tenantID) AND username = \(state.username)")
+            guard owner.first?.bytes("user_handle") == userHandle else {
+                throw HTTPError(.conflict, detail: "The user was registered concurrently; start again.")
+            }
+            let inserted = try await conn.query(
+                """
+                INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, aaguid,
+                    backup_eligible, backup_state, user_verified, transports, attestation_format, attestation_type, friendly_name, created_at)
+                VALUES (\(tenantID), \(PostgresBytes(verified.credentialID)), \(state.username), \(PostgresBytes(userHandle)),
+                    \(PostgresBytes(verified.publicKeyCOSE)), \(verified.algorithm.rawValue), \(Int64(verified.signCount)),
+                    \(resource.aaguid), \(verified.backupEligible), \(verified.backupState), \(verified.userVerified),
+                    \(PostgresArray(transports)), \(verified.attestationFormat), \(verified.attestationType.rawValue), \(body.friendlyName), \(now))
+                ON CONFLICT DO NOTHING
+                """)
+            guard inserted.affectedRows == 1 else {
+                throw HTTPError(ProblemCode("credential_exists", status: 409, title: "Credential already registered"),
+                                detail: "This credential is already registered.")
+            }
+            let event = CredentialRegistered(
+                tenantId: tenantID, username: state.username, userHandle: state.userHandle, credentialId: resource.credentialId,
+                publicKeyCose: Base64URL.encode(verified.publicKeyCOSE), algorithm: verified.algorithm.rawValue,
+                signCount: Int(verified.signCount), backupEligible: verified.backupEligible, backupState: verified.backupState,
+                transports: transports, aaguid: resource.aaguid, registeredAt: now)
+            try await Outbox.enqueue(event, source: .registration, subject: tenantID, key: tenantID, on: conn)
+        }
+        ctx.logger.info("credential registered", metadata: ["signet.attestation.format": .string(verified.attestationFormat)])
+        return try .json(resource, status: 201)
+    }
+
+    // MARK: - List
+
+    func list(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenantID = ctx.parameter("tenant")
+        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let username = ctx.parameter("username")
+        let rows = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT credential_id, aaguid::text AS aaguid, attestation_format, attestation_type, algorithm, user_verified,
+                       backup_eligible, backup_state, array_to_json(transports)::text AS transports, friendly_name, status,
+                       created_at, last_used_at
+                FROM credentials WHERE tenant_id = \(tenantID) AND username = \(username) AND status <> 'deleted'
+                ORDER BY created_at
+                """)
+        }
+        let credentials = rows.compactMap { row -> CredentialResource? in
+            guard let id = row.bytes("credential_id"), let aaguid = row.string("aaguid"), let created = row.date("created_at") else { return nil }
+            return CredentialResource(
+                credentialId: Base64URL.encode(id), aaguid: aaguid, attestationFormat: row.string("attestation_format") ?? "",
+                attestationType: row.string("attestation_type") ?? "", algorithm: row.int("algorithm") ?? 0,
+                userVerified: row.bool("user_verified") ?? false, backupEligible: row.bool("backup_eligible") ?? false,
+                backupState: row.bool("backup_state") ?? false,
+                transports: row.string("transports").flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? [],
+                friendlyName: row.string("friendly_name"), status: row.string("status") ?? "active", createdAt: created,
+                lastUsedAt: row.date("last_used_at"))
+        }
+        return try .json(CredentialList(credentials: credentials))
+    }
+}

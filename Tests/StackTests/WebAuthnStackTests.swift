@@ -1,0 +1,146 @@
+import Crypto
+import Foundation
+import Schema
+import Testing
+import TestSupport
+import Tokens
+
+/// WebAuthn through the running services: registration on one, sign-in on the other, the
+/// credential crossing by event, the session token checked against the published JWKS.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(3)))
+struct WebAuthnStackTests {
+    static let registration = "http://127.0.0.1:8081/v1/tenants/demo"
+    static let authentication = "http://127.0.0.1:8082/v1/tenants/demo"
+    static let origin = "http://localhost:8080"
+    var rpKey: String { TestStack.environment["SIGNET_DEMO_RP_API_KEY"] ?? "dev-demo-rp-key" }
+
+    func post<T: Encodable, R: Decodable>(_ url: String, _ body: T, key: String? = nil, as: R.Type) async throws -> (Int, R?, [String: Any]) {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        var headers = ["Content-Type": "application/json"]
+        if let key { headers["Authorization"] = "Bearer \(key)" }
+        let r = try await TestHTTP.send("POST", url, headers: headers, body: Array(try encoder.encode(body)))
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return (r.status, try? decoder.decode(R.self, from: Data(r.body)), (try? r.json()) ?? [:])
+    }
+
+    /// Registers a fresh credential for a fresh user; returns both.
+    func register() async throws -> (SoftAuthenticator, String) {
+        let username = "user-\(UInt32.random(in: 0...UInt32.max))"
+        let (status, options, _) = try await post(
+            "\(Self.registration)/webauthn/registrations/options", RegistrationOptionsRequest(username: username, displayName: "Test User"),
+            key: rpKey, as: RegistrationOptionsResponse.self)
+        #expect(status == 200)
+        let o = try #require(options)
+        #expect(o.publicKey.rp.id == "localhost")
+        #expect(Base64URL.decode(o.publicKey.challenge)?.count == 32)
+        #expect(Base64URL.decode(o.publicKey.user.id)?.count == 32 && o.publicKey.user.id != Base64URL.encode(Array(username.utf8)))
+        #expect(o.publicKey.pubKeyCredParams.map(\.alg).starts(with: [-7, -8, -257, -37]))
+        #expect(o.publicKey.extensions?.credProps == true)
+        let authenticator = try SoftAuthenticator()
+        let credential = authenticator.create(o.publicKey, origin: Self.origin)
+        let (finishStatus, resource, body) = try await post(
+            "\(Self.registration)/webauthn/registrations", RegistrationFinishRequest(handle: o.handle, credential: credential, friendlyName: "Test key"),
+            key: rpKey, as: CredentialResource.self)
+        #expect(finishStatus == 201, "\(body)")
+        #expect(resource?.credentialId == authenticator.credentialIDBase64URL)
+        #expect(resource?.attestationFormat == "none" && resource?.algorithm == -7 && resource?.backupEligible == true)
+        // Replaying the same finish is refused.
+        let (replayStatus, _, replay) = try await post(
+            "\(Self.registration)/webauthn/registrations", RegistrationFinishRequest(handle: o.handle, credential: credential),
+            key: rpKey, as: CredentialResource.self)
+        #expect(replayStatus == 400 && replay["code"] as? String == "challenge_replayed")
+        return (authenticator, username)
+    }
+
+    func signIn(_ authenticator: SoftAuthenticator, username: String?, advanceCounter: Bool = true, origin: String = origin) async throws -> (Int, [String: Any], AuthenticationFinishRequest) {
+        let (_, options, _) = try await post(
+            "\(Self.authentication)/webauthn/authentications/options", AuthenticationOptionsRequest(username: username),
+            as: AuthenticationOptionsResponse.self)
+        let o = try #require(options)
+        let assertion = try authenticator.get(o.publicKey, origin: origin, advanceCounter: advanceCounter)
+        let request = AuthenticationFinishRequest(handle: o.handle, credential: assertion)
+        let (status, _, body) = try await post("\(Self.authentication)/webauthn/authentications", request, as: AuthenticationResult.self)
+        return (status, body, request)
+    }
+
+    @Test func registerThenSignInWithAndWithoutUsername() async throws {
+        try TestStack.require()
+        let (authenticator, username) = try await register()
+        // The credential reaches the authentication service by event.
+        let usable = await TestStack.eventually {
+            let (_, options, _) = try! await post(
+                "\(Self.authentication)/webauthn/authentications/options", AuthenticationOptionsRequest(username: username),
+                as: AuthenticationOptionsResponse.self)
+            return options?.publicKey.allowCredentials.map(\.id) == [authenticator.credentialIDBase64URL]
+        }
+        #expect(usable)
+
+        let (status, body, request) = try await signIn(authenticator, username: username)
+        #expect(status == 200, "\(body)")
+        #expect(body["username"] as? String == username)
+        let token = try #require(body["sessionToken"] as? String)
+        // Any JWT library can check it against the JWKS; here, Signet's own strict verifier.
+        let jwks = try await TestHTTP.send("GET", "http://127.0.0.1:8082/.well-known/jwks.json")
+        #expect(jwks.status == 200)
+        let verifier = JWTVerifier(
+            keySet: try JWKSet(json: jwks.body),
+            options: JWTValidationOptions(issuer: "http://localhost:8080/authentication", audience: "demo"))
+        let jwt = try verifier.verify(token, now: Date())
+        #expect(jwt.claims.subject == username)
+        #expect(jwt.claims.audience == ["demo"])
+        #expect(jwt.claims[claim: "amr"] != nil && jwt.claims[claim: "sid"] != nil && jwt.claims[claim: "auth_time"] != nil)
+
+        // The same assertion again: the challenge is single-use.
+        let encoder = JSONEncoder()
+        let replay = try await TestHTTP.send(
+            "POST", "\(Self.authentication)/webauthn/authentications", headers: ["Content-Type": "application/json"],
+            body: Array(try encoder.encode(request)))
+        let replayCode = try replay.json()["code"] as? String
+        #expect(replay.status == 400 && replayCode == "challenge_replayed")
+
+        // Discoverable credential: no username, the user handle identifies the user.
+        let (status2, body2, _) = try await signIn(authenticator, username: nil)
+        #expect(status2 == 200, "\(body2)")
+        #expect(body2["username"] as? String == username)
+
+        // The RP lists the credential.
+        let list = try await TestHTTP.send("GET", "\(Self.registration)/users/\(username)/credentials", headers: ["Authorization": "Bearer \(rpKey)"])
+        #expect(list.status == 200)
+        #expect(list.text.contains(authenticator.credentialIDBase64URL) && list.text.contains("Test key"))
+    }
+
+    @Test func aCounterThatDoesNotIncreaseSuspendsTheCredential() async throws {
+        try TestStack.require()
+        let (authenticator, username) = try await register()
+        _ = await TestStack.eventually { (try? await signIn(authenticator, username: username).0) == 200 }
+        let (status, body, _) = try await signIn(authenticator, username: username, advanceCounter: false)
+        #expect(status == 400 && body["code"] as? String == "sign_count_not_increased")
+        let (after, afterBody, _) = try await signIn(authenticator, username: username)
+        #expect(after == 400 && afterBody["code"] as? String == "credential_suspended")
+    }
+
+    @Test func refusalsCarryTheFailedCheck() async throws {
+        try TestStack.require()
+        let (authenticator, username) = try await register()
+        _ = await TestStack.eventually { (try? await signIn(authenticator, username: username).0) == 200 }
+        let (status, body, _) = try await signIn(authenticator, username: username, origin: "https://evil.example")
+        #expect(status == 400 && body["code"] as? String == "origin_not_allowed")
+        // Someone else's credential for this username.
+        let (other, _) = try await register()
+        _ = await TestStack.eventually { (try? await signIn(other, username: nil).0) == 200 }
+        let (s2, b2, _) = try await signIn(other, username: username)
+        #expect(s2 == 400 && b2["code"] as? String == "credential_not_allowed")
+        // A tampered handle.
+        let tampered = AuthenticationFinishRequest(handle: "AAAA" + String(repeating: "B", count: 60), credential: try other.get(
+            RequestOptionsJSON(challenge: "x", timeout: nil, rpId: "localhost", allowCredentials: [], userVerification: "preferred", hints: []),
+            origin: Self.origin))
+        let (s3, _, b3) = try await post("\(Self.authentication)/webauthn/authentications", tampered, as: AuthenticationResult.self)
+        #expect(s3 == 400 && b3["code"] as? String == "invalid_handle")
+        // Registration needs the tenant's RP key.
+        let (s4, _, b4) = try await post(
+            "\(Self.registration)/webauthn/registrations/options", RegistrationOptionsRequest(username: "x"), as: RegistrationOptionsResponse.self)
+        #expect(s4 == 401 && b4["code"] as? String == "unauthorized")
+    }
+}

@@ -1,0 +1,81 @@
+import Crypto
+import FIDO
+import Foundation
+import Schema
+
+/// A software WebAuthn authenticator and client for stack tests: makes real P-256
+/// credentials, `none` attestation objects and signed assertions, with the client data a
+/// browser would produce for `origin`. (The browser end-to-end test uses Chromium's virtual
+/// authenticator instead.)
+public final class SoftAuthenticator: @unchecked Sendable {
+    // @unchecked Sendable: used by one test at a time; signCount is its only mutable state.
+    public let key: PrivateKey
+    public let credentialID: [UInt8]
+    public var signCount: UInt32 = 0
+    public var userHandle: [UInt8] = []
+    public var backupEligible = true
+    let x: [UInt8]
+    let y: [UInt8]
+
+    public init() throws {
+        key = try PrivateKey.generateP256()
+        credentialID = SecureRandom.bytes(32)
+        let point = Array(try key.publicKey().subjectPublicKeyInfo.suffix(64))
+        x = Array(point[..<32])
+        y = Array(point[32...])
+    }
+
+    public var credentialIDBase64URL: String { Base64URL.encode(credentialID) }
+
+    var coseKey: [UInt8] {
+        CBORValue.map([
+            (.unsigned(1), .unsigned(2)), (.unsigned(3), .negative(6)), (.negative(0), .unsigned(1)),
+            (.negative(1), .bytes(x)), (.negative(2), .bytes(y)),
+        ]).encoded
+    }
+
+    func authenticatorData(rpID: String, attested: Bool, userVerified: Bool) -> [UInt8] {
+        var flags: UInt8 = 0x01  // UP
+        if userVerified { flags |= 0x04 }
+        if backupEligible { flags |= 0x08 | 0x10 }
+        if attested { flags |= 0x40 }
+        var out = SHA256.hash(Array(rpID.utf8)) + [flags]
+        out += withUnsafeBytes(of: signCount.bigEndian) { Array($0) }
+        if attested {
+            out += [UInt8](repeating: 0, count: 16)
+            out += [UInt8(credentialID.count >> 8), UInt8(credentialID.count & 0xFF)] + credentialID + coseKey
+        }
+        return out
+    }
+
+    static func clientData(type: String, challenge: String, origin: String) -> [UInt8] {
+        Array(#"{"type":"\#(type)","challenge":"\#(challenge)","origin":"\#(origin)","crossOrigin":false}"#.utf8)
+    }
+
+    /// `navigator.credentials.create()` then `toJSON()`.
+    public func create(_ options: CreationOptionsJSON, origin: String, userVerified: Bool = true) -> RegistrationResponseJSON {
+        userHandle = Base64URL.decode(options.user.id) ?? []
+        let authData = authenticatorData(rpID: options.rp.id, attested: true, userVerified: userVerified)
+        let attestation = CBORValue.map([
+            (.text("fmt"), .text("none")), (.text("attStmt"), .map([])), (.text("authData"), .bytes(authData)),
+        ]).encoded
+        let clientData = Self.clientData(type: "webauthn.create", challenge: options.challenge, origin: origin)
+        return RegistrationResponseJSON(
+            id: credentialIDBase64URL, rawId: credentialIDBase64URL,
+            response: .init(clientDataJSON: Base64URL.encode(clientData), attestationObject: Base64URL.encode(attestation), transports: ["internal"]),
+            authenticatorAttachment: "platform")
+    }
+
+    /// `navigator.credentials.get()` then `toJSON()`; the counter goes up by one.
+    public func get(_ options: RequestOptionsJSON, origin: String, userVerified: Bool = true, advanceCounter: Bool = true) throws -> AuthenticationResponseJSON {
+        if advanceCounter { signCount += 1 }
+        let authData = authenticatorData(rpID: options.rpId, attested: false, userVerified: userVerified)
+        let clientData = Self.clientData(type: "webauthn.get", challenge: options.challenge, origin: origin)
+        let signature = try key.sign(authData + SHA256.hash(clientData), algorithm: .es256)
+        return AuthenticationResponseJSON(
+            id: credentialIDBase64URL, rawId: credentialIDBase64URL,
+            response: .init(
+                clientDataJSON: Base64URL.encode(clientData), authenticatorData: Base64URL.encode(authData),
+                signature: Base64URL.encode(signature), userHandle: Base64URL.encode(userHandle)))
+    }
+}
