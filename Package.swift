@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "signet-oob", targets: ["OOB"]),
         .executable(name: "signet-pii", targets: ["PII"]),
         .executable(name: "signet-devbroker", targets: ["DevBroker"]),
+        .executable(name: "signet-bench", targets: ["Bench"]),
     ],
     targets: [
         // MARK: - C system libraries
@@ -67,6 +68,9 @@ let package = Package(
         .executableTarget(
             name: "DevBroker", dependencies: ["Platform", "Kafka", "Schema", "CRDKafka", "CSignetShims"],
             path: "Tools/DevBroker"),
+
+        .executableTarget(
+            name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport"], path: "Tools/Bench"),
 
         // MARK: - Tests
         .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema"], path: "Tests/TestSupport"),

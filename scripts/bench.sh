@@ -25,6 +25,13 @@ echo "warming up…" >&2
 wrk -t2 -c"$CONNECTIONS" -d2s http://127.0.0.1:8081/healthz >/dev/null
 trivial=$(wrk -t2 -c64 -d"${DURATION}s" http://127.0.0.1:8081/healthz)
 tx=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua http://127.0.0.1:8081)
+# WebAuthn: full sign-in ceremonies (options + verify) over HTTP through the gateway, each
+# worker with its own credential (a software authenticator signing on the client side).
+BIN="$(swift build -c release --show-bin-path)"
+ceremonies=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>/dev/null)
+verify=$("$BIN/signet-bench" verify 5)
+openssl_verify=$(openssl speed -seconds 5 ecdsap256 2>/dev/null | awk '/nistp256/ {print $NF}' | tail -n 1)
+
 # The same with the four consuming services stopped: registration, its relay and PostgreSQL
 # alone on the two cores, as pgbench has them.
 for s in authentication transaction oob pii; do
@@ -40,12 +47,27 @@ pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_registration | psql -h 12
 pgb=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -f bench/put-tenant.sql signet_bench 2>&1)
 pg_tps=$(printf '%s\n' "$pgb" | awk '/^tps = / {print $3; exit}')
 
+# pgbench for the sign-in's durable work, on a copy of the authentication schema: read the
+# credential and the challenge's use, then record the challenge and bump the counter.
+psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench_auth" -c "CREATE DATABASE signet_bench_auth OWNER signet" >/dev/null
+pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_authentication | psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth >/dev/null
+psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth -c "INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, backup_eligible, backup_state, transports, registered_at) SELECT 'demo', int4send(g), 'bench-' || g, int4send(g), '\\x00', -7, 0, true, true, ARRAY['internal'], now() FROM generate_series(1, 64) g" >/dev/null
+pgb_auth=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -f bench/sign-in.sql signet_bench_auth 2>&1)
+pg_auth_tps=$(printf '%s\n' "$pgb_auth" | awk '/^tps = / {print $3; exit}')
+
 printf '\nSignet benchmark (%s s per run, %s cores, log level %s)\n' "$DURATION" "$(nproc)" "$SIGNET_LOG_LEVEL"
 printf '%-58s %12s\n' "figure" "per second"
 printf '%-58s %12s\n' "HTTP GET /healthz (trivial route, 64 connections)" "$(printf '%s\n' "$trivial" | rps)"
 printf '%-58s %12s\n' "HTTP PUT tenant, full stack (4 services consume each event)" "$(printf '%s\n' "$tx" | rps)"
 printf '%-58s %12s\n' "HTTP PUT tenant, registration alone (1 tx + outbox row)" "$(printf '%s\n' "$tx_alone" | rps)"
 printf '%-58s %12s\n' "pgbench, same transaction, $CONNECTIONS clients (anchor)" "$pg_tps"
+printf '\n%-58s %12s\n' "WebAuthn" "per second"
+printf '%-58s %12s\n' "assertion verification in process (FIDO, ES256, 1 thread)" "$(printf '%s\n' "$verify" | awk '/assertion_verify_per_s/ {print $2}')"
+printf '%-58s %12s\n' "Crypto ES256 verify alone (1 thread)" "$(printf '%s\n' "$verify" | awk '/crypto_es256_verify_per_s/ {print $2}')"
+printf '%-58s %12s\n' "openssl speed ecdsap256 verify (anchor, 1 core)" "$openssl_verify"
+printf '%-58s %12s\n' "sign-in ceremonies over HTTP via gateway ($CONNECTIONS workers)" "$(printf '%s\n' "$ceremonies" | awk '/ceremonies_per_s/ {print $2}')"
+printf '%-58s %12s\n' "pgbench, sign-in transaction, $CONNECTIONS clients (anchor)" "$pg_auth_tps"
+printf '%s\n' "$ceremonies" | awk '/ceremonies_failed/ && $2 != "0" {print "note: " $2 " ceremonies failed"}'
 bad=$(printf '%s\n%s\n' "$tx" "$tx_alone" | awk '/Non-2xx/ {print $5}')
 [ -z "$bad" ] || printf 'note: %s non-2xx responses during the PUT run\n' "$bad"
 printf '\nlatency, PUT (full stack):\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/Latency/,/Req\/Sec/p')"

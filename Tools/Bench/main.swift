@@ -1,0 +1,135 @@
+import Crypto
+import FIDO
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Schema
+import TestSupport
+
+// signet-bench: measurements printed beside their anchors (scripts/bench.sh runs it).
+//
+//   signet-bench verify [seconds]            in-process WebAuthn assertion verification, one
+//                                            thread, and raw Crypto ES256 verification
+//   signet-bench ceremonies URL KEY [seconds] [workers]
+//                                            full sign-in ceremonies over HTTP (options +
+//                                            verify) against a running stack
+
+let args = CommandLine.arguments
+
+func rate(seconds: Double, _ body: () throws -> Void) rethrows -> Double {
+    let start = ContinuousClock.now
+    var n = 0
+    while true {
+        for _ in 0..<100 { try body() }
+        n += 100
+        let elapsed = ContinuousClock.now - start
+        let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        if s >= seconds { return Double(n) / s }
+    }
+}
+
+func verifyBenchmark(seconds: Double) throws {
+    let authenticator = try SoftAuthenticator()
+    let options = CreationOptionsJSON(
+        rp: .init(id: "localhost", name: "Bench"), user: .init(id: Base64URL.encode(SecureRandom.bytes(32)), name: "u", displayName: "u"),
+        challenge: Base64URL.encode(SecureRandom.bytes(32)), pubKeyCredParams: [.init(alg: -7)], timeout: nil, excludeCredentials: [],
+        authenticatorSelection: nil, hints: [], attestation: "none", extensions: nil)
+    let registration = authenticator.create(options, origin: "http://localhost:8080")
+    let rp = RelyingParty(id: "localhost", origins: ["http://localhost:8080"])
+    let verifiedRegistration = try RegistrationVerifier(relyingParty: rp, requiresUserVerification: false).verify(
+        RegistrationResponse(
+            clientDataJSON: Base64URL.decode(registration.response.clientDataJSON)!,
+            attestationObject: Base64URL.decode(registration.response.attestationObject)!),
+        expectedChallenge: Base64URL.decode(options.challenge)!)
+    let challenge = SecureRandom.bytes(32)
+    let request = RequestOptionsJSON(challenge: Base64URL.encode(challenge), timeout: nil, rpId: "localhost", allowCredentials: [], userVerification: "preferred", hints: [])
+    let assertion = try authenticator.get(request, origin: "http://localhost:8080")
+    let response = AuthenticationResponse(
+        id: assertion.id, rawID: authenticator.credentialID, clientDataJSON: Base64URL.decode(assertion.response.clientDataJSON)!,
+        authenticatorData: Base64URL.decode(assertion.response.authenticatorData)!, signature: Base64URL.decode(assertion.response.signature)!,
+        userHandle: Base64URL.decode(assertion.response.userHandle ?? ""))
+    let record = CredentialRecord(
+        id: authenticator.credentialID, parsedPublicKey: verifiedRegistration.credentialPublicKey, signCount: 0, backupEligible: true,
+        backupState: true, userHandle: authenticator.userHandle)
+    let verifier = AssertionVerifier(relyingParty: rp, requiresUserVerification: false)
+    _ = try verifier.verify(response, expectedChallenge: challenge, credential: record)
+    let full = try rate(seconds: seconds) { _ = try verifier.verify(response, expectedChallenge: challenge, credential: record) }
+    let key = verifiedRegistration.credentialPublicKey.publicKey
+    let message = response.authenticatorData + SHA256.hash(response.clientDataJSON)
+    let raw = rate(seconds: seconds) { _ = key.verify(signature: response.signature, message: message, algorithm: .es256) }
+    print(String(format: "assertion_verify_per_s %.0f", full))
+    print(String(format: "crypto_es256_verify_per_s %.0f", raw))
+}
+
+/// One worker: its own credential, sequential ceremonies.
+func ceremonies(base: String, key: String, seconds: Double, workers: Int) async throws {
+    let reg = "\(base)/registration/v1/tenants/demo"
+    let auth = "\(base)/authentication/v1/tenants/demo"
+    let origin = "http://localhost:8080"
+    let session = URLSession(configuration: .ephemeral)
+    func post<T: Encodable, R: Decodable>(_ url: String, _ body: T, key: String? = nil, as: R.Type) async throws -> R {
+        var request = URLRequest(url: URL(string: url)!)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+        request.httpBody = try JSONEncoder().encode(body)
+        let (data, response) = try await session.data(for: request)
+        guard (response as? HTTPURLResponse)?.statusCode ?? 0 < 300 else {
+            throw NSError(domain: "bench", code: (response as? HTTPURLResponse)?.statusCode ?? 0, userInfo: [NSLocalizedDescriptionKey: String(decoding: data, as: UTF8.self)])
+        }
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        return try d.decode(R.self, from: data)
+    }
+    var authenticators: [(SoftAuthenticator, String)] = []
+    for i in 0..<workers {
+        let a = try SoftAuthenticator()
+        let username = "bench-\(UInt32.random(in: 0...UInt32.max))-\(i)"
+        let options = try await post("\(reg)/webauthn/registrations/options", RegistrationOptionsRequest(username: username), key: key, as: RegistrationOptionsResponse.self)
+        _ = try await post("\(reg)/webauthn/registrations", RegistrationFinishRequest(handle: options.handle, credential: a.create(options.publicKey, origin: origin)), key: key, as: CredentialResource.self)
+        authenticators.append((a, username))
+    }
+    try await Task.sleep(for: .seconds(2))  // let the credentials reach the authentication service
+    let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+    let start = ContinuousClock.now
+    let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+        for (a, username) in authenticators {
+            group.addTask {
+                var ok = 0
+                var failed = 0
+                while ContinuousClock.now < deadline {
+                    do {
+                        let o = try await post("\(auth)/webauthn/authentications/options", AuthenticationOptionsRequest(username: username), as: AuthenticationOptionsResponse.self)
+                        _ = try await post("\(auth)/webauthn/authentications", AuthenticationFinishRequest(handle: o.handle, credential: try a.get(o.publicKey, origin: origin)), as: AuthenticationResult.self)
+                        ok += 1
+                    } catch {
+                        failed += 1
+                        if failed == 1 { FileHandle.standardError.write(Data("ceremony failed: \(error)\n".utf8)) }
+                    }
+                }
+                return (ok, failed)
+            }
+        }
+        var total = (0, 0)
+        for try await c in group { total = (total.0 + c.0, total.1 + c.1) }
+        return total
+    }
+    let elapsed = ContinuousClock.now - start
+    let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    print(String(format: "ceremonies_per_s %.1f", Double(counts.0) / s))
+    print("ceremonies_failed \(counts.1)")
+}
+
+switch args.dropFirst().first {
+case "verify":
+    try verifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
+case "ceremonies":
+    guard args.count >= 4 else { print("usage: signet-bench ceremonies BASE_URL RP_KEY [seconds] [workers]"); exit(2) }
+    try await ceremonies(
+        base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
+        workers: Int(args.dropFirst(5).first ?? "16") ?? 16)
+default:
+    print("usage: signet-bench verify [seconds] | ceremonies BASE_URL RP_KEY [seconds] [workers]")
+    exit(2)
+}
