@@ -123,3 +123,16 @@ public enum Hex {
         }
     }
 }
+
+/// SHA-1, only where a format fixes it (FIDO metadata attestation key identifiers, RFC 5280
+/// key identifiers). Never for signatures or secrets.
+public enum InsecureSHA1 {
+    public static func hash<D: DataProtocol>(_ data: D) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 20)
+        let bytes = Array(data)
+        bytes.withUnsafeBufferPointer { buf in
+            _ = COpenSSL.SHA1(buf.baseAddress, buf.count, &out)
+        }
+        return out
+    }
+}

@@ -55,3 +55,10 @@ import Testing
         #expect(Base64URL.decode(SecureRandom.token(byteCount: 32))?.count == 32)
     }
 }
+
+@Suite struct InsecureSHA1Tests {
+    // FIPS 180-2 example.
+    @Test func knownDigest() {
+        #expect(Hex.encode(InsecureSHA1.hash(Array("abc".utf8))) == "a9993e364706816aba3e25717850c26c9cd0d89d")
+    }
+}

@@ -1,0 +1,155 @@
+import Crypto
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The authenticator metadata in force: the last verified MDS3 BLOB, its lookups, and the
+/// trust anchors it gives attestation verification.
+///
+/// Reads (``entry(for:)``, ``anchors(for:format:)``, ``isRevokedOrCompromised(_:)``…) are
+/// synchronous and cheap — a lock and a dictionary lookup — so they can run inside a
+/// registration ceremony and inside an ``AttestationTrustEvaluator``. Loading verifies a
+/// multi-megabyte JWS, so the async loaders do the reading and verifying on a dedicated
+/// queue; only the swap of the new BLOB happens under the lock.
+public final class MetadataService: Sendable {
+    /// How BLOBs are verified.
+    public let configuration: MetadataBLOB.Configuration
+
+    private let current = Mutex<MetadataBLOB?>(nil)
+
+    /// Verification of a BLOB runs here (hundreds of milliseconds of CPU for the production
+    /// BLOB), not on the cooperative pool.
+    private static let verificationQueue = DispatchQueue(label: "signet.fido.metadata.verify")
+
+    /// A service with no BLOB loaded yet: every lookup finds nothing until ``load(blob:)``.
+    public init(configuration: MetadataBLOB.Configuration) {
+        self.configuration = configuration
+    }
+
+    // MARK: - Loading
+
+    /// Installs an already verified BLOB.
+    ///
+    /// - Returns: What changed: the models newly revoked or compromised.
+    /// - Throws: ``MetadataError/Code/notNewer`` when `blob.number` is not greater than the
+    ///   loaded BLOB's (MDS 3.0 §3.2 step 5: a replayed or stale BLOB must not roll statuses back).
+    @discardableResult
+    public func load(blob: MetadataBLOB) throws(MetadataError) -> MetadataUpdate {
+        let result: Result<MetadataUpdate, MetadataError> = current.withLock { loaded in
+            if let loaded, blob.number <= loaded.number {
+                return .failure(MetadataError(.notNewer, "BLOB no \(blob.number) is not greater than the loaded \(loaded.number)"))
+            }
+            // The diff is a walk over the entries with dictionary lookups: cheap enough to do
+            // under the lock, and doing it here makes check-diff-swap atomic.
+            let update = MetadataUpdate.between(loaded, and: blob)
+            loaded = blob
+            return .success(update)
+        }
+        return try result.get()
+    }
+
+    /// Verifies `jwt` (at `time`) and installs it. CPU-bound: call from a context that may
+    /// block, or use ``load(from:at:)``.
+    @discardableResult
+    public func load(jwt: String, at time: Date = Date()) throws(MetadataError) -> MetadataUpdate {
+        try load(blob: MetadataBLOB(jwt: jwt, configuration: configuration, at: time))
+    }
+
+    /// Reads, verifies and installs the BLOB in a file; the work runs off the cooperative pool.
+    @discardableResult
+    public func load(fromFile path: String, at time: Date = Date()) async throws(MetadataError) -> MetadataUpdate {
+        try await load(from: MetadataFileSource(path: path), at: time)
+    }
+
+    /// Fetches, verifies and installs a BLOB from `source`; verification runs off the
+    /// cooperative pool.
+    @discardableResult
+    public func load(from source: any MetadataSource, at time: Date = Date()) async throws(MetadataError) -> MetadataUpdate {
+        let text = try await source.fetchBLOB(maximumSize: configuration.maximumSize)
+        let configuration = self.configuration
+        let verified: Result<MetadataBLOB, MetadataError> = await withCheckedContinuation { continuation in
+            // Blocking: JWS verification and decoding of a multi-megabyte payload.
+            Self.verificationQueue.async {
+                continuation.resume(returning: Result { () throws(MetadataError) in
+                    try MetadataBLOB(jwt: text, configuration: configuration, at: time)
+                })
+            }
+        }
+        return try load(blob: verified.get())
+    }
+
+    // MARK: - State
+
+    /// The BLOB in force, if any.
+    public var blob: MetadataBLOB? { current.withLock { $0 } }
+
+    /// `no` of the BLOB in force.
+    public var currentNumber: Int? { blob?.number }
+
+    // MARK: - Lookups
+
+    /// The entry for a FIDO2 model.
+    public func entry(for aaguid: AAGUID) -> MetadataEntry? { blob?.entry(for: aaguid) }
+
+    /// The entry listing an attestation certificate key identifier (hex).
+    public func entry(forKeyIdentifier keyIdentifier: String) -> MetadataEntry? { blob?.entry(forKeyIdentifier: keyIdentifier) }
+
+    /// The entry listing `certificate`'s key identifier (U2F attestation certificates).
+    public func entry(forAttestationCertificate certificate: X509Certificate) -> MetadataEntry? {
+        blob?.entry(forAttestationCertificate: certificate)
+    }
+
+    /// The metadata statement of a FIDO2 model.
+    public func statement(for aaguid: AAGUID) -> MetadataStatement? { entry(for: aaguid)?.metadataStatement }
+
+    /// The latest status report of a FIDO2 model.
+    public func status(for aaguid: AAGUID) -> StatusReport? { entry(for: aaguid)?.latestStatusReport }
+
+    /// The latest status report of the model with this key identifier.
+    public func status(forKeyIdentifier keyIdentifier: String) -> StatusReport? {
+        entry(forKeyIdentifier: keyIdentifier)?.latestStatusReport
+    }
+
+    /// Whether a FIDO2 model is revoked or compromised (any of its reports is REVOKED,
+    /// USER_VERIFICATION_BYPASS, ATTESTATION_KEY_COMPROMISE, USER_KEY_REMOTE_COMPROMISE or
+    /// USER_KEY_PHYSICAL_COMPROMISE). False for models the metadata does not know.
+    public func isRevokedOrCompromised(_ aaguid: AAGUID) -> Bool { entry(for: aaguid)?.isRevokedOrCompromised ?? false }
+
+    /// The same, by attestation certificate key identifier.
+    public func isRevokedOrCompromised(keyIdentifier: String) -> Bool {
+        entry(forKeyIdentifier: keyIdentifier)?.isRevokedOrCompromised ?? false
+    }
+
+    // MARK: - Trust anchors for attestation
+
+    /// The attestation roots of a FIDO2 model's statement; empty when unknown.
+    public func attestationRoots(for aaguid: AAGUID) -> [X509Certificate] {
+        statement(for: aaguid)?.attestationRootCertificates ?? []
+    }
+
+    /// Trust anchors for an attestation of `format` by the model `aaguid`, for an
+    /// ``AttestationTrustEvaluator``: the statement's `attestationRootCertificates`.
+    ///
+    /// Empty for `none` (nothing to anchor), for a missing or all-zero AAGUID (fido-u2f, some
+    /// `apple` and `android-safetynet` attestations: use
+    /// ``anchors(forAttestationCertificate:)`` or the tenant's own anchors) and for models the
+    /// metadata does not know. Revocation is not applied here — ``FIDOPolicy`` refuses revoked
+    /// models with its own code, so the refusal says why.
+    ///
+    /// - Important: MDS roots may be intermediate CAs: validate with
+    ///   ``X509VerificationOptions/allowPartialChain`` set for these anchors.
+    public func anchors(for aaguid: AAGUID?, format: String) -> [X509Certificate] {
+        guard format != "none", let aaguid, !aaguid.isZero else { return [] }
+        return attestationRoots(for: aaguid)
+    }
+
+    /// Trust anchors for an attestation certificate found through its key identifier (U2F).
+    public func anchors(forAttestationCertificate certificate: X509Certificate) -> [X509Certificate] {
+        entry(forAttestationCertificate: certificate)?.metadataStatement?.attestationRootCertificates ?? []
+    }
+
+    /// ``anchors(for:format:)`` as a closure, for evaluators that take one.
+    public var anchorProvider: @Sendable (AAGUID?, String) -> [X509Certificate] {
+        { [self] aaguid, format in anchors(for: aaguid, format: format) }
+    }
+}

@@ -1,0 +1,149 @@
+import Crypto
+import FIDO
+import Foundation
+import Tokens
+
+/// Small P-256 certificates and signed MDS3 BLOBs for metadata and policy tests, built from
+/// Crypto's `DER` writer and `PrivateKey.sign` (the model is CryptoTests' X509TestCertificates,
+/// which this target cannot import) and Tokens' `JWS.sign`.
+enum MetadataTestPKI {
+    /// A key and its certificate.
+    struct Issued {
+        let key: PrivateKey
+        let der: [UInt8]
+        let subject: [UInt8]
+        var certificate: X509Certificate { get throws { try X509Certificate(derEncoded: der) } }
+        var base64: String { Data(der).base64EncodedString() }
+    }
+
+    /// An AAGUID from its text (a test failure if it is not one).
+    static func aaguid(_ text: String) throws -> AAGUID {
+        guard let aaguid = AAGUID(text) else { throw CryptoError("test: not an AAGUID") }
+        return aaguid
+    }
+
+    static let ecdsaWithSHA256 = DER.sequence(DER.oid("1.2.840.10045.4.3.2"))
+
+    static func name(_ cn: String) -> [UInt8] {
+        DER.sequence(DER.tlv(0x31, DER.sequence(DER.oid(X509OID.commonName), DER.tlv(0x0C, Array(cn.utf8)))))
+    }
+
+    static func generalizedTime(_ date: Date) -> [UInt8] {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMddHHmmss'Z'"
+        return DER.tlv(0x18, Array(formatter.string(from: date).utf8))
+    }
+
+    /// A certificate for `subjectKey`, signed by `signer`.
+    static func certificate(
+        subject: [UInt8], issuer: [UInt8], subjectKey: PublicKey, signer: PrivateKey, ca: Bool, serial: UInt8,
+        notBefore: Date, notAfter: Date
+    ) throws -> [UInt8] {
+        let basicConstraints = DER.sequence(ca ? [0x01, 0x01, 0xFF] : [])
+        // keyUsage: keyCertSign + cRLSign for CAs, digitalSignature for leaves.
+        let keyUsage: [UInt8] = ca ? DER.tlv(0x03, [0x01, 0x06]) : DER.tlv(0x03, [0x07, 0x80])
+        let extensions = DER.tlv(
+            0xA3,
+            DER.sequence(
+                DER.sequence(DER.oid(X509OID.basicConstraints), [0x01, 0x01, 0xFF], DER.tlv(0x04, basicConstraints)),
+                DER.sequence(DER.oid(X509OID.keyUsage), [0x01, 0x01, 0xFF], DER.tlv(0x04, keyUsage))))
+        let tbs = DER.sequence(
+            DER.tlv(0xA0, DER.tlv(0x02, [0x02])), DER.tlv(0x02, [serial]), ecdsaWithSHA256, issuer,
+            DER.sequence(generalizedTime(notBefore), generalizedTime(notAfter)), subject, subjectKey.subjectPublicKeyInfo,
+            extensions)
+        return DER.sequence(tbs, ecdsaWithSHA256, DER.bitString(try signer.sign(tbs, algorithm: .es256)))
+    }
+
+    static let defaultNotBefore = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01
+    static let defaultNotAfter = Date(timeIntervalSince1970: 2_019_686_400)  // 2034-01-01
+    /// Inside the default validity.
+    static let verificationTime = Date(timeIntervalSince1970: 1_750_000_000)  // 2025-06-15
+
+    static func root(_ cn: String = "MDS Test Root") throws -> Issued {
+        let key = try PrivateKey.generateP256()
+        let n = name(cn)
+        let der = try certificate(
+            subject: n, issuer: n, subjectKey: try key.publicKey(), signer: key, ca: true, serial: 1,
+            notBefore: defaultNotBefore, notAfter: defaultNotAfter)
+        return Issued(key: key, der: der, subject: n)
+    }
+
+    static func issue(
+        _ cn: String, by issuer: Issued, ca: Bool = false, notBefore: Date = defaultNotBefore, notAfter: Date = defaultNotAfter
+    ) throws -> Issued {
+        let key = try PrivateKey.generateP256()
+        let n = name(cn)
+        let der = try certificate(
+            subject: n, issuer: issuer.subject, subjectKey: try key.publicKey(), signer: issuer.key, ca: ca, serial: 2,
+            notBefore: notBefore, notAfter: notAfter)
+        return Issued(key: key, der: der, subject: n)
+    }
+
+    // MARK: - BLOBs
+
+    /// A root, an intermediate and a signer, like the FIDO production chain.
+    struct Chain {
+        let root: Issued
+        let intermediate: Issued
+        let signer: Issued
+
+        init(signerNotAfter: Date = defaultNotAfter) throws {
+            root = try MetadataTestPKI.root()
+            intermediate = try MetadataTestPKI.issue("MDS Test CA", by: root, ca: true)
+            signer = try MetadataTestPKI.issue("MDS Test Signer", by: intermediate, notAfter: signerNotAfter)
+        }
+
+        var configuration: MetadataBLOB.Configuration { get throws { MetadataBLOB.Configuration(roots: [try root.certificate]) } }
+        var x5c: [String] { [signer.base64, intermediate.base64] }
+    }
+
+    /// A signed BLOB with `payload` (a JSON object) and a header carrying `x5c` (or not), plus
+    /// any `extraHeader` members.
+    static func blob(
+        payload: [String: Any], chain: Chain, x5c: [String]? = nil, includeX5C: Bool = true,
+        extraHeader: [String: Tokens.JSONValue] = [:], signer: PrivateKey? = nil
+    ) throws -> String {
+        var parameters = extraHeader
+        if includeX5C { parameters["x5c"] = .array((x5c ?? chain.x5c).map { .string($0) }) }
+        let header = JWSHeader(algorithm: .es256, type: "JWT", additionalParameters: parameters)
+        let bytes = try JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
+        return try JWS.sign(payload: Array(bytes), header: header, key: signer ?? chain.signer.key)
+    }
+
+    /// A payload `{legalHeader, no, nextUpdate, entries}`.
+    static func payload(no: Int, entries: [[String: Any]], nextUpdate: String = "2025-07-01") -> [String: Any] {
+        ["legalHeader": "Signet test metadata", "no": no, "nextUpdate": nextUpdate, "entries": entries]
+    }
+
+    /// An entry for a FIDO2 model with one or more statuses (`(status, effectiveDate)`).
+    static func entry(
+        aaguid: String? = nil, keyIdentifiers: [String]? = nil, statuses: [(String, String)],
+        roots: [String] = [], description: String = "Test Authenticator", statement: [String: Any]? = nil
+    ) -> [String: Any] {
+        var e: [String: Any] = [
+            "statusReports": statuses.map { ["status": $0.0, "effectiveDate": $0.1] },
+            "timeOfLastStatusChange": statuses.last?.1 ?? "2024-01-01",
+        ]
+        var s: [String: Any] = statement ?? [
+            "legalHeader": "https://fidoalliance.org/metadata/metadata-statement-legal-header/",
+            "description": description, "authenticatorVersion": 1, "protocolFamily": "fido2", "schema": 3,
+            "upv": [["major": 1, "minor": 0]], "authenticationAlgorithms": ["secp256r1_ecdsa_sha256_raw"],
+            "publicKeyAlgAndEncodings": ["cose"], "attestationTypes": ["basic_full"],
+            "userVerificationDetails": [[["userVerificationMethod": "presence_internal"]]],
+            "keyProtection": ["hardware", "secure_element"], "matcherProtection": ["on_chip"],
+            "attachmentHint": ["external"], "tcDisplay": [], "attestationRootCertificates": roots,
+        ]
+        if let aaguid {
+            e["aaguid"] = aaguid
+            if statement == nil { s["aaguid"] = aaguid }
+        }
+        if let keyIdentifiers {
+            e["attestationCertificateKeyIdentifiers"] = keyIdentifiers
+            if statement == nil { s["attestationCertificateKeyIdentifiers"] = keyIdentifiers }
+        }
+        e["metadataStatement"] = s
+        return e
+    }
+}
