@@ -12,8 +12,29 @@ public struct AttestationFormatRegistry: Sendable {
         self.verifiers = map
     }
 
-    /// `none` and `packed` (self attestation). Formats that need X.509 are added as they land.
-    public static let standard = AttestationFormatRegistry([NoneAttestation(), PackedAttestation()])
+    /// Every WebAuthn L3 §8 format with the strict production options: `none`, `packed`,
+    /// `tpm`, `android-key`, `android-safetynet`, `fido-u2f` and `apple`.
+    ///
+    /// Formats with a trust path (everything but `none` and packed self attestation) are only
+    /// accepted by a ``RegistrationVerifier`` that has a trust evaluator, e.g.
+    /// ``TrustAnchorEvaluator``.
+    public static let standard = AttestationFormatRegistry.standard(AttestationFormatOptions())
+
+    /// Every WebAuthn L3 §8 format, with `options` (e.g. test TPM manufacturers for a
+    /// conformance deployment).
+    public static func standard(_ options: AttestationFormatOptions) -> AttestationFormatRegistry {
+        AttestationFormatRegistry([
+            NoneAttestation(),
+            PackedAttestation(),
+            TPMAttestation(acceptsTestManufacturers: options.acceptsTestTPMManufacturers),
+            AndroidKeyAttestation(requiresTrustedEnvironment: options.androidKeyRequiresTrustedEnvironment),
+            AndroidSafetyNetAttestation(
+                requiresCTSProfileMatch: options.safetyNetRequiresCTSProfileMatch, checksTimestamp: options.safetyNetChecksTimestamp,
+                timestampTolerance: options.safetyNetTimestampTolerance),
+            FIDOU2FAttestation(requiresZeroAAGUID: options.u2fRequiresZeroAAGUID),
+            AppleAttestation(),
+        ])
+    }
 
     /// Adds or replaces the verifier for `verifier.format`.
     public mutating func register(_ verifier: any AttestationFormatVerifier) {
