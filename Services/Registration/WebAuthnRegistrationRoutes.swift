@@ -136,7 +136,8 @@ struct WebAuthnRegistrationRoutes: Sendable {
         let verifier = RegistrationVerifier(
             relyingParty: RelyingParty(id: tenant.rpId, origins: tenant.origins),
             requiresUserVerification: state.userVerification == "required",
-            allowedAlgorithms: state.algorithms.map { COSEAlgorithm(rawValue: $0) })
+            allowedAlgorithms: state.algorithms.map { COSEAlgorithm(rawValue: $0) },
+            trustEvaluator: ConsumerAttestationTrust(logger: ctx.logger))
         let response = RegistrationResponse(
             clientDataJSON: clientData, attestationObject: attestationObject, transports: body.credential.response.transports ?? [])
         let verified: VerifiedRegistration
