@@ -52,7 +52,11 @@ import Testing
     ]
 
     static func operations(of service: ServiceName) -> [Operation] {
-        service == .registration ? everyService + registrationOnly : everyService
+        switch service {
+        case .registration: everyService + registrationOnly + webAuthnRegistration
+        case .authentication: everyService + webAuthnAuthentication
+        default: everyService
+        }
     }
 
     static let httpMethods: Set<String> = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
@@ -105,6 +109,12 @@ import Testing
                 }
                 let other = Self.problem(code: "some_other_code", status: statusCode)
                 #expect(validator.validate(other, against: schema) != [], "\(operation) \(status) allows any code")
+                // No stale codes either: the document lists exactly the codes the service can answer.
+                let documented = Self.documentedCodes(schema, in: doc)
+                #expect(documented == Set(codes), """
+                    \(operation) \(status): undocumented \(Set(codes).subtracting(documented).sorted()), \
+                    stale \(documented.subtracting(codes).sorted())
+                    """)
             }
             if let scheme = operation.security {
                 #expect(op["security"] == .array([.object([scheme: .array([])])]), "\(operation)")
@@ -174,22 +184,31 @@ import Testing
         let component: String
         let example: @Sendable () throws -> JSONValue
         let services: [ServiceName]
+        /// False for JSON that clients define and Signet reads only in part (extension outputs):
+        /// the component must then accept members it does not name.
+        var closed = true
+        /// Reads JSON as the Swift type, as the services decode bodies; nil where this target
+        /// cannot decode the type.
+        var decode: (@Sendable (JSONValue) throws -> Void)?
         var testDescription: String { component }
     }
 
+    /// A `Codable` wire type: `example` encoded as the services encode it, and decoded back as `T`.
+    static func wire<T: Codable & Sendable>(
+        _ component: String, _ services: [ServiceName], closed: Bool = true, _ example: @escaping @Sendable () throws -> T
+    ) -> WireType {
+        WireType(
+            component: component, example: { try SchemaDocuments.wireJSON(example()) }, services: services, closed: closed,
+            decode: { _ = try SchemaDocuments.decodeWire(T.self, from: $0) })
+    }
+
     static let wireTypes: [WireType] = [
-        WireType(component: "TenantUpsertRequest", example: { try SchemaDocuments.wireJSON(TenantUpsertRequest.fullExample) },
-                 services: [.registration]),
-        WireType(component: "TenantResource", example: { try SchemaDocuments.wireJSON(TenantResource.fullExample) },
-                 services: ServiceName.allCases),
-        WireType(component: "APIKeyIssued", example: { try SchemaDocuments.wireJSON(APIKeyIssued.fullExample) },
-                 services: [.registration]),
-        WireType(component: "HealthStatus", example: { try SchemaDocuments.wireJSON(HealthStatus.fullExample) },
-                 services: ServiceName.allCases),
-        WireType(component: "APIKeyIdentity", example: { try SchemaDocuments.wireJSON(APIKeyIdentity.fullExample) },
-                 services: [.registration]),
-        WireType(component: "APIKeyImportRequest", example: { try SchemaDocuments.wireJSON(APIKeyImportRequest.fullExample) },
-                 services: [.registration]),
+        wire("TenantUpsertRequest", [.registration]) { TenantUpsertRequest.fullExample },
+        wire("TenantResource", ServiceName.allCases) { TenantResource.fullExample },
+        wire("APIKeyIssued", [.registration]) { APIKeyIssued.fullExample },
+        wire("HealthStatus", ServiceName.allCases) { HealthStatus.fullExample },
+        wire("APIKeyIdentity", [.registration]) { APIKeyIdentity.fullExample },
+        wire("APIKeyImportRequest", [.registration]) { APIKeyImportRequest.fullExample },
         WireType(
             component: "Problem",
             example: {
@@ -197,7 +216,7 @@ import Testing
                     ProblemDetails(code: .invalidField, detail: "Field 'rpId' is required.", field: "rpId", requestId: "0b7c2f1e-9a0d-4c55-8f3e-2d1a6b9c4e71"))
             },
             services: ServiceName.allCases),
-    ]
+    ] + webAuthnWireTypes
 
     @Test(arguments: wireTypes)
     func componentPropertiesAreTheEncodedKeys(_ wire: WireType) throws {
@@ -206,7 +225,11 @@ import Testing
             let doc = try SchemaDocuments.openAPIDocument(service)
             let schema = try #require(doc["components"]?["schemas"]?[wire.component], "\(service): no \(wire.component)")
             #expect(schema["type"] == .string("object"), "\(service)")
-            #expect(schema["additionalProperties"] == .bool(false), "\(service): \(wire.component) is a closed Swift type")
+            if wire.closed {
+                #expect(schema["additionalProperties"] == .bool(false), "\(service): \(wire.component) is a closed Swift type")
+            } else {
+                #expect(schema["additionalProperties"] == .bool(true), "\(service): \(wire.component) accepts what clients add")
+            }
             #expect(try #require(schema["properties"]).keys == example.keys, "\(service)")
             let required = schema["required"]?.arrayValue?.compactMap(\.stringValue) ?? []
             #expect(Set(required).isSubset(of: example.keys), "\(service)")
@@ -220,11 +243,28 @@ import Testing
         let example = try wire.example()
         let validator = MiniJSONSchema(document: try SchemaDocuments.openAPIDocument(wire.services[0]))
         let extra = validator.validate(example.setting("unexpected", to: .number(1)), component: wire.component)
-        #expect(extra.map(\.keyword) == ["additionalProperties"])
+        #expect(extra.map(\.keyword) == (wire.closed ? ["additionalProperties"] : []))
         let doc = try SchemaDocuments.openAPIDocument(wire.services[0])
         for key in doc["components"]?["schemas"]?[wire.component]?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [] {
             let failures = validator.validate(example.setting(key, to: nil), component: wire.component)
             #expect(failures.map(\.keyword) == ["required"], "\(key)")
+        }
+    }
+
+    /// `required` names exactly the members the Swift type cannot decode without: what a client
+    /// may leave out is what the service accepts without.
+    @Test(arguments: wireTypes.filter { $0.decode != nil })
+    func requiredMembersAreTheOnesSwiftDecodingNeeds(_ wire: WireType) throws {
+        let decode = try #require(wire.decode)
+        let example = try wire.example()
+        try decode(example)
+        for service in wire.services {
+            let doc = try SchemaDocuments.openAPIDocument(service)
+            let required = Set(doc["components"]?["schemas"]?[wire.component]?["required"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+            for key in example.keys {
+                let needed = (try? decode(example.setting(key, to: nil))) == nil
+                #expect(required.contains(key) == needed, "\(service): Swift \(needed ? "needs" : "does without") \(key)")
+            }
         }
     }
 
@@ -310,6 +350,21 @@ import Testing
         let item = doc["paths"]?[operation.path]
         let raw = (item?["parameters"]?.arrayValue ?? []) + (item?[operation.method]?["parameters"]?.arrayValue ?? [])
         return try raw.map { try resolve($0, in: doc) }
+    }
+
+    /// The problem codes a problem schema names in `code` (`enum` or `const`), through `$ref`
+    /// and `allOf`; empty when it allows any code.
+    static func documentedCodes(_ schema: JSONValue, in doc: JSONValue, depth: Int = 0) -> Set<String> {
+        guard depth < 16 else { return [] }
+        var codes = Set<String>()
+        if let ref = schema["$ref"]?.stringValue, let target = doc.resolve(pointer: ref) {
+            codes.formUnion(documentedCodes(target, in: doc, depth: depth + 1))
+        }
+        for sub in schema["allOf"]?.arrayValue ?? [] { codes.formUnion(documentedCodes(sub, in: doc, depth: depth + 1)) }
+        let code = schema["properties"]?["code"]
+        codes.formUnion(code?["enum"]?.arrayValue?.compactMap(\.stringValue) ?? [])
+        if let single = code?["const"]?.stringValue { codes.insert(single) }
+        return codes
     }
 
     /// A problem+json body as `HTTPResponse.problem` writes it (urn:signet:problem:<code>).
