@@ -19,7 +19,7 @@ export SIGNET_DEMO_RP_API_KEY="${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}"
 export SIGNET_KAFKA_BROKERS="${SIGNET_KAFKA_BROKERS:-$BROKER_ADDRESS}"
 export SIGNET_PG_PORT="$PG_PORT"
 SERVICES="registration:8081 authentication:8082 transaction:8083 oob:8084 pii:8085"
-APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev openssl pkg-config postgresql nginx-light curl python3 python3-venv"
+APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev openssl pkg-config postgresql nginx-light curl python3 python3-venv chromium chromium-driver"
 
 log() { printf '\033[1m[signet]\033[0m %s\n' "$*" >&2; }
 
@@ -181,8 +181,11 @@ start_services() {
 start_gateway() {
     port_free "$GATEWAY_PORT" || { log "port $GATEWAY_PORT is taken"; exit 1; }
     mkdir -p "$DATA/nginx"
-    sed -e "s#@DATA@#$DATA/nginx#g" -e "s#@ROOT@#$ROOT#g" -e "s#@PORT@#$GATEWAY_PORT#g" \
+    # The demo RP backend lives in the gateway: it adds the demo tenant's key server-side.
+    [[ "$SIGNET_DEMO_RP_API_KEY" =~ ^[A-Za-z0-9._~+/=-]+$ ]] || { log "SIGNET_DEMO_RP_API_KEY may only use A-Z a-z 0-9 . _ ~ + / = -"; exit 1; }
+    sed -e "s#@DATA@#$DATA/nginx#g" -e "s#@ROOT@#$ROOT#g" -e "s#@PORT@#$GATEWAY_PORT#g" -e "s#@DEMO_KEY@#$SIGNET_DEMO_RP_API_KEY#g" \
         "$ROOT/deploy/local/gateway.conf.in" >"$DATA/nginx/nginx.conf"
+    chmod 600 "$DATA/nginx/nginx.conf"
     nginx -c "$DATA/nginx/nginx.conf" -p "$DATA/nginx" -g "daemon off;" >>"$DATA/logs/gateway.log" 2>&1 &
     echo $! >"$DATA/run/gateway.pid"
     wait_http "http://127.0.0.1:$GATEWAY_PORT/registration/healthz" 20 || { log "gateway did not start; see $DATA/logs/gateway.log"; exit 1; }
@@ -290,11 +293,13 @@ test)
     status=0
     # Python test tooling (PyPI) in a venv of the data folder.
     [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv" >/dev/null
-    "$DATA/venv/bin/pip" install -q -r "$ROOT/Tests/contract/requirements.txt"
+    "$DATA/venv/bin/pip" install -q -r "$ROOT/Tests/contract/requirements.txt" -r "$ROOT/Tests/e2e/requirements.txt"
     "$DATA/venv/bin/python" "$ROOT/deploy/check.py" >"$DATA/logs/deploy-check.log" 2>&1 || { status=$?; cat "$DATA/logs/deploy-check.log"; }
     tail -n 1 "$DATA/logs/deploy-check.log" | sed 's/^/deploy checks: /'
     "$DATA/venv/bin/python" -m pytest -q "$ROOT/Tests/contract" || status=$?
     swift test --skip-build --no-parallel 2>&1 | tee "$DATA/logs/swift-test.log" || status=$?
+    # The demo relying party in Debian's Chromium with a virtual authenticator, through the gateway.
+    "$DATA/venv/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/Tests/e2e" || status=$?
     exit $status
     ;;
 *)

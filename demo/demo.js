@@ -1,0 +1,441 @@
+// Signet demo relying party: passkey registration and sign-in against the demo tenant.
+// The backend routes under /demo/api/ are served by the gateway, which adds the RP API key.
+"use strict";
+
+(() => {
+  const API = "/demo/api";
+  const $ = (id) => document.getElementById(id);
+
+  // ---- base64url and the WebAuthn JSON forms (fallbacks for browsers without the L3 helpers) ----
+
+  function b64urlToBuffer(s) {
+    const b64 = s.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((s.length + 3) % 4);
+    const bin = atob(b64);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out.buffer;
+  }
+
+  function bufferToB64url(buf) {
+    const bytes = new Uint8Array(buf instanceof ArrayBuffer ? buf : buf.buffer.slice(buf.byteOffset, buf.byteOffset + buf.byteLength));
+    let bin = "";
+    for (let i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
+    return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+
+  const descriptors = (list) => (list || []).map((d) => ({ ...d, id: b64urlToBuffer(d.id) }));
+
+  function creationOptions(json) {
+    if (typeof PublicKeyCredential.parseCreationOptionsFromJSON === "function") {
+      return PublicKeyCredential.parseCreationOptionsFromJSON(json);
+    }
+    return {
+      ...json,
+      challenge: b64urlToBuffer(json.challenge),
+      user: { ...json.user, id: b64urlToBuffer(json.user.id) },
+      excludeCredentials: descriptors(json.excludeCredentials),
+    };
+  }
+
+  function requestOptions(json) {
+    if (typeof PublicKeyCredential.parseRequestOptionsFromJSON === "function") {
+      return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+    }
+    return { ...json, challenge: b64urlToBuffer(json.challenge), allowCredentials: descriptors(json.allowCredentials) };
+  }
+
+  function credentialJSON(credential) {
+    if (typeof credential.toJSON === "function") return credential.toJSON();
+    const r = credential.response;
+    const response = { clientDataJSON: bufferToB64url(r.clientDataJSON) };
+    if (r.attestationObject) {
+      response.attestationObject = bufferToB64url(r.attestationObject);
+      if (typeof r.getTransports === "function") response.transports = r.getTransports();
+      if (typeof r.getAuthenticatorData === "function") response.authenticatorData = bufferToB64url(r.getAuthenticatorData());
+      if (typeof r.getPublicKeyAlgorithm === "function") response.publicKeyAlgorithm = r.getPublicKeyAlgorithm();
+      if (typeof r.getPublicKey === "function" && r.getPublicKey()) response.publicKey = bufferToB64url(r.getPublicKey());
+    } else {
+      response.authenticatorData = bufferToB64url(r.authenticatorData);
+      response.signature = bufferToB64url(r.signature);
+      if (r.userHandle) response.userHandle = bufferToB64url(r.userHandle);
+    }
+    return {
+      id: credential.id,
+      rawId: bufferToB64url(credential.rawId),
+      type: credential.type,
+      authenticatorAttachment: credential.authenticatorAttachment || undefined,
+      response,
+      clientExtensionResults: credential.getClientExtensionResults(),
+    };
+  }
+
+  // ---- backend calls; failures are problem+json documents (RFC 9457) with a `code` ----
+
+  class Problem extends Error {
+    constructor(doc, status, local = false) {
+      super(doc.detail || doc.title || `HTTP ${status}`);
+      this.local = local;
+      this.status = status;
+      this.title = doc.title || `HTTP ${status}`;
+      this.detail = doc.detail || "";
+      this.code = doc.code || `http_${status}`;
+    }
+  }
+
+  async function post(path, body) {
+    let res;
+    try {
+      res = await fetch(API + path, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json, application/problem+json" },
+        body: JSON.stringify(body),
+        credentials: "omit",
+        cache: "no-store",
+      });
+    } catch (e) {
+      throw new Problem({ title: "The server could not be reached", detail: String(e.message || e), code: "network_error" }, 0);
+    }
+    const type = res.headers.get("Content-Type") || "";
+    const doc = type.includes("json") ? await res.json().catch(() => null) : null;
+    if (!res.ok) throw new Problem(doc || { title: `HTTP ${res.status}`, detail: res.statusText }, res.status);
+    if (!doc) throw new Problem({ title: "Unexpected response", detail: `expected JSON, got ${type || "nothing"}`, code: "bad_response" }, res.status);
+    return doc;
+  }
+
+  // ---- page state ----
+
+  const state = { busy: false, conditional: null };
+
+  function status(text) {
+    $("status").textContent = text;
+  }
+
+  function clearError() {
+    $("error").hidden = true;
+    $("error-title").textContent = "";
+    $("error-code").textContent = "";
+    $("error-detail").textContent = "";
+  }
+
+  function showError(e) {
+    const box = $("error");
+    if (e instanceof Problem) {
+      $("error-heading").textContent = e.local ? "Check the form"
+        : e.status >= 500 || e.status === 0 ? "The server could not finish this" : "The server refused this";
+      $("error-title").textContent = e.title + ".";
+      $("error-code").textContent = e.code;
+      $("error-detail").textContent = e.detail;
+    } else if (e && e.name) {
+      // A DOMException from the WebAuthn API: cancelled, timed out, no matching passkey, …
+      $("error-heading").textContent = "The browser did not complete this";
+      $("error-title").textContent = explainDOMException(e);
+      $("error-code").textContent = e.name;
+      $("error-detail").textContent = e.message || "";
+    } else {
+      $("error-heading").textContent = "Something went wrong";
+      $("error-title").textContent = "Unexpected error.";
+      $("error-code").textContent = "client_error";
+      $("error-detail").textContent = String(e);
+    }
+    box.hidden = false;
+    status("");
+  }
+
+  function explainDOMException(e) {
+    switch (e.name) {
+      case "NotAllowedError": return "The request was cancelled, timed out, or no passkey was chosen.";
+      case "InvalidStateError": return "This authenticator already holds a passkey for this account.";
+      case "SecurityError": return "This page's address is not allowed to use passkeys for this site.";
+      case "NotSupportedError": return "This authenticator does not support what the site asked for.";
+      case "AbortError": return "The request was aborted.";
+      default: return "The browser refused the request.";
+    }
+  }
+
+  function setBusy(busy) {
+    state.busy = busy;
+    document.body.dataset.busy = busy ? "true" : "false";
+    for (const id of ["signin-username-button", "signin-passkey-button", "register-button", "signout-button"]) {
+      $(id).disabled = busy;
+    }
+  }
+
+  function show(view) {
+    document.body.dataset.state = view;
+    $("signed-out").hidden = view !== "signed-out";
+    $("account").hidden = view === "signed-out";
+    $("registration-info").hidden = view !== "registered";
+    $("session-info").hidden = view !== "signed-in";
+  }
+
+  function setConditionalState(value, text) {
+    document.body.dataset.conditional = value;
+    $("conditional-state").textContent = text;
+  }
+
+  // ---- conditional mediation (passkey autofill on the username field) ----
+
+  let conditionalFailures = 0;
+
+  function conditionalAvailable() {
+    return typeof PublicKeyCredential !== "undefined" &&
+      typeof PublicKeyCredential.isConditionalMediationAvailable === "function"
+      ? PublicKeyCredential.isConditionalMediationAvailable().catch(() => false)
+      : Promise.resolve(false);
+  }
+
+  function startConditional() {
+    if (state.conditional || document.body.dataset.state !== "signed-out") return;
+    const controller = new AbortController();
+    const run = { controller, done: null };
+    state.conditional = run;
+    run.done = (async () => {
+      let timer;
+      let ownsBusy = false;
+      try {
+        if (!(await conditionalAvailable())) {
+          setConditionalState("unavailable", "Passkey autofill is not available in this browser; use the buttons below.");
+          return;
+        }
+        if (controller.signal.aborted) return;
+        const options = await post("/authentications/options", {});
+        if (controller.signal.aborted) return;
+        // The ceremony handle expires; start a fresh request before it does.
+        const lifetime = Math.max(30000, (options.publicKey.timeout || 300000) - 10000);
+        timer = setTimeout(() => { if (state.conditional === run) restartConditional(); }, lifetime);
+        setConditionalState("pending", "Passkey autofill is ready: choose a passkey from the username field's suggestions.");
+        const credential = await navigator.credentials.get({
+          mediation: "conditional",
+          publicKey: requestOptions(options.publicKey),
+          signal: controller.signal,
+        });
+        clearTimeout(timer);
+        if (state.conditional === run) state.conditional = null;
+        if (!credential || controller.signal.aborted) return;
+        setConditionalState("completed", "Passkey chosen from autofill.");
+        ownsBusy = true;
+        setBusy(true);
+        clearError();
+        status("Checking your passkey…");
+        await finishSignIn(options.handle, credential);
+        conditionalFailures = 0;
+      } catch (e) {
+        if (controller.signal.aborted || (e && e.name === "AbortError")) return;
+        setConditionalState("stopped", "Passkey autofill stopped; use the buttons below.");
+        if (e instanceof Problem) {
+          // The server refused the chosen passkey (or could not be reached): say so, and offer
+          // autofill again, without spinning on repeated failures.
+          showError(e);
+          conditionalFailures += 1;
+          if (conditionalFailures <= 3) {
+            setTimeout(() => { if (!state.busy) startConditional(); }, 1000 * conditionalFailures);
+          }
+        }
+        // A browser-side refusal of a request the user did not start is not worth an alert;
+        // the buttons still work.
+      } finally {
+        clearTimeout(timer);
+        if (state.conditional === run) state.conditional = null;
+        if (ownsBusy) setBusy(false);
+      }
+    })();
+  }
+
+  // Cancels a pending autofill request (a modal request cannot start while it is pending).
+  async function stopConditional() {
+    const run = state.conditional;
+    if (!run) return;
+    state.conditional = null;
+    run.controller.abort();
+    await run.done;
+    setConditionalState("stopped", "Passkey autofill paused.");
+  }
+
+  async function restartConditional() {
+    await stopConditional();
+    await startConditional();
+  }
+
+  // ---- ceremonies ----
+
+  async function register(event) {
+    event.preventDefault();
+    if (state.busy) return;
+    const username = $("register-username").value.trim();
+    const displayName = $("register-display-name").value.trim();
+    clearError();
+    if (!username) {
+      $("register-username").setAttribute("aria-invalid", "true");
+      $("register-username").focus();
+      showError(new Problem({ title: "Enter a username", detail: "A username names the account the passkey is for.", code: "username_missing" }, 400, true));
+      return;
+    }
+    $("register-username").removeAttribute("aria-invalid");
+    setBusy(true);
+    await stopConditional();
+    try {
+      status("Asking the server for registration options…");
+      const body = {
+        username,
+        authenticatorSelection: { residentKey: "required", userVerification: "preferred" },
+        attestation: "none",
+      };
+      if (displayName) body.displayName = displayName;
+      const options = await post("/registrations/options", body);
+      status("Follow your browser's prompt to create a passkey…");
+      const credential = await navigator.credentials.create({ publicKey: creationOptions(options.publicKey) });
+      status("Registering the passkey…");
+      const resource = await post("/registrations", {
+        handle: options.handle,
+        credential: credentialJSON(credential),
+        friendlyName: "Passkey created in the demo",
+      });
+      $("register-form").reset();
+      showRegistered(username, resource);
+      status(`Passkey registered for ${username}.`);
+    } catch (e) {
+      showError(e);
+    } finally {
+      setBusy(false);
+      startConditional();
+    }
+  }
+
+  async function signIn(username) {
+    if (state.busy) return;
+    clearError();
+    setBusy(true);
+    await stopConditional();
+    try {
+      status("Asking the server for sign-in options…");
+      const options = await post("/authentications/options", username ? { username } : {});
+      status("Follow your browser's prompt to use your passkey…");
+      const credential = await navigator.credentials.get({ publicKey: requestOptions(options.publicKey) });
+      status("Checking your passkey…");
+      await finishSignIn(options.handle, credential);
+    } catch (e) {
+      showError(e);
+    } finally {
+      setBusy(false);
+      startConditional();
+    }
+  }
+
+  async function finishSignIn(handle, credential) {
+    const result = await post("/authentications", { handle, credential: credentialJSON(credential) });
+    showSession(result);
+    status(`Signed in as ${result.username}.`);
+  }
+
+  function signOut() {
+    // The token lives only in this page's memory; forgetting it ends the demo session.
+    $("session-token").textContent = "";
+    $("token-header").textContent = "";
+    $("claims-body").replaceChildren();
+    $("credential-details").replaceChildren();
+    $("account-username").textContent = "";
+    clearError();
+    show("signed-out");
+    status("Signed out.");
+    $("signin-username").value = "";
+    conditionalFailures = 0;
+    startConditional();
+  }
+
+  // ---- views ----
+
+  function addRow(dl, term, value) {
+    const dt = document.createElement("dt");
+    dt.textContent = term;
+    const dd = document.createElement("dd");
+    dd.textContent = value;
+    dl.append(dt, dd);
+  }
+
+  function showRegistered(username, resource) {
+    $("account-username").textContent = username;
+    const dl = $("credential-details");
+    dl.replaceChildren();
+    addRow(dl, "Credential ID", resource.credentialId);
+    addRow(dl, "Authenticator (AAGUID)", resource.aaguid);
+    addRow(dl, "Attestation", `${resource.attestationFormat} (${resource.attestationType})`);
+    addRow(dl, "Algorithm", String(resource.algorithm));
+    addRow(dl, "User verified", resource.userVerified ? "yes" : "no");
+    addRow(dl, "Backup eligible / backed up", `${resource.backupEligible ? "yes" : "no"} / ${resource.backupState ? "yes" : "no"}`);
+    dl.dataset.credentialId = resource.credentialId;
+    show("registered");
+    $("account-heading").focus();
+  }
+
+  function decodeJWTPart(part) {
+    const bytes = new Uint8Array(b64urlToBuffer(part));
+    return JSON.parse(new TextDecoder().decode(bytes));
+  }
+
+  function formatClaim(name, value) {
+    if (["exp", "iat", "nbf", "auth_time"].includes(name) && typeof value === "number") {
+      return `${value} (${new Date(value * 1000).toISOString()})`;
+    }
+    return typeof value === "string" ? value : JSON.stringify(value);
+  }
+
+  function showSession(result) {
+    $("account-username").textContent = result.username;
+    $("session-credential").textContent = result.credentialId;
+    $("session-expires").textContent = result.expiresAt;
+    $("session-expires").dateTime = result.expiresAt;
+    $("session-token").textContent = result.sessionToken;
+    const body = $("claims-body");
+    body.replaceChildren();
+    try {
+      const [header, payload] = result.sessionToken.split(".");
+      $("token-header").textContent = JSON.stringify(decodeJWTPart(header), null, 2);
+      for (const [name, value] of Object.entries(decodeJWTPart(payload))) {
+        const tr = document.createElement("tr");
+        const th = document.createElement("th");
+        th.scope = "row";
+        th.textContent = name;
+        const td = document.createElement("td");
+        td.textContent = formatClaim(name, value);
+        td.dataset.claim = name;
+        tr.append(th, td);
+        body.append(tr);
+      }
+    } catch (e) {
+      $("token-header").textContent = "The session token could not be decoded.";
+    }
+    show("signed-in");
+    $("account-heading").focus();
+  }
+
+  // ---- wiring ----
+
+  function init() {
+    if (typeof window.PublicKeyCredential === "undefined" || !navigator.credentials) {
+      const p = $("support");
+      p.textContent = "This browser does not support passkeys (Web Authentication), or this page is not in a secure context.";
+      p.hidden = false;
+      setConditionalState("unavailable", "Passkey autofill is not available.");
+      for (const id of ["signin-username-button", "signin-passkey-button", "register-button"]) $(id).disabled = true;
+      return;
+    }
+    $("register-form").addEventListener("submit", register);
+    $("signin-form").addEventListener("submit", (event) => {
+      event.preventDefault();
+      const username = $("signin-username").value.trim();
+      if (!username) {
+        $("signin-username").focus();
+        showError(new Problem({ title: "Enter a username, or use “Sign in with a passkey”", detail: "", code: "username_missing" }, 400, true));
+        return;
+      }
+      signIn(username);
+    });
+    $("signin-passkey-button").addEventListener("click", () => signIn(null));
+    $("signout-button").addEventListener("click", signOut);
+    show("signed-out");
+    setBusy(false);
+    startConditional();
+  }
+
+  init();
+})();
