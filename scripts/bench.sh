@@ -28,7 +28,7 @@ tx=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua http://12
 # WebAuthn: full sign-in ceremonies (options + verify) over HTTP through the gateway, each
 # worker with its own credential (a software authenticator signing on the client side).
 BIN="$(swift build -c release --show-bin-path)"
-ceremonies=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>/dev/null)
+ceremonies=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>"$ROOT/.data/logs/bench-ceremonies.log")
 verify=$("$BIN/signet-bench" verify 5)
 openssl_verify=$(openssl speed -seconds 5 ecdsap256 2>/dev/null | awk '/nistp256/ {print $NF}' | tail -n 1)
 

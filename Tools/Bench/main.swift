@@ -90,7 +90,17 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int) async 
         _ = try await post("\(reg)/webauthn/registrations", RegistrationFinishRequest(handle: options.handle, credential: a.create(options.publicKey, origin: origin)), key: key, as: CredentialResource.self)
         authenticators.append((a, username))
     }
-    try await Task.sleep(for: .seconds(2))  // let the credentials reach the authentication service
+    // Wait until every credential has reached the authentication service (behind whatever
+    // backlog of events the consumers still have).
+    let ready = ContinuousClock.now + .seconds(180)
+    for (_, username) in authenticators {
+        while true {
+            let o = try await post("\(auth)/webauthn/authentications/options", AuthenticationOptionsRequest(username: username), as: AuthenticationOptionsResponse.self)
+            if !o.publicKey.allowCredentials.isEmpty { break }
+            guard ContinuousClock.now < ready else { throw NSError(domain: "bench", code: 1, userInfo: [NSLocalizedDescriptionKey: "credentials did not propagate"]) }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+    }
     let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
     let start = ContinuousClock.now
     let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
