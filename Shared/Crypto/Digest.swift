@@ -66,24 +66,71 @@ public enum ConstantTime {
 }
 
 /// Base64url without padding (RFC 4648 §5), as WebAuthn and JOSE use it.
+///
+/// Table-driven on bytes: it runs on every ceremony (challenges, credential ids, handles),
+/// where Foundation's base64 plus string replacements cost more than the checks around it.
 public enum Base64URL {
-    public static func encode<D: DataProtocol>(_ data: D) -> String {
-        Data(data).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+    private static let values: [UInt8] = {
+        var t = [UInt8](repeating: 0xFF, count: 256)
+        for (i, c) in alphabet.enumerated() { t[Int(c)] = UInt8(i) }
+        return t
+    }()
+
+    /// The encoding as ASCII bytes.
+    public static func encodeASCII<D: DataProtocol>(_ data: D) -> [UInt8] {
+        let bytes = Array(data)
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var i = 0
+        while i + 3 <= bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 6 & 63)])
+            out.append(alphabet[Int(n & 63)])
+            i += 3
+        }
+        switch bytes.count - i {
+        case 1:
+            let n = UInt32(bytes[i]) << 16
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+        case 2:
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+            out.append(alphabet[Int(n >> 18 & 63)])
+            out.append(alphabet[Int(n >> 12 & 63)])
+            out.append(alphabet[Int(n >> 6 & 63)])
+        default:
+            break
+        }
+        return out
     }
 
-    /// Decodes base64url; refuses characters outside its alphabet and padding.
+    public static func encode<D: DataProtocol>(_ data: D) -> String {
+        String(decoding: encodeASCII(data), as: UTF8.self)
+    }
+
+    /// Decodes base64url; refuses characters outside its alphabet, padding, and impossible
+    /// lengths.
     public static func decode(_ s: String) -> [UInt8]? {
-        guard s.utf8.allSatisfy({ c in
-            (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == 0x2D || c == 0x5F
-        }) else { return nil }
-        if s.utf8.count % 4 == 1 { return nil }
-        var b64 = s.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while b64.utf8.count % 4 != 0 { b64 += "=" }
-        guard let d = Data(base64Encoded: b64) else { return nil }
-        return Array(d)
+        let input = Array(s.utf8)
+        if input.count % 4 == 1 { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(input.count * 3 / 4)
+        var acc: UInt32 = 0
+        var bits = 0
+        for c in input {
+            let v = values[Int(c)]
+            if v == 0xFF { return nil }
+            acc = acc << 6 | UInt32(v)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+            }
+        }
+        return out
     }
 }
 

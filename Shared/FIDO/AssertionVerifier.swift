@@ -65,7 +65,7 @@ public struct AssertionVerifier: Sendable {
         allowCredentials: [[UInt8]] = [], userIdentification: UserIdentification = .beforeCeremony
     ) throws(WebAuthnError) -> VerifiedAuthentication {
         // §5.1: `id` is `rawId` in base64url.
-        if let id = response.id, !id.utf8.elementsEqual(ASCIIBase64URL.encode(response.rawID)) {
+        if let id = response.id, !id.utf8.elementsEqual(Base64URL.encodeASCII(response.rawID)) {
             throw WebAuthnError(.credentialIDMismatch, step: "§5.1 id/rawId", "id is not rawId in base64url")
         }
         // Step 5: if allowCredentials is not empty, the credential is one of them.

@@ -82,7 +82,7 @@ extension RelyingParty {
             throw WebAuthnError(.clientDataTypeMismatch, step: steps.type, "type is not one of the expected types")
         }
         // The client base64url-encodes the challenge without padding; compare encodings exactly.
-        let expected = ASCIIBase64URL.encode(challenge)
+        let expected = Base64URL.encodeASCII(challenge)
         guard !challenge.isEmpty, ConstantTime.equals(expected, Array(clientData.challenge.utf8)) else {
             throw WebAuthnError(.challengeMismatch, step: steps.challenge, "challenge is not the one issued")
         }
