@@ -126,6 +126,9 @@ struct WebAuthnAuthenticationRoutes: Sendable {
         if let expected = state.username, expected != username {
             throw refused("credential_not_allowed", "This credential does not belong to the user signing in.")
         }
+        if row.string("status") == "deleted" {
+            throw refused("credential_not_found", "This credential is not registered for this tenant.")
+        }
         guard row.string("status") == "active", row.bool("clone_suspected") != true else {
             throw refused("credential_suspended", "This credential is suspended.")
         }

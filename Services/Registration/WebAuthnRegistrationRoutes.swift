@@ -36,6 +36,8 @@ struct WebAuthnRegistrationRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/webauthn/registrations/options") { request, ctx in try await options(request, ctx) }
         router.post("/v1/tenants/{tenant}/webauthn/registrations") { request, ctx in try await finish(request, ctx) }
         router.get("/v1/tenants/{tenant}/users/{username}/credentials") { request, ctx in try await list(request, ctx) }
+        router.patch("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}") { request, ctx in try await update(request, ctx) }
+        router.delete("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}") { request, ctx in try await deregister(request, ctx) }
     }
 
     // MARK: - Options
@@ -202,12 +204,88 @@ struct WebAuthnRegistrationRoutes: Sendable {
         return try .json(resource, status: 201)
     }
 
+    // MARK: - Manage
+
+    /// `PATCH …/credentials/{credentialId}`: rename, suspend or resume. Every change is an
+    /// event; a suspension stops sign-in as soon as the authentication service applies it.
+    func update(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenantID = ctx.parameter("tenant")
+        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let username = ctx.parameter("username")
+        guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
+            throw HTTPError.invalid("credentialId", "credentialId must be base64url.")
+        }
+        let body = try request.decode(CredentialUpdateRequest.self)
+        if let name = body.friendlyName, name.isEmpty || name.count > 100 || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters without control characters.")
+        }
+        if let status = body.status, !["active", "suspended"].contains(status) {
+            throw HTTPError.invalid("status", "status must be active or suspended.")
+        }
+        guard body.friendlyName != nil || body.status != nil else { throw HTTPError.invalid("$", "Give friendlyName or status.") }
+        let now = Date()
+        try await context.withTransaction { conn in
+            let rows = try await conn.query(
+                """
+                SELECT status, friendly_name FROM credentials
+                WHERE tenant_id = \(tenantID) AND username = \(username) AND credential_id = \(PostgresBytes(credentialID)) AND status <> 'deleted'
+                FOR UPDATE
+                """)
+            guard let row = rows.first else { throw HTTPError(.notFound, detail: "No such credential for this user.") }
+            if let name = body.friendlyName, name != row.string("friendly_name") {
+                try await conn.query(
+                    "UPDATE credentials SET friendly_name = \(name) WHERE tenant_id = \(tenantID) AND credential_id = \(PostgresBytes(credentialID))")
+                try await Outbox.enqueue(
+                    CredentialRenamed(tenantId: tenantID, credentialId: Base64URL.encode(credentialID), renamedAt: now), source: .registration,
+                    subject: tenantID, key: tenantID, on: conn)
+            }
+            if let status = body.status, status != row.string("status") {
+                try await conn.query(
+                    "UPDATE credentials SET status = \(status) WHERE tenant_id = \(tenantID) AND credential_id = \(PostgresBytes(credentialID))")
+                try await Outbox.enqueue(
+                    CredentialStatusChanged(tenantId: tenantID, credentialId: Base64URL.encode(credentialID), status: status, changedAt: now),
+                    source: .registration, subject: tenantID, key: tenantID, on: conn)
+            }
+        }
+        guard let resource = try await credentials(tenantID: tenantID, username: username).first(where: { $0.credentialId == Base64URL.encode(credentialID) }) else {
+            throw HTTPError(.notFound)
+        }
+        return try .json(resource)
+    }
+
+    /// `DELETE …/credentials/{credentialId}`: deregisters; 204, or 404 when unknown.
+    func deregister(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenantID = ctx.parameter("tenant")
+        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let username = ctx.parameter("username")
+        guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
+            throw HTTPError.invalid("credentialId", "credentialId must be base64url.")
+        }
+        let now = Date()
+        try await context.withTransaction { conn in
+            let updated = try await conn.query(
+                """
+                UPDATE credentials SET status = 'deleted'
+                WHERE tenant_id = \(tenantID) AND username = \(username) AND credential_id = \(PostgresBytes(credentialID)) AND status <> 'deleted'
+                """)
+            guard updated.affectedRows == 1 else { throw HTTPError(.notFound, detail: "No such credential for this user.") }
+            try await Outbox.enqueue(
+                CredentialStatusChanged(tenantId: tenantID, credentialId: Base64URL.encode(credentialID), status: "deleted", changedAt: now),
+                source: .registration, subject: tenantID, key: tenantID, on: conn)
+        }
+        ctx.logger.info("credential deregistered")
+        return HTTPResponse(status: 204)
+    }
+
     // MARK: - List
 
     func list(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
         _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
-        let username = ctx.parameter("username")
+        return try .json(CredentialList(credentials: try await credentials(tenantID: tenantID, username: ctx.parameter("username"))))
+    }
+
+    func credentials(tenantID: String, username: String) async throws -> [CredentialResource] {
         let rows = try await context.pool.withConnection { conn in
             try await conn.query(
                 """
@@ -229,6 +307,6 @@ struct WebAuthnRegistrationRoutes: Sendable {
                 friendlyName: row.string("friendly_name"), status: row.string("status") ?? "active", createdAt: created,
                 lastUsedAt: row.date("last_used_at"))
         }
-        return try .json(CredentialList(credentials: credentials))
+        return credentials
     }
 }

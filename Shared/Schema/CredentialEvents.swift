@@ -100,6 +100,33 @@ public struct CredentialStatusChanged: EventPayload {
     }
 }
 
+/// A credential's friendly name changed (the name itself stays in the registration database).
+public struct CredentialRenamed: EventPayload {
+    public static let eventType = "signet.registration.credential.renamed.v1"
+    public static let topic = Topic.registration
+
+    public var tenantId: String
+    /// base64url credential id.
+    public var credentialId: String
+    public var renamedAt: Date
+
+    public init(tenantId: String, credentialId: String, renamedAt: Date) {
+        self.tenantId = tenantId
+        self.credentialId = credentialId
+        self.renamedAt = renamedAt
+    }
+
+    public static var fullExample: CredentialRenamed {
+        CredentialRenamed(tenantId: "demo", credentialId: "9y1xA8Tmg1FEmT-c7_fvWZ_uoTuoih3OvR45_oAK-cw", renamedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: CredentialRenamed { fullExample }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard isBase64URL(credentialId, maxBytes: 1023) else { throw EventDecodingError.invalidData("credentialId") }
+    }
+}
+
 /// A base64url string (no padding) of 1…maxBytes decoded bytes.
 func isBase64URL(_ s: String, maxBytes: Int) -> Bool {
     let u = s.utf8

@@ -100,6 +100,6 @@ public struct TenantAPIKeyRevoked: EventPayload {
 public enum EventCatalog {
     public static let payloadTypes: [any EventPayload.Type] = [
         TenantUpserted.self, TenantAPIKeyCreated.self, TenantAPIKeyRevoked.self,
-        CredentialRegistered.self, CredentialStatusChanged.self,
+        CredentialRegistered.self, CredentialStatusChanged.self, CredentialRenamed.self,
     ]
 }

@@ -137,3 +137,18 @@ public enum UsernameRules {
             && s == s.trimmingCharacters(in: .whitespaces)
     }
 }
+
+/// `PATCH /v1/tenants/{tenant}/users/{username}/credentials/{credentialId}` body: rename,
+/// suspend or resume.
+public struct CredentialUpdateRequest: Codable, Sendable, Equatable {
+    public var friendlyName: String?
+    /// `active` or `suspended`.
+    public var status: String?
+
+    public init(friendlyName: String? = nil, status: String? = nil) {
+        self.friendlyName = friendlyName
+        self.status = status
+    }
+
+    public static var fullExample: CredentialUpdateRequest { CredentialUpdateRequest(friendlyName: "Work laptop", status: "suspended") }
+}

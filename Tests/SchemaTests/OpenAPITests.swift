@@ -209,6 +209,7 @@ import Testing
         wire("HealthStatus", ServiceName.allCases) { HealthStatus.fullExample },
         wire("APIKeyIdentity", [.registration]) { APIKeyIdentity.fullExample },
         wire("APIKeyImportRequest", [.registration]) { APIKeyImportRequest.fullExample },
+        wire("CredentialUpdateRequest", [.registration]) { CredentialUpdateRequest.fullExample },
         WireType(
             component: "Problem",
             example: {

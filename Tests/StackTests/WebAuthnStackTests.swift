@@ -143,4 +143,31 @@ struct WebAuthnStackTests {
             "\(Self.registration)/webauthn/registrations/options", RegistrationOptionsRequest(username: "x"), as: RegistrationOptionsResponse.self)
         #expect(s4 == 401 && b4["code"] as? String == "unauthorized")
     }
+
+    @Test func suspendResumeRenameAndDeregister() async throws {
+        try TestStack.require()
+        let (authenticator, username) = try await register()
+        #expect(await TestStack.eventually { (try? await signIn(authenticator, username: username).0) == 200 })
+        let url = "\(Self.registration)/users/\(username)/credentials/\(authenticator.credentialIDBase64URL)"
+        let auth = ["Authorization": "Bearer \(rpKey)", "Content-Type": "application/json"]
+        func patch(_ json: String) async throws -> TestHTTP.Response {
+            try await TestHTTP.send("PATCH", url, headers: auth, body: Array(json.utf8))
+        }
+        let suspended = try await patch(#"{"status":"suspended"}"#)
+        let suspendedStatus = try suspended.json()["status"] as? String
+        #expect(suspended.status == 200 && suspendedStatus == "suspended")
+        #expect(await TestStack.eventually { (try? await signIn(authenticator, username: username).1["code"] as? String) == "credential_suspended" })
+        let resumed = try await patch(#"{"status":"active","friendlyName":"Renamed key"}"#)
+        let resumedName = try resumed.json()["friendlyName"] as? String
+        #expect(resumed.status == 200 && resumedName == "Renamed key")
+        #expect(await TestStack.eventually { (try? await signIn(authenticator, username: username).0) == 200 })
+        let bad = try await patch(#"{"status":"deleted"}"#)
+        let badField = try bad.json()["field"] as? String
+        #expect(bad.status == 400 && badField == "status")
+        #expect(try await TestHTTP.send("DELETE", url, headers: auth).status == 204)
+        #expect(try await TestHTTP.send("DELETE", url, headers: auth).status == 404)
+        #expect(await TestStack.eventually { (try? await signIn(authenticator, username: username).1["code"] as? String) == "credential_not_found" })
+        let list = try await TestHTTP.send("GET", "\(Self.registration)/users/\(username)/credentials", headers: auth)
+        #expect(!list.text.contains(authenticator.credentialIDBase64URL))
+    }
 }
