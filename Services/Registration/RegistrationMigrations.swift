@@ -46,5 +46,15 @@ enum RegistrationMigrations {
             );
             CREATE INDEX used_challenges_expiry ON used_challenges (expires_at);
             """),
+        Migration(
+            102, "fido_policies",
+            """
+            -- Per-tenant FIDO policy documents (FIDO.FIDOPolicy); absent means the consumer default.
+            CREATE TABLE fido_policies (
+                tenant_id text PRIMARY KEY,
+                document text NOT NULL,
+                updated_at timestamptz NOT NULL
+            );
+            """),
     ]
 }

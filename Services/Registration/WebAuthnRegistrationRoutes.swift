@@ -13,6 +13,13 @@ import ServiceKit
 struct WebAuthnRegistrationRoutes: Sendable {
     let context: ServiceContext
     let handles: CeremonyHandles
+    /// FIDO MDS3 metadata, when the deployment configures a BLOB.
+    let metadata: MetadataService?
+    /// Attestation trust anchors: MDS3 statements' roots, when configured.
+    var anchors: any AttestationTrustAnchorSource {
+        if let metadata { return TrustAnchorLookup(metadata.anchorProvider) }
+        return ConfiguredTrustAnchors()
+    }
 
     /// How long a registration ceremony may take (also the `timeout` hint to the browser).
     static let ceremonyLifetime: TimeInterval = 300
@@ -49,9 +56,9 @@ struct WebAuthnRegistrationRoutes: Sendable {
         guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters or surrounding spaces.") }
         let displayName = body.displayName ?? body.username
         guard !displayName.isEmpty, displayName.count <= 256 else { throw HTTPError.invalid("displayName", "displayName must be 1-256 characters.") }
-        let selection = try Self.selection(body.authenticatorSelection)
-        let attestation = body.attestation ?? "none"
-        guard ["none", "indirect", "direct", "enterprise"].contains(attestation) else {
+        let requestedSelection = try Self.selection(body.authenticatorSelection)
+        let requestedAttestation = body.attestation ?? "none"
+        guard ["none", "indirect", "direct", "enterprise"].contains(requestedAttestation) else {
             throw HTTPError.invalid("attestation", "attestation must be none, indirect, direct or enterprise.")
         }
         let hints = body.hints ?? []
@@ -59,6 +66,17 @@ struct WebAuthnRegistrationRoutes: Sendable {
             throw HTTPError.invalid("hints", "hints may contain security-key, client-device and hybrid.")
         }
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+        // The tenant's FIDO policy tightens what the RP asked for, never loosens it.
+        let policy = try await FIDOPolicyRoutes.policy(for: tenantID, pool: context.pool)
+        var selection = requestedSelection
+        if policy.userVerification == .required { selection.userVerification = "required" }
+        if policy.residentKey == .required {
+            selection.residentKey = "required"
+            selection.requireResidentKey = true
+        }
+        let attestation = body.attestation ?? (policy.attestation.required ? policy.attestation.conveyance.rawValue : requestedAttestation)
+        let algorithms = Self.offeredAlgorithms.filter { policy.allowedAlgorithms.contains(COSEAlgorithm(rawValue: $0)) }
+        guard !algorithms.isEmpty else { throw HTTPError(.conflict, detail: "The tenant's policy allows none of the offered algorithms.") }
 
         // Existing user: same user handle, and their credentials are excluded.
         let (userHandle, existing) = try await context.pool.withConnection { conn -> ([UInt8]?, [CredentialDescriptorJSON]) in
@@ -77,12 +95,12 @@ struct WebAuthnRegistrationRoutes: Sendable {
         let state = HandleState(
             tenant: tenantID, username: body.username, displayName: displayName, userHandle: Base64URL.encode(handleBytes),
             challenge: Base64URL.encode(challenge), expiresAt: Date().addingTimeInterval(Self.ceremonyLifetime),
-            userVerification: selection.userVerification ?? "preferred", algorithms: Self.offeredAlgorithms)
+            userVerification: selection.userVerification ?? "preferred", algorithms: algorithms)
         let options = CreationOptionsJSON(
             rp: RelyingPartyEntityJSON(id: tenant.rpId, name: tenant.displayName),
             user: UserEntityJSON(id: state.userHandle, name: body.username, displayName: displayName),
             challenge: state.challenge,
-            pubKeyCredParams: Self.offeredAlgorithms.map { CredentialParametersJSON(alg: $0) },
+            pubKeyCredParams: algorithms.map { CredentialParametersJSON(alg: $0) },
             timeout: Int(Self.ceremonyLifetime * 1000),
             excludeCredentials: existing,
             authenticatorSelection: selection,
@@ -135,11 +153,18 @@ struct WebAuthnRegistrationRoutes: Sendable {
         guard let challenge = Base64URL.decode(state.challenge), let userHandle = Base64URL.decode(state.userHandle) else {
             throw HTTPError(.invalidHandle)
         }
+        let policy = try await FIDOPolicyRoutes.policy(for: tenantID, pool: context.pool)
+        // A policy that requires attestation trusts only chains to configured anchors (and
+        // MDS3 roots); otherwise an untrusted chain counts as no attestation (§7.1 step 24).
+        let trust: any AttestationTrustEvaluator =
+            policy.attestation.required
+            ? TrustAnchorEvaluator(source: anchors, allowsIntermediateAnchors: true)
+            : ConsumerAttestationTrust(source: anchors, logger: ctx.logger)
         let verifier = RegistrationVerifier(
             relyingParty: RelyingParty(id: tenant.rpId, origins: tenant.origins),
-            requiresUserVerification: state.userVerification == "required",
+            requiresUserVerification: state.userVerification == "required" || policy.userVerification == .required,
             allowedAlgorithms: state.algorithms.map { COSEAlgorithm(rawValue: $0) },
-            trustEvaluator: ConsumerAttestationTrust(logger: ctx.logger))
+            trustEvaluator: trust)
         let response = RegistrationResponse(
             clientDataJSON: clientData, attestationObject: attestationObject, transports: body.credential.response.transports ?? [])
         let verified: VerifiedRegistration
@@ -148,6 +173,14 @@ struct WebAuthnRegistrationRoutes: Sendable {
         } catch {
             ctx.logger.info("registration refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])
             throw HTTPError(ProblemCode(error.code.rawValue, status: 400, title: "Registration refused"), detail: error.description)
+        }
+        if case .refused(let refusal) = policy.evaluate(
+            registration: verified, metadata: metadata, residentKey: body.credential.clientExtensionResults?.credProps?.rk)
+        {
+            ctx.logger.info("registration refused by policy", metadata: [LogKey.errorCode: .string(refusal.code.rawValue)])
+            throw HTTPError(
+                ProblemCode(refusal.code.rawValue, status: 400, title: "Registration refused by policy"),
+                detail: "Refused by the tenant's FIDO policy rule \(refusal.rule): \(refusal.detail).")
         }
         // The credential id the client reports must be the authenticator's.
         guard Base64URL.decode(body.credential.rawId) == verified.credentialID, body.credential.id == body.credential.rawId else {

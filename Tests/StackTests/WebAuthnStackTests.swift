@@ -170,4 +170,39 @@ struct WebAuthnStackTests {
         let list = try await TestHTTP.send("GET", "\(Self.registration)/users/\(username)/credentials", headers: auth)
         #expect(!list.text.contains(authenticator.credentialIDBase64URL))
     }
+
+    @Test func aTenantsFIDOPolicyRefusesByRule() async throws {
+        try TestStack.require()
+        let tenant = Stack.newTenantID("policy")
+        let admin = TestStack.adminToken
+        let created = try await TestHTTP.json(
+            "PUT", "\(Stack.registration)/v1/admin/tenants/\(tenant)", token: admin,
+            json: #"{"displayName":"Policy","rpId":"localhost","origins":["http://localhost:8080"]}"#)
+        #expect(created.status == 201)
+        let key = "policy-key-\(UUID().uuidString)"
+        #expect(try await TestHTTP.json("PUT", "\(Stack.registration)/v1/admin/tenants/\(tenant)/api-keys/k_00000000000000aa", token: admin, json: #"{"apiKey":"\#(key)"}"#).status == 201)
+        let policyURL = "\(Stack.registration)/v1/admin/tenants/\(tenant)/fido-policy"
+        let badValue = try await TestHTTP.json("PUT", policyURL, token: admin, json: #"{"userVerification":"sometimes"}"#)
+        let badField = try badValue.json()["field"] as? String
+        #expect(badValue.status == 400 && badField == "/userVerification")
+        let unknown = try await TestHTTP.json("PUT", policyURL, token: admin, json: #"{"userVerificaton":"required"}"#)
+        #expect(unknown.status == 400)
+        #expect(try await TestHTTP.json("PUT", policyURL, token: "wrong", json: "{}").status == 401)
+        let set = try await TestHTTP.json("PUT", policyURL, token: admin, json: #"{"allowedAAGUIDs":["cb69481e-8ff7-4039-93ec-0a2729a154a8"]}"#)
+        #expect(set.status == 200)
+        let read = try await TestHTTP.send("GET", policyURL, headers: ["Authorization": "Bearer \(admin)"])
+        #expect(read.status == 200 && read.text.contains("cb69481e-8ff7-4039-93ec-0a2729a154a8"))
+
+        // The software authenticator's AAGUID is not in the allow list.
+        let base = "\(Stack.registration)/v1/tenants/\(tenant)"
+        let (_, options, _) = try await post(
+            "\(base)/webauthn/registrations/options", RegistrationOptionsRequest(username: "u1"), key: key, as: RegistrationOptionsResponse.self)
+        let o = try #require(options)
+        let authenticator = try SoftAuthenticator()
+        let (status, _, body) = try await post(
+            "\(base)/webauthn/registrations", RegistrationFinishRequest(handle: o.handle, credential: authenticator.create(o.publicKey, origin: Self.origin)),
+            key: key, as: CredentialResource.self)
+        #expect(status == 400 && body["code"] as? String == "policy_aaguid_not_allowed", "\(body)")
+        #expect((body["detail"] as? String)?.contains("/allowedAAGUIDs") == true)
+    }
 }
