@@ -63,7 +63,7 @@ struct WebAuthnAuthenticationRoutes: Sendable {
             }
             allow = rows.compactMap { row in
                 guard let id = row.bytes("credential_id") else { return nil }
-                let transports = row.string("transports").flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+                let transports = row.stringArray("transports")
                 return CredentialDescriptorJSON(id: Base64URL.encode(id), transports: transports)
             }
         }

@@ -36,9 +36,8 @@ struct TenantAdminRoutes: Sendable {
                         "SELECT id, display_name, rp_id, array_to_json(origins)::text AS origins, revision, updated_at FROM tenants WHERE id = \(tenantID) FOR UPDATE")
                     let now = Date()
                     if let row = existing.first {
-                        guard let current = try await context.tenants.find(tenantID, on: conn), let revision = row.int("revision") else {
-                            throw HTTPError(.internalError)
-                        }
+                        guard let current = TenantDirectory.resource(from: row) else { throw HTTPError(.internalError) }
+                        let revision = current.revision
                         if current.displayName == body.displayName && current.rpId == body.rpId && current.origins == body.origins {
                             return (current, false)
                         }

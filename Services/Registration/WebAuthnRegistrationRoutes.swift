@@ -85,7 +85,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
                 "SELECT credential_id, array_to_json(transports)::text AS transports FROM credentials WHERE tenant_id = \(tenantID) AND username = \(body.username) AND status <> 'deleted'")
             let descriptors = creds.compactMap { row -> CredentialDescriptorJSON? in
                 guard let id = row.bytes("credential_id") else { return nil }
-                let transports = row.string("transports").flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+                let transports = row.stringArray("transports")
                 return CredentialDescriptorJSON(id: Base64URL.encode(id), transports: transports)
             }
             return (user.first?.bytes("user_handle"), descriptors)
@@ -336,7 +336,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
                 attestationType: row.string("attestation_type") ?? "", algorithm: row.int("algorithm") ?? 0,
                 userVerified: row.bool("user_verified") ?? false, backupEligible: row.bool("backup_eligible") ?? false,
                 backupState: row.bool("backup_state") ?? false,
-                transports: row.string("transports").flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) } ?? [],
+                transports: row.stringArray("transports") ?? [],
                 friendlyName: row.string("friendly_name"), status: row.string("status") ?? "active", createdAt: created,
                 lastUsedAt: row.date("last_used_at"))
         }

@@ -11,7 +11,7 @@ import Foundation
 /// ID must not be registered yet: a database check) and 27+ (storing the record).
 ///
 /// Attestation formats are verified by the ``AttestationFormatVerifier`` registered for `fmt`
-/// in ``attestationFormats`` (by default `none` and `packed` self attestation). Statements with a
+/// in ``attestationFormats`` (by default every WebAuthn L3 §8 format). Statements with a
 /// trust path (x5c) are only accepted when a ``trustEvaluator`` validates it.
 public struct RegistrationVerifier: Sendable {
     /// The relying party (RP IDs, origins, cross-origin policy).

@@ -17,6 +17,11 @@ public struct PostgresRow: Sendable {
     public func bool(_ column: String) -> Bool? { self[column].map { $0 == "t" || $0 == "true" } }
     public func uuid(_ column: String) -> UUID? { self[column].flatMap { UUID(uuidString: $0) } }
 
+    /// A `text[]` column selected as `array_to_json(column)::text`.
+    public func stringArray(_ column: String) -> [String]? {
+        self[column].flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+    }
+
     /// A `bytea` column (hex output format).
     public func bytes(_ column: String) -> [UInt8]? {
         guard let text = self[column], text.hasPrefix("\\x") else { return nil }

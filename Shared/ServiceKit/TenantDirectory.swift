@@ -23,10 +23,11 @@ public struct TenantDirectory: Sendable {
         try await pool.withConnection { try await find(id, on: $0) }
     }
 
-    static func resource(from row: PostgresRow) -> TenantResource? {
+    /// A tenant from a row of `id, display_name, rp_id, array_to_json(origins)::text AS origins,
+    /// revision, updated_at`.
+    public static func resource(from row: PostgresRow) -> TenantResource? {
         guard let id = row.string("id"), let name = row.string("display_name"), let rpID = row.string("rp_id"),
-            let originsJSON = row.string("origins"), let revision = row.int("revision"), let updated = row.date("updated_at"),
-            let origins = try? JSONDecoder().decode([String].self, from: Data(originsJSON.utf8))
+            let origins = row.stringArray("origins"), let revision = row.int("revision"), let updated = row.date("updated_at")
         else { return nil }
         return TenantResource(id: id, displayName: name, rpId: rpID, origins: origins, revision: revision, updatedAt: updated)
     }
