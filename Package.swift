@@ -73,14 +73,14 @@ let package = Package(
             name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport"], path: "Tools/Bench"),
 
         // MARK: - Tests
-        .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema", "Tokens"], path: "Tests/TestSupport"),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"], path: "Tests/PlatformTests"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform"], path: "Tests/HTTPServerTests"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport"], path: "Tests/PostgresTests"),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "Crypto"], path: "Tests/TokensTests"),
-        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens"], path: "Tests/FIDOTests"),
+        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "TestSupport"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka"],

@@ -1,14 +1,14 @@
--- pgbench script: the durable work of one WebAuthn sign-in (WebAuthnAuthenticationRoutes.finish):
--- read the credential and whether the challenge was used, then, in one transaction, record
--- the challenge and update the counter.
+-- pgbench script: the database work of one WebAuthn sign-in ceremony as the authentication
+-- service does it (WebAuthnAuthenticationRoutes): the options request reads the user's
+-- credentials; the finish request makes one call to record_assertion (AuthenticationMigrations
+-- 102), which records the challenge's single use, moves the counter forward and enqueues the
+-- AuthenticationSucceeded event in the outbox, in one transaction.
 \set c :client_id + 1
 \set n random(1, 2000000000)
-SELECT username, user_handle, public_key_cose, sign_count, backup_eligible, backup_state, status, clone_suspected,
-       EXISTS (SELECT 1 FROM used_challenges WHERE challenge_hash = sha256(int8send(:n) || int4send(:client_id))) AS challenge_used
-  FROM credentials WHERE tenant_id = 'demo' AND credential_id = int4send(:c);
-BEGIN;
-INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (sha256(int8send(:n) || int4send(:client_id) || int8send(:n)), now() + interval '5 minutes')
-  ON CONFLICT DO NOTHING;
-UPDATE credentials SET sign_count = sign_count + 1, backup_state = true, last_used_at = now()
-  WHERE tenant_id = 'demo' AND credential_id = int4send(:c);
-END;
+SELECT credential_id, array_to_json(transports)::text AS transports FROM credentials
+  WHERE tenant_id = 'demo' AND username = 'bench-' || :c AND status = 'active' ORDER BY registered_at;
+SELECT outcome, stored_sign_count FROM record_assertion('demo', int4send(:c), '\x00'::bytea,
+  sha256(int8send(:n) || int4send(:client_id) || int8send(:n)), now() + interval '5 minutes',
+  (extract(epoch from clock_timestamp()) * 1000000)::bigint, true, now(),
+  gen_random_uuid()::text, 'signet.authentication', 'demo', 'signet.authentication.succeeded.v1', '/signet/authentication', 'demo', now(),
+  '{"authenticatedAt":"2026-11-29T12:00:00Z","backupState":true,"credentialId":"AAAAAQ","method":"fido2","sessionId":"s","signCount":1,"tenantId":"demo","userVerified":true}');

@@ -167,7 +167,6 @@ start_services() {
     # that the first events (the demo tenant) cross at once.
     for entry in $SERVICES; do
         local name="${entry%%:*}" port="${entry##*:}"
-        [ "$name" = registration ] && continue
         local deadline=$((SECONDS + 60))
         until curl -fsS "http://127.0.0.1:$port/metrics" 2>/dev/null |
             grep -qE "^signet_kafka_consumer_assigned_partitions\{group=\"signet-$name\"\} [1-9]"; do

@@ -25,29 +25,57 @@ enum CredentialReadModel {
         }
         h.on(CredentialStatusChanged.self) { e, _, conn in
             guard let id = Base64URL.decode(e.credentialId) else { throw EventDecodingError.invalidData("credentialId") }
+            // Resuming a credential (an administrator's decision) also lifts a clone suspicion.
             try await conn.query(
-                "UPDATE credentials SET status = \(e.status) WHERE tenant_id = \(e.tenantId) AND credential_id = \(PostgresBytes(id))")
+                """
+                UPDATE credentials SET status = \(e.status), clone_suspected = clone_suspected AND \(e.status) <> 'active'
+                WHERE tenant_id = \(e.tenantId) AND credential_id = \(PostgresBytes(id))
+                """)
         }
         return h
     }
 }
 
-/// Parsed credential public keys by credential id: building an OpenSSL key costs more than
-/// verifying a signature with it, so keys are parsed once per process. Bounded; cleared
-/// wholesale when full (keys are cheap to parse again).
-final class ParsedKeyCache: Sendable {
-    private let keys = Mutex<[[UInt8]: COSEKey]>([:])
+/// What a sign-in needs of a credential that never changes once registered: its owner, user
+/// handle, public key (parsed: building an OpenSSL key costs more than verifying a signature
+/// with it) and backup eligibility.
+///
+/// Mutable state (counter, status, clone flag) is never taken from here: `record_assertion`
+/// checks it in the database, in the transaction that consumes the challenge, and also
+/// checks that the stored key is still the one verified here.
+struct CachedCredential: Sendable {
+    let username: String
+    let userHandle: [UInt8]
+    let publicKeyCOSE: [UInt8]
+    let key: COSEKey
+    let backupEligible: Bool
+}
+
+/// Credentials by tenant and credential id, per process. Bounded: cleared wholesale when full
+/// (entries are cheap to read again).
+final class CredentialCache: Sendable {
+    private struct Key: Hashable {
+        let tenant: String
+        let credentialID: [UInt8]
+    }
+
+    private let entries = Mutex<[Key: CachedCredential]>([:])
     private let capacity: Int
 
-    init(capacity: Int = 50_000) { self.capacity = capacity }
+    init(capacity: Int = 100_000) { self.capacity = capacity }
 
-    func key(for credentialID: [UInt8], cose: [UInt8]) -> COSEKey? {
-        if let k = keys.withLock({ $0[credentialID] }), k.bytes == cose { return k }
-        guard let parsed = try? COSEKey(bytes: cose) else { return nil }
-        keys.withLock { cache in
-            if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
-            cache[credentialID] = parsed
+    func credential(tenant: String, id: [UInt8]) -> CachedCredential? {
+        entries.withLock { $0[Key(tenant: tenant, credentialID: id)] }
+    }
+
+    func store(_ credential: CachedCredential, tenant: String, id: [UInt8]) {
+        entries.withLock { e in
+            if e.count >= capacity { e.removeAll(keepingCapacity: true) }
+            e[Key(tenant: tenant, credentialID: id)] = credential
         }
-        return parsed
+    }
+
+    func remove(tenant: String, id: [UInt8]) {
+        _ = entries.withLock { $0.removeValue(forKey: Key(tenant: tenant, credentialID: id)) }
     }
 }

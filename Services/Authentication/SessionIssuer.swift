@@ -9,6 +9,9 @@ import Tokens
 /// Claims: `iss`, `sub` (username), `aud` (tenant), `iat`, `exp`, `auth_time`, `amr`, `sid`,
 /// `jti`, `cid` (credential id). Bearer tokens (no `cnf`).
 struct SessionIssuer: Sendable {
+    /// A new session id (`sid`): 128 random bits, base64url.
+    static func newSessionID() -> String { SecureRandom.token(byteCount: 16) }
+
     let keys: SigningKeyRing
     let issuer: String
     let lifetime: TimeInterval
@@ -20,7 +23,7 @@ struct SessionIssuer: Sendable {
             lifetime: TimeInterval(try env.int("SIGNET_SESSION_TTL_SECONDS", default: 900, range: 60...86_400)))
     }
 
-    func issue(tenant: String, username: String, credentialID: String, userVerified: Bool, at now: Date) throws -> (token: String, expiresAt: Date) {
+    func issue(tenant: String, username: String, credentialID: String, userVerified: Bool, sessionID: String, at now: Date) throws -> (token: String, expiresAt: Date) {
         let expires = now.addingTimeInterval(lifetime)
         // RFC 8176: "hwk" proof of possession of a key; "user" presence; "mfa" when the
         // authenticator also verified the user (PIN or biometric).
@@ -30,7 +33,7 @@ struct SessionIssuer: Sendable {
             id: SecureRandom.token(byteCount: 16),
             extra: [
                 "auth_time": .int(Int64(now.timeIntervalSince1970)), "amr": .array(amr),
-                "sid": .string(SecureRandom.token(byteCount: 16)), "cid": .string(credentialID),
+                "sid": .string(sessionID), "cid": .string(credentialID),
             ])
         return (try keys.current.sign(claims), expires)
     }

@@ -14,18 +14,9 @@ struct WebAuthnAuthenticationRoutes: Sendable {
     let context: ServiceContext
     let handles: CeremonyHandles
     let sessions: SessionIssuer
-    let keyCache = ParsedKeyCache()
+    let credentials = CredentialCache()
 
     static let ceremonyLifetime: TimeInterval = 300
-    static let handlePurpose = "signet.webauthn.authentication.v1"
-
-    struct HandleState: Codable {
-        var tenant: String
-        var username: String?
-        var challenge: String
-        var expiresAt: Date
-        var userVerification: String
-    }
 
     func register(on router: inout Router) {
         router.post("/v1/tenants/{tenant}/webauthn/authentications/options") { request, ctx in try await options(request, ctx) }
@@ -68,21 +59,21 @@ struct WebAuthnAuthenticationRoutes: Sendable {
             }
         }
         let challenge = SecureRandom.bytes(32)
-        let state = HandleState(
-            tenant: tenantID, username: body.username, challenge: Base64URL.encode(challenge),
+        let state = SignInHandle(
+            tenant: tenantID, username: body.username, challenge: challenge,
             expiresAt: Date().addingTimeInterval(Self.ceremonyLifetime), userVerification: uv)
         let options = RequestOptionsJSON(
-            challenge: state.challenge, timeout: Int(Self.ceremonyLifetime * 1000), rpId: tenant.rpId, allowCredentials: allow,
+            challenge: Base64URL.encode(challenge), timeout: Int(Self.ceremonyLifetime * 1000), rpId: tenant.rpId, allowCredentials: allow,
             userVerification: uv, hints: hints)
         return try .json(
-            AuthenticationOptionsResponse(handle: try handles.seal(state, purpose: Self.handlePurpose), publicKey: options),
+            AuthenticationOptionsResponse(handle: try state.sealed(with: handles), publicKey: options),
             headers: [("Cache-Control", "no-store")])
     }
 
     func finish(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
         let body = try request.decode(AuthenticationFinishRequest.self)
-        let state = try handles.open(body.handle, as: HandleState.self, purpose: Self.handlePurpose)
+        let state = try SignInHandle.open(body.handle, with: handles)
         guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "The handle belongs to another tenant.") }
         guard state.expiresAt > Date() else { throw HTTPError(.handleExpired, detail: "The sign-in ceremony expired; start again.") }
         let r = body.credential.response
@@ -98,44 +89,24 @@ struct WebAuthnAuthenticationRoutes: Sendable {
             guard let decoded = Base64URL.decode(h) else { throw HTTPError.invalid("credential.response.userHandle", "must be base64url.") }
             userHandle = decoded
         }
-        guard let challenge = Base64URL.decode(state.challenge) else { throw HTTPError(.invalidHandle) }
+        let challenge = state.challenge
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
 
         let challengeHash = SHA256.hash(challenge)
-        let rows = try await context.pool.withConnection { conn in
-            // One read: the credential, and whether this ceremony's challenge was already used
-            // (a replayed assertion must be reported as a replay before its stale counter can
-            // be taken for a clone).
-            try await conn.query(
-                """
-                SELECT username, user_handle, public_key_cose, sign_count, backup_eligible, backup_state, status, clone_suspected,
-                       EXISTS (SELECT 1 FROM used_challenges WHERE challenge_hash = \(PostgresBytes(challengeHash))) AS challenge_used
-                FROM credentials WHERE tenant_id = \(tenantID) AND credential_id = \(PostgresBytes(rawID))
-                """)
-        }
         let refused = { (code: String, detail: String) in
             HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail)
         }
-        if rows.first?.bool("challenge_used") == true {
-            throw HTTPError(.challengeReplayed, detail: "This sign-in was already completed.")
-        }
-        guard let row = rows.first, let username = row.string("username"), let storedHandle = row.bytes("user_handle"),
-            let cose = row.bytes("public_key_cose"), let storedCount = row.int64("sign_count")
-        else { throw refused("credential_not_found", "This credential is not registered for this tenant.") }
+        let credential = try await credential(tenant: tenantID, id: rawID, refused: refused)
         // §7.2 step 6: the credential must belong to the identified user.
-        if let expected = state.username, expected != username {
+        if let expected = state.username, expected != credential.username {
             throw refused("credential_not_allowed", "This credential does not belong to the user signing in.")
         }
-        if row.string("status") == "deleted" {
-            throw refused("credential_not_found", "This credential is not registered for this tenant.")
-        }
-        guard row.string("status") == "active", row.bool("clone_suspected") != true else {
-            throw refused("credential_suspended", "This credential is suspended.")
-        }
-        guard let key = keyCache.key(for: rawID, cose: cose) else { throw HTTPError(.internalError, detail: "Stored key unusable.") }
+        // The counter is judged by record_assertion against the stored value, in the
+        // transaction that consumes the challenge; the verifier is given 0 so that it accepts
+        // any counter here and still reports the new one.
         let record = CredentialRecord(
-            id: rawID, parsedPublicKey: key, signCount: UInt32(clamping: storedCount), backupEligible: row.bool("backup_eligible") ?? false,
-            backupState: row.bool("backup_state") ?? false, userHandle: storedHandle)
+            id: rawID, parsedPublicKey: credential.key, signCount: 0, backupEligible: credential.backupEligible, backupState: false,
+            userHandle: credential.userHandle)
         let verifier = AssertionVerifier(
             relyingParty: RelyingParty(id: tenant.rpId, origins: tenant.origins), requiresUserVerification: state.userVerification == "required")
         let response = AuthenticationResponse(
@@ -147,42 +118,91 @@ struct WebAuthnAuthenticationRoutes: Sendable {
                 response, expectedChallenge: challenge, credential: record,
                 userIdentification: state.username == nil ? .byUserHandle : .beforeCeremony)
         } catch {
-            if error.code.rawValue == "sign_count_not_increased" {
-                // A possible clone: the credential stops working until an administrator looks.
-                try await context.withTransaction { conn in
-                    try await conn.query(
-                        "UPDATE credentials SET clone_suspected = true WHERE tenant_id = \(tenantID) AND credential_id = \(PostgresBytes(rawID))")
-                }
-                ctx.logger.warning("possible cloned authenticator; credential flagged")
-            }
             ctx.logger.info("sign-in refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])
             throw refused(error.code.rawValue, error.description)
         }
         let now = Date()
-        try await context.pool.withTransaction { conn in
-            // The replay check and the counter update commit together.
-            let used = try await conn.query(
-                """
-                INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (\(PostgresBytes(challengeHash)), \(state.expiresAt))
-                ON CONFLICT DO NOTHING
-                """)
-            guard used.affectedRows == 1 else { throw HTTPError(.challengeReplayed, detail: "This sign-in was already completed.") }
-            let updated = try await conn.query(
-                """
-                UPDATE credentials SET sign_count = \(Int64(verified.newSignCount)), backup_state = \(verified.flags.contains(.backupState)),
-                    last_used_at = \(now)
-                WHERE tenant_id = \(tenantID) AND credential_id = \(PostgresBytes(rawID)) AND sign_count = \(storedCount)
-                """)
-            guard updated.affectedRows == 1 else {
-                throw refused("sign_count_conflict", "The credential was used concurrently; sign in again.")
-            }
-        }
         let credentialID = Base64URL.encode(rawID)
+        let sessionID = SessionIssuer.newSessionID()
+        let event = try EventEnvelope(
+            AuthenticationSucceeded(
+                tenantId: tenantID, method: "fido2", credentialId: credentialID, signCount: Int(verified.newSignCount),
+                backupState: verified.flags.contains(.backupState), userVerified: verified.flags.contains(.userVerified), sessionId: sessionID,
+                authenticatedAt: now),
+            source: ServiceName.authentication.eventSource, subject: tenantID, time: now)
+        // One round trip: the challenge's single use, the counter update and the event commit
+        // together (AuthenticationMigrations 102).
+        let outcome = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT outcome, stored_sign_count FROM record_assertion(
+                    \(tenantID), \(PostgresBytes(rawID)), \(PostgresBytes(credential.publicKeyCOSE)), \(PostgresBytes(challengeHash)),
+                    \(state.expiresAt), \(Int64(verified.newSignCount)), \(verified.flags.contains(.backupState)), \(now),
+                    \(event.id), \(AuthenticationSucceeded.topic), \(tenantID), \(event.type), \(event.source), \(event.subject),
+                    \(event.time), \(String(decoding: event.data, as: UTF8.self)))
+                """)
+        }.first
+        switch outcome?.string("outcome") {
+        case "ok":
+            context.relay.notify()
+        case "challenge_replayed":
+            throw HTTPError(.challengeReplayed, detail: "This sign-in was already completed.")
+        case "credential_suspended":
+            credentials.remove(tenant: tenantID, id: rawID)
+            throw refused("credential_suspended", "This credential is suspended.")
+        case "sign_count_not_increased":
+            // WebAuthn L3 §7.2 step 22: a possible clone. The credential stops working until an
+            // administrator resumes it; the flag and its event commit together.
+            let stored = outcome?.int64("stored_sign_count") ?? 0
+            try await context.withTransaction { conn in
+                try await conn.query(
+                    "UPDATE credentials SET clone_suspected = true WHERE tenant_id = \(tenantID) AND credential_id = \(PostgresBytes(rawID))")
+                try await Outbox.enqueue(
+                    CredentialCloneSuspected(
+                        tenantId: tenantID, credentialId: credentialID, storedSignCount: Int(stored), presentedSignCount: Int(verified.newSignCount),
+                        detectedAt: now),
+                    source: .authentication, subject: tenantID, key: tenantID, on: conn)
+            }
+            credentials.remove(tenant: tenantID, id: rawID)
+            ctx.logger.warning("possible cloned authenticator; credential flagged")
+            throw refused("sign_count_not_increased", "The signature counter did not increase; the authenticator may have been cloned.")
+        default:
+            credentials.remove(tenant: tenantID, id: rawID)
+            throw refused("credential_not_found", "This credential is not registered for this tenant.")
+        }
         let session = try sessions.issue(
-            tenant: tenantID, username: username, credentialID: credentialID, userVerified: verified.flags.contains(.userVerified), at: now)
+            tenant: tenantID, username: credential.username, credentialID: credentialID, userVerified: verified.flags.contains(.userVerified),
+            sessionID: sessionID, at: now)
         ctx.logger.info("signed in")
         return try .json(
-            AuthenticationResult(sessionToken: session.token, username: username, credentialId: credentialID, expiresAt: session.expiresAt),
+            AuthenticationResult(sessionToken: session.token, username: credential.username, credentialId: credentialID, expiresAt: session.expiresAt),
             headers: [("Cache-Control", "no-store")])
+    }
+
+    /// The credential's immutable part, from the cache or the read model. A credential read
+    /// from the database is refused here when it is deleted, suspended or flagged; a cached one
+    /// is checked by `record_assertion`.
+    private func credential(
+        tenant: String, id: [UInt8], refused: (String, String) -> HTTPError
+    ) async throws -> CachedCredential {
+        if let cached = credentials.credential(tenant: tenant, id: id) { return cached }
+        let row = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT username, user_handle, public_key_cose, backup_eligible, status, clone_suspected
+                FROM credentials WHERE tenant_id = \(tenant) AND credential_id = \(PostgresBytes(id))
+                """)
+        }.first
+        guard let row, row.string("status") != "deleted", let username = row.string("username"), let handle = row.bytes("user_handle"),
+            let cose = row.bytes("public_key_cose")
+        else { throw refused("credential_not_found", "This credential is not registered for this tenant.") }
+        guard row.string("status") == "active", row.bool("clone_suspected") != true else {
+            throw refused("credential_suspended", "This credential is suspended.")
+        }
+        guard let key = try? COSEKey(bytes: cose) else { throw HTTPError(.internalError, detail: "Stored key unusable.") }
+        let credential = CachedCredential(
+            username: username, userHandle: handle, publicKeyCOSE: cose, key: key, backupEligible: row.bool("backup_eligible") ?? false)
+        credentials.store(credential, tenant: tenant, id: id)
+        return credential
     }
 }

@@ -56,5 +56,12 @@ enum RegistrationMigrations {
                 updated_at timestamptz NOT NULL
             );
             """),
+            Migration(
+            103, "credential_status_reason",
+            """
+            -- Why a credential was suspended when the relying party did not do it
+            -- (clone_suspected, authenticator_revoked); NULL otherwise.
+            ALTER TABLE credentials ADD COLUMN status_reason text;
+            """),
     ]
 }

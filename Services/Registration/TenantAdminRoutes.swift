@@ -63,6 +63,7 @@ struct TenantAdminRoutes: Sendable {
                     try await Outbox.enqueue(event, source: .registration, subject: tenantID, key: tenantID, on: conn)
                     return (TenantResource(id: tenantID, displayName: body.displayName, rpId: body.rpId, origins: body.origins, revision: 1, updatedAt: now), true)
                 }
+                context.tenants.invalidate()
                 ctx.logger.info(created ? "tenant created" : "tenant updated", metadata: ["signet.revision": "\(resource.revision)"])
                 return try .json(resource, status: created ? 201 : 200)
             } catch let error as PostgresError where error.isUniqueViolation && attempt == 1 {
@@ -150,6 +151,7 @@ struct TenantAdminRoutes: Sendable {
                 TenantAPIKeyRevoked(tenantId: tenantID, keyId: keyID, revokedAt: now), source: .registration, subject: tenantID,
                 key: tenantID, on: conn)
         }
+        context.tenants.invalidate()
         ctx.logger.info("api key revoked", metadata: ["signet.key.id": .string(keyID)])
         return HTTPResponse(status: 204)
     }

@@ -274,7 +274,10 @@ struct WebAuthnRegistrationRoutes: Sendable {
             }
             if let status = body.status, status != row.string("status") {
                 try await conn.query(
-                    "UPDATE credentials SET status = \(status) WHERE tenant_id = \(tenantID) AND credential_id = \(PostgresBytes(credentialID))")
+                    """
+                    UPDATE credentials SET status = \(status), status_reason = NULL
+                    WHERE tenant_id = \(tenantID) AND credential_id = \(PostgresBytes(credentialID))
+                    """)
                 try await Outbox.enqueue(
                     CredentialStatusChanged(tenantId: tenantID, credentialId: Base64URL.encode(credentialID), status: status, changedAt: now),
                     source: .registration, subject: tenantID, key: tenantID, on: conn)
@@ -324,7 +327,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
                 """
                 SELECT credential_id, aaguid::text AS aaguid, attestation_format, attestation_type, algorithm, user_verified,
                        backup_eligible, backup_state, array_to_json(transports)::text AS transports, friendly_name, status,
-                       created_at, last_used_at
+                       status_reason, created_at, last_used_at
                 FROM credentials WHERE tenant_id = \(tenantID) AND username = \(username) AND status <> 'deleted'
                 ORDER BY created_at
                 """)
@@ -337,7 +340,8 @@ struct WebAuthnRegistrationRoutes: Sendable {
                 userVerified: row.bool("user_verified") ?? false, backupEligible: row.bool("backup_eligible") ?? false,
                 backupState: row.bool("backup_state") ?? false,
                 transports: row.stringArray("transports") ?? [],
-                friendlyName: row.string("friendly_name"), status: row.string("status") ?? "active", createdAt: created,
+                friendlyName: row.string("friendly_name"), status: row.string("status") ?? "active",
+                statusReason: row.string("status_reason"), createdAt: created,
                 lastUsedAt: row.date("last_used_at"))
         }
         return credentials

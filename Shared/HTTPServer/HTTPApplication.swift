@@ -1,12 +1,14 @@
 import Foundation
 import Platform
 import Schema
+import Synchronization
 
 /// The responder that production and tests share: routing, the per-request context, error
 /// mapping to problem+json, access logs and request metrics.
 public struct HTTPApplication: Sendable {
     public let router: Router
     public let logger: Logger
+    private let metrics = RequestMetrics()
 
     public init(router: Router, logger: Logger) {
         self.router = router
@@ -64,9 +66,9 @@ public struct HTTPApplication: Sendable {
         if request.method == "HEAD" { response.body = [] }
         let elapsed = ContinuousClock.now - start
         let status = String(response.status)
-        let dims: Dimensions = [("method", request.method), ("route", template), ("status", status)]
-        Counter(label: "signet_http_requests_total", dimensions: dims).increment()
-        Timer(label: "signet_http_request_duration_seconds", dimensions: dims).record(elapsed)
+        let series = metrics.series(method: request.method, route: template, status: status)
+        series.requests.increment()
+        series.duration.record(elapsed)
         let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
         // The access log names the route template, never the raw path: paths carry usernames.
         // Probes and scrapes are logged at debug: they would drown the access log.
@@ -78,5 +80,36 @@ public struct HTTPApplication: Sendable {
                 LogKey.durationMs: .string(String(format: "%.2f", ms)),
             ])
         return response
+    }
+}
+
+/// The request counter and latency histogram of each method, route and status, created once:
+/// building a series' label string and finding it in the registry on every request showed up
+/// in profiles.
+final class RequestMetrics: Sendable {
+    struct Key: Hashable {
+        let method: String
+        let route: String
+        let status: String
+    }
+
+    struct Series: Sendable {
+        let requests: Counter
+        let duration: Platform.Timer
+    }
+
+    private let cache = Mutex<[Key: Series]>([:])
+
+    func series(method: String, route: String, status: String) -> Series {
+        let key = Key(method: method, route: route, status: status)
+        if let s = cache.withLock({ $0[key] }) { return s }
+        // Routes come from a closed set (unknown paths are "unmatched"); methods need not, so
+        // the cache stops growing at a bound.
+        let dims: Dimensions = [("method", method), ("route", route), ("status", status)]
+        let s = Series(
+            requests: Counter(label: "signet_http_requests_total", dimensions: dims),
+            duration: Platform.Timer(label: "signet_http_request_duration_seconds", dimensions: dims))
+        cache.withLock { if $0.count < 4096 { $0[key] = s } }
+        return s
     }
 }

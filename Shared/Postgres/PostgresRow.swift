@@ -52,16 +52,75 @@ public struct PostgresRow: Sendable {
         return PostgresRow.parseTimestamp(text)
     }
 
-    /// Parses `2026-11-29 12:34:56.123456+00` (ISO DateStyle output).
+    /// Parses `2026-11-29 12:34:56.123456+00` (ISO DateStyle output; offsets `+hh`, `+hh:mm`
+    /// or `+hh:mm:ss`, up to six fraction digits). Hand-written: Foundation's ISO 8601 parsing
+    /// showed up in profiles of every request that reads a timestamp.
     static func parseTimestamp(_ text: String) -> Date? {
-        var s = text.replacingOccurrences(of: " ", with: "T")
-        // Offsets come as +00 or +05:30; ISO 8601 parsing wants +00:00.
-        if let r = s.range(of: "[+-][0-9]{2}$", options: .regularExpression) {
-            s.replaceSubrange(r, with: s[r] + ":00")
+        var text = text
+        return text.withUTF8 { b -> Date? in
+            var i = 0
+            func digits(_ n: Int) -> Int? {
+                guard i + n <= b.count else { return nil }
+                var v = 0
+                for k in 0..<n {
+                    let c = b[i + k]
+                    guard c >= 0x30, c <= 0x39 else { return nil }
+                    v = v * 10 + Int(c - 0x30)
+                }
+                i += n
+                return v
+            }
+            func expect(_ c: UInt8) -> Bool {
+                guard i < b.count, b[i] == c else { return false }
+                i += 1
+                return true
+            }
+            guard let year = digits(4), expect(0x2D), let month = digits(2), expect(0x2D), let day = digits(2),
+                i < b.count, b[i] == 0x20 || b[i] == 0x54
+            else { return nil }
+            i += 1
+            guard let hour = digits(2), expect(0x3A), let minute = digits(2), expect(0x3A), let second = digits(2),
+                (1...12).contains(month), (1...31).contains(day), hour < 24, minute < 60, second < 61
+            else { return nil }
+            var fraction = 0.0
+            if i < b.count, b[i] == 0x2E {
+                i += 1
+                var scale = 0.1
+                var count = 0
+                while i < b.count, b[i] >= 0x30, b[i] <= 0x39 {
+                    count += 1
+                    guard count <= 9 else { return nil }
+                    fraction += Double(b[i] - 0x30) * scale
+                    scale /= 10
+                    i += 1
+                }
+                guard count > 0 else { return nil }
+            }
+            guard i < b.count, b[i] == 0x2B || b[i] == 0x2D else { return nil }
+            let sign = b[i] == 0x2D ? -1 : 1
+            i += 1
+            guard let oh = digits(2) else { return nil }
+            var offset = oh * 3600
+            if expect(0x3A) {
+                guard let om = digits(2) else { return nil }
+                offset += om * 60
+                if expect(0x3A) {
+                    guard let os = digits(2) else { return nil }
+                    offset += os
+                }
+            }
+            guard i == b.count else { return nil }
+            // Days from the civil date (Howard Hinnant's algorithm), proleptic Gregorian.
+            let y = month <= 2 ? year - 1 : year
+            let era = (y >= 0 ? y : y - 399) / 400
+            let yoe = y - era * 400
+            let mp = (month + 9) % 12
+            let doy = (153 * mp + 2) / 5 + day - 1
+            let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+            let days = era * 146097 + doe - 719468
+            let seconds = days * 86400 + hour * 3600 + minute * 60 + second - sign * offset
+            return Date(timeIntervalSince1970: Double(seconds) + fraction)
         }
-        let withFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        if let d = try? withFraction.parse(s) { return d }
-        return try? Date.ISO8601FormatStyle().parse(s)
     }
 }
 

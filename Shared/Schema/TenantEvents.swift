@@ -101,5 +101,6 @@ public enum EventCatalog {
     public static let payloadTypes: [any EventPayload.Type] = [
         TenantUpserted.self, TenantAPIKeyCreated.self, TenantAPIKeyRevoked.self,
         CredentialRegistered.self, CredentialStatusChanged.self, CredentialRenamed.self,
+        AuthenticationSucceeded.self, CredentialCloneSuspected.self,
     ]
 }

@@ -40,7 +40,7 @@ public enum ServiceName: String, CaseIterable, Sendable {
     /// Topics it consumes.
     public var consumedTopics: [String] {
         switch self {
-        case .registration: []
+        case .registration: [Topic.authentication]
         case .authentication, .transaction, .oob, .pii: [Topic.registration]
         }
     }

@@ -53,12 +53,17 @@ public struct CredentialResource: Codable, Sendable, Equatable {
     public var transports: [String]
     public var friendlyName: String?
     public var status: String
+    /// Why a suspended credential is suspended when it was not the relying party's doing:
+    /// `clone_suspected` (its signature counter did not increase) or `authenticator_revoked`
+    /// (FIDO metadata reports its model revoked or compromised).
+    public var statusReason: String?
     public var createdAt: Date
     public var lastUsedAt: Date?
 
     public init(
         credentialId: String, aaguid: String, attestationFormat: String, attestationType: String, algorithm: Int, userVerified: Bool,
-        backupEligible: Bool, backupState: Bool, transports: [String], friendlyName: String?, status: String, createdAt: Date, lastUsedAt: Date?
+        backupEligible: Bool, backupState: Bool, transports: [String], friendlyName: String?, status: String, statusReason: String? = nil, createdAt: Date,
+        lastUsedAt: Date?
     ) {
         self.credentialId = credentialId
         self.aaguid = aaguid
@@ -71,6 +76,7 @@ public struct CredentialResource: Codable, Sendable, Equatable {
         self.transports = transports
         self.friendlyName = friendlyName
         self.status = status
+        self.statusReason = statusReason
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
     }

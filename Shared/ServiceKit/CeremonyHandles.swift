@@ -38,6 +38,23 @@ public struct CeremonyHandles: Sendable {
         return Base64URL.encode(try box.seal(Array(json), associatedData: Array(purpose.utf8)))
     }
 
+    /// Seals bytes the caller encoded itself (a compact binary state: JSON coding of the state
+    /// showed up in profiles of the sign-in hot path).
+    public func seal(bytes: [UInt8], purpose: String) throws -> String {
+        Base64URL.encode(try box.seal(bytes, associatedData: Array(purpose.utf8)))
+    }
+
+    /// Opens a handle sealed by `seal(bytes:purpose:)`; any tampering, another purpose or
+    /// garbage is `invalid_handle`.
+    public func openBytes(_ handle: String, purpose: String) throws -> [UInt8] {
+        guard handle.utf8.count <= 8192, let sealed = Base64URL.decode(handle),
+            let plain = try? box.open(sealed, associatedData: Array(purpose.utf8))
+        else {
+            throw HTTPError(ProblemCode.invalidHandle, detail: "The ceremony handle is not valid.")
+        }
+        return plain
+    }
+
     /// Opens a handle; any tampering, another purpose or garbage is `invalid_handle`.
     public func open<T: Decodable>(_ handle: String, as: T.Type, purpose: String) throws -> T {
         guard handle.utf8.count <= 8192, let sealed = Base64URL.decode(handle),

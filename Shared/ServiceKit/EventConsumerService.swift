@@ -39,13 +39,14 @@ public final class EventConsumerService: Service {
     let pool: PostgresPool
     let handlers: EventHandlers
     let service: ServiceName
+    let groupID: String
     let logger: Logger
     let maxHandlerAttempts: Int
     private let stopping = AtomicFlag(false)
 
     public init(
         service: ServiceName, kafka: KafkaConfiguration, producer: KafkaProducer, pool: PostgresPool, handlers: EventHandlers,
-        logger: Logger, maxHandlerAttempts: Int = 5
+        logger: Logger, maxHandlerAttempts: Int = 5, groupID: String? = nil
     ) throws {
         self.service = service
         self.producer = producer
@@ -53,7 +54,8 @@ public final class EventConsumerService: Service {
         self.handlers = handlers
         self.logger = logger
         self.maxHandlerAttempts = maxHandlerAttempts
-        consumer = try KafkaConsumer(configuration: kafka, groupID: service.consumerGroup, topics: service.consumedTopics, logger: logger)
+        self.groupID = groupID ?? service.consumerGroup
+        consumer = try KafkaConsumer(configuration: kafka, groupID: self.groupID, topics: service.consumedTopics, logger: logger)
     }
 
     public func run() async throws {
@@ -138,7 +140,7 @@ public final class EventConsumerService: Service {
         let topic = Topic.deadLetter(service: service)
         var headers = record.headers.map { (name: $0.name, value: String(decoding: $0.value, as: UTF8.self)) }
         headers.append((CloudEventHeader.deadLetterReason, String(reason.prefix(512))))
-        headers.append((CloudEventHeader.deadLetterGroup, service.consumerGroup))
+        headers.append((CloudEventHeader.deadLetterGroup, groupID))
         headers.append((CloudEventHeader.deadLetterOrigin, "\(record.topic)/\(record.partition)/\(record.offset)"))
         let key = record.key.map { String(decoding: $0, as: UTF8.self) } ?? ""
         let message = KafkaOutgoingMessage(topic: topic, key: key, value: record.value, headers: headers)

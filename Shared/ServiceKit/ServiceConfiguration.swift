@@ -12,6 +12,10 @@ public struct ServiceConfiguration: Sendable {
     public var http: HTTPServerConfiguration
     public var postgres: PostgresConfiguration
     public var kafka: KafkaConfiguration
+    /// The Kafka consumer group (default `signet-<service>`). Replicas of a service share it;
+    /// a process working on a database of its own (a test replica on a scratch database)
+    /// needs another, or it would take events away from the real replicas.
+    public var consumerGroup: String
     /// Admin API bearer token (registration service).
     public var adminToken: String
     public var shutdownGrace: Duration
@@ -54,6 +58,7 @@ public struct ServiceConfiguration: Sendable {
         kafka = KafkaConfiguration(
             brokers: env.string("SIGNET_KAFKA_BROKERS", default: "127.0.0.1:19092"),
             clientID: "signet-\(service.rawValue)", properties: props)
+        consumerGroup = env.string("SIGNET_KAFKA_CONSUMER_GROUP", default: service.consumerGroup)
         adminToken = env.string("SIGNET_ADMIN_TOKEN", default: ServiceConfiguration.developmentAdminToken)
         shutdownGrace = .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600))
         startupTimeout = .seconds(try env.int("SIGNET_STARTUP_TIMEOUT_SECONDS", default: 60, range: 1...3600))

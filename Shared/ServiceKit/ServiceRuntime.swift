@@ -22,6 +22,16 @@ public struct ServiceContext: Sendable {
     }
 }
 
+/// A service's own long-running parts, made once its context exists.
+public struct BackgroundServices: Sendable {
+    let make: @Sendable (ServiceContext) -> [any Service]
+
+    /// No background services.
+    public init() { make = { _ in [] } }
+
+    public init(_ make: @escaping @Sendable (ServiceContext) -> [any Service]) { self.make = make }
+}
+
 /// Wires a service: configuration, database and migrations, Kafka producer, outbox relay,
 /// consumer, HTTP, and graceful shutdown in reverse order.
 public enum ServiceRuntime {
@@ -31,9 +41,12 @@ public enum ServiceRuntime {
     ///   - migrations: the service's own migrations, versions above 100 (1–99 are common).
     ///   - handlers: event handlers beyond the tenant read model (which every service but
     ///     registration keeps).
+    ///   - background: the service's own long-running parts (schedulers, refreshers), started
+    ///     after the consumer and stopped before it.
     ///   - routes: adds the service's own routes.
     public static func main(
         service: ServiceName, migrations: [Migration] = [], handlers: EventHandlers = EventHandlers(),
+        background: BackgroundServices = BackgroundServices(),
         routes: @Sendable (inout Router, ServiceContext) -> Void = { _, _ in }
     ) async {
         var logger = Logger(label: "signet.\(service.rawValue)")
@@ -46,7 +59,8 @@ public enum ServiceRuntime {
             exit(78)  // EX_CONFIG
         }
         do {
-            try await run(configuration: configuration, migrations: migrations, handlers: handlers, routes: routes, logger: logger)
+            try await run(
+                configuration: configuration, migrations: migrations, handlers: handlers, background: background, routes: routes, logger: logger)
             exit(0)
         } catch {
             logger.critical("service stopped on error", metadata: [LogKey.error: "\(error)"])
@@ -56,6 +70,7 @@ public enum ServiceRuntime {
 
     static func run(
         configuration: ServiceConfiguration, migrations: [Migration], handlers extraHandlers: EventHandlers,
+        background: BackgroundServices = BackgroundServices(),
         routes: @Sendable (inout Router, ServiceContext) -> Void, logger: Logger
     ) async throws {
         let service = configuration.service
@@ -80,8 +95,10 @@ public enum ServiceRuntime {
         if !service.consumedTopics.isEmpty {
             services.append(
                 try EventConsumerService(
-                    service: service, kafka: configuration.kafka, producer: producer, pool: pool, handlers: handlers, logger: logger))
+                    service: service, kafka: configuration.kafka, producer: producer, pool: pool, handlers: handlers, logger: logger,
+                    groupID: configuration.consumerGroup))
         }
+        services += background.make(context)
         let draining = AtomicFlag(false)
         var router = Router()
         HealthRoutes(pool: pool, producer: producer, draining: draining).register(on: &router)

@@ -6,10 +6,30 @@ import Schema
 
 /// A service's tenant table: the source of truth on the registration service, a read model
 /// built from tenant events everywhere else.
+///
+/// Lookups outside a transaction go through a one-second in-memory cache: every request reads
+/// its tenant and most authenticate an API key, and a database round trip each time cost
+/// more than the request's own work. A change made on another replica (a revoked key, new
+/// origins) is therefore seen here within a second; changes made through this replica call
+/// `invalidate()`.
 public struct TenantDirectory: Sendable {
     public let pool: PostgresPool
+    private let tenantCache = ExpiringCache<String, TenantResource>(lifetime: .seconds(1))
+    private let keyCache = ExpiringCache<[UInt8], APIKeyRecord>(lifetime: .seconds(1))
+
+    private struct APIKeyRecord: Sendable {
+        let keyID: String
+        let tenant: String
+        let digest: [UInt8]
+    }
 
     public init(pool: PostgresPool) { self.pool = pool }
+
+    /// Drops cached tenants and API keys, after this replica changed them.
+    public func invalidate() {
+        tenantCache.removeAll()
+        keyCache.removeAll()
+    }
 
     /// The tenant `id`, or nil.
     public func find(_ id: String, on conn: PostgresConnection) async throws -> TenantResource? {
@@ -19,8 +39,14 @@ public struct TenantDirectory: Sendable {
     }
 
     /// The tenant `id`, or nil.
+    ///
+    /// Served from the cache when looked up within the last second; an unknown tenant is not
+    /// cached, so a tenant created a moment ago is found as soon as its event has been applied.
     public func find(_ id: String) async throws -> TenantResource? {
-        try await pool.withConnection { try await find(id, on: $0) }
+        if let cached = tenantCache.value(for: id) { return cached }
+        let found = try await pool.withConnection { try await find(id, on: $0) }
+        if let found { tenantCache.set(found, for: id) }
+        return found
     }
 
     /// A tenant from a row of `id, display_name, rp_id, array_to_json(origins)::text AS origins,
@@ -86,14 +112,21 @@ public struct TenantDirectory: Sendable {
             throw refused
         }
         let presented = SHA256.hash(Array(key.utf8))
-        let rows = try await pool.withConnection { conn in
-            try await conn.query(
-                "SELECT key_id, key_hash, tenant_id FROM tenant_api_keys WHERE key_hash = \(Hex.encode(presented)) AND revoked_at IS NULL")
+        var record = keyCache.value(for: presented)
+        if record == nil {
+            let rows = try await pool.withConnection { conn in
+                try await conn.query(
+                    "SELECT key_id, key_hash, tenant_id FROM tenant_api_keys WHERE key_hash = \(Hex.encode(presented)) AND revoked_at IS NULL")
+            }
+            if let row = rows.first, let storedHex = row.string("key_hash"), let stored = Hex.decode(storedHex),
+                let keyID = row.string("key_id"), let owner = row.string("tenant_id")
+            {
+                record = APIKeyRecord(keyID: keyID, tenant: owner, digest: stored)
+                keyCache.set(record!, for: presented)
+            }
         }
-        guard let row = rows.first, let storedHex = row.string("key_hash"), let stored = Hex.decode(storedHex),
-            let keyID = row.string("key_id"), ConstantTime.equals(presented, stored), row.string("tenant_id") == tenant
-        else { throw refused }
-        return .relyingParty(tenant: tenant, keyID: keyID)
+        guard let record, ConstantTime.equals(presented, record.digest), record.tenant == tenant else { throw refused }
+        return .relyingParty(tenant: tenant, keyID: record.keyID)
     }
 
     /// The tenant's public description: `GET /v1/tenants/{tenant}` on every service.

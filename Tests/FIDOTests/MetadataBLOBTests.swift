@@ -2,6 +2,7 @@ import Crypto
 import FIDO
 import Foundation
 import Testing
+import TestSupport
 import Tokens
 
 /// The MDS3 vectors in ../shared/vectors: `mds.json` and the two BLOBs it describes.

@@ -2,6 +2,7 @@ import Crypto
 import FIDO
 import Foundation
 import Testing
+import TestSupport
 
 @Suite struct FIDOPolicyTests {
     typealias R = PolicyTestRegistrations

@@ -210,6 +210,8 @@ import Testing
         wire("APIKeyIdentity", [.registration]) { APIKeyIdentity.fullExample },
         wire("APIKeyImportRequest", [.registration]) { APIKeyImportRequest.fullExample },
         wire("CredentialUpdateRequest", [.registration]) { CredentialUpdateRequest.fullExample },
+        wire("MetadataStatus", [.registration]) { MetadataStatus.fullExample },
+        wire("MetadataRefreshOutcome", [.registration]) { MetadataRefreshOutcome.fullExample },
         WireType(
             component: "Problem",
             example: {

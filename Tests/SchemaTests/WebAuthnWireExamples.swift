@@ -96,12 +96,13 @@ enum WebAuthnWireExamples {
 
     static let registeredAt = registered.registeredAt
 
-    /// As listed after a sign-in (`lastUsedAt` set); the finish call answers without it.
+    /// As listed after a sign-in (`lastUsedAt` set) and a suspicion of cloning (`statusReason`);
+    /// the finish call answers without either.
     static var credentialResource: CredentialResource {
         CredentialResource(
             credentialId: credentialId, aaguid: registered.aaguid, attestationFormat: "none", attestationType: "none", algorithm: -7,
             userVerified: true, backupEligible: true, backupState: true, transports: ["internal", "hybrid"], friendlyName: "Work laptop",
-            status: "active", createdAt: registeredAt, lastUsedAt: registeredAt.addingTimeInterval(3_600))
+            status: "suspended", statusReason: "clone_suspected", createdAt: registeredAt, lastUsedAt: registeredAt.addingTimeInterval(3_600))
     }
 
     static var credentialList: CredentialList { CredentialList(credentials: [credentialResource]) }

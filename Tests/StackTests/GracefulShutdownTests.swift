@@ -30,6 +30,9 @@ struct GracefulShutdownTests {
         env["SIGNET_HTTP_PORT"] = String(port)
         env["SIGNET_DATABASE_URL"] = TestStack.conninfo(database: scratch.name)
         env["SIGNET_LOG_LEVEL"] = "warning"
+        // Its own consumer group: on a scratch database, it must not take the real registration
+        // service's events.
+        env["SIGNET_KAFKA_CONSUMER_GROUP"] = "signet-registration-sigterm-test"
         process.environment = env
         // The replica's log goes to the data folder, for whoever reads a failure.
         let logPath = "\(TestStack.dataDir)/logs/sigterm-replica.log"

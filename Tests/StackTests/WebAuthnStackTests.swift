@@ -119,6 +119,23 @@ struct WebAuthnStackTests {
         #expect(status == 400 && body["code"] as? String == "sign_count_not_increased")
         let (after, afterBody, _) = try await signIn(authenticator, username: username)
         #expect(after == 400 && afterBody["code"] as? String == "credential_suspended")
+        // Registration learns of it by event: the credential shows suspended with the reason,
+        // and the first sign-in as its last use.
+        let auth = ["Authorization": "Bearer \(rpKey)", "Content-Type": "application/json"]
+        let listURL = "\(Self.registration)/users/\(username)/credentials"
+        let flagged = await TestStack.eventually {
+            guard let list = try? await TestHTTP.send("GET", listURL, headers: auth), let json = try? list.json(),
+                let c = (json["credentials"] as? [[String: Any]])?.first
+            else { return false }
+            return c["status"] as? String == "suspended" && c["statusReason"] as? String == "clone_suspected" && c["lastUsedAt"] != nil
+        }
+        #expect(flagged)
+        // An administrator's resume lifts the suspicion everywhere.
+        let resumed = try await TestHTTP.send(
+            "PATCH", "\(listURL)/\(authenticator.credentialIDBase64URL)", headers: auth, body: Array(#"{"status":"active"}"#.utf8))
+        let resumedJSON = try resumed.json()
+        #expect(resumed.status == 200 && resumedJSON["status"] as? String == "active" && resumedJSON["statusReason"] == nil)
+        #expect(await TestStack.eventually { (try? await signIn(authenticator, username: username).0) == 200 })
     }
 
     @Test func refusalsCarryTheFailedCheck() async throws {

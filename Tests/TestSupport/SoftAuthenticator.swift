@@ -14,6 +14,9 @@ public final class SoftAuthenticator: @unchecked Sendable {
     public var signCount: UInt32 = 0
     public var userHandle: [UInt8] = []
     public var backupEligible = true
+    /// The AAGUID put in the attested credential data (zeros, as most passkey providers do
+    /// with `none` attestation, unless a test names a model).
+    public var aaguid = [UInt8](repeating: 0, count: 16)
     let x: [UInt8]
     let y: [UInt8]
 
@@ -42,7 +45,7 @@ public final class SoftAuthenticator: @unchecked Sendable {
         var out = SHA256.hash(Array(rpID.utf8)) + [flags]
         out += withUnsafeBytes(of: signCount.bigEndian) { Array($0) }
         if attested {
-            out += [UInt8](repeating: 0, count: 16)
+            out += aaguid
             out += [UInt8(credentialID.count >> 8), UInt8(credentialID.count & 0xFF)] + credentialID + coseKey
         }
         return out

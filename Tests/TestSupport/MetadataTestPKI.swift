@@ -3,32 +3,32 @@ import FIDO
 import Foundation
 import Tokens
 
-/// Small P-256 certificates and signed MDS3 BLOBs for metadata and policy tests, built from
-/// Crypto's `DER` writer and `PrivateKey.sign` (the model is CryptoTests' X509TestCertificates,
-/// which this target cannot import) and Tokens' `JWS.sign`.
-enum MetadataTestPKI {
+/// Small P-256 certificates and signed MDS3 BLOBs for metadata and policy tests (FIDO unit
+/// tests and the stack's metadata refresh), built from Crypto's `DER` writer and
+/// `PrivateKey.sign` and Tokens' `JWS.sign`.
+public enum MetadataTestPKI {
     /// A key and its certificate.
-    struct Issued {
-        let key: PrivateKey
-        let der: [UInt8]
-        let subject: [UInt8]
-        var certificate: X509Certificate { get throws { try X509Certificate(derEncoded: der) } }
-        var base64: String { Data(der).base64EncodedString() }
+    public struct Issued {
+        public let key: PrivateKey
+        public let der: [UInt8]
+        public let subject: [UInt8]
+        public var certificate: X509Certificate { get throws { try X509Certificate(derEncoded: der) } }
+        public var base64: String { Data(der).base64EncodedString() }
     }
 
     /// An AAGUID from its text (a test failure if it is not one).
-    static func aaguid(_ text: String) throws -> AAGUID {
+    public static func aaguid(_ text: String) throws -> AAGUID {
         guard let aaguid = AAGUID(text) else { throw CryptoError("test: not an AAGUID") }
         return aaguid
     }
 
-    static let ecdsaWithSHA256 = DER.sequence(DER.oid("1.2.840.10045.4.3.2"))
+    public static let ecdsaWithSHA256 = DER.sequence(DER.oid("1.2.840.10045.4.3.2"))
 
-    static func name(_ cn: String) -> [UInt8] {
+    public static func name(_ cn: String) -> [UInt8] {
         DER.sequence(DER.tlv(0x31, DER.sequence(DER.oid(X509OID.commonName), DER.tlv(0x0C, Array(cn.utf8)))))
     }
 
-    static func generalizedTime(_ date: Date) -> [UInt8] {
+    public static func generalizedTime(_ date: Date) -> [UInt8] {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -37,7 +37,7 @@ enum MetadataTestPKI {
     }
 
     /// A certificate for `subjectKey`, signed by `signer`.
-    static func certificate(
+    public static func certificate(
         subject: [UInt8], issuer: [UInt8], subjectKey: PublicKey, signer: PrivateKey, ca: Bool, serial: UInt8,
         notBefore: Date, notAfter: Date
     ) throws -> [UInt8] {
@@ -56,12 +56,12 @@ enum MetadataTestPKI {
         return DER.sequence(tbs, ecdsaWithSHA256, DER.bitString(try signer.sign(tbs, algorithm: .es256)))
     }
 
-    static let defaultNotBefore = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01
-    static let defaultNotAfter = Date(timeIntervalSince1970: 2_019_686_400)  // 2034-01-01
+    public static let defaultNotBefore = Date(timeIntervalSince1970: 1_704_067_200)  // 2024-01-01
+    public static let defaultNotAfter = Date(timeIntervalSince1970: 2_019_686_400)  // 2034-01-01
     /// Inside the default validity.
-    static let verificationTime = Date(timeIntervalSince1970: 1_750_000_000)  // 2025-06-15
+    public static let verificationTime = Date(timeIntervalSince1970: 1_750_000_000)  // 2025-06-15
 
-    static func root(_ cn: String = "MDS Test Root") throws -> Issued {
+    public static func root(_ cn: String = "MDS Test Root") throws -> Issued {
         let key = try PrivateKey.generateP256()
         let n = name(cn)
         let der = try certificate(
@@ -70,7 +70,7 @@ enum MetadataTestPKI {
         return Issued(key: key, der: der, subject: n)
     }
 
-    static func issue(
+    public static func issue(
         _ cn: String, by issuer: Issued, ca: Bool = false, notBefore: Date = defaultNotBefore, notAfter: Date = defaultNotAfter
     ) throws -> Issued {
         let key = try PrivateKey.generateP256()
@@ -84,24 +84,24 @@ enum MetadataTestPKI {
     // MARK: - BLOBs
 
     /// A root, an intermediate and a signer, like the FIDO production chain.
-    struct Chain {
-        let root: Issued
-        let intermediate: Issued
-        let signer: Issued
+    public struct Chain {
+        public let root: Issued
+        public let intermediate: Issued
+        public let signer: Issued
 
-        init(signerNotAfter: Date = defaultNotAfter) throws {
+        public init(signerNotAfter: Date = defaultNotAfter) throws {
             root = try MetadataTestPKI.root()
             intermediate = try MetadataTestPKI.issue("MDS Test CA", by: root, ca: true)
             signer = try MetadataTestPKI.issue("MDS Test Signer", by: intermediate, notAfter: signerNotAfter)
         }
 
-        var configuration: MetadataBLOB.Configuration { get throws { MetadataBLOB.Configuration(roots: [try root.certificate]) } }
-        var x5c: [String] { [signer.base64, intermediate.base64] }
+        public var configuration: MetadataBLOB.Configuration { get throws { MetadataBLOB.Configuration(roots: [try root.certificate]) } }
+        public var x5c: [String] { [signer.base64, intermediate.base64] }
     }
 
     /// A signed BLOB with `payload` (a JSON object) and a header carrying `x5c` (or not), plus
     /// any `extraHeader` members.
-    static func blob(
+    public static func blob(
         payload: [String: Any], chain: Chain, x5c: [String]? = nil, includeX5C: Bool = true,
         extraHeader: [String: Tokens.JSONValue] = [:], signer: PrivateKey? = nil
     ) throws -> String {
@@ -113,12 +113,12 @@ enum MetadataTestPKI {
     }
 
     /// A payload `{legalHeader, no, nextUpdate, entries}`.
-    static func payload(no: Int, entries: [[String: Any]], nextUpdate: String = "2025-07-01") -> [String: Any] {
+    public static func payload(no: Int, entries: [[String: Any]], nextUpdate: String = "2025-07-01") -> [String: Any] {
         ["legalHeader": "Signet test metadata", "no": no, "nextUpdate": nextUpdate, "entries": entries]
     }
 
     /// An entry for a FIDO2 model with one or more statuses (`(status, effectiveDate)`).
-    static func entry(
+    public static func entry(
         aaguid: String? = nil, keyIdentifiers: [String]? = nil, statuses: [(String, String)],
         roots: [String] = [], description: String = "Test Authenticator", statement: [String: Any]? = nil
     ) -> [String: Any] {

@@ -1,0 +1,159 @@
+import Crypto
+import FIDO
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+import Synchronization
+
+/// Keeps the FIDO metadata (MDS3) current: loads the BLOB again on a schedule (and when an
+/// administrator asks), and when a newer BLOB reports a model revoked or compromised, suspends
+/// the credentials already registered with it (status reason `authenticator_revoked`), each
+/// with its `CredentialStatusChanged` event, so sign-in refuses them too.
+///
+/// Only FIDO2 models (AAGUIDs) can be matched to stored credentials; U2F attestation key
+/// identifiers and UAF AAIDs in the update are logged, not matched.
+final class MetadataRefresher: Service {
+    let name = "metadata-refresher"
+    let metadata: MetadataService
+    let source: any MetadataSource
+    let context: ServiceContext
+    let interval: Duration
+    /// The update of the load at start-up, applied once the database is there.
+    let initialUpdate: MetadataUpdate?
+    private let stop = AsyncSignal()
+    private let stopped = AtomicFlag(false)
+    /// Refreshes run one at a time (scheduled and requested ones alike).
+    private let refreshing = Mutex(false)
+
+    init(metadata: MetadataService, source: any MetadataSource, context: ServiceContext, interval: Duration, initialUpdate: MetadataUpdate?) {
+        self.metadata = metadata
+        self.source = source
+        self.context = context
+        self.interval = interval
+        self.initialUpdate = initialUpdate
+    }
+
+    typealias Outcome = MetadataRefreshOutcome
+
+    func run() async throws {
+        if let initialUpdate {
+            do {
+                _ = try await apply(initialUpdate)
+            } catch {
+                context.logger.error("suspending credentials of revoked authenticators failed", metadata: [LogKey.error: "\(error)"])
+            }
+        }
+        while !stopped.isSet {
+            await stop.wait(timeout: interval)
+            if stopped.isSet || Task.isCancelled { break }
+            do {
+                _ = try await refresh()
+            } catch {
+                // The BLOB in force stays; the next turn tries again.
+                context.logger.warning("FIDO metadata refresh failed", metadata: [LogKey.error: "\(error)"])
+            }
+        }
+    }
+
+    func shutdown() async {
+        stopped.set(true)
+        stop.signal()
+    }
+
+    /// Loads the source's BLOB; a newer one is installed and its revocations applied.
+    ///
+    /// - Throws: `MetadataError` when the BLOB cannot be read or does not verify (the one in
+    ///   force stays), or a database error while suspending credentials.
+    func refresh() async throws -> Outcome {
+        let started = refreshing.withLock { busy -> Bool in
+            if busy { return false }
+            busy = true
+            return true
+        }
+        guard started else {
+            throw MetadataError(.sourceUnavailable, "a refresh is already running")
+        }
+        defer { refreshing.withLock { $0 = false } }
+        let loaded: Result<MetadataUpdate, MetadataError>
+        do {
+            loaded = .success(try await metadata.load(from: source))
+        } catch {
+            loaded = .failure(error)
+        }
+        guard case .success(let update) = loaded else {
+            if case .failure(let error) = loaded, error.code != .notNewer { throw error }
+            return Outcome(
+                changed: false, number: metadata.currentNumber, previousNumber: metadata.currentNumber, newlyRevokedAAGUIDs: [],
+                credentialsSuspended: 0)
+        }
+        context.logger.notice(
+            "FIDO metadata updated",
+            metadata: ["signet.mds.number": "\(update.number)", "signet.mds.revoked_models": "\(update.newlyRevokedAAGUIDs.count)"])
+        return try await apply(update)
+    }
+
+    /// Suspends the active credentials of the models `update` newly revokes.
+    func apply(_ update: MetadataUpdate) async throws -> Outcome {
+        let aaguids = update.newlyRevokedAAGUIDs.map { $0.description }
+        if !update.newlyRevokedKeyIdentifiers.isEmpty || !update.newlyRevokedAAIDs.isEmpty {
+            context.logger.notice(
+                "revoked U2F/UAF models are not matched to credentials",
+                metadata: ["signet.mds.key_identifiers": "\(update.newlyRevokedKeyIdentifiers.count)", "signet.mds.aaids": "\(update.newlyRevokedAAIDs.count)"])
+        }
+        var suspended = 0
+        if !aaguids.isEmpty {
+            let now = Date()
+            suspended = try await context.withTransaction { conn in
+                let rows = try await conn.query(
+                    """
+                    UPDATE credentials SET status = 'suspended', status_reason = 'authenticator_revoked'
+                    WHERE aaguid = ANY(\(PostgresArray(aaguids))::uuid[]) AND status = 'active'
+                    RETURNING tenant_id, credential_id
+                    """)
+                for row in rows {
+                    guard let tenant = row.string("tenant_id"), let id = row.bytes("credential_id") else { continue }
+                    try await Outbox.enqueue(
+                        CredentialStatusChanged(tenantId: tenant, credentialId: Base64URL.encode(id), status: "suspended", changedAt: now),
+                        source: .registration, subject: tenant, key: tenant, on: conn)
+                }
+                return rows.count
+            }
+            if suspended > 0 {
+                context.logger.warning("credentials of revoked authenticator models suspended", metadata: ["signet.count": "\(suspended)"])
+            }
+        }
+        return Outcome(
+            changed: true, number: update.number, previousNumber: update.previousNumber, newlyRevokedAAGUIDs: aaguids,
+            credentialsSuspended: suspended)
+    }
+}
+
+/// An MDS3 BLOB downloaded over HTTPS (`SIGNET_MDS_BLOB_URL`), bounded in size.
+struct MetadataURLSource: MetadataSource {
+    let url: URL
+
+    func fetchBLOB(maximumSize: Int) async throws(MetadataError) -> String {
+        var request = URLRequest(url: url, timeoutInterval: 60)
+        request.setValue("signet-registration", forHTTPHeaderField: "User-Agent")
+        let data: Data
+        do {
+            let (body, response) = try await URLSession.shared.data(for: request)
+            guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
+                throw MetadataError(.sourceUnavailable, "the metadata URL did not answer 200")
+            }
+            data = body
+        } catch let error as MetadataError {
+            throw error
+        } catch {
+            throw MetadataError(.sourceUnavailable, "the metadata URL could not be read")
+        }
+        guard data.count <= maximumSize else { throw MetadataError(.tooLarge, "the BLOB exceeds \(maximumSize) bytes") }
+        guard let text = String(data: data, encoding: .utf8) else { throw MetadataError(.malformed, "the BLOB is not UTF-8") }
+        return text
+    }
+}

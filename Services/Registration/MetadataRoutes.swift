@@ -1,0 +1,47 @@
+import FIDO
+import Foundation
+import HTTPServer
+import Schema
+import ServiceKit
+
+/// Admin API for the FIDO metadata in force: what is loaded, and a refresh on demand (after
+/// replacing the BLOB file, or to pick up a revocation before the next scheduled load).
+struct MetadataRoutes: Sendable {
+    let context: ServiceContext
+    let metadata: MetadataService?
+    let refresher: MetadataRefresher?
+
+    func register(on router: inout Router) {
+        router.get("/v1/admin/metadata") { request, _ in
+            _ = try context.requireAdmin(request)
+            let blob = metadata?.blob
+            let day = DateFormatter()
+            day.locale = Locale(identifier: "en_US_POSIX")
+            day.timeZone = TimeZone(identifier: "UTC")
+            day.dateFormat = "yyyy-MM-dd"
+            return try .json(
+                MetadataStatus(
+                    configured: metadata != nil, number: blob?.number, nextUpdate: blob.map { day.string(from: $0.nextUpdate) },
+                    entries: blob?.entries.count ?? 0),
+                headers: [("Cache-Control", "no-store")])
+        }
+        router.post("/v1/admin/metadata/refresh") { request, ctx in
+            _ = try context.requireAdmin(request)
+            guard let refresher else {
+                throw HTTPError(
+                    ProblemCode("metadata_not_configured", status: 409, title: "No metadata source"),
+                    detail: "Set SIGNET_MDS_BLOB_FILE or SIGNET_MDS_BLOB_URL to use FIDO metadata.")
+            }
+            do {
+                let outcome = try await refresher.refresh()
+                ctx.logger.info("metadata refresh requested", metadata: ["signet.mds.changed": "\(outcome.changed)"])
+                return try .json(outcome, headers: [("Cache-Control", "no-store")])
+            } catch let error as MetadataError {
+                // The code names the failed check (signature, chain, size…); the BLOB in force stays.
+                throw HTTPError(
+                    ProblemCode(error.code.rawValue, status: 502, title: "Metadata refresh failed"),
+                    detail: "The BLOB was not loaded; the one in force stays.")
+            }
+        }
+    }
+}

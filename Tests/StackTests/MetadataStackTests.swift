@@ -1,0 +1,154 @@
+import Crypto
+import Foundation
+import Schema
+import Testing
+import TestSupport
+
+/// FIDO metadata at run time: a registration replica loads an MDS3 BLOB from a file at
+/// start-up; a newer BLOB that reports a model revoked suspends the credentials registered
+/// with it, and sign-in refuses them once the event arrives. The replica runs on a scratch
+/// database with its own consumer group, so it cannot disturb the stack's registration service;
+/// its events reach the stack's authentication service like any replica's.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(3)))
+struct MetadataStackTests {
+    static let port = 18182
+    static let origin = "http://localhost:8080"
+    static let model = "5e6f7a8b-1c2d-4e3f-9a0b-1c2d3e4f5a6b"
+
+    static func pem(_ der: [UInt8]) -> String {
+        let b64 = Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
+        return "-----BEGIN CERTIFICATE-----\n\(b64)\n-----END CERTIFICATE-----\n"
+    }
+
+    static func blob(no: Int, status: String, chain: MetadataTestPKI.Chain) throws -> String {
+        try MetadataTestPKI.blob(
+            payload: MetadataTestPKI.payload(
+                no: no, entries: [MetadataTestPKI.entry(aaguid: model, statuses: [(status, "2026-01-0\(no)")])], nextUpdate: "2027-01-01"),
+            chain: chain)
+    }
+
+    func post<T: Encodable, R: Decodable>(_ url: String, _ body: T, key: String? = nil, as: R.Type) async throws -> (Int, R?, [String: Any]) {
+        var headers = ["Content-Type": "application/json"]
+        if let key { headers["Authorization"] = "Bearer \(key)" }
+        let r = try await TestHTTP.send("POST", url, headers: headers, body: Array(try JSONEncoder().encode(body)))
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return (r.status, try? decoder.decode(R.self, from: Data(r.body)), (try? r.json()) ?? [:])
+    }
+
+    @Test func aNewerBLOBRevokingAModelSuspendsItsCredentials() async throws {
+        try TestStack.require()
+        let bin = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
+        let scratch = try await TestStack.scratchDatabase(prefix: "mds")
+        defer { Task { await scratch.drop() } }
+        let dir = "\(TestStack.dataDir)/mds-test-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let chain = try MetadataTestPKI.Chain()
+        try Self.pem(chain.root.der).write(toFile: "\(dir)/root.pem", atomically: true, encoding: .utf8)
+        try Self.blob(no: 1, status: "FIDO_CERTIFIED_L1", chain: chain).write(toFile: "\(dir)/blob.jwt", atomically: true, encoding: .utf8)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(bin)/signet-registration")
+        var env = ProcessInfo.processInfo.environment
+        env["SIGNET_HTTP_PORT"] = String(Self.port)
+        env["SIGNET_DATABASE_URL"] = TestStack.conninfo(database: scratch.name)
+        env["SIGNET_KAFKA_CONSUMER_GROUP"] = "signet-registration-mds-test"
+        env["SIGNET_MDS_BLOB_FILE"] = "\(dir)/blob.jwt"
+        env["SIGNET_MDS_ROOT_FILE"] = "\(dir)/root.pem"
+        env["SIGNET_LOG_LEVEL"] = "warning"
+        process.environment = env
+        let logPath = "\(TestStack.dataDir)/logs/mds-replica.log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = FileHandle(forWritingAtPath: logPath)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        defer { process.terminate() }
+        let base = "http://127.0.0.1:\(Self.port)"
+        let ready = await TestStack.eventually(timeout: .seconds(60)) {
+            (try? await TestHTTP.send("GET", "\(base)/readyz", timeout: 2))?.status == 200
+        }
+        try #require(ready, "the replica did not become ready; see \(logPath)")
+
+        let status = try await TestHTTP.send("GET", "\(base)/v1/admin/metadata", headers: ["Authorization": "Bearer \(TestStack.adminToken)"])
+        let statusJSON = try status.json()
+        #expect(status.status == 200 && statusJSON["number"] as? Int == 1 && statusJSON["entries"] as? Int == 1, "\(statusJSON)")
+
+        // A tenant and its key, created through the replica: their events reach every service.
+        let tenant = "mds-\(UInt32.random(in: 0...UInt32.max))"
+        let put = try await TestHTTP.json(
+            "PUT", "\(base)/v1/admin/tenants/\(tenant)", token: TestStack.adminToken,
+            json: #"{"displayName":"MDS","rpId":"localhost","origins":["\#(Self.origin)"]}"#)
+        #expect(put.status == 201)
+        let issued = try await TestHTTP.json("POST", "\(base)/v1/admin/tenants/\(tenant)/api-keys", token: TestStack.adminToken, json: "{}")
+        let key = try #require(try issued.json()["apiKey"] as? String)
+
+        // A credential of the model, registered while the model is certified.
+        let username = "mds-user"
+        let authenticator = try SoftAuthenticator()
+        authenticator.aaguid = try MetadataTestPKI.aaguid(Self.model).bytes
+        let (s1, options, b1) = try await post(
+            "\(base)/v1/tenants/\(tenant)/webauthn/registrations/options", RegistrationOptionsRequest(username: username), key: key,
+            as: RegistrationOptionsResponse.self)
+        let o = try #require(options, "\(s1) \(b1)")
+        let (s2, resource, b2) = try await post(
+            "\(base)/v1/tenants/\(tenant)/webauthn/registrations",
+            RegistrationFinishRequest(handle: o.handle, credential: authenticator.create(o.publicKey, origin: Self.origin)), key: key,
+            as: CredentialResource.self)
+        #expect(s2 == 201 && resource?.aaguid == Self.model, "\(b2)")
+
+        // Sign-in works on the stack's authentication service.
+        let auth = "http://127.0.0.1:8082/v1/tenants/\(tenant)"
+        func signIn() async throws -> (Int, [String: Any]) {
+            let (_, options, _) = try await post(
+                "\(auth)/webauthn/authentications/options", AuthenticationOptionsRequest(username: username), as: AuthenticationOptionsResponse.self)
+            // Until the tenant's and the credential's events arrive, there are no options.
+            guard let o = options else { return (0, [:]) }
+            let (status, _, body) = try await post(
+                "\(auth)/webauthn/authentications", AuthenticationFinishRequest(handle: o.handle, credential: try authenticator.get(o.publicKey, origin: Self.origin)),
+                as: AuthenticationResult.self)
+            return (status, body)
+        }
+        #expect(await TestStack.eventually { (try? await signIn().0) == 200 })
+
+        let admin = ["Authorization": "Bearer \(TestStack.adminToken)"]
+        // The same BLOB again: nothing changes.
+        let same = try await TestHTTP.send("POST", "\(base)/v1/admin/metadata/refresh", headers: admin)
+        let sameJSON = try same.json()
+        #expect(same.status == 200 && sameJSON["changed"] as? Bool == false, "\(sameJSON)")
+
+        // A BLOB signed by a chain the replica does not trust is refused; the one in force stays.
+        let stranger = try MetadataTestPKI.Chain()
+        try Self.blob(no: 5, status: "REVOKED", chain: stranger).write(toFile: "\(dir)/blob.jwt", atomically: true, encoding: .utf8)
+        let refused = try await TestHTTP.send("POST", "\(base)/v1/admin/metadata/refresh", headers: admin)
+        let refusedCode = try refused.json()["code"] as? String
+        #expect(refused.status == 502 && refusedCode == "metadata_chain_untrusted", "\(refused.text)")
+
+        // BLOB 2 reports the model revoked: its credential is suspended, with the reason.
+        try Self.blob(no: 2, status: "REVOKED", chain: chain).write(toFile: "\(dir)/blob.jwt", atomically: true, encoding: .utf8)
+        let refresh = try await TestHTTP.send("POST", "\(base)/v1/admin/metadata/refresh", headers: admin)
+        let outcome = try JSONDecoder().decode(MetadataRefreshOutcome.self, from: Data(refresh.body))
+        #expect(refresh.status == 200)
+        #expect(outcome == MetadataRefreshOutcome(changed: true, number: 2, previousNumber: 1, newlyRevokedAAGUIDs: [Self.model], credentialsSuspended: 1))
+        let list = try await TestHTTP.send("GET", "\(base)/v1/tenants/\(tenant)/users/\(username)/credentials", headers: ["Authorization": "Bearer \(key)"])
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let listed = try decoder.decode(CredentialList.self, from: Data(list.body)).credentials
+        #expect(listed.map(\.status) == ["suspended"] && listed.map(\.statusReason) == ["authenticator_revoked"])
+        #expect(await TestStack.eventually { (try? await signIn().1["code"] as? String) == "credential_suspended" })
+
+        // New registrations of the model are refused by the policy.
+        let again = try SoftAuthenticator()
+        again.aaguid = authenticator.aaguid
+        let (_, options2, _) = try await post(
+            "\(base)/v1/tenants/\(tenant)/webauthn/registrations/options", RegistrationOptionsRequest(username: "mds-other"), key: key,
+            as: RegistrationOptionsResponse.self)
+        let o2 = try #require(options2)
+        let (s3, _, b3) = try await post(
+            "\(base)/v1/tenants/\(tenant)/webauthn/registrations",
+            RegistrationFinishRequest(handle: o2.handle, credential: again.create(o2.publicKey, origin: Self.origin)), key: key,
+            as: CredentialResource.self)
+        #expect(s3 == 400 && b3["code"] as? String == "policy_authenticator_revoked", "\(b3)")
+    }
+}
