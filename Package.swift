@@ -39,9 +39,12 @@ let package = Package(
                 .linkedLibrary("microhttpd"), .linkedLibrary("rdkafka"), .linkedLibrary("pthread"),
             ]),
 
+        // OpenSSL's low-level ECDSA verify for ES256 (deprecated API, kept out of Swift).
+        .target(name: "CCryptoShims", path: "Shared/CCryptoShims", linkerSettings: [.linkedLibrary("crypto")]),
+
         // MARK: - Shared libraries
         .target(name: "Platform", path: "Shared/Platform"),
-        .target(name: "Crypto", dependencies: ["COpenSSL"], path: "Shared/Crypto"),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "CCryptoShims"], path: "Shared/Crypto"),
         .target(
             name: "HTTPServer", dependencies: ["Platform", "Schema", "CMicroHTTPD", "CSignetShims"],
             path: "Shared/HTTPServer"),
@@ -92,7 +95,7 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system && target.name != "CSignetShims" {
+for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

@@ -1,3 +1,4 @@
+import CCryptoShims
 import COpenSSL
 import Foundation
 
@@ -84,6 +85,8 @@ public final class PublicKey: @unchecked Sendable {
     // @unchecked Sendable: the EVP_PKEY is immutable after construction and OpenSSL allows
     // concurrent use of a key in separate contexts.
     let pkey: OpaquePointer
+    /// For P-256 keys, the EC_KEY that ES256 verification uses directly (see CCryptoShims).
+    private let p256: UnsafeMutableRawPointer?
 
     public enum Kind: Sendable, Equatable {
         case ec(Curve)
@@ -96,9 +99,13 @@ public final class PublicKey: @unchecked Sendable {
     init(pkey: OpaquePointer, kind: Kind) {
         self.pkey = pkey
         self.kind = kind
+        p256 = kind == .ec(.p256) ? signet_ec_key_from_pkey(UnsafeMutableRawPointer(pkey)) : nil
     }
 
-    deinit { EVP_PKEY_free(pkey) }
+    deinit {
+        if let p256 { signet_ec_key_free(p256) }
+        EVP_PKEY_free(pkey)
+    }
 
     /// An EC key from its affine coordinates; refuses points not on the curve.
     public static func ec(curve: Curve, x: [UInt8], y: [UInt8]) throws -> PublicKey {
@@ -189,6 +196,13 @@ public final class PublicKey: @unchecked Sendable {
     ///   fit the key; never throws.
     public func verify(signature: [UInt8], message: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
         guard accepts(algorithm), !signature.isEmpty, signature.count <= 1024 else { return false }
+        if algorithm == .es256, let p256 {
+            return signature.withUnsafeBufferPointer { sig in
+                message.withUnsafeBufferPointer { msg in
+                    signet_ecdsa_verify_sha256(p256, msg.baseAddress, msg.count, sig.baseAddress, sig.count) == 1
+                }
+            }
+        }
         guard let ctx = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(ctx) }
         var pctx: OpaquePointer?

@@ -24,6 +24,27 @@ import Testing
         #expect(ECDSASignature.der(fromRaw: raw).map { rebuilt.verify(signature: $0, message: message, algorithm: .es256) } == true)
     }
 
+    /// ES256 goes through OpenSSL's low-level ECDSA verify (CCryptoShims); it must refuse what
+    /// the EVP path refuses: other DER encodings of the same signature, trailing bytes, a
+    /// signature by another key, and ES256 signatures presented as ES384.
+    @Test func es256RefusesNonCanonicalSignatures() throws {
+        let key = try PrivateKey.generateP256()
+        let pub = try key.publicKey()
+        let message = Array("fast path".utf8)
+        let sig = try key.sign(message, algorithm: .es256)
+        #expect(pub.verify(signature: sig, message: message, algorithm: .es256))
+        #expect(!pub.verify(signature: sig + [0], message: message, algorithm: .es256))
+        // The same SEQUENCE with a long-form length (BER, not DER).
+        let berLength = [0x30, 0x81, sig[1]] + sig[2...]
+        #expect(!pub.verify(signature: Array(berLength), message: message, algorithm: .es256))
+        var flipped = sig
+        flipped[flipped.count - 1] ^= 0x01
+        #expect(!pub.verify(signature: flipped, message: message, algorithm: .es256))
+        let other = try PrivateKey.generateP256().publicKey()
+        #expect(!other.verify(signature: sig, message: message, algorithm: .es256))
+        #expect(!pub.verify(signature: sig, message: message, algorithm: .es384))
+    }
+
     @Test func pointsOffTheCurveAreRefused() throws {
         let x = [UInt8](repeating: 1, count: 32)
         let y = [UInt8](repeating: 2, count: 32)
