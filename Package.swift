@@ -57,7 +57,7 @@ let package = Package(
         .target(name: "FIDO", dependencies: ["Crypto", "Tokens"], path: "Shared/FIDO"),
         .target(
             name: "ServiceKit",
-            dependencies: ["Platform", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto"],
+            dependencies: ["Platform", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
             path: "Shared/ServiceKit"),
 
         // MARK: - Services

@@ -15,6 +15,20 @@ struct WebAuthnRegistrationRoutes: Sendable {
     let handles: CeremonyHandles
     /// FIDO MDS3 metadata, when the deployment configures a BLOB.
     let metadata: MetadataService?
+    /// Checks users' session tokens; nil accepts RP API keys only.
+    let sessions: SessionTokenVerifier?
+
+    /// The RP backend (API key) or the signed-in user (session token) calling.
+    func authenticate(_ request: HTTPRequest, tenant: String) async throws -> Principal {
+        try await context.tenants.authenticateRelyingPartyOrUser(request, tenant: tenant, sessions: sessions)
+    }
+
+    /// A user's session token acts on that user's own account only.
+    static func requireOwnAccount(_ principal: Principal, username: String) throws {
+        if case .user(_, let subject) = principal, subject != username {
+            throw HTTPError(.forbidden, detail: "A session token acts on its own user's credentials only.")
+        }
+    }
     /// Attestation trust anchors: MDS3 statements' roots, when configured.
     var anchors: any AttestationTrustAnchorSource {
         if let metadata { return TrustAnchorLookup(metadata.anchorProvider) }
@@ -51,8 +65,9 @@ struct WebAuthnRegistrationRoutes: Sendable {
 
     func options(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let principal = try await authenticate(request, tenant: tenantID)
         let body = try request.decode(RegistrationOptionsRequest.self)
+        try Self.requireOwnAccount(principal, username: body.username)
         guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters or surrounding spaces.") }
         let displayName = body.displayName ?? body.username
         guard !displayName.isEmpty, displayName.count <= 256 else { throw HTTPError.invalid("displayName", "displayName must be 1-256 characters.") }
@@ -134,10 +149,11 @@ struct WebAuthnRegistrationRoutes: Sendable {
 
     func finish(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let principal = try await authenticate(request, tenant: tenantID)
         let body = try request.decode(RegistrationFinishRequest.self)
         let state = try handles.open(body.handle, as: HandleState.self, purpose: Self.handlePurpose)
         guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "The handle belongs to another tenant.") }
+        try Self.requireOwnAccount(principal, username: state.username)
         guard state.expiresAt > Date() else { throw HTTPError(.handleExpired, detail: "The registration ceremony expired; start again.") }
         if let name = body.friendlyName, name.isEmpty || name.count > 100 {
             throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters.")
@@ -243,12 +259,18 @@ struct WebAuthnRegistrationRoutes: Sendable {
     /// event; a suspension stops sign-in as soon as the authentication service applies it.
     func update(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let principal = try await authenticate(request, tenant: tenantID)
         let username = ctx.parameter("username")
+        try Self.requireOwnAccount(principal, username: username)
         guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
             throw HTTPError.invalid("credentialId", "credentialId must be base64url.")
         }
         let body = try request.decode(CredentialUpdateRequest.self)
+        if body.status != nil, case .user = principal {
+            // Suspending and resuming are the relying party's decisions: a resume may lift a
+            // suspicion of cloning or a revoked model.
+            throw HTTPError(.forbidden, detail: "Only the relying party can suspend or resume a credential.")
+        }
         if let name = body.friendlyName, name.isEmpty || name.count > 100 || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters without control characters.")
         }
@@ -292,8 +314,9 @@ struct WebAuthnRegistrationRoutes: Sendable {
     /// `DELETE …/credentials/{credentialId}`: deregisters; 204, or 404 when unknown.
     func deregister(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let principal = try await authenticate(request, tenant: tenantID)
         let username = ctx.parameter("username")
+        try Self.requireOwnAccount(principal, username: username)
         guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
             throw HTTPError.invalid("credentialId", "credentialId must be base64url.")
         }
@@ -317,7 +340,8 @@ struct WebAuthnRegistrationRoutes: Sendable {
 
     func list(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenantID)
+        let principal = try await authenticate(request, tenant: tenantID)
+        try Self.requireOwnAccount(principal, username: ctx.parameter("username"))
         return try .json(CredentialList(credentials: try await credentials(tenantID: tenantID, username: ctx.parameter("username"))))
     }
 

@@ -7,6 +7,8 @@ public enum Principal: Sendable, Equatable {
     case admin
     /// A relying party's backend, by one of its tenant's API keys.
     case relyingParty(tenant: String, keyID: String)
+    /// A signed-in user, by a session token the authentication service issued (`sub`).
+    case user(tenant: String, username: String)
 }
 
 /// The typed per-request context handed to every handler.

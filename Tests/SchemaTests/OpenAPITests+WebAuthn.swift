@@ -36,19 +36,19 @@ extension OpenAPITests {
 
     static let webAuthnRegistration: [Operation] = [
         Operation(
-            "post", "/v1/tenants/{tenant}/webauthn/registrations/options", security: "rpApiKey",
+            "post", "/v1/tenants/{tenant}/webauthn/registrations/options", security: "rpApiKey,sessionToken",
             [
                 "200": [], "400": ["invalid_field", "malformed_json"], "401": ["unauthorized"], "404": ["tenant_not_found"],
                 "413": ["payload_too_large"], "415": ["unsupported_media_type"],
             ]),
         Operation(
-            "post", "/v1/tenants/{tenant}/webauthn/registrations", security: "rpApiKey",
+            "post", "/v1/tenants/{tenant}/webauthn/registrations", security: "rpApiKey,sessionToken",
             [
                 "201": [], "400": registrationRefusals, "401": ["unauthorized"], "404": ["tenant_not_found"],
                 "409": ["credential_exists", "conflict"], "413": ["payload_too_large"], "415": ["unsupported_media_type"],
             ]),
         Operation(
-            "get", "/v1/tenants/{tenant}/users/{username}/credentials", security: "rpApiKey",
+            "get", "/v1/tenants/{tenant}/users/{username}/credentials", security: "rpApiKey,sessionToken",
             ["200": [], "400": ["invalid_field"], "401": ["unauthorized"]]),
     ]
 

@@ -116,10 +116,14 @@ import Testing
                     stale \(documented.subtracting(codes).sorted())
                     """)
             }
-            if let scheme = operation.security {
-                #expect(op["security"] == .array([.object([scheme: .array([])])]), "\(operation)")
-                let declared = doc["components"]?["securitySchemes"]?[scheme]
-                #expect(declared?["type"] == .string("http") && declared?["scheme"] == .string("bearer"), "\(scheme)")
+            if let security = operation.security {
+                // Alternatives, comma-separated: "rpApiKey,sessionToken".
+                let schemes = security.split(separator: ",").map(String.init)
+                #expect(op["security"] == .array(schemes.map { .object([$0: .array([])]) }), "\(operation)")
+                for scheme in schemes {
+                    let declared = doc["components"]?["securitySchemes"]?[scheme]
+                    #expect(declared?["type"] == .string("http") && declared?["scheme"] == .string("bearer"), "\(scheme)")
+                }
             } else {
                 #expect(op["security"] == nil, "\(operation) needs no credentials")
             }

@@ -138,6 +138,56 @@ struct WebAuthnStackTests {
         #expect(await TestStack.eventually { (try? await signIn(authenticator, username: username).0) == 200 })
     }
 
+    @Test func aSignedInUserAddsAPasskeyWithTheirSessionToken() async throws {
+        try TestStack.require()
+        let (first, username) = try await register()
+        #expect(await TestStack.eventually { (try? await signIn(first, username: username).0) == 200 })
+        let (status, body, _) = try await signIn(first, username: username)
+        let token = try #require(body["sessionToken"] as? String, "\(status) \(body)")
+
+        // The session token authorises a second registration for the same user.
+        let (s1, options, b1) = try await post(
+            "\(Self.registration)/webauthn/registrations/options", RegistrationOptionsRequest(username: username), key: token,
+            as: RegistrationOptionsResponse.self)
+        let o = try #require(options, "\(s1) \(b1)")
+        let second = try SoftAuthenticator()
+        let (s2, resource, b2) = try await post(
+            "\(Self.registration)/webauthn/registrations",
+            RegistrationFinishRequest(handle: o.handle, credential: second.create(o.publicKey, origin: Self.origin)), key: token,
+            as: CredentialResource.self)
+        #expect(s2 == 201 && resource?.credentialId == second.credentialIDBase64URL, "\(b2)")
+        let list = try await TestHTTP.send("GET", "\(Self.registration)/users/\(username)/credentials", headers: ["Authorization": "Bearer \(token)"])
+        let listed = (try list.json()["credentials"] as? [[String: Any]])?.compactMap { $0["credentialId"] as? String } ?? []
+        #expect(list.status == 200 && Set(listed) == [first.credentialIDBase64URL, second.credentialIDBase64URL])
+
+        // Only for its own user, never to suspend or resume, and only for its tenant.
+        let (s3, _, b3) = try await post(
+            "\(Self.registration)/webauthn/registrations/options", RegistrationOptionsRequest(username: username + "-other"), key: token,
+            as: RegistrationOptionsResponse.self)
+        #expect(s3 == 403 && b3["code"] as? String == "forbidden")
+        let other = try await TestHTTP.send("GET", "\(Self.registration)/users/\(username)-other/credentials", headers: ["Authorization": "Bearer \(token)"])
+        #expect(other.status == 403)
+        let suspend = try await TestHTTP.send(
+            "PATCH", "\(Self.registration)/users/\(username)/credentials/\(second.credentialIDBase64URL)",
+            headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"], body: Array(#"{"status":"suspended"}"#.utf8))
+        let suspendCode = try suspend.json()["code"] as? String
+        #expect(suspend.status == 403 && suspendCode == "forbidden")
+        let rename = try await TestHTTP.send(
+            "PATCH", "\(Self.registration)/users/\(username)/credentials/\(second.credentialIDBase64URL)",
+            headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"], body: Array(#"{"friendlyName":"Phone"}"#.utf8))
+        #expect(rename.status == 200)
+        let elsewhere = try await TestHTTP.send(
+            "GET", "http://127.0.0.1:8081/v1/tenants/other-tenant/users/\(username)/credentials", headers: ["Authorization": "Bearer \(token)"])
+        #expect(elsewhere.status == 401)
+        // A token whose signature does not verify.
+        var parts = token.split(separator: ".").map(String.init)
+        parts[1] = Base64URL.encode(Array(#"{"sub":"\#(username)","aud":["demo"],"iss":"http://localhost:8080/authentication","exp":9999999999}"#.utf8))
+        let forged = try await TestHTTP.send(
+            "GET", "\(Self.registration)/users/\(username)/credentials", headers: ["Authorization": "Bearer \(parts.joined(separator: "."))"])
+        let forgedDetail = try forged.json()["detail"] as? String
+        #expect(forged.status == 401 && forgedDetail?.contains("signature_invalid") == true, "\(forged.text)")
+    }
+
     @Test func refusalsCarryTheFailedCheck() async throws {
         try TestStack.require()
         let (authenticator, username) = try await register()
