@@ -54,11 +54,23 @@ struct WebAuthnRegistrationRoutes: Sendable {
     }
 
     func register(on router: inout Router) {
+        router.get("/v1/tenants/{tenant}/webauthn/related-origins") { _, ctx in try await relatedOrigins(ctx) }
         router.post("/v1/tenants/{tenant}/webauthn/registrations/options") { request, ctx in try await options(request, ctx) }
         router.post("/v1/tenants/{tenant}/webauthn/registrations") { request, ctx in try await finish(request, ctx) }
         router.get("/v1/tenants/{tenant}/users/{username}/credentials") { request, ctx in try await list(request, ctx) }
         router.patch("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}") { request, ctx in try await update(request, ctx) }
         router.delete("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}") { request, ctx in try await deregister(request, ctx) }
+    }
+
+    // MARK: - Related origins
+
+    /// `GET …/webauthn/related-origins`: the WebAuthn L3 §5.11 related origins document for
+    /// the tenant's RP ID, `{"origins": [...]}`, for the relying party to serve at
+    /// `https://<rpId>/.well-known/webauthn` so that browsers let its other origins (other
+    /// domains of the same service) use the RP ID. Public, like the document itself.
+    func relatedOrigins(_ ctx: RequestContext) async throws -> HTTPResponse {
+        guard let tenant = try await context.tenants.find(ctx.parameter("tenant")) else { throw HTTPError(.tenantNotFound) }
+        return try .json(RelatedOriginsDocument(origins: tenant.origins), headers: [("Cache-Control", "public, max-age=300")])
     }
 
     // MARK: - Options

@@ -158,3 +158,14 @@ public struct CredentialUpdateRequest: Codable, Sendable, Equatable {
 
     public static var fullExample: CredentialUpdateRequest { CredentialUpdateRequest(friendlyName: "Work laptop", status: "suspended") }
 }
+
+/// The WebAuthn L3 §5.11 related origins document (`/.well-known/webauthn`).
+public struct RelatedOriginsDocument: Codable, Sendable, Equatable {
+    /// Origins that may use the RP ID, the tenant's configured origins.
+    public var origins: [String]
+    public init(origins: [String]) { self.origins = origins }
+
+    public static var fullExample: RelatedOriginsDocument {
+        RelatedOriginsDocument(origins: ["https://bank.example", "https://bank.example.co.uk", "https://app.bank-partner.example"])
+    }
+}

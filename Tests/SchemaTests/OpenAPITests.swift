@@ -215,6 +215,7 @@ import Testing
         wire("APIKeyImportRequest", [.registration]) { APIKeyImportRequest.fullExample },
         wire("CredentialUpdateRequest", [.registration]) { CredentialUpdateRequest.fullExample },
         wire("MetadataStatus", [.registration]) { MetadataStatus.fullExample },
+        wire("RelatedOriginsDocument", [.registration]) { RelatedOriginsDocument.fullExample },
         wire("MetadataRefreshOutcome", [.registration]) { MetadataRefreshOutcome.fullExample },
         WireType(
             component: "Problem",

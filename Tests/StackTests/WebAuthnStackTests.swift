@@ -188,6 +188,19 @@ struct WebAuthnStackTests {
         #expect(forged.status == 401 && forgedDetail?.contains("signature_invalid") == true, "\(forged.text)")
     }
 
+    @Test func relatedOriginsDocumentListsTheTenantsOrigins() async throws {
+        try TestStack.require()
+        let direct = try await TestHTTP.send("GET", "\(Self.registration)/webauthn/related-origins")
+        let origins = try direct.json()["origins"] as? [String]
+        #expect(direct.status == 200 && origins == [Self.origin])
+        // The local gateway serves it where browsers look for it, for the demo tenant's RP ID.
+        let wellKnown = try await TestHTTP.send("GET", "http://127.0.0.1:8080/.well-known/webauthn")
+        let wellKnownOrigins = try wellKnown.json()["origins"] as? [String]
+        #expect(wellKnown.status == 200 && wellKnownOrigins == [Self.origin])
+        let unknown = try await TestHTTP.send("GET", "http://127.0.0.1:8081/v1/tenants/no-such-tenant/webauthn/related-origins")
+        #expect(unknown.status == 404)
+    }
+
     @Test func refusalsCarryTheFailedCheck() async throws {
         try TestStack.require()
         let (authenticator, username) = try await register()
