@@ -55,6 +55,7 @@ let package = Package(
         .target(name: "Schema", path: "Shared/Schema"),
         .target(name: "Tokens", dependencies: ["Crypto"], path: "Shared/Tokens"),
         .target(name: "FIDO", dependencies: ["Crypto", "Tokens"], path: "Shared/FIDO"),
+        .target(name: "Rules", dependencies: ["Tokens"], path: "Shared/Rules"),
         .target(
             name: "ServiceKit",
             dependencies: ["Platform", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
@@ -62,7 +63,7 @@ let package = Package(
 
         // MARK: - Services
         .executableTarget(name: "Registration", dependencies: ["ServiceKit", "FIDO", "Crypto"], path: "Services/Registration"),
-        .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto"], path: "Services/Authentication"),
+        .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto", "Rules"], path: "Services/Authentication"),
         .executableTarget(name: "Transaction", dependencies: ["ServiceKit"], path: "Services/Transaction"),
         .executableTarget(name: "OOB", dependencies: ["ServiceKit"], path: "Services/OOB"),
         .executableTarget(name: "PII", dependencies: ["ServiceKit"], path: "Services/PII"),
@@ -73,7 +74,7 @@ let package = Package(
             path: "Tools/DevBroker"),
 
         .executableTarget(
-            name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport"], path: "Tools/Bench"),
+            name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport", "Rules", "Tokens"], path: "Tools/Bench"),
 
         // MARK: - Tests
         .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema", "Tokens"], path: "Tests/TestSupport"),
@@ -83,6 +84,7 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport"], path: "Tests/PostgresTests"),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "Crypto"], path: "Tests/TokensTests"),
+        .testTarget(name: "RulesTests", dependencies: ["Rules", "Tokens"], path: "Tests/RulesTests"),
         .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "TestSupport"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(

@@ -82,5 +82,102 @@ enum AuthenticationMigrations {
             END;
             $$;
             """),
+            Migration(
+            103, "adaptive_authentication",
+            """
+            -- The model of each credential, for rules about authenticator properties.
+            ALTER TABLE credentials ADD COLUMN aaguid uuid;
+
+            -- Rulesets per tenant and kind (authentication, registration): the current version
+            -- and every earlier one.
+            CREATE TABLE rulesets (
+                tenant_id text NOT NULL,
+                kind text NOT NULL,
+                version integer NOT NULL,
+                document text NOT NULL,
+                updated_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, kind)
+            );
+            CREATE TABLE ruleset_history (
+                tenant_id text NOT NULL,
+                kind text NOT NULL,
+                version integer NOT NULL,
+                document text NOT NULL,
+                created_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, kind, version)
+            );
+
+            -- Per-tenant settings of the sign-in flow (anti-hammering numbers, quick-auth window,
+            -- time zone, named locations); absent means the documented defaults.
+            CREATE TABLE authentication_settings (
+                tenant_id text PRIMARY KEY,
+                document text NOT NULL,
+                updated_at timestamptz NOT NULL
+            );
+
+            -- Sign-in flows: transient, purged after they expire.
+            CREATE TABLE signin_flows (
+                id text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                username text,
+                status text NOT NULL,
+                matched_rule text NOT NULL,
+                sequences text NOT NULL,
+                completed text[] NOT NULL DEFAULT '{}',
+                used_credentials text[] NOT NULL DEFAULT '{}',
+                pending_method text,
+                pending_state bytea,
+                revision integer NOT NULL DEFAULT 0,
+                created_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL
+            );
+            CREATE INDEX signin_flows_expiry ON signin_flows (expires_at);
+
+            -- Anti-hammering: consecutive failures per user and method.
+            CREATE TABLE method_failures (
+                tenant_id text NOT NULL,
+                username text NOT NULL,
+                method text NOT NULL,
+                consecutive integer NOT NULL,
+                probation_until timestamptz,
+                locked_at timestamptz,
+                last_failure_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, username, method)
+            );
+
+            -- Each user's last completed sign-in (daysSinceLastSignIn) and answer to
+            -- registration suggestions (NOT_NOW, NEVER).
+            CREATE TABLE user_state (
+                tenant_id text NOT NULL,
+                username text NOT NULL,
+                last_signin_at timestamptz,
+                registration_answer text,
+                registration_answered_at timestamptz,
+                PRIMARY KEY (tenant_id, username)
+            );
+
+            -- Sessions and their rotating refresh tokens (stored as SHA-256). A session is one
+            -- refresh-token family: reusing a rotated token revokes the session.
+            CREATE TABLE sessions (
+                sid text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                username text NOT NULL,
+                amr text[] NOT NULL,
+                acr text NOT NULL,
+                created_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL,
+                revoked_at timestamptz,
+                revoked_reason text
+            );
+            CREATE INDEX sessions_by_user ON sessions (tenant_id, username);
+            CREATE INDEX sessions_expiry ON sessions (expires_at);
+            CREATE TABLE refresh_tokens (
+                token_hash bytea PRIMARY KEY,
+                sid text NOT NULL REFERENCES sessions (sid) ON DELETE CASCADE,
+                issued_at timestamptz NOT NULL,
+                used_at timestamptz
+            );
+            CREATE INDEX refresh_tokens_by_session ON refresh_tokens (sid);
+            """),
     ]
 }

@@ -17,9 +17,10 @@ enum CredentialReadModel {
             try await conn.query(
                 """
                 INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count,
-                    backup_eligible, backup_state, transports, registered_at)
+                    backup_eligible, backup_state, transports, registered_at, aaguid)
                 VALUES (\(e.tenantId), \(PostgresBytes(id)), \(e.username), \(PostgresBytes(handle)), \(PostgresBytes(key)),
-                    \(e.algorithm), \(e.signCount), \(e.backupEligible), \(e.backupState), \(PostgresArray(e.transports)), \(e.registeredAt))
+                    \(e.algorithm), \(e.signCount), \(e.backupEligible), \(e.backupState), \(PostgresArray(e.transports)), \(e.registeredAt),
+                    \(e.aaguid)::uuid)
                 ON CONFLICT DO NOTHING
                 """)
         }

@@ -16,5 +16,6 @@ do {
 }
 await ServiceRuntime.main(service: .authentication, migrations: AuthenticationMigrations.all, handlers: CredentialReadModel.handlers) {
     router, context in
-    WebAuthnAuthenticationRoutes(context: context, handles: handles, sessions: sessions).register(on: &router)
+    let ceremony = AssertionCeremony(context: context)
+    WebAuthnAuthenticationRoutes(context: context, handles: handles, sessions: sessions, ceremony: ceremony).register(on: &router)
 }

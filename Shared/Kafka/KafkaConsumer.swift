@@ -47,7 +47,12 @@ public final class KafkaConsumer: @unchecked Sendable {
     private let closed = DispatchSemaphore(value: 0)
     private let nextOffsets = Mutex<[String: Int64]>([:])  // "topic/partition" → next offset
 
-    public init(configuration: KafkaConfiguration, groupID: String, topics: [String], logger: Logger) throws {
+    /// - Parameter overrides: librdkafka properties set after the defaults and the
+    ///   configuration's (e.g. `auto.offset.reset=latest` for a listener that only cares about
+    ///   what happens from now on).
+    public init(
+        configuration: KafkaConfiguration, groupID: String, topics: [String], logger: Logger, overrides: [String: String] = [:]
+    ) throws {
         self.logger = logger
         self.groupID = groupID
         var props: [String: String] = [
@@ -65,6 +70,7 @@ public final class KafkaConsumer: @unchecked Sendable {
             "fetch.wait.max.ms": "100",
         ]
         props.merge(configuration.properties) { _, new in new }
+        props.merge(overrides) { _, new in new }
         let conf = try makeRDKafkaConf(props)
         var errstr = [CChar](repeating: 0, count: 512)
         guard let rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, &errstr, errstr.count) else {

@@ -94,3 +94,155 @@ public struct CredentialCloneSuspected: EventPayload {
         guard (0...Int(UInt32.max)).contains(presentedSignCount) else { throw EventDecodingError.invalidData("presentedSignCount") }
     }
 }
+
+/// A session was issued at the end of a sign-in flow. No username: the session id is the
+/// reference, and the user handle (registration's opaque user id) when the user has one.
+public struct SessionIssued: EventPayload {
+    public static let eventType = "signet.authentication.session.issued.v1"
+    public static let topic = Topic.authentication
+
+    public var tenantId: String
+    public var sessionId: String
+    /// base64url user handle, when the user has credentials.
+    public var userHandle: String?
+    /// The methods completed (`amr`) and the sequence satisfied (`acr`).
+    public var amr: [String]
+    public var acr: String
+    public var issuedAt: Date
+    public var expiresAt: Date
+
+    public init(tenantId: String, sessionId: String, userHandle: String?, amr: [String], acr: String, issuedAt: Date, expiresAt: Date) {
+        self.tenantId = tenantId
+        self.sessionId = sessionId
+        self.userHandle = userHandle
+        self.amr = amr
+        self.acr = acr
+        self.issuedAt = issuedAt
+        self.expiresAt = expiresAt
+    }
+
+    public static var fullExample: SessionIssued {
+        SessionIssued(
+            tenantId: "demo", sessionId: "s_3f1c9a0b7d2e4c6f8a1b3c5d7e9f0a2b", userHandle: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U",
+            amr: ["fido2"], acr: "fido2", issuedAt: Date(timeIntervalSince1970: 1_764_000_000), expiresAt: Date(timeIntervalSince1970: 1_766_592_000))
+    }
+    public static var minimalExample: SessionIssued {
+        var e = fullExample
+        e.userHandle = nil
+        return e
+    }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard (1...64).contains(sessionId.utf8.count) else { throw EventDecodingError.invalidData("sessionId") }
+        if let h = userHandle, !isBase64URL(h, maxBytes: 64) { throw EventDecodingError.invalidData("userHandle") }
+        guard amr.count <= 16, (0...256).contains(acr.utf8.count) else { throw EventDecodingError.invalidData("amr") }
+    }
+}
+
+/// A session ended before its expiry: logout, an RP's revocation, or a refresh token used twice.
+public struct SessionRevoked: EventPayload {
+    public static let eventType = "signet.authentication.session.revoked.v1"
+    public static let topic = Topic.authentication
+
+    public var tenantId: String
+    public var sessionId: String
+    /// `logout`, `relying_party` or `refresh_token_reuse`.
+    public var reason: String
+    public var revokedAt: Date
+
+    public init(tenantId: String, sessionId: String, reason: String, revokedAt: Date) {
+        self.tenantId = tenantId
+        self.sessionId = sessionId
+        self.reason = reason
+        self.revokedAt = revokedAt
+    }
+
+    public static let reasons = ["logout", "relying_party", "refresh_token_reuse"]
+
+    public static var fullExample: SessionRevoked {
+        SessionRevoked(tenantId: "demo", sessionId: "s_3f1c9a0b7d2e4c6f8a1b3c5d7e9f0a2b", reason: "refresh_token_reuse", revokedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: SessionRevoked { fullExample }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard (1...64).contains(sessionId.utf8.count) else { throw EventDecodingError.invalidData("sessionId") }
+        guard SessionRevoked.reasons.contains(reason) else { throw EventDecodingError.invalidData("reason") }
+    }
+}
+
+/// A user's method was locked after too many consecutive failures (anti-hammering), or
+/// unlocked by the relying party or an administrator.
+public struct MethodLockChanged: EventPayload {
+    public static let eventType = "signet.authentication.method.lock.changed.v1"
+    public static let topic = Topic.authentication
+
+    public var tenantId: String
+    /// base64url user handle, when the user has credentials (never the username).
+    public var userHandle: String?
+    public var method: String
+    public var locked: Bool
+    public var failures: Int
+    public var changedAt: Date
+
+    public init(tenantId: String, userHandle: String?, method: String, locked: Bool, failures: Int, changedAt: Date) {
+        self.tenantId = tenantId
+        self.userHandle = userHandle
+        self.method = method
+        self.locked = locked
+        self.failures = failures
+        self.changedAt = changedAt
+    }
+
+    public static var fullExample: MethodLockChanged {
+        MethodLockChanged(
+            tenantId: "demo", userHandle: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", method: "fido2", locked: true, failures: 10,
+            changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: MethodLockChanged {
+        var e = fullExample
+        e.userHandle = nil
+        return e
+    }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        if let h = userHandle, !isBase64URL(h, maxBytes: 64) { throw EventDecodingError.invalidData("userHandle") }
+        guard (1...32).contains(method.utf8.count) else { throw EventDecodingError.invalidData("method") }
+        guard failures >= 0 else { throw EventDecodingError.invalidData("failures") }
+    }
+}
+
+/// A tenant's authentication policy changed: a ruleset (`authentication`, `registration`) or
+/// the sign-in settings (`settings`). Every replica drops its compiled copy.
+public struct AuthenticationPolicyChanged: EventPayload {
+    public static let eventType = "signet.authentication.policy.changed.v1"
+    public static let topic = Topic.authentication
+
+    public var tenantId: String
+    /// `authentication`, `registration` or `settings`.
+    public var part: String
+    public var version: Int
+    public var changedAt: Date
+
+    public init(tenantId: String, part: String, version: Int, changedAt: Date) {
+        self.tenantId = tenantId
+        self.part = part
+        self.version = version
+        self.changedAt = changedAt
+    }
+
+    public static let parts = ["authentication", "registration", "settings"]
+
+    public static var fullExample: AuthenticationPolicyChanged {
+        AuthenticationPolicyChanged(tenantId: "demo", part: "authentication", version: 3, changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: AuthenticationPolicyChanged { fullExample }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard AuthenticationPolicyChanged.parts.contains(part) else { throw EventDecodingError.invalidData("part") }
+        guard version >= 0 else { throw EventDecodingError.invalidData("version") }
+    }
+}

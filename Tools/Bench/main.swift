@@ -162,12 +162,14 @@ struct UncheckedBox<T>: @unchecked Sendable {
 switch args.dropFirst().first {
 case "verify":
     try verifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
+case "rules":
+    rulesBenchmark(seconds: Double(args.dropFirst(2).first ?? "3") ?? 3)
 case "ceremonies":
     guard args.count >= 4 else { print("usage: signet-bench ceremonies BASE_URL RP_KEY [seconds] [workers]"); exit(2) }
     try await ceremonies(
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16)
 default:
-    print("usage: signet-bench verify [seconds] | ceremonies BASE_URL RP_KEY [seconds] [workers]")
+    print("usage: signet-bench verify [seconds] | rules [seconds] | ceremonies BASE_URL RP_KEY [seconds] [workers]")
     exit(2)
 }

@@ -1,0 +1,165 @@
+import Crypto
+import FIDO
+import Foundation
+import HTTPServer
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+
+/// The verification half of a WebAuthn sign-in, shared by the plain WebAuthn API and the
+/// `fido2` method of sign-in flows: WebAuthn L3 §7.2 in `FIDO.AssertionVerifier`, then one
+/// call to `record_assertion` (AuthenticationMigrations 102) in which the challenge's single
+/// use, the counter update and the `AuthenticationSucceeded` event commit together.
+struct AssertionCeremony: Sendable {
+    let context: ServiceContext
+    let credentials = CredentialCache()
+
+    /// A verified assertion.
+    struct Verified: Sendable {
+        let username: String
+        let userHandle: [UInt8]
+        let rawID: [UInt8]
+        /// base64url credential id.
+        let credentialID: String
+        let userVerified: Bool
+        let backupState: Bool
+        let signCount: UInt32
+        let at: Date
+    }
+
+    /// Verifies `credential` against `challenge` and records its use.
+    ///
+    /// - Parameters:
+    ///   - expectedUsername: the user identified before the ceremony; nil for discoverable
+    ///     credentials (the user handle identifies the user).
+    ///   - excluding: base64url ids of credentials that may not be used (already used in the
+    ///     same sign-in flow); refused with `credential_already_used` before anything is recorded.
+    /// - Throws: 400 problem+json whose code names the failed check.
+    func verify(
+        _ credential: AuthenticationResponseJSON, tenant: TenantResource, challenge: [UInt8], challengeExpiresAt: Date, expectedUsername: String?,
+        userVerification: String, sessionID: String?, excluding: Set<String> = [], logger: Logger
+    ) async throws -> Verified {
+        let tenantID = tenant.id
+        let r = credential.response
+        guard credential.type == "public-key" else { throw HTTPError.invalid("credential.type", "type must be public-key.") }
+        guard let rawID = Base64URL.decode(credential.rawId), !rawID.isEmpty, rawID.count <= 1023 else {
+            throw HTTPError.invalid("credential.rawId", "rawId must be base64url.")
+        }
+        guard let clientData = Base64URL.decode(r.clientDataJSON) else { throw HTTPError.invalid("credential.response.clientDataJSON", "must be base64url.") }
+        guard let authData = Base64URL.decode(r.authenticatorData) else { throw HTTPError.invalid("credential.response.authenticatorData", "must be base64url.") }
+        guard let signature = Base64URL.decode(r.signature) else { throw HTTPError.invalid("credential.response.signature", "must be base64url.") }
+        var userHandle: [UInt8]?
+        if let h = r.userHandle, !h.isEmpty {
+            guard let decoded = Base64URL.decode(h) else { throw HTTPError.invalid("credential.response.userHandle", "must be base64url.") }
+            userHandle = decoded
+        }
+        let refused = { (code: String, detail: String) in
+            HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail)
+        }
+        let credentialID = Base64URL.encode(rawID)
+        if excluding.contains(credentialID) {
+            throw refused("credential_already_used", "This credential already completed a step of this sign-in; use another.")
+        }
+        let challengeHash = SHA256.hash(challenge)
+        let stored = try await load(tenant: tenantID, id: rawID, refused: refused)
+        // §7.2 step 6: the credential must belong to the identified user.
+        if let expectedUsername, expectedUsername != stored.username {
+            throw refused("credential_not_allowed", "This credential does not belong to the user signing in.")
+        }
+        // The counter is judged by record_assertion against the stored value, in the
+        // transaction that consumes the challenge; the verifier is given 0 so that it accepts
+        // any counter here and still reports the new one.
+        let record = CredentialRecord(
+            id: rawID, parsedPublicKey: stored.key, signCount: 0, backupEligible: stored.backupEligible, backupState: false,
+            userHandle: stored.userHandle)
+        let verifier = AssertionVerifier(
+            relyingParty: RelyingParty(id: tenant.rpId, origins: tenant.origins), requiresUserVerification: userVerification == "required")
+        let response = AuthenticationResponse(
+            id: credential.id, rawID: rawID, clientDataJSON: clientData, authenticatorData: authData, signature: signature, userHandle: userHandle)
+        let verified: VerifiedAuthentication
+        do {
+            verified = try verifier.verify(
+                response, expectedChallenge: challenge, credential: record, userIdentification: expectedUsername == nil ? .byUserHandle : .beforeCeremony)
+        } catch {
+            logger.info("sign-in refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])
+            throw refused(error.code.rawValue, error.description)
+        }
+        let now = Date()
+        let event = try EventEnvelope(
+            AuthenticationSucceeded(
+                tenantId: tenantID, method: "fido2", credentialId: credentialID, signCount: Int(verified.newSignCount),
+                backupState: verified.flags.contains(.backupState), userVerified: verified.flags.contains(.userVerified), sessionId: sessionID,
+                authenticatedAt: now),
+            source: ServiceName.authentication.eventSource, subject: tenantID, time: now)
+        // One round trip: the challenge's single use, the counter update and the event commit
+        // together (AuthenticationMigrations 102).
+        let outcome = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT outcome, stored_sign_count FROM record_assertion(
+                    \(tenantID), \(PostgresBytes(rawID)), \(PostgresBytes(stored.publicKeyCOSE)), \(PostgresBytes(challengeHash)),
+                    \(challengeExpiresAt), \(Int64(verified.newSignCount)), \(verified.flags.contains(.backupState)), \(now),
+                    \(event.id), \(AuthenticationSucceeded.topic), \(tenantID), \(event.type), \(event.source), \(event.subject),
+                    \(event.time), \(String(decoding: event.data, as: UTF8.self)))
+                """)
+        }.first
+        switch outcome?.string("outcome") {
+        case "ok":
+            context.relay.notify()
+        case "challenge_replayed":
+            throw HTTPError(.challengeReplayed, detail: "This sign-in was already completed.")
+        case "credential_suspended":
+            credentials.remove(tenant: tenantID, id: rawID)
+            throw refused("credential_suspended", "This credential is suspended.")
+        case "sign_count_not_increased":
+            // WebAuthn L3 §7.2 step 22: a possible clone. The credential stops working until an
+            // administrator resumes it; the flag and its event commit together.
+            let storedCount = outcome?.int64("stored_sign_count") ?? 0
+            try await context.withTransaction { conn in
+                try await conn.query(
+                    "UPDATE credentials SET clone_suspected = true WHERE tenant_id = \(tenantID) AND credential_id = \(PostgresBytes(rawID))")
+                try await Outbox.enqueue(
+                    CredentialCloneSuspected(
+                        tenantId: tenantID, credentialId: credentialID, storedSignCount: Int(storedCount), presentedSignCount: Int(verified.newSignCount),
+                        detectedAt: now),
+                    source: .authentication, subject: tenantID, key: tenantID, on: conn)
+            }
+            credentials.remove(tenant: tenantID, id: rawID)
+            logger.warning("possible cloned authenticator; credential flagged")
+            throw refused("sign_count_not_increased", "The signature counter did not increase; the authenticator may have been cloned.")
+        default:
+            credentials.remove(tenant: tenantID, id: rawID)
+            throw refused("credential_not_found", "This credential is not registered for this tenant.")
+        }
+        return Verified(
+            username: stored.username, userHandle: stored.userHandle, rawID: rawID, credentialID: credentialID,
+            userVerified: verified.flags.contains(.userVerified), backupState: verified.flags.contains(.backupState),
+            signCount: verified.newSignCount, at: now)
+    }
+
+    /// The credential's immutable part, from the cache or the read model. A credential read
+    /// from the database is refused here when it is deleted, suspended or flagged; a cached one
+    /// is checked by `record_assertion`.
+    private func load(tenant: String, id: [UInt8], refused: (String, String) -> HTTPError) async throws -> CachedCredential {
+        if let cached = credentials.credential(tenant: tenant, id: id) { return cached }
+        let row = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT username, user_handle, public_key_cose, backup_eligible, status, clone_suspected
+                FROM credentials WHERE tenant_id = \(tenant) AND credential_id = \(PostgresBytes(id))
+                """)
+        }.first
+        guard let row, row.string("status") != "deleted", let username = row.string("username"), let handle = row.bytes("user_handle"),
+            let cose = row.bytes("public_key_cose")
+        else { throw refused("credential_not_found", "This credential is not registered for this tenant.") }
+        guard row.string("status") == "active", row.bool("clone_suspected") != true else {
+            throw refused("credential_suspended", "This credential is suspended.")
+        }
+        guard let key = try? COSEKey(bytes: cose) else { throw HTTPError(.internalError, detail: "Stored key unusable.") }
+        let credential = CachedCredential(
+            username: username, userHandle: handle, publicKeyCOSE: cose, key: key, backupEligible: row.bool("backup_eligible") ?? false)
+        credentials.store(credential, tenant: tenant, id: id)
+        return credential
+    }
+}

@@ -1,0 +1,282 @@
+import Foundation
+
+// Wire types of adaptive authentication: sign-in flows, sessions, rulesets and settings.
+
+/// `POST /v1/tenants/{tenant}/signins` body.
+public struct SignInStartRequest: Codable, Sendable, Equatable {
+    /// Absent for discoverable credentials (the user is identified by the first method).
+    public var username: String?
+    /// What the device says about itself and its surroundings (`deviceModel`, `ip`, `geo`…).
+    public var signals: [String: AnyJSON]?
+    /// What the app says about the operation (`transactionAmount`, `transactionType`…).
+    public var context: [String: AnyJSON]?
+
+    public init(username: String? = nil, signals: [String: AnyJSON]? = nil, context: [String: AnyJSON]? = nil) {
+        self.username = username
+        self.signals = signals
+        self.context = context
+    }
+
+    public static var fullExample: SignInStartRequest {
+        SignInStartRequest(
+            username: "user-4711",
+            signals: ["deviceModel": .string("Pixel 9"), "ip": .string("203.0.113.7"), "newDevice": .bool(false),
+                      "geo": .object(["lat": .double(48.8566), "lon": .double(2.3522)])],
+            context: ["transactionAmount": .int(2500), "transactionType": .string("transfer")])
+    }
+}
+
+/// What registration decision rules ask after a sign-in.
+public struct RegistrationSuggestion: Codable, Sendable, Equatable {
+    /// `SUGGEST_REGISTRATION` or `ENFORCE_REGISTRATION`.
+    public var action: String
+    public var methods: [String]
+    public var matchedRule: String
+
+    public init(action: String, methods: [String], matchedRule: String) {
+        self.action = action
+        self.methods = methods
+        self.matchedRule = matchedRule
+    }
+}
+
+/// `POST /v1/tenants/{tenant}/signins` response (201).
+public struct SignInStarted: Codable, Sendable, Equatable {
+    public var signinId: String
+    /// `ALLOW`, `DENY` or `TRIGGER_AUTHENTICATION`.
+    public var action: String
+    /// The sequences the user can complete (methods they cannot are removed); any one
+    /// completes the sign-in.
+    public var sequences: [[String]]
+    public var matchedRule: String
+    public var expiresAt: Date
+    /// `IN_PROGRESS`, `SUCCEEDED` (ALLOW), `DENIED` or `FAILED` (no sequence can be completed).
+    public var status: String
+    public var sessionToken: String?
+    public var refreshToken: String?
+
+    public init(
+        signinId: String, action: String, sequences: [[String]], matchedRule: String, expiresAt: Date, status: String,
+        sessionToken: String? = nil, refreshToken: String? = nil
+    ) {
+        self.signinId = signinId
+        self.action = action
+        self.sequences = sequences
+        self.matchedRule = matchedRule
+        self.expiresAt = expiresAt
+        self.status = status
+        self.sessionToken = sessionToken
+        self.refreshToken = refreshToken
+    }
+
+    public static var fullExample: SignInStarted {
+        SignInStarted(
+            signinId: "si_4f1c2a9b8e7d6c5b4a3f2e1d0c9b8a7f", action: "ALLOW", sequences: [], matchedRule: "trusted-network",
+            expiresAt: Date(timeIntervalSince1970: 1_764_000_300), status: "SUCCEEDED", sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
+            refreshToken: "rt_3q2+7w")
+    }
+}
+
+/// Response of a method's verify step, and of `GET /v1/tenants/{tenant}/signins/{signinId}`.
+public struct SignInProgress: Codable, Sendable, Equatable {
+    /// `IN_PROGRESS`, `SUCCEEDED`, `FAILED` or `DENIED`.
+    public var status: String
+    public var completedMethods: [String]
+    /// What is left of each sequence still possible.
+    public var remainingSequences: [[String]]
+    public var sessionToken: String?
+    public var refreshToken: String?
+    /// When the session token expires.
+    public var expiresAt: Date?
+    /// Set when registration decision rules suggest or enforce registering more methods.
+    public var registration: RegistrationSuggestion?
+
+    public init(
+        status: String, completedMethods: [String], remainingSequences: [[String]], sessionToken: String? = nil, refreshToken: String? = nil,
+        expiresAt: Date? = nil, registration: RegistrationSuggestion? = nil
+    ) {
+        self.status = status
+        self.completedMethods = completedMethods
+        self.remainingSequences = remainingSequences
+        self.sessionToken = sessionToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+        self.registration = registration
+    }
+
+    public static var fullExample: SignInProgress {
+        SignInProgress(
+            status: "SUCCEEDED", completedMethods: ["fido2", "fido2"], remainingSequences: [], sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
+            refreshToken: "rt_3q2+7w", expiresAt: Date(timeIntervalSince1970: 1_764_000_900),
+            registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
+    }
+}
+
+/// `POST /v1/tenants/{tenant}/signins/{signinId}/methods/fido2/verify` body.
+public struct FIDO2VerifyRequest: Codable, Sendable, Equatable {
+    public var credential: AuthenticationResponseJSON
+    public init(credential: AuthenticationResponseJSON) { self.credential = credential }
+}
+
+/// `POST /v1/tenants/{tenant}/sessions/refresh` and `…/sessions/revoke` body.
+public struct RefreshTokenRequest: Codable, Sendable, Equatable {
+    public var refreshToken: String
+    public init(refreshToken: String) { self.refreshToken = refreshToken }
+    public static var fullExample: RefreshTokenRequest { RefreshTokenRequest(refreshToken: "rt_3q2+7w") }
+}
+
+/// A new session token and the refresh token that replaces the one presented.
+public struct SessionTokens: Codable, Sendable, Equatable {
+    public var sessionToken: String
+    public var refreshToken: String
+    public var expiresAt: Date
+
+    public init(sessionToken: String, refreshToken: String, expiresAt: Date) {
+        self.sessionToken = sessionToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+    }
+
+    public static var fullExample: SessionTokens {
+        SessionTokens(sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig", refreshToken: "rt_3q2+7w", expiresAt: Date(timeIntervalSince1970: 1_764_000_900))
+    }
+}
+
+/// `GET`/`PUT /v1/admin/tenants/{tenant}/rulesets/{kind}` response.
+public struct RulesetResource: Codable, Sendable, Equatable {
+    /// `authentication` or `registration`.
+    public var kind: String
+    /// 0 for the built-in default (no ruleset stored), then 1, 2…
+    public var version: Int
+    public var rules: [AnyJSON]
+    public var updatedAt: Date?
+
+    public init(kind: String, version: Int, rules: [AnyJSON], updatedAt: Date?) {
+        self.kind = kind
+        self.version = version
+        self.rules = rules
+        self.updatedAt = updatedAt
+    }
+
+    public static var fullExample: RulesetResource {
+        RulesetResource(
+            kind: "authentication", version: 3,
+            rules: [.object([
+                "name": .string("big-amount"), "action": .string("TRIGGER_AUTHENTICATION"),
+                "when": .object(["fact": .string("context.transactionAmount"), "op": .string("gt"), "value": .int(1000)]),
+                "sequences": .array([.array([.string("fido2"), .string("fido2")])]), "maxTimeSeconds": .int(300),
+            ])],
+            updatedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+}
+
+/// `POST /v1/admin/tenants/{tenant}/rulesets/{kind}/explain` body.
+public struct RulesetExplainRequest: Codable, Sendable, Equatable {
+    public var facts: [String: AnyJSON]
+    public init(facts: [String: AnyJSON]) { self.facts = facts }
+    public static var fullExample: RulesetExplainRequest {
+        RulesetExplainRequest(facts: ["context": .object(["transactionAmount": .int(50)]), "signals": .object(["ip": .string("203.0.113.7")])])
+    }
+}
+
+/// A point on Earth, for named location lists (`withinKm`).
+public struct GeoLocation: Codable, Sendable, Equatable {
+    public var lat: Double
+    public var lon: Double
+    public init(lat: Double, lon: Double) {
+        self.lat = lat
+        self.lon = lon
+    }
+}
+
+/// A tenant's sign-in settings: `GET`/`PUT /v1/admin/tenants/{tenant}/authentication-settings`.
+/// Every member is optional on `PUT` and defaults as documented.
+public struct AuthenticationSettings: Codable, Sendable, Equatable {
+    /// IANA time zone of `time.hour` and `time.weekday` facts (default `UTC`).
+    public var timeZone: String
+    /// Consecutive failures of a method before probation starts (default 5).
+    public var probationAfterFailures: Int
+    /// The first probation, doubled at each further failure (default 30 s).
+    public var probationSeconds: Int
+    /// Consecutive failures that lock the method until an RP or admin unlocks it (default 10).
+    public var lockAfterFailures: Int
+    /// Accepted clock difference for quick authentication (default ±60 s).
+    public var quickAuthWindowSeconds: Int
+    /// Sign-in starts and verifications per minute from one IP address (default 120).
+    public var signInsPerMinutePerIP: Int
+    /// Sign-in starts and verifications per second for the tenant (default 2000).
+    public var signInsPerSecondPerTenant: Int
+    /// Named location lists for `withinKm` conditions.
+    public var locations: [String: [GeoLocation]]
+
+    public init(
+        timeZone: String = "UTC", probationAfterFailures: Int = 5, probationSeconds: Int = 30, lockAfterFailures: Int = 10,
+        quickAuthWindowSeconds: Int = 60, signInsPerMinutePerIP: Int = 120, signInsPerSecondPerTenant: Int = 2000,
+        locations: [String: [GeoLocation]] = [:]
+    ) {
+        self.timeZone = timeZone
+        self.probationAfterFailures = probationAfterFailures
+        self.probationSeconds = probationSeconds
+        self.lockAfterFailures = lockAfterFailures
+        self.quickAuthWindowSeconds = quickAuthWindowSeconds
+        self.signInsPerMinutePerIP = signInsPerMinutePerIP
+        self.signInsPerSecondPerTenant = signInsPerSecondPerTenant
+        self.locations = locations
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case timeZone, probationAfterFailures, probationSeconds, lockAfterFailures, quickAuthWindowSeconds, signInsPerMinutePerIP,
+            signInsPerSecondPerTenant, locations
+    }
+
+    /// Members absent from the document take their defaults.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let d = AuthenticationSettings()
+        timeZone = try c.decodeIfPresent(String.self, forKey: .timeZone) ?? d.timeZone
+        probationAfterFailures = try c.decodeIfPresent(Int.self, forKey: .probationAfterFailures) ?? d.probationAfterFailures
+        probationSeconds = try c.decodeIfPresent(Int.self, forKey: .probationSeconds) ?? d.probationSeconds
+        lockAfterFailures = try c.decodeIfPresent(Int.self, forKey: .lockAfterFailures) ?? d.lockAfterFailures
+        quickAuthWindowSeconds = try c.decodeIfPresent(Int.self, forKey: .quickAuthWindowSeconds) ?? d.quickAuthWindowSeconds
+        signInsPerMinutePerIP = try c.decodeIfPresent(Int.self, forKey: .signInsPerMinutePerIP) ?? d.signInsPerMinutePerIP
+        signInsPerSecondPerTenant = try c.decodeIfPresent(Int.self, forKey: .signInsPerSecondPerTenant) ?? d.signInsPerSecondPerTenant
+        locations = try c.decodeIfPresent([String: [GeoLocation]].self, forKey: .locations) ?? d.locations
+    }
+
+    /// The first rule the settings break, as (field, message).
+    public func violation() -> (field: String, message: String)? {
+        if TimeZone(identifier: timeZone) == nil { return ("timeZone", "timeZone must be an IANA time zone such as Europe/Paris.") }
+        if !(1...100).contains(probationAfterFailures) { return ("probationAfterFailures", "probationAfterFailures must be 1-100.") }
+        if !(1...86_400).contains(probationSeconds) { return ("probationSeconds", "probationSeconds must be 1-86400.") }
+        if !(1...1000).contains(lockAfterFailures) || lockAfterFailures < probationAfterFailures {
+            return ("lockAfterFailures", "lockAfterFailures must be 1-1000 and at least probationAfterFailures.")
+        }
+        if !(5...600).contains(quickAuthWindowSeconds) { return ("quickAuthWindowSeconds", "quickAuthWindowSeconds must be 5-600.") }
+        if !(1...1_000_000).contains(signInsPerMinutePerIP) { return ("signInsPerMinutePerIP", "signInsPerMinutePerIP must be 1-1000000.") }
+        if !(1...1_000_000).contains(signInsPerSecondPerTenant) { return ("signInsPerSecondPerTenant", "signInsPerSecondPerTenant must be 1-1000000.") }
+        if locations.count > 100 { return ("locations", "At most 100 location lists.") }
+        for (name, points) in locations {
+            guard (1...64).contains(name.count), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
+                return ("locations", "Location list names are 1-64 letters, digits, - or _.")
+            }
+            guard (1...1000).contains(points.count) else { return ("locations.\(name)", "A location list has 1-1000 points.") }
+            for p in points where !((-90...90).contains(p.lat) && (-180...180).contains(p.lon)) {
+                return ("locations.\(name)", "Latitudes are -90…90 and longitudes -180…180.")
+            }
+        }
+        return nil
+    }
+
+    public static var fullExample: AuthenticationSettings {
+        AuthenticationSettings(timeZone: "Europe/Paris", locations: ["offices": [GeoLocation(lat: 48.8566, lon: 2.3522), GeoLocation(lat: 51.5072, lon: -0.1276)]])
+    }
+}
+
+/// `PUT /v1/tenants/{tenant}/users/{username}/registration-answer` body: the user's answer to
+/// a registration suggestion.
+public struct RegistrationAnswerRequest: Codable, Sendable, Equatable {
+    /// `NOT_NOW` (no suggestion for 7 days) or `NEVER` (no suggestion until reset).
+    public var answer: String
+    public init(answer: String) { self.answer = answer }
+    public static var fullExample: RegistrationAnswerRequest { RegistrationAnswerRequest(answer: "NOT_NOW") }
+}
