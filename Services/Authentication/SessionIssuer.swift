@@ -4,10 +4,12 @@ import Platform
 import Tokens
 
 /// Issues session tokens: JWTs signed with ES256 by the current key of a rotating key ring,
-/// whose public halves are published at `/.well-known/jwks.json`.
+/// whose public halves are published at `/.well-known/jwks.json` (previous keys stay there
+/// until their tokens have expired: `SIGNET_PREVIOUS_SIGNING_KEY_FILES`).
 ///
 /// Claims: `iss`, `sub` (username), `aud` (tenant), `iat`, `exp`, `auth_time`, `amr`, `sid`,
-/// `jti`, `cid` (credential id). Bearer tokens (no `cnf`).
+/// `jti`, and `acr` (the sequence completed) from sign-in flows or `cid` (credential id) from
+/// the plain WebAuthn sign-in. Bearer tokens (no `cnf`).
 struct SessionIssuer: Sendable {
     /// A new session id (`sid`): 128 random bits, base64url.
     static func newSessionID() -> String { SecureRandom.token(byteCount: 16) }
@@ -23,18 +25,27 @@ struct SessionIssuer: Sendable {
             lifetime: TimeInterval(try env.int("SIGNET_SESSION_TTL_SECONDS", default: 900, range: 60...86_400)))
     }
 
+    /// A token of the plain WebAuthn sign-in: `amr` in RFC 8176 terms.
     func issue(tenant: String, username: String, credentialID: String, userVerified: Bool, sessionID: String, at now: Date) throws -> (token: String, expiresAt: Date) {
-        let expires = now.addingTimeInterval(lifetime)
         // RFC 8176: "hwk" proof of possession of a key; "user" presence; "mfa" when the
         // authenticator also verified the user (PIN or biometric).
-        let amr: [JSONValue] = userVerified ? [.string("hwk"), .string("user"), .string("mfa")] : [.string("hwk"), .string("user")]
+        let amr = userVerified ? ["hwk", "user", "mfa"] : ["hwk", "user"]
+        return try issue(tenant: tenant, username: username, amr: amr, acr: nil, credentialID: credentialID, sessionID: sessionID, at: now)
+    }
+
+    /// A token with the given `amr` (for sign-in flows: the completed methods) and `acr`.
+    func issue(
+        tenant: String, username: String, amr: [String], acr: String?, credentialID: String?, sessionID: String, at now: Date
+    ) throws -> (token: String, expiresAt: Date) {
+        let expires = now.addingTimeInterval(lifetime)
+        var extra: [String: JSONValue] = [
+            "auth_time": .int(Int64(now.timeIntervalSince1970)), "amr": .array(amr.map(JSONValue.string)), "sid": .string(sessionID),
+        ]
+        if let acr { extra["acr"] = .string(acr) }
+        if let credentialID { extra["cid"] = .string(credentialID) }
         let claims = JWTClaims(
-            issuer: issuer, subject: username, audience: [tenant], expiresAt: expires, issuedAt: now,
-            id: SecureRandom.token(byteCount: 16),
-            extra: [
-                "auth_time": .int(Int64(now.timeIntervalSince1970)), "amr": .array(amr),
-                "sid": .string(sessionID), "cid": .string(credentialID),
-            ])
+            issuer: issuer, subject: username, audience: [tenant], expiresAt: expires, issuedAt: now, id: SecureRandom.token(byteCount: 16),
+            extra: extra)
         return (try keys.current.sign(claims), expires)
     }
 }

@@ -1,21 +1,50 @@
 import Foundation
 import Platform
+import Schema
 import ServiceKit
 
-// The authentication service: WebAuthn sign-in over its own read model of credentials, and
-// session tokens.
+// The authentication service: WebAuthn sign-in over its own read model of credentials,
+// adaptive sign-in flows (rulesets, methods, anti-hammering), and sessions.
 let logger = Logger(label: "signet.authentication")
 let handles: CeremonyHandles
-let sessions: SessionIssuer
+let issuer: SessionIssuer
 do {
     handles = try CeremonyHandles.fromEnvironment(logger: logger)
-    sessions = try SessionIssuer.fromEnvironment()
+    issuer = try SessionIssuer.fromEnvironment()
 } catch {
     logger.critical("configuration error", metadata: [LogKey.error: "\(error)"])
     exit(78)
 }
-await ServiceRuntime.main(service: .authentication, migrations: AuthenticationMigrations.all, handlers: CredentialReadModel.handlers) {
-    router, context in
+let policies = Locked<PolicyStore?>(nil)
+await ServiceRuntime.main(
+    service: .authentication, migrations: AuthenticationMigrations.all, handlers: CredentialReadModel.handlers,
+    background: BackgroundServices { context in
+        var services: [any Service] = [TransientDataPurger(pool: context.pool, logger: context.logger)]
+        do {
+            // Every replica drops its compiled policy when any replica changes it.
+            services.append(
+                try BroadcastListener(configuration: context.configuration, topics: [Topic.authentication], logger: context.logger) { envelope in
+                    guard envelope.type == AuthenticationPolicyChanged.eventType,
+                        let change = try? EventCoding.decode(AuthenticationPolicyChanged.self, from: envelope.data)
+                    else { return }
+                    policies.withLock { $0 }?.invalidate(change.tenantId)
+                })
+        } catch {
+            context.logger.error("policy change listener not started; policies refresh within a minute", metadata: [LogKey.error: "\(error)"])
+        }
+        return services
+    }
+) { router, context in
     let ceremony = AssertionCeremony(context: context)
-    WebAuthnAuthenticationRoutes(context: context, handles: handles, sessions: sessions, ceremony: ceremony).register(on: &router)
+    let store = PolicyStore(pool: context.pool)
+    policies.withLock { $0 = store }
+    let antiHammering = AntiHammering(context: context)
+    let sessions = SessionStore(context: context, issuer: issuer)
+    WebAuthnAuthenticationRoutes(context: context, handles: handles, sessions: issuer, ceremony: ceremony).register(on: &router)
+    PolicyAdminRoutes(context: context, policies: store).register(on: &router)
+    SignInRoutes(
+        context: context, policies: store, methods: [FIDO2Method(ceremony: ceremony)], antiHammering: antiHammering,
+        facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions
+    ).register(on: &router)
+    SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering).register(on: &router)
 }

@@ -1,0 +1,195 @@
+import Foundation
+import HTTPServer
+import Platform
+import Postgres
+import Rules
+import Schema
+import ServiceKit
+import Synchronization
+import Tokens
+
+/// A tenant's authentication policy: its two rulesets (authentication, registration decisions)
+/// and its sign-in settings, stored in the database, versioned, and kept compiled in memory.
+///
+/// Changes go through ``putRuleset(_:kind:tenant:)`` and ``putSettings(_:tenant:)``, which store
+/// the new version and an `AuthenticationPolicyChanged` event in one transaction. Every replica
+/// drops its compiled copy when the event reaches it (``BroadcastListener``); an entry is also
+/// reloaded after ``maximumAge`` in case an event was missed.
+final class PolicyStore: Sendable {
+    static let maximumAge: Duration = .seconds(60)
+
+    /// A tenant's compiled policy.
+    struct Compiled: Sendable {
+        let authentication: CompiledRuleset
+        let registration: CompiledRuleset
+        let settings: AuthenticationSettings
+        let authenticationVersion: Int
+        let registrationVersion: Int
+        let loadedAt: ContinuousClock.Instant
+    }
+
+    let pool: PostgresPool
+    private let cache = Mutex<[String: Compiled]>([:])
+
+    init(pool: PostgresPool) { self.pool = pool }
+
+    /// The tenant's compiled policy (defaults when nothing is stored).
+    func policy(for tenant: String) async throws -> Compiled {
+        if let c = cache.withLock({ $0[tenant] }), ContinuousClock.now - c.loadedAt < Self.maximumAge { return c }
+        let rows = try await pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT 'ruleset' AS what, kind, version, document FROM rulesets WHERE tenant_id = \(tenant)
+                UNION ALL SELECT 'settings', 'settings', 0, document FROM authentication_settings WHERE tenant_id = \(tenant)
+                """)
+        }
+        var settings = AuthenticationSettings()
+        var documents: [Ruleset.Kind: (Int, String)] = [:]
+        for row in rows {
+            guard let document = row.string("document") else { continue }
+            if row.string("what") == "settings" {
+                settings = try JSONDecoder().decode(AuthenticationSettings.self, from: Data(document.utf8))
+            } else if let kind = row.string("kind").flatMap(Ruleset.Kind.init(rawValue:)), let version = row.int("version") {
+                documents[kind] = (version, document)
+            }
+        }
+        let locations = Self.geoPoints(settings.locations)
+        func compile(_ kind: Ruleset.Kind) throws -> (CompiledRuleset, Int) {
+            guard let (version, document) = documents[kind] else { return (CompiledRuleset(defaultFor: kind), 0) }
+            let json = try JSONDecoder().decode(JSONValue.self, from: Data(document.utf8))
+            return (try Ruleset(json: json).compile(for: kind, locations: locations), version)
+        }
+        let (authentication, av) = try compile(.authentication)
+        let (registration, rv) = try compile(.registration)
+        let compiled = Compiled(
+            authentication: authentication, registration: registration, settings: settings, authenticationVersion: av,
+            registrationVersion: rv, loadedAt: .now)
+        cache.withLock { c in
+            if c.count >= 10_000 { c.removeAll(keepingCapacity: true) }
+            c[tenant] = compiled
+        }
+        return compiled
+    }
+
+    /// Drops the tenant's compiled policy (its event arrived, or this replica changed it).
+    func invalidate(_ tenant: String) {
+        _ = cache.withLock { $0.removeValue(forKey: tenant) }
+    }
+
+    static func geoPoints(_ locations: [String: [GeoLocation]]) -> [String: [GeoPoint]] {
+        locations.mapValues { $0.compactMap { GeoPoint(latitude: $0.lat, longitude: $0.lon) } }
+    }
+
+    // MARK: - Changes
+
+    /// Validates and stores a ruleset (`{"rules": [...]}`) as the next version.
+    ///
+    /// - Throws: 400 `invalid_ruleset` naming the JSON path and the rule broken.
+    func putRuleset(_ json: JSONValue, kind: Ruleset.Kind, tenant: String, context: ServiceContext) async throws -> RulesetResource {
+        let current = try await policy(for: tenant)
+        let ruleset: Ruleset
+        do {
+            ruleset = try Ruleset(json: json)
+            _ = try ruleset.compile(for: kind, locations: Self.geoPoints(current.settings.locations))
+        } catch {
+            throw HTTPError(
+                ProblemCode("invalid_ruleset", status: 400, title: "Invalid ruleset"),
+                detail: "\(error.path): \(error.message) (\(error.code.rawValue))", field: error.path)
+        }
+        let document = ruleset.json.jsonString
+        let now = Date()
+        let version = try await context.withTransaction { conn -> Int in
+            let row = try await conn.query(
+                """
+                INSERT INTO rulesets (tenant_id, kind, version, document, updated_at) VALUES (\(tenant), \(kind.rawValue), 1, \(document), \(now))
+                ON CONFLICT (tenant_id, kind) DO UPDATE SET version = rulesets.version + 1, document = EXCLUDED.document,
+                    updated_at = EXCLUDED.updated_at
+                RETURNING version
+                """
+            ).first
+            guard let version = row?.int("version") else { throw HTTPError(.internalError) }
+            try await conn.query(
+                """
+                INSERT INTO ruleset_history (tenant_id, kind, version, document, created_at)
+                VALUES (\(tenant), \(kind.rawValue), \(version), \(document), \(now))
+                """)
+            try await Outbox.enqueue(
+                AuthenticationPolicyChanged(tenantId: tenant, part: kind.rawValue, version: version, changedAt: now), source: .authentication,
+                subject: tenant, key: tenant, on: conn)
+            return version
+        }
+        invalidate(tenant)
+        return RulesetResource(kind: kind.rawValue, version: version, rules: ruleset.rules.map { AnyJSON($0.json) }, updatedAt: now)
+    }
+
+    /// The stored ruleset, or the default (version 0, no rules).
+    func getRuleset(kind: Ruleset.Kind, tenant: String) async throws -> RulesetResource {
+        let row = try await pool.withConnection { conn in
+            try await conn.query("SELECT version, document, updated_at FROM rulesets WHERE tenant_id = \(tenant) AND kind = \(kind.rawValue)")
+        }.first
+        guard let row, let document = row.string("document"), let version = row.int("version") else {
+            return RulesetResource(kind: kind.rawValue, version: 0, rules: [], updatedAt: nil)
+        }
+        let json = try JSONDecoder().decode(AnyJSON.self, from: Data(document.utf8))
+        guard case .object(let members) = json, case .array(let rules)? = members["rules"] else { throw HTTPError(.internalError) }
+        return RulesetResource(kind: kind.rawValue, version: version, rules: rules, updatedAt: row.date("updated_at"))
+    }
+
+    /// Validates and stores the tenant's settings.
+    func putSettings(_ settings: AuthenticationSettings, tenant: String, context: ServiceContext) async throws {
+        if let v = settings.violation() { throw HTTPError.invalid(v.field, v.message) }
+        // Rulesets naming location lists must still compile with the new lists.
+        let current = try await policy(for: tenant)
+        let locations = Self.geoPoints(settings.locations)
+        for compiled in [current.authentication, current.registration] where !compiled.ruleset.rules.isEmpty {
+            do {
+                _ = try compiled.ruleset.compile(for: compiled.kind, locations: locations)
+            } catch {
+                throw HTTPError.invalid("locations", "The \(compiled.kind.rawValue) ruleset needs them: \(error.path): \(error.message).")
+            }
+        }
+        let document = String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
+        let now = Date()
+        try await context.withTransaction { conn in
+            try await conn.query(
+                """
+                INSERT INTO authentication_settings (tenant_id, document, updated_at) VALUES (\(tenant), \(document), \(now))
+                ON CONFLICT (tenant_id) DO UPDATE SET document = EXCLUDED.document, updated_at = EXCLUDED.updated_at
+                """)
+            try await Outbox.enqueue(
+                AuthenticationPolicyChanged(tenantId: tenant, part: "settings", version: 0, changedAt: now), source: .authentication, subject: tenant,
+                key: tenant, on: conn)
+        }
+        invalidate(tenant)
+    }
+}
+
+extension AnyJSON {
+    /// The same JSON as a `Tokens.JSONValue`.
+    init(_ value: JSONValue) {
+        switch value {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .int(let i): self = .int(i)
+        case .double(let d): self = .double(d)
+        case .string(let s): self = .string(s)
+        case .array(let a): self = .array(a.map(AnyJSON.init))
+        case .object(let o): self = .object(o.mapValues(AnyJSON.init))
+        }
+    }
+}
+
+extension JSONValue {
+    /// The same JSON as a `Schema.AnyJSON`.
+    init(_ value: AnyJSON) {
+        switch value {
+        case .null: self = .null
+        case .bool(let b): self = .bool(b)
+        case .int(let i): self = .int(i)
+        case .double(let d): self = .double(d)
+        case .string(let s): self = .string(s)
+        case .array(let a): self = .array(a.map(JSONValue.init))
+        case .object(let o): self = .object(o.mapValues(JSONValue.init))
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+import Tokens
+
+/// Sessions of completed sign-in flows: a short-lived access token (a JWT, ES256, `amr` the
+/// completed methods, `acr` the sequence) and a rotating refresh token.
+///
+/// Each refresh returns a new refresh token and retires the presented one. A retired token
+/// presented again means it was copied: the whole session (the token family) is revoked, with
+/// a `SessionRevoked` event, and both holders must sign in again. Refresh tokens are random
+/// (256 bits) and stored as SHA-256 only.
+struct SessionStore: Sendable {
+    let context: ServiceContext
+    let issuer: SessionIssuer
+    /// How long a session (its refresh tokens) lasts: 30 days.
+    static let sessionLifetime: TimeInterval = 30 * 86_400
+
+    struct Issued: Sendable {
+        let sid: String
+        let accessToken: String
+        let refreshToken: String
+        let expiresAt: Date
+    }
+
+    /// Creates a session in the caller's transaction, with its `SessionIssued` event.
+    func create(
+        tenant: String, username: String, userHandle: String?, amr: [String], acr: String, credentialID: String?, at now: Date,
+        on conn: PostgresConnection
+    ) async throws -> Issued {
+        let sid = SessionIssuer.newSessionID()
+        let refresh = "rt_" + SecureRandom.token(byteCount: 32)
+        let expires = now.addingTimeInterval(Self.sessionLifetime)
+        try await conn.query(
+            """
+            INSERT INTO sessions (sid, tenant_id, username, amr, acr, created_at, expires_at)
+            VALUES (\(sid), \(tenant), \(username), \(PostgresArray(amr)), \(acr), \(now), \(expires))
+            """)
+        try await conn.query(
+            "INSERT INTO refresh_tokens (token_hash, sid, issued_at) VALUES (\(PostgresBytes(SHA256.hash(Array(refresh.utf8)))), \(sid), \(now))")
+        try await Outbox.enqueue(
+            SessionIssued(tenantId: tenant, sessionId: sid, userHandle: userHandle, amr: amr, acr: acr, issuedAt: now, expiresAt: expires),
+            source: .authentication, subject: tenant, key: tenant, on: conn)
+        let access = try issuer.issue(tenant: tenant, username: username, amr: amr, acr: acr, credentialID: credentialID, sessionID: sid, at: now)
+        return Issued(sid: sid, accessToken: access.token, refreshToken: refresh, expiresAt: access.expiresAt)
+    }
+
+    /// Exchanges a refresh token for a new access token and refresh token.
+    ///
+    /// - Throws: 401 `invalid_refresh_token` (unknown, expired, revoked session) or
+    ///   `refresh_token_reused` (the session is now revoked).
+    func refresh(_ token: String, tenant: String) async throws -> SessionTokens {
+        let invalid = HTTPError(ProblemCode("invalid_refresh_token", status: 401, title: "Invalid refresh token"), detail: "Sign in again.")
+        guard token.hasPrefix("rt_"), token.utf8.count <= 128 else { throw invalid }
+        let hash = SHA256.hash(Array(token.utf8))
+        let now = Date()
+        enum Outcome { case issued(SessionTokens), reused, invalid }
+        let outcome = try await context.withTransaction { conn -> Outcome in
+            let row = try await conn.query(
+                """
+                SELECT r.used_at, s.sid, s.username, array_to_json(s.amr)::text AS amr, s.acr, s.expires_at, s.revoked_at
+                FROM refresh_tokens r JOIN sessions s ON s.sid = r.sid
+                WHERE r.token_hash = \(PostgresBytes(hash)) AND s.tenant_id = \(tenant)
+                FOR UPDATE OF r, s
+                """
+            ).first
+            guard let row, let sid = row.string("sid"), let username = row.string("username"), let acr = row.string("acr") else { return .invalid }
+            guard row.string("revoked_at") == nil, let expires = row.date("expires_at"), expires > now else { return .invalid }
+            if row.string("used_at") != nil {
+                // A retired token came back: someone else holds a copy. End the session.
+                try await conn.query("UPDATE sessions SET revoked_at = \(now), revoked_reason = 'refresh_token_reuse' WHERE sid = \(sid)")
+                try await Outbox.enqueue(
+                    SessionRevoked(tenantId: tenant, sessionId: sid, reason: "refresh_token_reuse", revokedAt: now), source: .authentication,
+                    subject: tenant, key: tenant, on: conn)
+                return .reused
+            }
+            try await conn.query("UPDATE refresh_tokens SET used_at = \(now) WHERE token_hash = \(PostgresBytes(hash))")
+            let next = "rt_" + SecureRandom.token(byteCount: 32)
+            try await conn.query(
+                "INSERT INTO refresh_tokens (token_hash, sid, issued_at) VALUES (\(PostgresBytes(SHA256.hash(Array(next.utf8)))), \(sid), \(now))")
+            let access = try issuer.issue(
+                tenant: tenant, username: username, amr: row.stringArray("amr") ?? [], acr: acr, credentialID: nil, sessionID: sid, at: now)
+            return .issued(SessionTokens(sessionToken: access.token, refreshToken: next, expiresAt: access.expiresAt))
+        }
+        switch outcome {
+        case .issued(let tokens):
+            return tokens
+        case .reused:
+            context.relay.notify()
+            throw HTTPError(
+                ProblemCode("refresh_token_reused", status: 401, title: "Refresh token reused"),
+                detail: "This refresh token was already used; the session is revoked. Sign in again.")
+        case .invalid:
+            throw invalid
+        }
+    }
+
+    /// Revokes the session of a refresh token (logout) or by id (relying party). Returns
+    /// false when there was no such active session.
+    func revoke(tenant: String, refreshToken: String? = nil, sid: String? = nil, reason: String) async throws -> Bool {
+        let now = Date()
+        return try await context.withTransaction { conn -> Bool in
+            var target = sid
+            if let refreshToken {
+                target = try await conn.query(
+                    "SELECT sid FROM refresh_tokens WHERE token_hash = \(PostgresBytes(SHA256.hash(Array(refreshToken.utf8))))"
+                ).first?.string("sid")
+            }
+            guard let target else { return false }
+            let updated = try await conn.query(
+                """
+                UPDATE sessions SET revoked_at = \(now), revoked_reason = \(reason)
+                WHERE sid = \(target) AND tenant_id = \(tenant) AND revoked_at IS NULL
+                """)
+            guard updated.affectedRows == 1 else { return false }
+            try await Outbox.enqueue(
+                SessionRevoked(tenantId: tenant, sessionId: target, reason: reason, revokedAt: now), source: .authentication, subject: tenant,
+                key: tenant, on: conn)
+            return true
+        }
+    }
+}

@@ -1,0 +1,139 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+import Schema
+import ServiceKit
+
+/// Consecutive failures per user and method: after `probationAfterFailures` (default 5) a
+/// probation of `probationSeconds` (30 s) that doubles with each further failure, and after
+/// `lockAfterFailures` (10) a lock that only the relying party or an administrator lifts. A
+/// success clears the count. Locks and unlocks are events (`MethodLockChanged`) and facts for
+/// rules (`user.lockedMethods`, `user.failedAttempts`).
+struct AntiHammering: Sendable {
+    let context: ServiceContext
+
+    /// A user's standing for one method.
+    enum Standing: Equatable {
+        case clear
+        case probation(until: Date)
+        case locked
+    }
+
+    /// Failures of every method of `username`: consecutive counts, locks and probations.
+    struct UserRecord: Sendable {
+        var failures: [String: Int] = [:]
+        var locked: [String] = []
+        var probation: [String: Date] = [:]
+
+        func standing(_ method: String, now: Date) -> Standing {
+            if locked.contains(method) { return .locked }
+            if let until = probation[method], until > now { return .probation(until: until) }
+            return .clear
+        }
+    }
+
+    func record(tenant: String, username: String) async throws -> UserRecord {
+        let rows = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT method, consecutive, probation_until, locked_at FROM method_failures
+                WHERE tenant_id = \(tenant) AND username = \(username)
+                """)
+        }
+        var r = UserRecord()
+        for row in rows {
+            guard let method = row.string("method") else { continue }
+            r.failures[method] = row.int("consecutive") ?? 0
+            if row.string("locked_at") != nil { r.locked.append(method) }
+            if let until = row.date("probation_until") { r.probation[method] = until }
+        }
+        return r
+    }
+
+    /// Throws when `method` may not be tried now: 423 `method_locked`, or 429
+    /// `method_probation` with `Retry-After`.
+    static func require(_ standing: Standing, now: Date) throws {
+        switch standing {
+        case .clear: return
+        case .locked:
+            throw HTTPError(ProblemCode("method_locked", status: 423, title: "Method locked"), detail: "Too many failures: this method is locked until the relying party unlocks it.")
+        case .probation(let until):
+            let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
+            throw HTTPError(
+                ProblemCode("method_probation", status: 429, title: "Method on probation"),
+                detail: "Too many failures: try again in \(seconds) s.", headers: [("Retry-After", String(seconds))])
+        }
+    }
+
+    /// Counts a failure; returns the new standing. A lock commits with its event.
+    func recordFailure(tenant: String, username: String, method: String, settings: AuthenticationSettings, now: Date) async throws -> Standing {
+        try await context.withTransaction { conn -> Standing in
+            let row = try await conn.query(
+                """
+                INSERT INTO method_failures (tenant_id, username, method, consecutive, last_failure_at)
+                VALUES (\(tenant), \(username), \(method), 1, \(now))
+                ON CONFLICT (tenant_id, username, method) DO UPDATE SET consecutive = method_failures.consecutive + 1,
+                    last_failure_at = EXCLUDED.last_failure_at
+                RETURNING consecutive, locked_at
+                """
+            ).first
+            let count = row?.int("consecutive") ?? 1
+            if row?.string("locked_at") != nil { return .locked }
+            if count >= settings.lockAfterFailures {
+                try await conn.query(
+                    """
+                    UPDATE method_failures SET locked_at = \(now), probation_until = NULL
+                    WHERE tenant_id = \(tenant) AND username = \(username) AND method = \(method)
+                    """)
+                try await Outbox.enqueue(
+                    MethodLockChanged(
+                        tenantId: tenant, userHandle: try await Self.userHandle(tenant: tenant, username: username, on: conn), method: method,
+                        locked: true, failures: count, changedAt: now),
+                    source: .authentication, subject: tenant, key: tenant, on: conn)
+                return .locked
+            }
+            if count >= settings.probationAfterFailures {
+                let doublings = min(count - settings.probationAfterFailures, 20)
+                let until = now.addingTimeInterval(Double(settings.probationSeconds) * pow(2, Double(doublings)))
+                try await conn.query(
+                    """
+                    UPDATE method_failures SET probation_until = \(until)
+                    WHERE tenant_id = \(tenant) AND username = \(username) AND method = \(method)
+                    """)
+                return .probation(until: until)
+            }
+            return .clear
+        }
+    }
+
+    /// A success clears the method's failures (not a lock: a locked method cannot succeed).
+    func recordSuccess(tenant: String, username: String, method: String, on conn: PostgresConnection) async throws {
+        try await conn.query(
+            "DELETE FROM method_failures WHERE tenant_id = \(tenant) AND username = \(username) AND method = \(method) AND locked_at IS NULL")
+    }
+
+    /// Lifts a lock or probation (RP or admin). Returns false when there was none.
+    func unlock(tenant: String, username: String, method: String) async throws -> Bool {
+        let now = Date()
+        return try await context.withTransaction { conn -> Bool in
+            let deleted = try await conn.query(
+                "DELETE FROM method_failures WHERE tenant_id = \(tenant) AND username = \(username) AND method = \(method) RETURNING locked_at")
+            guard let row = deleted.first else { return false }
+            if row.string("locked_at") != nil {
+                try await Outbox.enqueue(
+                    MethodLockChanged(
+                        tenantId: tenant, userHandle: try await Self.userHandle(tenant: tenant, username: username, on: conn), method: method,
+                        locked: false, failures: 0, changedAt: now),
+                    source: .authentication, subject: tenant, key: tenant, on: conn)
+            }
+            return true
+        }
+    }
+
+    /// The user's handle (registration's opaque id), for events; nil without credentials.
+    static func userHandle(tenant: String, username: String, on conn: PostgresConnection) async throws -> String? {
+        try await conn.query("SELECT user_handle FROM credentials WHERE tenant_id = \(tenant) AND username = \(username) LIMIT 1")
+            .first?.bytes("user_handle").map(Base64URL.encode)
+    }
+}

@@ -1,0 +1,38 @@
+import Foundation
+import HTTPServer
+import Synchronization
+
+/// Fixed-window request counters per key (client IP, tenant), per process: a cheap first line
+/// against floods of sign-in attempts. Replicas count separately, so a deployment's limit is
+/// the per-replica limit times the replicas; anti-hammering (in the database) is what bounds
+/// guessing against one user.
+final class RateLimiter: Sendable {
+    private struct Window {
+        var start: ContinuousClock.Instant
+        var count: Int
+    }
+
+    private let windows = Mutex<[String: Window]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 100_000) { self.capacity = capacity }
+
+    /// Counts one request for `key`.
+    ///
+    /// - Throws: 429 `too_many_requests` with `Retry-After` once `limit` requests arrived in
+    ///   the current window of `period`.
+    func admit(_ key: String, limit: Int, per period: Duration, now: ContinuousClock.Instant = .now) throws {
+        let retryAfter = windows.withLock { w -> Duration? in
+            if w.count >= capacity { w.removeAll(keepingCapacity: true) }
+            var window = w[key] ?? Window(start: now, count: 0)
+            if now - window.start >= period { window = Window(start: now, count: 0) }
+            window.count += 1
+            w[key] = window
+            return window.count > limit ? period - (now - window.start) : nil
+        }
+        if let retryAfter {
+            let seconds = max(1, Int(retryAfter.components.seconds) + (retryAfter.components.attoseconds > 0 ? 1 : 0))
+            throw HTTPError(.tooManyRequests, detail: "Too many sign-in requests; retry later.", headers: [("Retry-After", String(seconds))])
+        }
+    }
+}

@@ -1,0 +1,281 @@
+import Foundation
+import HTTPServer
+import Platform
+import Postgres
+import Rules
+import Schema
+import ServiceKit
+import Tokens
+
+/// Adaptive sign-in: the tenant's rules choose what the user must prove, the flow walks the
+/// user through one sequence of methods, and a completed sequence yields a session.
+///
+/// - `POST /v1/tenants/{tenant}/signins`: facts → rules → ALLOW (session at once), DENY, or
+///   TRIGGER_AUTHENTICATION with the sequences the user can complete.
+/// - `POST …/signins/{id}/methods/{method}/challenge` and `…/verify`: one step.
+/// - `GET …/signins/{id}`: where the flow stands.
+struct SignInRoutes: Sendable {
+    let context: ServiceContext
+    let policies: PolicyStore
+    let methods: [any AuthenticationMethod]
+    let antiHammering: AntiHammering
+    let facts: UserFactsLoader
+    let sessions: SessionStore
+    let limiter = RateLimiter()
+
+    func register(on router: inout Router) {
+        router.post("/v1/tenants/{tenant}/signins") { request, ctx in try await start(request, ctx) }
+        router.get("/v1/tenants/{tenant}/signins/{signinId}") { _, ctx in
+            let flow = try await SignInFlow.load(ctx.parameter("signinId"), tenant: ctx.parameter("tenant"), pool: context.pool)
+            return try .json(progressBody(flow), headers: [("Cache-Control", "no-store")])
+        }
+        router.post("/v1/tenants/{tenant}/signins/{signinId}/methods/{method}/challenge") { request, ctx in try await challenge(request, ctx) }
+        router.post("/v1/tenants/{tenant}/signins/{signinId}/methods/{method}/verify") { request, ctx in try await verify(request, ctx) }
+        router.put("/v1/tenants/{tenant}/signins/{signinId}/registration-answer") { request, ctx in try await answer(request, ctx) }
+    }
+
+    func method(_ name: String) -> (any AuthenticationMethod)? { methods.first { $0.name == name } }
+
+    /// The address the gateway saw: the last `X-Forwarded-For` entry (the gateway appends it;
+    /// earlier entries are the client's to write).
+    static func clientIP(_ request: HTTPRequest) -> String {
+        request.header("X-Forwarded-For")?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "direct"
+    }
+
+    func admit(_ request: HTTPRequest, tenant: String, settings: AuthenticationSettings) throws {
+        try limiter.admit("ip/\(Self.clientIP(request))", limit: settings.signInsPerMinutePerIP, per: .seconds(60))
+        try limiter.admit("tenant/\(tenant)", limit: settings.signInsPerSecondPerTenant, per: .seconds(1))
+    }
+
+    // MARK: - Start
+
+    func start(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenantID = ctx.parameter("tenant")
+        let body = request.body.isEmpty ? SignInStartRequest() : try request.decode(SignInStartRequest.self)
+        if let u = body.username, !UsernameRules.isValid(u) { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters.") }
+        var signals = body.signals ?? [:]
+        let context = body.context ?? [:]
+        guard signals.count <= 64, context.count <= 64, AnyJSON.object(signals).depth <= 8, AnyJSON.object(context).depth <= 8 else {
+            throw HTTPError.invalid("signals", "signals and context hold at most 64 members each, nested at most 8 deep.")
+        }
+        guard try await self.context.tenants.find(tenantID) != nil else { throw HTTPError(.tenantNotFound) }
+        let policy = try await policies.policy(for: tenantID)
+        try admit(request, tenant: tenantID, settings: policy.settings)
+        if signals["ip"] == nil { signals["ip"] = .string(Self.clientIP(request)) }
+        let now = Date()
+        let user = try await facts.load(tenant: tenantID, username: body.username)
+        let factDocument = UserFactsLoader.facts(signals: signals, context: context, user: user, methods: methods, settings: policy.settings, now: now)
+        let decision = policy.authentication.evaluate(factDocument)
+        var flow = SignInFlow(
+            id: SignInFlow.newID(), tenant: tenantID, username: body.username, status: .inProgress, matchedRule: decision.matchedRule,
+            sequences: [], completed: [], usedCredentials: [], pendingMethod: nil, pendingState: nil, revision: 0, createdAt: now,
+            expiresAt: now.addingTimeInterval(Double(decision.maxTimeSeconds ?? RuleAction.defaultMaxTimeSeconds)))
+        var issued: SessionStore.Issued?
+        switch decision.action {
+        case .allow:
+            flow.status = .succeeded
+        case .deny:
+            flow.status = .denied
+        case .triggerAuthentication:
+            flow.sequences = completable(decision.sequences, user: user, signals: signals, now: now)
+            if flow.sequences.isEmpty { flow.status = .failed }
+        default:
+            flow.status = .denied
+        }
+        try await self.context.withTransaction { conn in
+            try await flow.insert(on: conn)
+            if flow.status == .succeeded, let username = body.username {
+                // ALLOW: no method completed; the token says so (amr empty, acr "allow").
+                issued = try await sessions.create(
+                    tenant: tenantID, username: username, userHandle: user.credentials.first?.userHandle, amr: [], acr: "allow", credentialID: nil,
+                    at: now, on: conn)
+                try await recordSignIn(tenant: tenantID, username: username, at: now, on: conn)
+            }
+        }
+        ctx.logger.info("sign-in started", metadata: ["signet.signin.action": .string(decision.actionName), "signet.signin.rule": .string(decision.matchedRule)])
+        let response = SignInStarted(
+            signinId: flow.id, action: decision.actionName, sequences: flow.sequences, matchedRule: decision.matchedRule, expiresAt: flow.expiresAt,
+            status: flow.status.rawValue, sessionToken: issued?.accessToken, refreshToken: issued?.refreshToken)
+        return try .json(response, status: 201, headers: [("Cache-Control", "no-store")])
+    }
+
+    /// The sequences `user` can complete: every method known, available (registered often
+    /// enough, not locked) and supported by the device (`signals.supportedMethods`, when sent).
+    func completable(_ sequences: [[String]], user: UserFacts, signals: [String: AnyJSON], now: Date) -> [[String]] {
+        var supported: Set<String>?
+        if case .array(let list)? = signals["supportedMethods"] {
+            supported = Set(list.compactMap { if case .string(let s) = $0 { s } else { nil } })
+        }
+        return sequences.filter { sequence in
+            var needed: [String: Int] = [:]
+            for m in sequence { needed[m, default: 0] += 1 }
+            return needed.allSatisfy { name, count in
+                guard let method = method(name), supported?.contains(name) ?? true else { return false }
+                if user.failures.locked.contains(name) { return false }
+                return method.capacity(for: user) >= count
+            }
+        }
+    }
+
+    // MARK: - Steps
+
+    /// The flow of the path, in progress and not expired.
+    func activeFlow(_ ctx: RequestContext) async throws -> SignInFlow {
+        let flow = try await SignInFlow.load(ctx.parameter("signinId"), tenant: ctx.parameter("tenant"), pool: context.pool)
+        guard flow.status == .inProgress else {
+            throw HTTPError(ProblemCode("signin_finished", status: 409, title: "Sign-in finished"), detail: "This sign-in is \(flow.status.rawValue); start again.")
+        }
+        guard flow.expiresAt > Date() else {
+            throw HTTPError(ProblemCode("signin_expired", status: 409, title: "Sign-in expired"), detail: "This sign-in took too long; start again.")
+        }
+        return flow
+    }
+
+    func resolve(_ ctx: RequestContext, flow: SignInFlow) throws -> any AuthenticationMethod {
+        let name = ctx.parameter("method")
+        guard let method = method(name) else { throw HTTPError(.notFound, detail: "Unknown method.") }
+        guard flow.progress.allows(name) else {
+            throw HTTPError(
+                ProblemCode("method_not_allowed_now", status: 409, title: "Method not expected"),
+                detail: "No remaining sequence of this sign-in has this method as a next step.")
+        }
+        return method
+    }
+
+    func challenge(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        var flow = try await activeFlow(ctx)
+        let method = try resolve(ctx, flow: flow)
+        guard let tenant = try await context.tenants.find(flow.tenant) else { throw HTTPError(.tenantNotFound) }
+        let policy = try await policies.policy(for: flow.tenant)
+        try admit(request, tenant: flow.tenant, settings: policy.settings)
+        let now = Date()
+        let user = try await facts.load(tenant: flow.tenant, username: flow.username)
+        try AntiHammering.require(user.failures.standing(method.name, now: now), now: now)
+        let (response, pending) = try await method.challenge(flow: flow, user: user, tenant: tenant, request: request)
+        flow.pendingMethod = method.name
+        flow.pendingState = pending
+        try await context.pool.withConnection { conn in try await flow.save(on: conn) }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: response)
+    }
+
+    func verify(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        var flow = try await activeFlow(ctx)
+        let method = try resolve(ctx, flow: flow)
+        guard let tenant = try await context.tenants.find(flow.tenant) else { throw HTTPError(.tenantNotFound) }
+        let policy = try await policies.policy(for: flow.tenant)
+        try admit(request, tenant: flow.tenant, settings: policy.settings)
+        guard flow.pendingMethod == method.name, let pending = flow.pendingState else {
+            throw HTTPError(ProblemCode("no_pending_challenge", status: 409, title: "No challenge"), detail: "Ask for this method's challenge first.")
+        }
+        let now = Date()
+        if let username = flow.username {
+            let standing = try await antiHammering.record(tenant: flow.tenant, username: username).standing(method.name, now: now)
+            try AntiHammering.require(standing, now: now)
+        }
+        // The challenge is used up whatever happens next.
+        flow.pendingMethod = nil
+        flow.pendingState = nil
+        let outcome: MethodOutcome
+        do {
+            outcome = try await method.verify(flow: flow, pending: pending, tenant: tenant, request: request)
+        } catch let error as HTTPError where error.code.status == 400 {
+            try await context.pool.withConnection { conn in try await flow.save(on: conn) }
+            if let username = flow.username {
+                let standing = try await antiHammering.recordFailure(
+                    tenant: flow.tenant, username: username, method: method.name, settings: policy.settings, now: now)
+                if standing == .locked {
+                    ctx.logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method.name)])
+                }
+            }
+            throw error
+        }
+        if let expected = flow.username, expected != outcome.username {
+            throw HTTPError(ProblemCode("credential_not_allowed", status: 400, title: "Sign-in refused"), detail: "This credential belongs to someone else.")
+        }
+        flow.username = outcome.username
+        flow.completed.append(method.name)
+        if let id = outcome.credentialID { flow.usedCredentials.append(id) }
+        var issued: SessionStore.Issued?
+        var suggestion: RegistrationSuggestion?
+        if let satisfied = flow.progress.satisfied {
+            flow.status = .succeeded
+            let user = try await facts.load(tenant: flow.tenant, username: outcome.username)
+            suggestion = registrationSuggestion(policy: policy, user: user, now: now)
+            try await context.withTransaction { conn in
+                try await flow.save(on: conn)
+                try await antiHammering.recordSuccess(tenant: flow.tenant, username: outcome.username, method: method.name, on: conn)
+                issued = try await sessions.create(
+                    tenant: flow.tenant, username: outcome.username, userHandle: outcome.userHandle, amr: flow.completed,
+                    acr: satisfied.joined(separator: "+"), credentialID: outcome.credentialID, at: now, on: conn)
+                try await recordSignIn(tenant: flow.tenant, username: outcome.username, at: now, on: conn)
+            }
+            ctx.logger.info("sign-in succeeded", metadata: ["signet.signin.acr": .string(satisfied.joined(separator: "+"))])
+        } else {
+            try await context.withTransaction { conn in
+                try await flow.save(on: conn)
+                try await antiHammering.recordSuccess(tenant: flow.tenant, username: outcome.username, method: method.name, on: conn)
+            }
+        }
+        var body = progressBody(flow)
+        body.sessionToken = issued?.accessToken
+        body.refreshToken = issued?.refreshToken
+        body.expiresAt = issued?.expiresAt
+        body.registration = suggestion
+        return try .json(body, headers: [("Cache-Control", "no-store")])
+    }
+
+    func progressBody(_ flow: SignInFlow) -> SignInProgress {
+        SignInProgress(
+            status: flow.status.rawValue, completedMethods: flow.completed,
+            remainingSequences: flow.status == .inProgress ? flow.progress.remaining : [])
+    }
+
+    func recordSignIn(tenant: String, username: String, at now: Date, on conn: PostgresConnection) async throws {
+        try await conn.query(
+            """
+            INSERT INTO user_state (tenant_id, username, last_signin_at) VALUES (\(tenant), \(username), \(now))
+            ON CONFLICT (tenant_id, username) DO UPDATE SET last_signin_at = EXCLUDED.last_signin_at
+            """)
+    }
+
+    // MARK: - Registration suggestions
+
+    /// What registration decision rules ask after a sign-in: ENFORCE always shows; SUGGEST
+    /// not while the user answered NEVER, nor for 7 days after NOT_NOW.
+    func registrationSuggestion(policy: PolicyStore.Compiled, user: UserFacts, now: Date) -> RegistrationSuggestion? {
+        let document = UserFactsLoader.facts(signals: [:], context: [:], user: user, methods: methods, settings: policy.settings, now: now)
+        let decision = policy.registration.evaluate(document)
+        switch decision.action {
+        case .enforceRegistration(let methods):
+            return RegistrationSuggestion(action: decision.actionName, methods: methods, matchedRule: decision.matchedRule)
+        case .suggestRegistration(let methods):
+            if user.registrationAnswer == "NEVER" { return nil }
+            if user.registrationAnswer == "NOT_NOW", let at = user.registrationAnsweredAt, now.timeIntervalSince(at) < 7 * 86_400 { return nil }
+            return RegistrationSuggestion(action: decision.actionName, methods: methods, matchedRule: decision.matchedRule)
+        default:
+            return nil
+        }
+    }
+
+    /// `PUT …/signins/{id}/registration-answer`: the user's answer to a suggestion, given
+    /// with the sign-in that showed it (within its lifetime).
+    func answer(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let flow = try await SignInFlow.load(ctx.parameter("signinId"), tenant: ctx.parameter("tenant"), pool: context.pool)
+        guard flow.status == .succeeded, let username = flow.username, flow.expiresAt > Date() else {
+            throw HTTPError(ProblemCode("signin_not_succeeded", status: 409, title: "Sign-in not complete"), detail: "Answer with a sign-in that succeeded.")
+        }
+        let body = try request.decode(RegistrationAnswerRequest.self)
+        guard ["NOT_NOW", "NEVER"].contains(body.answer) else { throw HTTPError.invalid("answer", "answer must be NOT_NOW or NEVER.") }
+        let now = Date()
+        try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                INSERT INTO user_state (tenant_id, username, registration_answer, registration_answered_at)
+                VALUES (\(flow.tenant), \(username), \(body.answer), \(now))
+                ON CONFLICT (tenant_id, username) DO UPDATE SET registration_answer = EXCLUDED.registration_answer,
+                    registration_answered_at = EXCLUDED.registration_answered_at
+                """)
+        }
+        return HTTPResponse(status: 204)
+    }
+}

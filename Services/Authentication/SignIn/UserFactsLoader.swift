@@ -1,0 +1,91 @@
+import Crypto
+import Foundation
+import Postgres
+import Rules
+import Schema
+import ServiceKit
+import Tokens
+
+/// Reads what sign-in rules may know of a user, and builds the facts document rules see:
+/// `signals.*` and `context.*` as sent, `user.*` from this service's own data, `time.*` in the
+/// tenant's time zone.
+struct UserFactsLoader: Sendable {
+    let context: ServiceContext
+    let antiHammering: AntiHammering
+
+    func load(tenant: String, username: String?) async throws -> UserFacts {
+        guard let username else { return .anonymous }
+        let (credentialRows, stateRow) = try await context.pool.withConnection { conn in
+            let credentials = try await conn.query(
+                """
+                SELECT credential_id, aaguid::text AS aaguid, backup_eligible, backup_state, array_to_json(transports)::text AS transports, user_handle
+                FROM credentials
+                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active' AND NOT clone_suspected
+                ORDER BY registered_at
+                """)
+            let state = try await conn.query(
+                """
+                SELECT last_signin_at, registration_answer, registration_answered_at FROM user_state
+                WHERE tenant_id = \(tenant) AND username = \(username)
+                """
+            ).first
+            return (credentials, state)
+        }
+        let credentials = credentialRows.compactMap { row -> UserFacts.Credential? in
+            guard let id = row.bytes("credential_id"), let handle = row.bytes("user_handle") else { return nil }
+            return UserFacts.Credential(
+                id: Base64URL.encode(id), aaguid: row.string("aaguid"), backupEligible: row.bool("backup_eligible") ?? false,
+                backupState: row.bool("backup_state") ?? false, transports: row.stringArray("transports") ?? [], userHandle: Base64URL.encode(handle))
+        }
+        return UserFacts(
+            username: username, credentials: credentials, failures: try await antiHammering.record(tenant: tenant, username: username),
+            lastSignIn: stateRow?.date("last_signin_at"), registrationAnswer: stateRow?.string("registration_answer"),
+            registrationAnsweredAt: stateRow?.date("registration_answered_at"))
+    }
+
+    /// The facts document for rules.
+    static func facts(
+        signals: [String: AnyJSON], context: [String: AnyJSON], user: UserFacts, methods: [any AuthenticationMethod], settings: AuthenticationSettings,
+        now: Date
+    ) -> JSONValue {
+        var registered: [JSONValue] = []
+        var counts: [String: JSONValue] = [:]
+        for method in methods {
+            let n = method.capacity(for: user)
+            if user.username != nil, n > 0 {
+                registered.append(.string(method.name))
+                counts[method.name] = .int(Int64(n))
+            }
+        }
+        var userFacts: [String: JSONValue] = [
+            "known": .bool(user.username != nil && !user.credentials.isEmpty),
+            "registeredMethods": .array(registered),
+            "methodCounts": .object(counts),
+            "authenticators": .array(user.credentials.map { c in
+                var o: [String: JSONValue] = [
+                    "backupEligible": .bool(c.backupEligible), "backupState": .bool(c.backupState),
+                    "transports": .array(c.transports.map(JSONValue.string)),
+                ]
+                if let a = c.aaguid { o["aaguid"] = .string(a) }
+                return .object(o)
+            }),
+            "synced": .bool(user.credentials.contains { $0.backupEligible }),
+            "failedAttempts": .int(Int64(user.failures.failures.values.reduce(0, +))),
+            "lockedMethods": .array(user.failures.locked.sorted().map(JSONValue.string)),
+        ]
+        if let last = user.lastSignIn { userFacts["daysSinceLastSignIn"] = .int(Int64(max(0, now.timeIntervalSince(last)) / 86_400)) }
+        if let answer = user.registrationAnswer { userFacts["registrationAnswer"] = .string(answer) }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: settings.timeZone) ?? TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.hour, .weekday], from: now)
+        // ISO weekday: Monday 1 … Sunday 7 (Calendar counts Sunday 1).
+        let isoWeekday = ((parts.weekday ?? 1) + 5) % 7 + 1
+        let names = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+        let time: JSONValue = [
+            "hour": .int(Int64(parts.hour ?? 0)), "weekday": .int(Int64(isoWeekday)), "weekdayName": .string(names[isoWeekday - 1]),
+        ]
+        return .object([
+            "signals": JSONValue(AnyJSON.object(signals)), "context": JSONValue(AnyJSON.object(context)), "user": .object(userFacts), "time": time,
+        ])
+    }
+}

@@ -1,0 +1,231 @@
+import Crypto
+import Foundation
+import Schema
+import Testing
+import TestSupport
+import Tokens
+
+/// Adaptive sign-in through the running services: a tenant's ruleset decides per sign-in; the
+/// flow walks the methods; sessions rotate refresh tokens; anti-hammering locks a method.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(3)))
+struct AdaptiveSignInStackTests {
+    static let registration = "http://127.0.0.1:8081"
+    static let authentication = "http://127.0.0.1:8082"
+    static let origin = "http://localhost:8080"
+
+    struct Tenant {
+        let id: String
+        let key: String
+    }
+
+    static func json<T: Encodable>(_ value: T) throws -> [UInt8] {
+        let e = JSONEncoder()
+        e.dateEncodingStrategy = .iso8601
+        return Array(try e.encode(value))
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, _ r: TestHTTP.Response) throws -> T {
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        return try d.decode(T.self, from: Data(r.body))
+    }
+
+    /// A new tenant (rpId localhost) with an RP key, known to the authentication service.
+    func tenant() async throws -> Tenant {
+        let id = "adaptive-\(UInt32.random(in: 0...UInt32.max))"
+        let put = try await TestHTTP.json(
+            "PUT", "\(Self.registration)/v1/admin/tenants/\(id)", token: TestStack.adminToken,
+            json: #"{"displayName":"Adaptive","rpId":"localhost","origins":["\#(Self.origin)"]}"#)
+        #expect(put.status == 201)
+        let issued = try await TestHTTP.json("POST", "\(Self.registration)/v1/admin/tenants/\(id)/api-keys", token: TestStack.adminToken, json: "{}")
+        let key = try #require(try issued.json()["apiKey"] as? String)
+        #expect(await TestStack.eventually { (try? await TestHTTP.send("GET", "\(Self.authentication)/v1/tenants/\(id)"))?.status == 200 })
+        return Tenant(id: id, key: key)
+    }
+
+    /// Registers a credential for `username`; waits until sign-in knows it.
+    func register(_ username: String, in tenant: Tenant) async throws -> SoftAuthenticator {
+        let base = "\(Self.registration)/v1/tenants/\(tenant.id)/webauthn/registrations"
+        let auth = ["Authorization": "Bearer \(tenant.key)", "Content-Type": "application/json"]
+        let o = try Self.decode(
+            RegistrationOptionsResponse.self,
+            try await TestHTTP.send("POST", "\(base)/options", headers: auth, body: try Self.json(RegistrationOptionsRequest(username: username))))
+        let authenticator = try SoftAuthenticator()
+        let finish = try await TestHTTP.send(
+            "POST", base, headers: auth,
+            body: try Self.json(RegistrationFinishRequest(handle: o.handle, credential: authenticator.create(o.publicKey, origin: Self.origin))))
+        #expect(finish.status == 201)
+        let known = await TestStack.eventually {
+            let r = try? await TestHTTP.send(
+                "POST", "\(Self.authentication)/v1/tenants/\(tenant.id)/webauthn/authentications/options", headers: ["Content-Type": "application/json"],
+                body: try! Self.json(AuthenticationOptionsRequest(username: username)))
+            return (try? Self.decode(AuthenticationOptionsResponse.self, r!))?.publicKey.allowCredentials.contains { $0.id == authenticator.credentialIDBase64URL } == true
+        }
+        #expect(known)
+        return authenticator
+    }
+
+    func start(_ tenant: Tenant, username: String?, amount: Int = 10, ip: String = "203.0.113.7") async throws -> SignInStarted {
+        let body = SignInStartRequest(username: username, signals: ["ip": .string(ip)], context: ["transactionAmount": .int(Int64(amount))])
+        let r = try await TestHTTP.send(
+            "POST", "\(Self.authentication)/v1/tenants/\(tenant.id)/signins", headers: ["Content-Type": "application/json"], body: try Self.json(body))
+        #expect(r.status == 201, "\(r.text)")
+        return try Self.decode(SignInStarted.self, r)
+    }
+
+    /// One fido2 step: challenge, assertion by `authenticator`, verify. Returns the verify response.
+    func step(_ tenant: Tenant, _ signin: String, with authenticator: SoftAuthenticator, origin: String = origin) async throws -> TestHTTP.Response {
+        let base = "\(Self.authentication)/v1/tenants/\(tenant.id)/signins/\(signin)/methods/fido2"
+        let c = try await TestHTTP.send("POST", "\(base)/challenge", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+        guard c.status == 200 else { return c }
+        let options = try #require(try c.json()["publicKey"] as? [String: Any])
+        let request = try JSONDecoder().decode(RequestOptionsJSON.self, from: JSONSerialization.data(withJSONObject: options))
+        let assertion = try authenticator.get(request, origin: origin)
+        return try await TestHTTP.send(
+            "POST", "\(base)/verify", headers: ["Content-Type": "application/json"], body: try Self.json(FIDO2VerifyRequest(credential: assertion)))
+    }
+
+    func putRuleset(_ tenant: Tenant, _ json: String) async throws -> TestHTTP.Response {
+        try await TestHTTP.json("PUT", "\(Self.authentication)/v1/admin/tenants/\(tenant.id)/rulesets/authentication", token: TestStack.adminToken, json: json)
+    }
+
+    static let ruleset = """
+        {"rules": [
+          {"name": "blocked-network", "when": {"fact": "signals.ip", "op": "inCidr", "value": ["198.51.100.0/24"]}, "action": "DENY"},
+          {"name": "big-amount", "when": {"fact": "context.transactionAmount", "op": "gt", "value": 1000},
+           "action": "TRIGGER_AUTHENTICATION", "sequences": [["fido2", "fido2"]], "maxTimeSeconds": 120},
+          {"name": "passkey", "action": "TRIGGER_AUTHENTICATION", "sequences": [["fido2"]]}
+        ]}
+        """
+
+    @Test func rulesChooseTheSequenceAndTheFlowCompletesIt() async throws {
+        try TestStack.require()
+        let t = try await tenant()
+        let username = "alice"
+        let first = try await register(username, in: t)
+        let second = try await register(username, in: t)
+
+        // Invalid rulesets are refused with the path of the error.
+        let invalid = try await putRuleset(t, #"{"rules": [{"name": "x", "action": "TRIGGER_AUTHENTICATION", "sequence": [["fido2"]]}]}"#)
+        let invalidJSON = try invalid.json()
+        #expect(invalid.status == 400 && invalidJSON["code"] as? String == "invalid_ruleset", "\(invalid.text)")
+        #expect((invalidJSON["field"] as? String)?.hasPrefix("rules[0]") == true, "\(invalid.text)")
+        let stored = try await putRuleset(t, Self.ruleset)
+        #expect(stored.status == 200, "\(stored.text)")
+        let version = try Self.decode(RulesetResource.self, stored).version
+        #expect(version == 1)
+
+        // A small amount: one passkey.
+        let small = try await start(t, username: username, amount: 50)
+        #expect(small.action == "TRIGGER_AUTHENTICATION" && small.matchedRule == "passkey" && small.sequences == [["fido2"]])
+        let done = try await step(t, small.signinId, with: first)
+        let smallResult = try Self.decode(SignInProgress.self, done)
+        #expect(done.status == 200 && smallResult.status == "SUCCEEDED" && smallResult.completedMethods == ["fido2"], "\(done.text)")
+        let token = try #require(smallResult.sessionToken)
+        let jwks = try await TestHTTP.send("GET", "\(Self.authentication)/.well-known/jwks.json")
+        let verifier = JWTVerifier(
+            keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/authentication", audience: t.id))
+        let jwt = try verifier.verify(token, now: Date())
+        #expect(jwt.claims.subject == username && jwt.claims[claim: "amr"] == .array(["fido2"]) && jwt.claims[claim: "acr"] == .string("fido2"))
+
+        // A large amount: two different passkeys.
+        let large = try await start(t, username: username, amount: 5000)
+        #expect(large.matchedRule == "big-amount" && large.sequences == [["fido2", "fido2"]])
+        let one = try Self.decode(SignInProgress.self, try await step(t, large.signinId, with: first))
+        #expect(one.status == "IN_PROGRESS" && one.remainingSequences == [["fido2"]] && one.sessionToken == nil)
+        let again = try await step(t, large.signinId, with: first)
+        let againCode = try again.json()["code"] as? String
+        #expect(again.status == 400 && againCode == "credential_already_used", "\(again.text)")
+        let two = try await step(t, large.signinId, with: second)
+        let twoResult = try Self.decode(SignInProgress.self, two)
+        #expect(twoResult.status == "SUCCEEDED" && twoResult.completedMethods == ["fido2", "fido2"], "\(two.text)")
+        let strong = try verifier.verify(try #require(twoResult.sessionToken), now: Date())
+        #expect(strong.claims[claim: "acr"] == .string("fido2+fido2"))
+        let finished = try await step(t, large.signinId, with: second)
+        #expect(finished.status == 409)
+
+        // A denied network.
+        let denied = try await start(t, username: username, amount: 50, ip: "198.51.100.23")
+        #expect(denied.action == "DENY" && denied.status == "DENIED" && denied.matchedRule == "blocked-network" && denied.sequences.isEmpty)
+
+        // Explain says which rule matched and why the earlier ones did not.
+        let explain = try await TestHTTP.json(
+            "POST", "\(Self.authentication)/v1/admin/tenants/\(t.id)/rulesets/authentication/explain", token: TestStack.adminToken,
+            json: #"{"facts": {"signals": {"ip": "203.0.113.7"}, "context": {"transactionAmount": 5000}}}"#)
+        let trace = try explain.json()
+        let entries = trace["rules"] as? [[String: Any]] ?? []
+        #expect(explain.status == 200 && (trace["decision"] as? [String: Any])?["matchedRule"] as? String == "big-amount", "\(explain.text)")
+        #expect(entries.first?["rule"] as? String == "blocked-network" && entries.first?["matched"] as? Bool == false)
+    }
+
+    @Test func refreshTokensRotateAndReuseRevokesTheSession() async throws {
+        try TestStack.require()
+        let t = try await tenant()
+        let authenticator = try await register("bob", in: t)
+        let signin = try await start(t, username: "bob")
+        let result = try Self.decode(SignInProgress.self, try await step(t, signin.signinId, with: authenticator))
+        let refresh1 = try #require(result.refreshToken)
+        let url = "\(Self.authentication)/v1/tenants/\(t.id)/sessions/refresh"
+        func refresh(_ token: String) async throws -> TestHTTP.Response {
+            try await TestHTTP.send("POST", url, headers: ["Content-Type": "application/json"], body: try Self.json(RefreshTokenRequest(refreshToken: token)))
+        }
+        let r1 = try await refresh(refresh1)
+        #expect(r1.status == 200)
+        let refresh2 = try Self.decode(SessionTokens.self, r1).refreshToken
+        #expect(refresh2 != refresh1)
+        // The retired token again: the whole session ends, including the newer token.
+        let reused = try await refresh(refresh1)
+        let reusedCode = try reused.json()["code"] as? String
+        #expect(reused.status == 401 && reusedCode == "refresh_token_reused")
+        let after = try await refresh(refresh2)
+        let afterCode = try after.json()["code"] as? String
+        #expect(after.status == 401 && afterCode == "invalid_refresh_token")
+        // Logout of a fresh session.
+        let next = try Self.decode(SignInProgress.self, try await step(t, try await start(t, username: "bob").signinId, with: authenticator))
+        let logout = try await TestHTTP.send(
+            "POST", "\(Self.authentication)/v1/tenants/\(t.id)/sessions/revoke", headers: ["Content-Type": "application/json"],
+            body: try Self.json(RefreshTokenRequest(refreshToken: try #require(next.refreshToken))))
+        #expect(logout.status == 204)
+        #expect(try await refresh(try #require(next.refreshToken)).status == 401)
+    }
+
+    @Test func repeatedFailuresPutTheMethodOnProbationThenLockIt() async throws {
+        try TestStack.require()
+        let t = try await tenant()
+        let authenticator = try await register("carol", in: t)
+        let settings = try await TestHTTP.json(
+            "PUT", "\(Self.authentication)/v1/admin/tenants/\(t.id)/authentication-settings", token: TestStack.adminToken,
+            json: #"{"probationAfterFailures": 2, "probationSeconds": 1, "lockAfterFailures": 3}"#)
+        #expect(settings.status == 200, "\(settings.text)")
+        let bad = try await TestHTTP.json(
+            "PUT", "\(Self.authentication)/v1/admin/tenants/\(t.id)/authentication-settings", token: TestStack.adminToken,
+            json: #"{"lockAfterFailures": 1, "probationAfterFailures": 5}"#)
+        let badField = try bad.json()["field"] as? String
+        #expect(bad.status == 400 && badField == "lockAfterFailures")
+        let signin = try await start(t, username: "carol")
+        // Two failures (a wrong origin): probation.
+        for _ in 0..<2 {
+            let failed = try await step(t, signin.signinId, with: authenticator, origin: "https://evil.example")
+            let code = try failed.json()["code"] as? String
+            #expect(failed.status == 400 && code == "origin_not_allowed", "\(failed.text)")
+        }
+        let probation = try await step(t, signin.signinId, with: authenticator)
+        let probationCode = try probation.json()["code"] as? String
+        #expect(probation.status == 429 && probationCode == "method_probation" && probation.headers["retry-after"] != nil, "\(probation.text)")
+        try await Task.sleep(for: .milliseconds(1100))
+        // The third failure locks the method.
+        _ = try await step(t, signin.signinId, with: authenticator, origin: "https://evil.example")
+        let locked = try await step(t, signin.signinId, with: authenticator)
+        let lockedCode = try locked.json()["code"] as? String
+        #expect(locked.status == 423 && lockedCode == "method_locked", "\(locked.text)")
+        // A new sign-in has no sequence left; the RP unlocks; sign-in works again.
+        let blocked = try await start(t, username: "carol")
+        #expect(blocked.status == "FAILED" && blocked.sequences.isEmpty)
+        let unlock = try await TestHTTP.send(
+            "POST", "\(Self.authentication)/v1/tenants/\(t.id)/users/carol/methods/fido2/unlock", headers: ["Authorization": "Bearer \(t.key)"])
+        #expect(unlock.status == 204)
+        let retry = try await start(t, username: "carol")
+        let ok = try Self.decode(SignInProgress.self, try await step(t, retry.signinId, with: authenticator))
+        #expect(ok.status == "SUCCEEDED")
+    }
+}
