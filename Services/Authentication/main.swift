@@ -44,7 +44,7 @@ await ServiceRuntime.main(
     PolicyAdminRoutes(context: context, policies: store).register(on: &router)
     SignInRoutes(
         context: context, policies: store, methods: [FIDO2Method(ceremony: ceremony)], antiHammering: antiHammering,
-        facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions
+        facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions, ceremony: ceremony
     ).register(on: &router)
     SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering).register(on: &router)
 }

@@ -262,7 +262,9 @@ struct WebAuthnRegistrationRoutes: Sendable {
             try await Outbox.enqueue(event, source: .registration, subject: tenantID, key: tenantID, on: conn)
         }
         ctx.logger.info("credential registered", metadata: ["signet.attestation.format": .string(verified.attestationFormat)])
-        return try .json(resource, status: 201)
+        var registered = resource
+        registered.quickAuth = QuickAuthData(tenant: tenantID, rpId: tenant.rpId, credentialId: resource.credentialId)
+        return try .json(registered, status: 201)
     }
 
     // MARK: - Manage

@@ -59,6 +59,8 @@ public struct CredentialResource: Codable, Sendable, Equatable {
     public var statusReason: String?
     public var createdAt: Date
     public var lastUsedAt: Date?
+    /// Quick-authentication data, in the registration response only.
+    public var quickAuth: QuickAuthData?
 
     public init(
         credentialId: String, aaguid: String, attestationFormat: String, attestationType: String, algorithm: Int, userVerified: Bool,
@@ -79,6 +81,7 @@ public struct CredentialResource: Codable, Sendable, Equatable {
         self.statusReason = statusReason
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
+        self.quickAuth = nil
     }
 }
 
@@ -167,5 +170,85 @@ public struct RelatedOriginsDocument: Codable, Sendable, Equatable {
 
     public static var fullExample: RelatedOriginsDocument {
         RelatedOriginsDocument(origins: ["https://bank.example", "https://bank.example.co.uk", "https://app.bank-partner.example"])
+    }
+}
+
+/// What a client needs to sign in with a credential in one round trip (quick authentication),
+/// returned when the credential is registered.
+public struct QuickAuthData: Codable, Sendable, Equatable {
+    public var version: Int
+    public var tenant: String
+    public var rpId: String
+    /// base64url credential id.
+    public var credentialId: String
+    /// How the client derives the challenge from the current time (FIDO.QuickAuthChallenge).
+    public var challengeDerivation: String
+
+    public init(tenant: String, rpId: String, credentialId: String) {
+        version = 1
+        self.tenant = tenant
+        self.rpId = rpId
+        self.credentialId = credentialId
+        challengeDerivation = QuickAuthData.derivation
+    }
+
+    public static let derivation =
+        "SHA-256(\"signet-quick-auth-v1\" || 0x00 || UTF-8 tenant || 0x00 || credential id bytes || time as big-endian uint64 Unix seconds)"
+
+    public static var fullExample: QuickAuthData {
+        QuickAuthData(tenant: "demo", rpId: "localhost", credentialId: "9y1xA8Tmg1FEmT-c7_fvWZ_uoTuoih3OvR45_oAK-cw")
+    }
+}
+
+/// `POST /v1/tenants/{tenant}/signins/quick` body.
+public struct QuickSignInRequest: Codable, Sendable, Equatable {
+    /// The Unix time (seconds) the challenge was derived from.
+    public var time: Int64
+    public var credential: AuthenticationResponseJSON
+    public var signals: [String: AnyJSON]?
+    public var context: [String: AnyJSON]?
+
+    public init(time: Int64, credential: AuthenticationResponseJSON, signals: [String: AnyJSON]? = nil, context: [String: AnyJSON]? = nil) {
+        self.time = time
+        self.credential = credential
+        self.signals = signals
+        self.context = context
+    }
+}
+
+/// `POST /v1/tenants/{tenant}/signins/quick` response: the sign-in with its first fido2 step
+/// done; SUCCEEDED when the rules ask no more, IN_PROGRESS (continue with `signinId`) when
+/// they do.
+public struct QuickSignInResult: Codable, Sendable, Equatable {
+    public var signinId: String
+    public var action: String
+    public var matchedRule: String
+    public var status: String
+    public var completedMethods: [String]
+    public var remainingSequences: [[String]]
+    public var sessionToken: String?
+    public var refreshToken: String?
+    public var expiresAt: Date?
+
+    public init(
+        signinId: String, action: String, matchedRule: String, status: String, completedMethods: [String], remainingSequences: [[String]],
+        sessionToken: String? = nil, refreshToken: String? = nil, expiresAt: Date? = nil
+    ) {
+        self.signinId = signinId
+        self.action = action
+        self.matchedRule = matchedRule
+        self.status = status
+        self.completedMethods = completedMethods
+        self.remainingSequences = remainingSequences
+        self.sessionToken = sessionToken
+        self.refreshToken = refreshToken
+        self.expiresAt = expiresAt
+    }
+
+    public static var fullExample: QuickSignInResult {
+        QuickSignInResult(
+            signinId: "si_4f1c2a9b8e7d6c5b4a3f2e1d0c9b8a7f", action: "TRIGGER_AUTHENTICATION", matchedRule: "passkey", status: "SUCCEEDED",
+            completedMethods: ["fido2"], remainingSequences: [], sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig", refreshToken: "rt_3q2+7w",
+            expiresAt: Date(timeIntervalSince1970: 1_764_000_900))
     }
 }

@@ -99,10 +99,12 @@ enum WebAuthnWireExamples {
     /// As listed after a sign-in (`lastUsedAt` set) and a suspicion of cloning (`statusReason`);
     /// the finish call answers without either.
     static var credentialResource: CredentialResource {
-        CredentialResource(
+        var resource = CredentialResource(
             credentialId: credentialId, aaguid: registered.aaguid, attestationFormat: "none", attestationType: "none", algorithm: -7,
             userVerified: true, backupEligible: true, backupState: true, transports: ["internal", "hybrid"], friendlyName: "Work laptop",
             status: "suspended", statusReason: "clone_suspected", createdAt: registeredAt, lastUsedAt: registeredAt.addingTimeInterval(3_600))
+        resource.quickAuth = QuickAuthData(tenant: "demo", rpId: "localhost", credentialId: credentialId)
+        return resource
     }
 
     static var credentialList: CredentialList { CredentialList(credentials: [credentialResource]) }

@@ -1,4 +1,5 @@
 import Crypto
+import FIDO
 import Foundation
 import Schema
 import Testing
@@ -227,5 +228,45 @@ struct AdaptiveSignInStackTests {
         let retry = try await start(t, username: "carol")
         let ok = try Self.decode(SignInProgress.self, try await step(t, retry.signinId, with: authenticator))
         #expect(ok.status == "SUCCEEDED")
+    }
+
+    @Test func quickAuthenticationTakesOneRoundTripOnceWithinTheWindow() async throws {
+        try TestStack.require()
+        let t = try await tenant()
+        let first = try await register("dave", in: t)
+        let second = try await register("dave", in: t)
+        func quick(_ authenticator: SoftAuthenticator, time: Int64, amount: Int = 10) async throws -> (TestHTTP.Response, QuickSignInRequest) {
+            let challenge = QuickAuthChallenge.derive(tenant: t.id, credentialID: authenticator.credentialID, time: time)
+            let options = RequestOptionsJSON(
+                challenge: Base64URL.encode(challenge), timeout: nil, rpId: "localhost", allowCredentials: [], userVerification: "preferred", hints: [])
+            let request = QuickSignInRequest(
+                time: time, credential: try authenticator.get(options, origin: Self.origin), context: ["transactionAmount": .int(Int64(amount))])
+            return (try await send(request), request)
+        }
+        func send(_ request: QuickSignInRequest) async throws -> TestHTTP.Response {
+            try await TestHTTP.send(
+                "POST", "\(Self.authentication)/v1/tenants/\(t.id)/signins/quick", headers: ["Content-Type": "application/json"], body: try Self.json(request))
+        }
+        let now = Int64(Date().timeIntervalSince1970)
+        let (ok, request) = try await quick(first, time: now)
+        let result = try Self.decode(QuickSignInResult.self, ok)
+        #expect(ok.status == 200 && result.status == "SUCCEEDED" && result.sessionToken != nil, "\(ok.text)")
+        // The same assertion again: its challenge is remembered until the window has passed.
+        let replay = try await send(request)
+        let replayCode = try replay.json()["code"] as? String
+        #expect(replay.status == 400 && replayCode == "challenge_replayed", "\(replay.text)")
+        // A time outside the window (default ±60 s).
+        let (stale, _) = try await quick(first, time: now - 120)
+        let staleCode = try stale.json()["code"] as? String
+        #expect(stale.status == 400 && staleCode == "quick_auth_time_out_of_window")
+        let (early, _) = try await quick(first, time: now + 120)
+        #expect(early.status == 400)
+        // Rules still apply: a large amount needs a second passkey, through the flow.
+        #expect(try await putRuleset(t, Self.ruleset).status == 200)
+        let (big, _) = try await quick(first, time: now + 1, amount: 5000)
+        let partial = try Self.decode(QuickSignInResult.self, big)
+        #expect(partial.status == "IN_PROGRESS" && partial.remainingSequences == [["fido2"]] && partial.sessionToken == nil, "\(big.text)")
+        let rest = try Self.decode(SignInProgress.self, try await step(t, partial.signinId, with: second))
+        #expect(rest.status == "SUCCEEDED" && rest.completedMethods == ["fido2", "fido2"])
     }
 }

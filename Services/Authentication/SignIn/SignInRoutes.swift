@@ -1,3 +1,5 @@
+import Crypto
+import FIDO
 import Foundation
 import HTTPServer
 import Platform
@@ -21,10 +23,12 @@ struct SignInRoutes: Sendable {
     let antiHammering: AntiHammering
     let facts: UserFactsLoader
     let sessions: SessionStore
+    let ceremony: AssertionCeremony
     let limiter = RateLimiter()
 
     func register(on router: inout Router) {
         router.post("/v1/tenants/{tenant}/signins") { request, ctx in try await start(request, ctx) }
+        router.post("/v1/tenants/{tenant}/signins/quick") { request, ctx in try await quick(request, ctx) }
         router.get("/v1/tenants/{tenant}/signins/{signinId}") { _, ctx in
             let flow = try await SignInFlow.load(ctx.parameter("signinId"), tenant: ctx.parameter("tenant"), pool: context.pool)
             return try .json(progressBody(flow), headers: [("Cache-Control", "no-store")])
@@ -277,5 +281,80 @@ struct SignInRoutes: Sendable {
                 """)
         }
         return HTTPResponse(status: 204)
+    }
+
+    // MARK: - Quick authentication
+
+    /// `POST …/signins/quick`: one round trip. The client derived the challenge from the time
+    /// (`FIDO.QuickAuthChallenge`); the server accepts times within the tenant's window and
+    /// records the challenge as used until the window has passed. The rules still decide: the
+    /// fido2 step counts as done, and a sequence that needs more continues as a normal flow.
+    func quick(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenantID = ctx.parameter("tenant")
+        let body = try request.decode(QuickSignInRequest.self)
+        var signals = body.signals ?? [:]
+        let contextFacts = body.context ?? [:]
+        guard signals.count <= 64, contextFacts.count <= 64, AnyJSON.object(signals).depth <= 8, AnyJSON.object(contextFacts).depth <= 8 else {
+            throw HTTPError.invalid("signals", "signals and context hold at most 64 members each, nested at most 8 deep.")
+        }
+        guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+        let policy = try await policies.policy(for: tenantID)
+        try admit(request, tenant: tenantID, settings: policy.settings)
+        if signals["ip"] == nil { signals["ip"] = .string(Self.clientIP(request)) }
+        let now = Date()
+        let window = Double(policy.settings.quickAuthWindowSeconds)
+        guard abs(Double(body.time) - now.timeIntervalSince1970) <= window else {
+            throw HTTPError(
+                ProblemCode("quick_auth_time_out_of_window", status: 400, title: "Sign-in refused"),
+                detail: "The time the challenge was derived from is more than \(Int(window)) s away from the server's clock.")
+        }
+        guard let rawID = Base64URL.decode(body.credential.rawId), !rawID.isEmpty, rawID.count <= 1023 else {
+            throw HTTPError.invalid("credential.rawId", "rawId must be base64url.")
+        }
+        let challenge = QuickAuthChallenge.derive(tenant: tenantID, credentialID: rawID, time: body.time)
+        // Used until no time the window accepts can derive it again.
+        let usedUntil = Date(timeIntervalSince1970: Double(body.time) + window + 1)
+        let verified = try await ceremony.verify(
+            body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: usedUntil, expectedUsername: nil, userVerification: "preferred",
+            sessionID: nil, logger: ctx.logger)
+        let user = try await facts.load(tenant: tenantID, username: verified.username)
+        let document = UserFactsLoader.facts(signals: signals, context: contextFacts, user: user, methods: methods, settings: policy.settings, now: now)
+        let decision = policy.authentication.evaluate(document)
+        var flow = SignInFlow(
+            id: SignInFlow.newID(), tenant: tenantID, username: verified.username, status: .inProgress, matchedRule: decision.matchedRule,
+            sequences: [], completed: ["fido2"], usedCredentials: [verified.credentialID], pendingMethod: nil, pendingState: nil, revision: 0,
+            createdAt: now, expiresAt: now.addingTimeInterval(Double(decision.maxTimeSeconds ?? RuleAction.defaultMaxTimeSeconds)))
+        var acr = "fido2"
+        switch decision.action {
+        case .allow:
+            flow.status = .succeeded
+        case .triggerAuthentication:
+            // Sequences the user could complete, counting the fido2 step already done.
+            let sequences = completable(decision.sequences, user: user, signals: signals, now: now)
+            flow.sequences = sequences
+            if let satisfied = flow.progress.satisfied {
+                flow.status = .succeeded
+                acr = satisfied.joined(separator: "+")
+            } else if flow.progress.isExhausted {
+                flow.status = .failed
+            }
+        default:
+            flow.status = .denied
+        }
+        var issued: SessionStore.Issued?
+        try await context.withTransaction { conn in
+            try await flow.insert(on: conn)
+            if flow.status == .succeeded {
+                issued = try await sessions.create(
+                    tenant: tenantID, username: verified.username, userHandle: Base64URL.encode(verified.userHandle), amr: ["fido2"], acr: acr,
+                    credentialID: verified.credentialID, at: now, on: conn)
+                try await recordSignIn(tenant: tenantID, username: verified.username, at: now, on: conn)
+            }
+        }
+        let result = QuickSignInResult(
+            signinId: flow.id, action: decision.actionName, matchedRule: decision.matchedRule, status: flow.status.rawValue, completedMethods: flow.completed,
+            remainingSequences: flow.status == .inProgress ? flow.progress.remaining : [], sessionToken: issued?.accessToken,
+            refreshToken: issued?.refreshToken, expiresAt: issued?.expiresAt)
+        return try .json(result, headers: [("Cache-Control", "no-store")])
     }
 }
