@@ -29,6 +29,13 @@ tx=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua http://12
 # worker with its own credential (a software authenticator signing on the client side).
 BIN="$(swift build -c release --show-bin-path)"
 ceremonies=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>"$ROOT/.data/logs/bench-ceremonies.log")
+# Adaptive sign-in flows (start + fido2 challenge + verify, ending in a session) under the demo
+# tenant's default ruleset; its rate limits raised so that they do not cap the measurement.
+curl -fsS -X PUT -H "Authorization: Bearer ${SIGNET_ADMIN_TOKEN:-dev-admin-token}" -H 'Content-Type: application/json' \
+    -d '{"signInsPerMinutePerIP": 1000000, "signInsPerSecondPerTenant": 1000000}' \
+    http://127.0.0.1:8082/v1/admin/tenants/demo/authentication-settings >/dev/null
+flows=$("$BIN/signet-bench" flows http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>"$ROOT/.data/logs/bench-flows.log")
+rules=$("$BIN/signet-bench" rules 3)
 verify=$("$BIN/signet-bench" verify 5)
 openssl_verify=$(openssl speed -seconds 5 ecdsap256 2>/dev/null | awk '/nistp256/ {print $NF}' | tail -n 1)
 
@@ -67,7 +74,12 @@ printf '%-58s %12s\n' "Crypto ES256 verify alone (1 thread)" "$(printf '%s\n' "$
 printf '%-58s %12s\n' "openssl speed ecdsap256 verify (anchor, 1 core)" "$openssl_verify"
 printf '%-58s %12s\n' "sign-in ceremonies over HTTP via gateway ($CONNECTIONS workers)" "$(printf '%s\n' "$ceremonies" | awk '/ceremonies_per_s/ {print $2}')"
 printf '%-58s %12s\n' "pgbench, sign-in transaction, $CONNECTIONS clients (anchor)" "$pg_auth_tps"
+printf '%-58s %12s\n' "adaptive sign-in flows over HTTP via gateway (3 requests)" "$(printf '%s\n' "$flows" | awk '/flows_per_s/ {print $2}')"
 printf '%s\n' "$ceremonies" | awk '/ceremonies_failed/ && $2 != "0" {print "note: " $2 " ceremonies failed"}'
+printf '%s\n' "$flows" | awk '/flows_failed/ && $2 != "0" {print "note: " $2 " flows failed"}'
+printf '\n%-58s %12s\n' "Rules (50-rule ruleset, 1 thread)" "per second"
+printf '%-58s %12s\n' "rule evaluations on prepared facts (target 1,000,000)" "$(printf '%s\n' "$rules" | awk '/^rule_evaluations_per_s/ {print $2}')"
+printf '%-58s %12s\n' "rule evaluations including fact preparation" "$(printf '%s\n' "$rules" | awk '/^rule_evaluations_with_prepare_per_s/ {print $2}')"
 bad=$(printf '%s\n%s\n' "$tx" "$tx_alone" | awk '/Non-2xx/ {print $5}')
 [ -z "$bad" ] || printf 'note: %s non-2xx responses during the PUT run\n' "$bad"
 printf '\nlatency, PUT (full stack):\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/Latency/,/Req\/Sec/p')"

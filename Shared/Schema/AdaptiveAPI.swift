@@ -202,7 +202,7 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
     public var lockAfterFailures: Int
     /// Accepted clock difference for quick authentication (default ±60 s).
     public var quickAuthWindowSeconds: Int
-    /// Sign-in starts and verifications per minute from one IP address (default 120).
+    /// Sign-in starts and verifications per minute from one IP address (default 600).
     public var signInsPerMinutePerIP: Int
     /// Sign-in starts and verifications per second for the tenant (default 2000).
     public var signInsPerSecondPerTenant: Int
@@ -211,7 +211,7 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
 
     public init(
         timeZone: String = "UTC", probationAfterFailures: Int = 5, probationSeconds: Int = 30, lockAfterFailures: Int = 10,
-        quickAuthWindowSeconds: Int = 60, signInsPerMinutePerIP: Int = 120, signInsPerSecondPerTenant: Int = 2000,
+        quickAuthWindowSeconds: Int = 60, signInsPerMinutePerIP: Int = 600, signInsPerSecondPerTenant: Int = 2000,
         locations: [String: [GeoLocation]] = [:]
     ) {
         self.timeZone = timeZone

@@ -64,7 +64,16 @@ func verifyBenchmark(seconds: Double) throws {
 }
 
 /// One worker: its own credential, sequential ceremonies.
-func ceremonies(base: String, key: String, seconds: Double, workers: Int) async throws {
+/// What each measured iteration does.
+enum SignInKind {
+    /// Plain WebAuthn: options + finish (2 requests).
+    case ceremony
+    /// Adaptive flow under the tenant's rules (the demo tenant's default, [["fido2"]]): start +
+    /// fido2 challenge + fido2 verify (3 requests), ending in a session with a refresh token.
+    case flow
+}
+
+func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: SignInKind = .ceremony) async throws {
     let reg = "\(base)/registration/v1/tenants/demo"
     let auth = "\(base)/authentication/v1/tenants/demo"
     let origin = "http://localhost:8080"
@@ -129,18 +138,38 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int) async 
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
             let optionsBody = (try? encoder.encode(AuthenticationOptionsRequest(username: username))).map(Array.init) ?? []
+            let startBody = (try? encoder.encode(SignInStartRequest(username: username, context: ["transactionAmount": .int(10)]))).map(Array.init) ?? []
+            func expect(_ r: (status: Int, body: [UInt8]), _ status: Int, _ what: String) throws {
+                guard r.status == status else { throw BlockingHTTPClient.Failure(description: "\(what) \(r.status): \(String(decoding: r.body, as: UTF8.self))") }
+            }
             while ContinuousClock.now < deadline {
                 do {
-                    let o = try client.post("\(authPath)/webauthn/authentications/options", body: optionsBody)
-                    guard o.status == 200 else { throw BlockingHTTPClient.Failure(description: "options \(o.status): \(String(decoding: o.body, as: UTF8.self))") }
-                    let options = try decoder.decode(AuthenticationOptionsResponse.self, from: Data(o.body))
-                    let finish = AuthenticationFinishRequest(handle: options.handle, credential: try a.get(options.publicKey, origin: origin))
-                    let f = try client.post("\(authPath)/webauthn/authentications", body: Array(try encoder.encode(finish)))
-                    guard f.status == 200 else { throw BlockingHTTPClient.Failure(description: "finish \(f.status): \(String(decoding: f.body, as: UTF8.self))") }
+                    switch kind {
+                    case .ceremony:
+                        let o = try client.post("\(authPath)/webauthn/authentications/options", body: optionsBody)
+                        try expect(o, 200, "options")
+                        let options = try decoder.decode(AuthenticationOptionsResponse.self, from: Data(o.body))
+                        let finish = AuthenticationFinishRequest(handle: options.handle, credential: try a.get(options.publicKey, origin: origin))
+                        try expect(try client.post("\(authPath)/webauthn/authentications", body: Array(try encoder.encode(finish))), 200, "finish")
+                    case .flow:
+                        let started = try client.post("\(authPath)/signins", body: startBody)
+                        try expect(started, 201, "start")
+                        let signin = try decoder.decode(SignInStarted.self, from: Data(started.body))
+                        let steps = "\(authPath)/signins/\(signin.signinId)/methods/fido2"
+                        let c = try client.post("\(steps)/challenge", body: Array("{}".utf8))
+                        try expect(c, 200, "challenge")
+                        let challenge = try decoder.decode(BenchFIDO2Challenge.self, from: Data(c.body))
+                        let verify = FIDO2VerifyRequest(credential: try a.get(challenge.publicKey, origin: origin))
+                        let v = try client.post("\(steps)/verify", body: Array(try encoder.encode(verify)))
+                        try expect(v, 200, "verify")
+                        guard try decoder.decode(SignInProgress.self, from: Data(v.body)).status == "SUCCEEDED" else {
+                            throw BlockingHTTPClient.Failure(description: "the flow did not succeed")
+                        }
+                    }
                     ok += 1
                 } catch {
                     failed += 1
-                    if failed == 1 { FileHandle.standardError.write(Data("ceremony failed: \(error)\n".utf8)) }
+                    if failed == 1 { FileHandle.standardError.write(Data("sign-in failed: \(error)\n".utf8)) }
                 }
             }
         }
@@ -149,8 +178,14 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int) async 
     let counts = totals.withLock { ($0.ok, $0.failed) }
     let elapsed = ContinuousClock.now - start
     let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    print(String(format: "ceremonies_per_s %.1f", Double(counts.0) / s))
-    print("ceremonies_failed \(counts.1)")
+    let label = kind == .ceremony ? "ceremonies" : "flows"
+    print(String(format: "\(label)_per_s %.1f", Double(counts.0) / s))
+    print("\(label)_failed \(counts.1)")
+}
+
+/// `…/methods/fido2/challenge` response.
+struct BenchFIDO2Challenge: Decodable {
+    var publicKey: RequestOptionsJSON
 }
 
 /// Hands a value to a thread that alone uses it afterwards.
@@ -169,7 +204,12 @@ case "ceremonies":
     try await ceremonies(
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16)
+case "flows":
+    guard args.count >= 4 else { print("usage: signet-bench flows BASE_URL RP_KEY [seconds] [workers]"); exit(2) }
+    try await ceremonies(
+        base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
+        workers: Int(args.dropFirst(5).first ?? "16") ?? 16, kind: .flow)
 default:
-    print("usage: signet-bench verify [seconds] | rules [seconds] | ceremonies BASE_URL RP_KEY [seconds] [workers]")
+    print("usage: signet-bench verify [seconds] | rules [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers]")
     exit(2)
 }
