@@ -269,4 +269,56 @@ struct AdaptiveSignInStackTests {
         let rest = try Self.decode(SignInProgress.self, try await step(t, partial.signinId, with: second))
         #expect(rest.status == "SUCCEEDED" && rest.completedMethods == ["fido2", "fido2"])
     }
+
+    @Test func registrationRulesSuggestAndTheAnswerIsRemembered() async throws {
+        try TestStack.require()
+        let t = try await tenant()
+        let authenticator = try await register("erin", in: t)
+        let rules = try await TestHTTP.json(
+            "PUT", "\(Self.authentication)/v1/admin/tenants/\(t.id)/rulesets/registration", token: TestStack.adminToken,
+            json: #"{"rules": [{"name": "one-key-only", "when": {"fact": "user.methodCounts.fido2", "op": "lt", "value": 2}, "action": "SUGGEST_REGISTRATION", "methods": ["fido2"]}]}"#)
+        #expect(rules.status == 200, "\(rules.text)")
+        let wrongKind = try await TestHTTP.json(
+            "PUT", "\(Self.authentication)/v1/admin/tenants/\(t.id)/rulesets/registration", token: TestStack.adminToken,
+            json: #"{"rules": [{"name": "x", "action": "ALLOW"}]}"#)
+        let wrongKindField = try wrongKind.json()["field"] as? String
+        #expect(wrongKind.status == 400 && wrongKindField == "rules[0].action", "\(wrongKind.text)")
+        func signIn() async throws -> (SignInStarted, SignInProgress) {
+            let started = try await start(t, username: "erin")
+            return (started, try Self.decode(SignInProgress.self, try await step(t, started.signinId, with: authenticator)))
+        }
+        let (first, result) = try await signIn()
+        #expect(result.registration == RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
+        let answer = try await TestHTTP.send(
+            "PUT", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(first.signinId)/registration-answer", headers: ["Content-Type": "application/json"],
+            body: Array(#"{"answer": "NOT_NOW"}"#.utf8))
+        #expect(answer.status == 204)
+        #expect(try await signIn().1.registration == nil)
+        // The relying party resets the answer: the suggestion comes back.
+        let reset = try await TestHTTP.send(
+            "DELETE", "\(Self.authentication)/v1/tenants/\(t.id)/users/erin/registration-answer", headers: ["Authorization": "Bearer \(t.key)"])
+        #expect(reset.status == 204)
+        #expect(try await signIn().1.registration?.action == "SUGGEST_REGISTRATION")
+    }
+
+    @Test func signInsAreRateLimitedPerAddress() async throws {
+        try TestStack.require()
+        let t = try await tenant()
+        let settings = try await TestHTTP.json(
+            "PUT", "\(Self.authentication)/v1/admin/tenants/\(t.id)/authentication-settings", token: TestStack.adminToken,
+            json: #"{"signInsPerMinutePerIP": 3}"#)
+        #expect(settings.status == 200)
+        let body = Array(#"{"username": "frank"}"#.utf8)
+        let url = "\(Self.authentication)/v1/tenants/\(t.id)/signins"
+        // A client address of its own (the gateway would append the real one last).
+        let headers = ["Content-Type": "application/json", "X-Forwarded-For": "192.0.2.\(UInt8.random(in: 1...254))"]
+        var statuses: [Int] = []
+        for _ in 0..<4 { statuses.append(try await TestHTTP.send("POST", url, headers: headers, body: body).status) }
+        #expect(statuses == [201, 201, 201, 429])
+        let limited = try await TestHTTP.send("POST", url, headers: headers, body: body)
+        let limitedCode = try limited.json()["code"] as? String
+        #expect(limited.headers["retry-after"] != nil && limitedCode == "too_many_requests")
+        // Another address is not affected.
+        #expect(try await TestHTTP.send("POST", url, headers: ["Content-Type": "application/json", "X-Forwarded-For": "198.18.0.1"], body: body).status == 201)
+    }
 }

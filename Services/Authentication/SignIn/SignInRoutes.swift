@@ -47,7 +47,7 @@ struct SignInRoutes: Sendable {
     }
 
     func admit(_ request: HTTPRequest, tenant: String, settings: AuthenticationSettings) throws {
-        try limiter.admit("ip/\(Self.clientIP(request))", limit: settings.signInsPerMinutePerIP, per: .seconds(60))
+        try limiter.admit("ip/\(tenant)/\(Self.clientIP(request))", limit: settings.signInsPerMinutePerIP, per: .seconds(60))
         try limiter.admit("tenant/\(tenant)", limit: settings.signInsPerSecondPerTenant, per: .seconds(1))
     }
 
