@@ -64,7 +64,7 @@ let package = Package(
         // MARK: - Services
         .executableTarget(name: "Registration", dependencies: ["ServiceKit", "FIDO", "Crypto"], path: "Services/Registration"),
         .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto", "Rules"], path: "Services/Authentication"),
-        .executableTarget(name: "Transaction", dependencies: ["ServiceKit"], path: "Services/Transaction"),
+        .executableTarget(name: "Transaction", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto"], path: "Services/Transaction"),
         .executableTarget(name: "OOB", dependencies: ["ServiceKit"], path: "Services/OOB"),
         .executableTarget(name: "PII", dependencies: ["ServiceKit"], path: "Services/PII"),
 

@@ -142,12 +142,16 @@ dev_keys() {
     if [ ! -s "$DATA/keys/ceremony.key" ]; then
         head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$DATA/keys/ceremony.key"
     fi
+    if [ ! -s "$DATA/keys/tctoken-seal.key" ]; then
+        head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$DATA/keys/tctoken-seal.key"
+    fi
     if [ ! -s "$DATA/keys/session-signing.pem" ]; then
         openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$DATA/keys/session-signing.pem" 2>/dev/null
     fi
     chmod 600 "$DATA/keys/"*
     export SIGNET_CEREMONY_KEY="${SIGNET_CEREMONY_KEY:-$(cat "$DATA/keys/ceremony.key")}"
     export SIGNET_SIGNING_KEY_FILE="${SIGNET_SIGNING_KEY_FILE:-$DATA/keys/session-signing.pem}"
+    export SIGNET_TCTOKEN_KEY_SEAL="${SIGNET_TCTOKEN_KEY_SEAL:-$(cat "$DATA/keys/tctoken-seal.key")}"
 }
 
 start_services() {

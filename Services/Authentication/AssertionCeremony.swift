@@ -26,6 +26,11 @@ struct AssertionCeremony: Sendable {
         let backupState: Bool
         let signCount: UInt32
         let at: Date
+        /// What was signed, and the key that verified it (evidence of transaction confirmations).
+        let authenticatorData: [UInt8]
+        let clientDataJSON: [UInt8]
+        let signature: [UInt8]
+        let publicKeyCOSE: [UInt8]
     }
 
     /// Verifies `credential` against `challenge` and records its use.
@@ -135,7 +140,8 @@ struct AssertionCeremony: Sendable {
         return Verified(
             username: stored.username, userHandle: stored.userHandle, rawID: rawID, credentialID: credentialID,
             userVerified: verified.flags.contains(.userVerified), backupState: verified.flags.contains(.backupState),
-            signCount: verified.newSignCount, at: now)
+            signCount: verified.newSignCount, at: now, authenticatorData: authData, clientDataJSON: clientData, signature: signature,
+            publicKeyCOSE: stored.publicKeyCOSE)
     }
 
     /// The credential's immutable part, from the cache or the read model. A credential read

@@ -179,5 +179,24 @@ enum AuthenticationMigrations {
             );
             CREATE INDEX refresh_tokens_by_session ON refresh_tokens (sid);
             """),
+            Migration(
+            104, "transaction_confirmation",
+            """
+            -- What confirmation needs of the transaction service's transactions (from its events).
+            CREATE TABLE transactions (
+                tenant_id text NOT NULL,
+                id text NOT NULL,
+                revision integer NOT NULL,
+                status text NOT NULL,
+                username text NOT NULL,
+                details text NOT NULL,
+                details_hash bytea NOT NULL,
+                expires_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, id)
+            );
+            -- A sign-in that confirms a transaction, and each fido2 step's signed data.
+            ALTER TABLE signin_flows ADD COLUMN transaction_id text;
+            ALTER TABLE signin_flows ADD COLUMN evidence text NOT NULL DEFAULT '[]';
+            """),
     ]
 }

@@ -33,6 +33,19 @@ enum CredentialReadModel {
                 WHERE tenant_id = \(e.tenantId) AND credential_id = \(PostgresBytes(id))
                 """)
         }
+        h.on(TransactionChanged.self) { e, _, conn in
+            guard let hash = Base64URL.decode(e.detailsHash) else { throw EventDecodingError.invalidData("detailsHash") }
+            let details = String(decoding: try JSONEncoder().encode(e.details), as: UTF8.self)
+            try await conn.query(
+                """
+                INSERT INTO transactions (tenant_id, id, revision, status, username, details, details_hash, expires_at)
+                VALUES (\(e.tenantId), \(e.transactionId), \(e.revision), \(e.status), \(e.username), \(details), \(PostgresBytes(hash)),
+                    \(e.expiresAt))
+                ON CONFLICT (tenant_id, id) DO UPDATE SET revision = EXCLUDED.revision, status = EXCLUDED.status,
+                    details = EXCLUDED.details, details_hash = EXCLUDED.details_hash, expires_at = EXCLUDED.expires_at
+                WHERE transactions.revision < EXCLUDED.revision
+                """)
+        }
         return h
     }
 }

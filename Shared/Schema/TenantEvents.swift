@@ -102,6 +102,6 @@ public enum EventCatalog {
         TenantUpserted.self, TenantAPIKeyCreated.self, TenantAPIKeyRevoked.self,
         CredentialRegistered.self, CredentialStatusChanged.self, CredentialRenamed.self,
         AuthenticationSucceeded.self, CredentialCloneSuspected.self, SessionIssued.self, SessionRevoked.self, MethodLockChanged.self,
-        AuthenticationPolicyChanged.self,
+        AuthenticationPolicyChanged.self, TransactionChanged.self, TransactionDecision.self,
     ]
 }

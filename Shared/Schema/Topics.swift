@@ -41,7 +41,9 @@ public enum ServiceName: String, CaseIterable, Sendable {
     public var consumedTopics: [String] {
         switch self {
         case .registration: [Topic.authentication]
-        case .authentication, .transaction, .oob, .pii: [Topic.registration]
+        case .authentication: [Topic.registration, Topic.transaction]
+        case .transaction: [Topic.registration, Topic.authentication]
+        case .oob, .pii: [Topic.registration]
         }
     }
 }

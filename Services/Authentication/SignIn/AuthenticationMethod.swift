@@ -56,6 +56,8 @@ struct MethodOutcome: Sendable {
     let userHandle: String?
     /// base64url credential id for credential-based methods (may not be reused in the flow).
     let credentialID: String?
+    /// For a transaction confirmation: what was signed.
+    var evidence: SignedAssertionEvidence? = nil
 }
 
 /// FIDO2 / WebAuthn as a sign-in step: request options for the user's credentials not yet used
@@ -72,7 +74,17 @@ struct FIDO2Method: AuthenticationMethod {
     }
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> (response: [UInt8], pending: [UInt8]) {
-        let challenge = SecureRandom.bytes(32)
+        // A transaction confirmation signs the dynamic-linking challenge of the details shown
+        // (FIDO.DynamicLinkingChallenge); the pending state keeps only the nonce, and verify
+        // derives the challenge again from the transaction as it is then.
+        var challenge = SecureRandom.bytes(32)
+        var pending = challenge
+        if let id = flow.transactionId {
+            let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: ceremony.context.pool)
+            let nonce = SecureRandom.bytes(16)
+            challenge = DynamicLinkingChallenge.derive(detailsHash: tx.detailsHash, nonce: nonce)
+            pending = [1] + nonce
+        }
         let allow = user.credentials.filter { !flow.usedCredentials.contains($0.id) }.map {
             CredentialDescriptorJSON(id: $0.id, transports: $0.transports)
         }
@@ -85,16 +97,34 @@ struct FIDO2Method: AuthenticationMethod {
             challenge: Base64URL.encode(challenge), timeout: Int(Self.challengeLifetime * 1000), rpId: tenant.rpId, allowCredentials: allow,
             userVerification: "preferred", hints: [])
         let body = try JSONEncoder().encode(FIDO2Challenge(publicKey: options))
-        return (Array(body), challenge)
+        return (Array(body), pending)
     }
 
     func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {
-        guard pending.count == 32 else { throw HTTPError(.invalidHandle, detail: "No FIDO2 challenge is pending; ask for one.") }
         let body = try request.decode(FIDO2VerifyRequest.self)
+        let challenge: [UInt8]
+        var nonce: [UInt8]?
+        if pending.count == 17, pending[0] == 1, let id = flow.transactionId {
+            // The transaction must still be pending, and its details hash now is the one the
+            // challenge commits to: an amended amount or payee no longer matches the signature.
+            let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: ceremony.context.pool)
+            nonce = Array(pending[1...])
+            challenge = DynamicLinkingChallenge.derive(detailsHash: tx.detailsHash, nonce: nonce!)
+        } else {
+            guard pending.count == 32 else { throw HTTPError(.invalidHandle, detail: "No FIDO2 challenge is pending; ask for one.") }
+            challenge = pending
+        }
         let verified = try await ceremony.verify(
-            body.credential, tenant: tenant, challenge: pending, challengeExpiresAt: flow.expiresAt, expectedUsername: flow.username,
+            body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: flow.expiresAt, expectedUsername: flow.username,
             userVerification: "preferred", sessionID: nil, excluding: Set(flow.usedCredentials), logger: .init(label: "signet.authentication.fido2"))
-        return MethodOutcome(username: verified.username, userHandle: Base64URL.encode(verified.userHandle), credentialID: verified.credentialID)
+        var outcome = MethodOutcome(username: verified.username, userHandle: Base64URL.encode(verified.userHandle), credentialID: verified.credentialID)
+        if let nonce {
+            outcome.evidence = SignedAssertionEvidence(
+                credentialId: verified.credentialID, authenticatorData: Base64URL.encode(verified.authenticatorData),
+                clientDataJSON: Base64URL.encode(verified.clientDataJSON), signature: Base64URL.encode(verified.signature),
+                publicKeyCose: Base64URL.encode(verified.publicKeyCOSE), nonce: Base64URL.encode(nonce))
+        }
+        return outcome
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Postgres
 import Rules
+import Schema
 
 /// A sign-in in progress: the sequences the rules left the user, what has been completed, and
 /// the method whose challenge is pending. Stored in `signin_flows`; each change checks the
@@ -13,6 +14,7 @@ struct SignInFlow: Sendable {
         case succeeded = "SUCCEEDED"
         case failed = "FAILED"
         case denied = "DENIED"
+        case rejected = "REJECTED"
     }
 
     var id: String
@@ -30,6 +32,10 @@ struct SignInFlow: Sendable {
     var revision: Int
     var createdAt: Date
     var expiresAt: Date
+    /// The transaction this sign-in confirms (`context.transactionId`), if any.
+    var transactionId: String? = nil
+    /// Each fido2 step's signed data, for a transaction confirmation.
+    var evidence: [SignedAssertionEvidence] = []
 
     var progress: SequenceProgress { SequenceProgress(sequences: sequences, completed: completed) }
 
@@ -46,9 +52,10 @@ struct SignInFlow: Sendable {
         try await conn.query(
             """
             INSERT INTO signin_flows (id, tenant_id, username, status, matched_rule, sequences, completed, used_credentials, revision,
-                created_at, expires_at)
+                created_at, expires_at, transaction_id, evidence)
             VALUES (\(id), \(tenant), \(username), \(status.rawValue), \(matchedRule), \(Self.encode(sequences)),
-                \(PostgresArray(completed)), \(PostgresArray(usedCredentials)), \(revision), \(createdAt), \(expiresAt))
+                \(PostgresArray(completed)), \(PostgresArray(usedCredentials)), \(revision), \(createdAt), \(expiresAt), \(transactionId),
+                \(Self.encode(evidence)))
             """)
     }
 
@@ -60,7 +67,7 @@ struct SignInFlow: Sendable {
             """
             UPDATE signin_flows SET username = \(username), status = \(status.rawValue), completed = \(PostgresArray(completed)),
                 used_credentials = \(PostgresArray(usedCredentials)), pending_method = \(pendingMethod),
-                pending_state = \(pendingState.map(PostgresBytes.init)), revision = \(revision + 1)
+                pending_state = \(pendingState.map(PostgresBytes.init)), revision = \(revision + 1), evidence = \(Self.encode(evidence))
             WHERE id = \(id) AND revision = \(revision)
             """)
         guard updated.affectedRows == 1 else {
@@ -79,7 +86,8 @@ struct SignInFlow: Sendable {
             try await conn.query(
                 """
                 SELECT id, tenant_id, username, status, matched_rule, sequences, array_to_json(completed)::text AS completed,
-                    array_to_json(used_credentials)::text AS used_credentials, pending_method, pending_state, revision, created_at, expires_at
+                    array_to_json(used_credentials)::text AS used_credentials, pending_method, pending_state, revision, created_at, expires_at,
+                    transaction_id, evidence
                 FROM signin_flows WHERE id = \(id) AND tenant_id = \(tenant)
                 """)
         }.first
@@ -87,15 +95,18 @@ struct SignInFlow: Sendable {
             let sequences = row.string("sequences").flatMap(decode), let revision = row.int("revision"), let created = row.date("created_at"),
             let expires = row.date("expires_at")
         else { throw notFound }
-        return SignInFlow(
+        var flow = SignInFlow(
             id: id, tenant: tenant, username: row.string("username"), status: status, matchedRule: rule, sequences: sequences,
             completed: row.stringArray("completed") ?? [], usedCredentials: row.stringArray("used_credentials") ?? [],
             pendingMethod: row.string("pending_method"), pendingState: row.bytes("pending_state"), revision: revision, createdAt: created,
             expiresAt: expires)
+        flow.transactionId = row.string("transaction_id")
+        flow.evidence = row.string("evidence").flatMap { try? JSONDecoder().decode([SignedAssertionEvidence].self, from: Data($0.utf8)) } ?? []
+        return flow
     }
 
-    static func encode(_ sequences: [[String]]) -> String {
-        String(decoding: (try? JSONEncoder().encode(sequences)) ?? Data("[]".utf8), as: UTF8.self)
+    static func encode<T: Encodable>(_ value: T) -> String {
+        String(decoding: (try? JSONEncoder().encode(value)) ?? Data("[]".utf8), as: UTF8.self)
     }
 
     static func decode(_ text: String) -> [[String]]? {

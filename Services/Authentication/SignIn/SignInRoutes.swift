@@ -36,6 +36,7 @@ struct SignInRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/signins/{signinId}/methods/{method}/challenge") { request, ctx in try await challenge(request, ctx) }
         router.post("/v1/tenants/{tenant}/signins/{signinId}/methods/{method}/verify") { request, ctx in try await verify(request, ctx) }
         router.put("/v1/tenants/{tenant}/signins/{signinId}/registration-answer") { request, ctx in try await answer(request, ctx) }
+        router.post("/v1/tenants/{tenant}/signins/{signinId}/reject") { _, ctx in try await reject(ctx) }
     }
 
     func method(_ name: String) -> (any AuthenticationMethod)? { methods.first { $0.name == name } }
@@ -67,15 +68,36 @@ struct SignInRoutes: Sendable {
         try admit(request, tenant: tenantID, settings: policy.settings)
         if signals["ip"] == nil { signals["ip"] = .string(Self.clientIP(request)) }
         let now = Date()
-        let user = try await facts.load(tenant: tenantID, username: body.username)
-        let factDocument = UserFactsLoader.facts(signals: signals, context: context, user: user, methods: methods, settings: policy.settings, now: now)
+        // A sign-in that confirms a transaction: bound to its user, and the rules see the
+        // transaction's own amount, type and payee, whatever the client says.
+        var username = body.username
+        var facts = context
+        var transaction: PendingTransaction?
+        if case .string(let id)? = context["transactionId"] {
+            let tx = try await PendingTransaction.load(id, tenant: tenantID, pool: self.context.pool, now: now)
+            if let username, username != tx.username {
+                throw HTTPError(.forbidden, detail: "This transaction is for another user.")
+            }
+            username = tx.username
+            facts.merge(tx.contextFacts) { _, fromTransaction in fromTransaction }
+            transaction = tx
+        }
+        let user = try await self.facts.load(tenant: tenantID, username: username)
+        let factDocument = UserFactsLoader.facts(signals: signals, context: facts, user: user, methods: methods, settings: policy.settings, now: now)
         let decision = policy.authentication.evaluate(factDocument)
+        var expires = now.addingTimeInterval(Double(decision.maxTimeSeconds ?? RuleAction.defaultMaxTimeSeconds))
+        if let transaction { expires = min(expires, transaction.expiresAt) }
         var flow = SignInFlow(
-            id: SignInFlow.newID(), tenant: tenantID, username: body.username, status: .inProgress, matchedRule: decision.matchedRule,
+            id: SignInFlow.newID(), tenant: tenantID, username: username, status: .inProgress, matchedRule: decision.matchedRule,
             sequences: [], completed: [], usedCredentials: [], pendingMethod: nil, pendingState: nil, revision: 0, createdAt: now,
-            expiresAt: now.addingTimeInterval(Double(decision.maxTimeSeconds ?? RuleAction.defaultMaxTimeSeconds)))
+            expiresAt: expires)
+        flow.transactionId = transaction?.id
         var issued: SessionStore.Issued?
         switch decision.action {
+        case .allow where transaction != nil:
+            // Consent to a transaction is always signed: ALLOW still needs one passkey.
+            flow.sequences = completable([["fido2"]], user: user, signals: signals, now: now)
+            if flow.sequences.isEmpty { flow.status = .failed }
         case .allow:
             flow.status = .succeeded
         case .deny:
@@ -88,7 +110,7 @@ struct SignInRoutes: Sendable {
         }
         try await self.context.withTransaction { conn in
             try await flow.insert(on: conn)
-            if flow.status == .succeeded, let username = body.username {
+            if flow.status == .succeeded, let username {
                 // ALLOW: no method completed; the token says so (amr empty, acr "allow").
                 issued = try await sessions.create(
                     tenant: tenantID, username: username, userHandle: user.credentials.first?.userHandle, amr: [], acr: "allow", credentialID: nil,
@@ -199,14 +221,25 @@ struct SignInRoutes: Sendable {
         flow.username = outcome.username
         flow.completed.append(method.name)
         if let id = outcome.credentialID { flow.usedCredentials.append(id) }
+        if let evidence = outcome.evidence { flow.evidence.append(evidence) }
         var issued: SessionStore.Issued?
         var suggestion: RegistrationSuggestion?
         if let satisfied = flow.progress.satisfied {
             flow.status = .succeeded
             let user = try await facts.load(tenant: flow.tenant, username: outcome.username)
             suggestion = registrationSuggestion(policy: policy, user: user, now: now)
+            var decision: TransactionDecision?
+            if let id = flow.transactionId {
+                let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: context.pool, now: now)
+                decision = TransactionDecision(
+                    tenantId: flow.tenant, transactionId: id, decision: "confirmed", detailsHash: Base64URL.encode(tx.detailsHash), signinId: flow.id,
+                    amr: flow.completed, assertions: flow.evidence, decidedAt: now)
+            }
             try await context.withTransaction { conn in
                 try await flow.save(on: conn)
+                if let decision {
+                    try await Outbox.enqueue(decision, source: .authentication, subject: flow.tenant, key: flow.tenant, on: conn)
+                }
                 try await antiHammering.recordSuccess(tenant: flow.tenant, username: outcome.username, method: method.name, on: conn)
                 issued = try await sessions.create(
                     tenant: flow.tenant, username: outcome.username, userHandle: outcome.userHandle, amr: flow.completed,
@@ -356,5 +389,30 @@ struct SignInRoutes: Sendable {
             remainingSequences: flow.status == .inProgress ? flow.progress.remaining : [], sessionToken: issued?.accessToken,
             refreshToken: issued?.refreshToken, expiresAt: issued?.expiresAt)
         return try .json(result, headers: [("Cache-Control", "no-store")])
+    }
+
+    // MARK: - Rejecting a transaction
+
+    /// `POST …/signins/{id}/reject`: the user refuses the transaction this sign-in confirms.
+    func reject(_ ctx: RequestContext) async throws -> HTTPResponse {
+        var flow = try await activeFlow(ctx)
+        guard let id = flow.transactionId else {
+            throw HTTPError(ProblemCode("not_a_transaction", status: 409, title: "Nothing to reject"), detail: "This sign-in confirms no transaction.")
+        }
+        let now = Date()
+        let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: context.pool, now: now)
+        flow.status = .rejected
+        flow.pendingMethod = nil
+        flow.pendingState = nil
+        try await context.withTransaction { conn in
+            try await flow.save(on: conn)
+            try await Outbox.enqueue(
+                TransactionDecision(
+                    tenantId: flow.tenant, transactionId: id, decision: "rejected", detailsHash: Base64URL.encode(tx.detailsHash), signinId: flow.id,
+                    amr: flow.completed, assertions: [], decidedAt: now),
+                source: .authentication, subject: flow.tenant, key: flow.tenant, on: conn)
+        }
+        ctx.logger.info("transaction rejected by the user")
+        return try .json(progressBody(flow), headers: [("Cache-Control", "no-store")])
     }
 }

@@ -1,0 +1,87 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+import Schema
+
+/// A row of `transactions`.
+struct StoredTransaction: Sendable {
+    var id: String
+    var tenant: String
+    var username: String
+    var details: TransactionDetails
+    var payerAccount: String?
+    var customFields: [String: String]?
+    var status: String
+    var revision: Int
+    var createdAt: Date
+    var expiresAt: Date
+    var updatedAt: Date
+    var tcToken: String?
+    var evidence: String?
+
+    var detailsHash: [UInt8] { SHA256.hash(Array(details.canonicalJSON.utf8)) }
+
+    var resource: TransactionResource {
+        TransactionResource(
+            transactionId: id, status: status, detailsHash: Base64URL.encode(detailsHash), username: username, details: details,
+            payerAccount: payerAccount, customFields: customFields, createdAt: createdAt, expiresAt: expiresAt, updatedAt: updatedAt, tcToken: tcToken)
+    }
+
+    var changedEvent: TransactionChanged {
+        TransactionChanged(
+            tenantId: tenant, transactionId: id, revision: revision, status: status, username: username, details: details,
+            detailsHash: Base64URL.encode(detailsHash), expiresAt: expiresAt, changedAt: updatedAt)
+    }
+
+    private static func json<T: Encodable>(_ value: T) -> String {
+        String(decoding: (try? JSONEncoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    }
+
+    func insert(on conn: PostgresConnection) async throws {
+        try await conn.query(
+            """
+            INSERT INTO transactions (id, tenant_id, username, details, details_hash, payer_account, custom_fields, status, revision,
+                created_at, expires_at, updated_at)
+            VALUES (\(id), \(tenant), \(username), \(Self.json(details)), \(PostgresBytes(detailsHash)), \(payerAccount),
+                \(customFields.map(Self.json)), \(status), \(revision), \(createdAt), \(expiresAt), \(updatedAt))
+            """)
+    }
+
+    func update(on conn: PostgresConnection) async throws {
+        try await conn.query(
+            """
+            UPDATE transactions SET details = \(Self.json(details)), details_hash = \(PostgresBytes(detailsHash)), status = \(status),
+                revision = \(revision), updated_at = \(updatedAt), tc_token = \(tcToken), evidence = \(evidence)
+            WHERE id = \(id)
+            """)
+    }
+
+    /// The transaction `id` of `tenant`, or 404 `transaction_not_found`.
+    static func load(_ id: String, tenant: String, on conn: PostgresConnection, forUpdate: Bool) async throws -> StoredTransaction {
+        let notFound = HTTPError(ProblemCode("transaction_not_found", status: 404, title: "Transaction not found"), detail: "No such transaction.")
+        guard TransactionID.isValid(id) else { throw notFound }
+        let rows =
+            forUpdate
+            ? try await conn.query(
+                """
+                SELECT id, tenant_id, username, details, payer_account, custom_fields, status, revision, created_at, expires_at, updated_at,
+                    tc_token, evidence FROM transactions WHERE id = \(id) AND tenant_id = \(tenant) FOR UPDATE
+                """)
+            : try await conn.query(
+                """
+                SELECT id, tenant_id, username, details, payer_account, custom_fields, status, revision, created_at, expires_at, updated_at,
+                    tc_token, evidence FROM transactions WHERE id = \(id) AND tenant_id = \(tenant)
+                """)
+        guard let row = rows.first, let username = row.string("username"), let detailsText = row.string("details"),
+            let details = try? JSONDecoder().decode(TransactionDetails.self, from: Data(detailsText.utf8)), let status = row.string("status"),
+            let revision = row.int("revision"), let created = row.date("created_at"), let expires = row.date("expires_at"),
+            let updated = row.date("updated_at")
+        else { throw notFound }
+        return StoredTransaction(
+            id: id, tenant: tenant, username: username, details: details, payerAccount: row.string("payer_account"),
+            customFields: row.string("custom_fields").flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) },
+            status: status, revision: revision, createdAt: created, expiresAt: expires, updatedAt: updated, tcToken: row.string("tc_token"),
+            evidence: row.string("evidence"))
+    }
+}

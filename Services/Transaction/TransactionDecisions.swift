@@ -1,0 +1,91 @@
+import Crypto
+import FIDO
+import Foundation
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+import Tokens
+
+/// Applies users' decisions from the authentication service. A confirmation is checked again
+/// here before anything is issued: the transaction is still PENDING and unexpired, the details
+/// hash signed is the current one, and every signed step verifies offline (its client data
+/// carries the dynamic-linking challenge of the details and its nonce, and its signature
+/// verifies under the credential's key). Then the transaction is CONFIRMED with its tcToken and
+/// evidence, in one transaction with its event; anything else leaves it as it was.
+struct TransactionDecisions: Sendable {
+    let keys: TCTokenKeys
+    let issuer: String
+    let logger: Logger
+    /// How long a tcToken is valid (the RP verifies it when it executes the transaction).
+    static let tokenLifetime: TimeInterval = 3600
+
+    var handlers: EventHandlers {
+        var h = EventHandlers()
+        h.on(TransactionDecision.self) { e, _, conn in try await apply(e, on: conn) }
+        return h
+    }
+
+    func apply(_ e: TransactionDecision, on conn: PostgresConnection) async throws {
+        let now = Date()
+        var tx: StoredTransaction
+        do {
+            tx = try await StoredTransaction.load(e.transactionId, tenant: e.tenantId, on: conn, forUpdate: true)
+        } catch {
+            logger.warning("decision for an unknown transaction ignored")
+            return
+        }
+        guard tx.status == "PENDING", tx.expiresAt > e.decidedAt else {
+            logger.notice("decision for a transaction no longer pending ignored", metadata: ["signet.transaction.status": .string(tx.status)])
+            return
+        }
+        tx.revision += 1
+        tx.updatedAt = now
+        if e.decision == "rejected" {
+            tx.status = "REJECTED"
+        } else {
+            guard Base64URL.decode(e.detailsHash) == tx.detailsHash, Self.verifies(e.assertions, detailsHash: tx.detailsHash) else {
+                logger.warning("confirmation refused: the signed details do not match the transaction")
+                return
+            }
+            let ring = try await keys.ring(for: tx.tenant)
+            let jti = SecureRandom.token(byteCount: 16)
+            let claims = JWTClaims(
+                issuer: issuer, subject: tx.username, audience: [tx.tenant], expiresAt: now.addingTimeInterval(Self.tokenLifetime), issuedAt: now,
+                id: jti,
+                extra: [
+                    "txn": .string(tx.id), "txn_hash": .string(Base64URL.encode(tx.detailsHash)), "amount": .string(tx.details.amount),
+                    "currency": .string(tx.details.currency), "payee": .string(tx.details.payee), "amr": .array(e.amr.map(JSONValue.string)),
+                    "cid": .string(e.assertions.last?.credentialId ?? ""),
+                ])
+            let token = try ring.signer.sign(claims, type: "tc+jwt")
+            let evidence = TransactionEvidence(
+                transactionId: tx.id, displayed: tx.details.canonicalJSON, detailsHash: Base64URL.encode(tx.detailsHash), assertions: e.assertions,
+                amr: e.amr, tcToken: token, confirmedAt: now)
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.sortedKeys]
+            tx.status = "CONFIRMED"
+            tx.tcToken = token
+            tx.evidence = String(decoding: try encoder.encode(evidence), as: UTF8.self)
+            try await conn.query("UPDATE transactions SET tc_jti = \(jti) WHERE id = \(tx.id)")
+        }
+        try await tx.update(on: conn)
+        try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tx.tenant, key: tx.tenant, on: conn)
+        logger.info("transaction decided", metadata: ["signet.transaction.status": .string(tx.status)])
+    }
+
+    /// Whether every signed step commits to `detailsHash` and verifies.
+    static func verifies(_ assertions: [SignedAssertionEvidence], detailsHash: [UInt8]) -> Bool {
+        !assertions.isEmpty && assertions.allSatisfy { a in
+            guard let nonce = Base64URL.decode(a.nonce), nonce.count == 16, let clientData = Base64URL.decode(a.clientDataJSON),
+                let authData = Base64URL.decode(a.authenticatorData), let signature = Base64URL.decode(a.signature),
+                let cose = Base64URL.decode(a.publicKeyCose), let key = try? COSEKey(bytes: cose),
+                let collected = try? CollectedClientData(bytes: clientData)
+            else { return false }
+            let challenge = DynamicLinkingChallenge.derive(detailsHash: detailsHash, nonce: nonce)
+            guard collected.type == "webauthn.get", Base64URL.decode(collected.challenge) == challenge else { return false }
+            return key.verify(signature: signature, message: authData + SHA256.hash(clientData))
+        }
+    }
+}

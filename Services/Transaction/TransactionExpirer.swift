@@ -1,0 +1,59 @@
+import Foundation
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+
+/// Marks PENDING transactions past their expiry EXPIRED, each with its event, every few
+/// seconds (a confirmation arriving later is refused anyway: the checks compare with the
+/// expiry, not with the status alone).
+final class TransactionExpirer: Service {
+    let name = "transaction-expirer"
+    let context: ServiceContext
+    let interval: Duration
+    private let stop = AsyncSignal()
+    private let stopped = AtomicFlag(false)
+
+    init(context: ServiceContext, interval: Duration = .seconds(5)) {
+        self.context = context
+        self.interval = interval
+    }
+
+    func run() async throws {
+        while !stopped.isSet {
+            await stop.wait(timeout: interval)
+            if stopped.isSet || Task.isCancelled { break }
+            do {
+                try await expire(now: Date())
+            } catch {
+                context.logger.warning("expiring transactions failed", metadata: [LogKey.error: "\(error)"])
+            }
+        }
+    }
+
+    func shutdown() async {
+        stopped.set(true)
+        stop.signal()
+    }
+
+    func expire(now: Date) async throws {
+        let ids = try await context.pool.withConnection { conn in
+            try await conn.query(
+                "SELECT id, tenant_id FROM transactions WHERE status = 'PENDING' AND expires_at < \(now) ORDER BY expires_at LIMIT 500")
+        }.compactMap { row -> (String, String)? in
+            guard let id = row.string("id"), let tenant = row.string("tenant_id") else { return nil }
+            return (id, tenant)
+        }
+        for (id, tenant) in ids {
+            try await context.withTransaction { conn in
+                var tx = try await StoredTransaction.load(id, tenant: tenant, on: conn, forUpdate: true)
+                guard tx.status == "PENDING", tx.expiresAt < now else { return }
+                tx.status = "EXPIRED"
+                tx.revision += 1
+                tx.updatedAt = now
+                try await tx.update(on: conn)
+                try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
+            }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Postgres
+
+/// The transaction service's own tables (versions 101+).
+enum TransactionMigrations {
+    static let all: [Migration] = [
+        Migration(
+            101, "transactions",
+            """
+            CREATE TABLE transactions (
+                id text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                username text NOT NULL,
+                details text NOT NULL,
+                details_hash bytea NOT NULL,
+                payer_account text,
+                custom_fields text,
+                status text NOT NULL,
+                revision integer NOT NULL,
+                created_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL,
+                tc_token text,
+                tc_jti text,
+                tc_consumed_at timestamptz,
+                evidence text
+            );
+            CREATE INDEX transactions_pending_expiry ON transactions (expires_at) WHERE status = 'PENDING';
+            -- tcToken signing keys per tenant: the private key sealed with AES-256-GCM under
+            -- SIGNET_TCTOKEN_KEY_SEAL; the newest is current, older ones stay published.
+            CREATE TABLE tctoken_keys (
+                tenant_id text NOT NULL,
+                kid text NOT NULL,
+                sealed_private_key bytea NOT NULL,
+                public_jwk text NOT NULL,
+                created_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, kid)
+            );
+            """),
+    ]
+}

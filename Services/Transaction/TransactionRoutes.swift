@@ -1,0 +1,178 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+import Tokens
+
+/// The RP's transactions: create, read, amend while pending, cancel, verify a tcToken, read the
+/// evidence; and the tcToken verification keys.
+struct TransactionRoutes: Sendable {
+    let context: ServiceContext
+    let keys: TCTokenKeys
+    let issuer: String
+
+    static let defaultLifetime = 300
+    static let maximumLifetime = 86_400
+
+    func register(on router: inout Router) {
+        router.post("/v1/tenants/{tenant}/transactions") { request, ctx in try await create(request, ctx) }
+        router.get("/v1/tenants/{tenant}/transactions/{transactionId}") { request, ctx in
+            let tenant = ctx.parameter("tenant")
+            _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
+            return try .json(try await load(ctx.parameter("transactionId"), tenant: tenant).resource, headers: [("Cache-Control", "no-store")])
+        }
+        router.patch("/v1/tenants/{tenant}/transactions/{transactionId}") { request, ctx in try await amend(request, ctx) }
+        router.post("/v1/tenants/{tenant}/transactions/{transactionId}/cancel") { request, ctx in
+            let tenant = ctx.parameter("tenant")
+            _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
+            let changed = try await change(ctx.parameter("transactionId"), tenant: tenant, to: "CANCELLED")
+            return try .json(changed.resource)
+        }
+        router.post("/v1/tenants/{tenant}/transactions/{transactionId}/tctoken/verify") { request, ctx in try await verify(request, ctx) }
+        router.get("/v1/tenants/{tenant}/transactions/{transactionId}/evidence") { request, ctx in
+            let tenant = ctx.parameter("tenant")
+            _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
+            let tx = try await load(ctx.parameter("transactionId"), tenant: tenant)
+            guard let evidence = tx.evidence else {
+                throw HTTPError(ProblemCode("not_confirmed", status: 409, title: "Not confirmed"), detail: "The transaction has no confirmation.")
+            }
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: Array(evidence.utf8))
+        }
+        router.get("/.well-known/jwks.json") { _, _ in
+            HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
+                body: Array(try await keys.allKeys().jsonString.utf8))
+        }
+        router.get("/v1/tenants/{tenant}/.well-known/jwks.json") { _, ctx in
+            let tenant = ctx.parameter("tenant")
+            guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
+                body: Array(try await keys.ring(for: tenant).keySet.jsonString.utf8))
+        }
+        router.post("/v1/admin/tenants/{tenant}/tctoken-keys/rotate") { request, ctx in
+            _ = try context.requireAdmin(request)
+            let tenant = ctx.parameter("tenant")
+            guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
+            let kid = try await keys.rotate(tenant)
+            return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(#"{"kid":"\#(kid)"}"#.utf8))
+        }
+    }
+
+    // MARK: - Create, amend, cancel
+
+    func create(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenant = ctx.parameter("tenant")
+        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
+        let body = try request.decode(TransactionCreateRequest.self)
+        guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters.") }
+        let details = body.details
+        if let v = details.violation() { throw HTTPError.invalid(v.field, v.message) }
+        let lifetime = body.expiresInSeconds ?? Self.defaultLifetime
+        guard (5...Self.maximumLifetime).contains(lifetime) else { throw HTTPError.invalid("expiresInSeconds", "expiresInSeconds must be 5-86400.") }
+        if let account = body.payerAccount, account.isEmpty || account.count > 64 { throw HTTPError.invalid("payerAccount", "payerAccount must be 1-64 characters.") }
+        if let fields = body.customFields {
+            guard fields.count <= 20, fields.allSatisfy({ (1...64).contains($0.key.count) && $0.value.count <= 500 }) else {
+                throw HTTPError.invalid("customFields", "At most 20 custom fields, names 1-64 and values up to 500 characters.")
+            }
+        }
+        let now = Date()
+        let tx = StoredTransaction(
+            id: "tx_" + Hex.encode(SecureRandom.bytes(16)), tenant: tenant, username: body.username, details: details, payerAccount: body.payerAccount,
+            customFields: body.customFields, status: "PENDING", revision: 1, createdAt: now, expiresAt: now.addingTimeInterval(Double(lifetime)),
+            updatedAt: now, tcToken: nil, evidence: nil)
+        try await context.withTransaction { conn in
+            try await tx.insert(on: conn)
+            try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
+        }
+        ctx.logger.info("transaction created")
+        return try .json(tx.resource, status: 201, headers: [("Cache-Control", "no-store")])
+    }
+
+    func amend(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenant = ctx.parameter("tenant")
+        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
+        let body = try request.decode(TransactionAmendRequest.self)
+        let id = ctx.parameter("transactionId")
+        let now = Date()
+        let amended = try await context.withTransaction { conn -> StoredTransaction in
+            var tx = try await StoredTransaction.load(id, tenant: tenant, on: conn, forUpdate: true)
+            guard tx.status == "PENDING", tx.expiresAt > now else { throw Self.notPending(tx) }
+            if let text = body.text { tx.details.text = text }
+            if let amount = body.amount { tx.details.amount = amount }
+            if let payee = body.payee { tx.details.payee = payee }
+            if let v = tx.details.violation() { throw HTTPError.invalid(v.field, v.message) }
+            tx.revision += 1
+            tx.updatedAt = now
+            try await tx.update(on: conn)
+            try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
+            return tx
+        }
+        return try .json(amended.resource)
+    }
+
+    static func notPending(_ tx: StoredTransaction) -> HTTPError {
+        HTTPError(
+            ProblemCode("transaction_not_pending", status: 409, title: "Transaction not pending"),
+            detail: "The transaction is \(tx.status == "PENDING" ? "EXPIRED" : tx.status).")
+    }
+
+    func change(_ id: String, tenant: String, to status: String) async throws -> StoredTransaction {
+        let now = Date()
+        return try await context.withTransaction { conn -> StoredTransaction in
+            var tx = try await StoredTransaction.load(id, tenant: tenant, on: conn, forUpdate: true)
+            guard tx.status == "PENDING" else { throw Self.notPending(tx) }
+            tx.status = status
+            tx.revision += 1
+            tx.updatedAt = now
+            try await tx.update(on: conn)
+            try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
+            return tx
+        }
+    }
+
+    func load(_ id: String, tenant: String) async throws -> StoredTransaction {
+        try await context.pool.withConnection { try await StoredTransaction.load(id, tenant: tenant, on: $0, forUpdate: false) }
+    }
+
+    // MARK: - tcToken verification
+
+    /// Verifies a tcToken for the transaction of the path: signature under the tenant's keys,
+    /// `iss`, `aud`, expiry, the transaction id, the details hash, and that it is the token
+    /// issued for this transaction; the first successful verification consumes it.
+    func verify(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenant = ctx.parameter("tenant")
+        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
+        let body = try request.decode(TCTokenVerifyRequest.self)
+        let id = ctx.parameter("transactionId")
+        let ring = try await keys.ring(for: tenant)
+        let verifier = JWTVerifier(
+            keySet: ring.keySet, options: JWTValidationOptions(issuer: issuer, audience: tenant, requiredClaims: ["txn", "txn_hash", "jti"]))
+        let jwt: JWT
+        do {
+            jwt = try verifier.verify(body.tcToken, now: Date())
+        } catch {
+            return try .json(TCTokenVerifyResult(valid: false, reason: error.code.rawValue, alreadyConsumed: false))
+        }
+        guard jwt.claims[claim: "txn"] == .string(id) else {
+            return try .json(TCTokenVerifyResult(valid: false, reason: "transaction_mismatch", alreadyConsumed: false))
+        }
+        let now = Date()
+        let result = try await context.pool.withTransaction { conn -> TCTokenVerifyResult in
+            let tx = try await StoredTransaction.load(id, tenant: tenant, on: conn, forUpdate: true)
+            guard tx.status == "CONFIRMED", let jti = jwt.claims.id else { return TCTokenVerifyResult(valid: false, reason: "not_confirmed", alreadyConsumed: false) }
+            guard jwt.claims[claim: "txn_hash"] == .string(Base64URL.encode(tx.detailsHash)) else {
+                return TCTokenVerifyResult(valid: false, reason: "details_mismatch", alreadyConsumed: false)
+            }
+            let row = try await conn.query("SELECT tc_jti, tc_consumed_at FROM transactions WHERE id = \(id)").first
+            guard row?.string("tc_jti") == jti else { return TCTokenVerifyResult(valid: false, reason: "token_mismatch", alreadyConsumed: false) }
+            if row?.string("tc_consumed_at") != nil { return TCTokenVerifyResult(valid: true, alreadyConsumed: true) }
+            try await conn.query("UPDATE transactions SET tc_consumed_at = \(now) WHERE id = \(id)")
+            return TCTokenVerifyResult(valid: true, alreadyConsumed: false)
+        }
+        return try .json(result, headers: [("Cache-Control", "no-store")])
+    }
+}

@@ -1,0 +1,292 @@
+import Foundation
+
+/// The details a user is shown and consents to, in the canonical form whose SHA-256 is the
+/// transaction's `detailsHash` (dynamic linking, PSD2 RTS art. 5).
+///
+/// Canonical form: a JSON object with exactly the members below that are present, keys in
+/// ascending byte order, no whitespace, strings escaped as RFC 8259 requires (only `"`, `\`
+/// and control characters, the latter as `\u00XX`), UTF-8. `amount` is the canonical decimal
+/// string (no leading zeros, no `+`, `.` and 1-4 decimals only when the value has them as
+/// given); `currency` an ISO 4217 code in capitals; `batch` the list of `{"amount", "payee"}`
+/// in the order given. Any change of amount, currency, payee, text, type or batch changes
+/// the hash, and so the challenge the authenticator signs.
+public struct TransactionDetails: Codable, Sendable, Equatable {
+    public struct BatchItem: Codable, Sendable, Equatable {
+        public var payee: String
+        public var amount: String
+        public init(payee: String, amount: String) {
+            self.payee = payee
+            self.amount = amount
+        }
+    }
+
+    public var text: String
+    public var amount: String
+    public var currency: String
+    public var payee: String
+    public var type: String?
+    public var batch: [BatchItem]?
+
+    public init(text: String, amount: String, currency: String, payee: String, type: String? = nil, batch: [BatchItem]? = nil) {
+        self.text = text
+        self.amount = amount
+        self.currency = currency
+        self.payee = payee
+        self.type = type
+        self.batch = batch
+    }
+
+    /// The canonical JSON text (see the type's documentation).
+    public var canonicalJSON: String {
+        var members: [(String, String)] = [
+            ("amount", Self.quote(amount)), ("currency", Self.quote(currency)), ("payee", Self.quote(payee)), ("text", Self.quote(text)),
+        ]
+        if let type { members.append(("type", Self.quote(type))) }
+        if let batch {
+            let items = batch.map { "{\"amount\":\(Self.quote($0.amount)),\"payee\":\(Self.quote($0.payee))}" }
+            members.append(("batch", "[" + items.joined(separator: ",") + "]"))
+        }
+        members.sort { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
+        return "{" + members.map { "\(Self.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\u{00}"..."\u{1F}":
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    }
+
+    /// The canonical decimal form of an amount, or nil when it is not one: 1-15 digits,
+    /// optionally `.` and 1-4 digits; leading zeros removed.
+    public static func canonicalAmount(_ text: String) -> String? {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (1...2).contains(parts.count), let whole = parts.first, (1...15).contains(whole.count), whole.allSatisfy(\.isASCIIDigit) else { return nil }
+        var integer = String(whole.drop { $0 == "0" })
+        if integer.isEmpty { integer = "0" }
+        guard parts.count == 2 else { return integer }
+        let fraction = parts[1]
+        guard (1...4).contains(fraction.count), fraction.allSatisfy(\.isASCIIDigit) else { return nil }
+        return integer + "." + fraction
+    }
+
+    /// The first rule the details break, as (field, message).
+    public func violation() -> (field: String, message: String)? {
+        if text.isEmpty || text.count > 500 || text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" }) {
+            return ("text", "text must be 1-500 characters without control characters other than newlines.")
+        }
+        if Self.canonicalAmount(amount) != amount { return ("amount", "amount must be a decimal string such as 385.00 (up to 15 digits and 4 decimals, no leading zeros).") }
+        if currency.count != 3 || !currency.allSatisfy({ $0.isASCII && $0.isUppercase }) { return ("currency", "currency must be an ISO 4217 code such as EUR.") }
+        if payee.isEmpty || payee.count > 200 || payee.unicodeScalars.contains(where: { $0.value < 0x20 }) { return ("payee", "payee must be 1-200 characters.") }
+        if let type, type.isEmpty || type.count > 64 { return ("type", "type must be 1-64 characters.") }
+        if let batch {
+            guard (1...100).contains(batch.count) else { return ("batch", "batch has 1-100 payees.") }
+            for (i, item) in batch.enumerated() {
+                if Self.canonicalAmount(item.amount) != item.amount { return ("batch[\(i)].amount", "amount must be a canonical decimal string.") }
+                if item.payee.isEmpty || item.payee.count > 200 { return ("batch[\(i)].payee", "payee must be 1-200 characters.") }
+            }
+        }
+        return nil
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
+/// `POST /v1/tenants/{tenant}/transactions` body.
+public struct TransactionCreateRequest: Codable, Sendable, Equatable {
+    public var username: String
+    public var text: String
+    public var amount: String
+    public var currency: String
+    public var payee: String
+    public var type: String?
+    public var payerAccount: String?
+    /// Several payees under one confirmation: `payee`/`amount` then state the total.
+    public var batch: [TransactionDetails.BatchItem]?
+    public var expiresInSeconds: Int?
+    public var customFields: [String: String]?
+
+    public init(
+        username: String, text: String, amount: String, currency: String, payee: String, type: String? = nil, payerAccount: String? = nil,
+        batch: [TransactionDetails.BatchItem]? = nil, expiresInSeconds: Int? = nil, customFields: [String: String]? = nil
+    ) {
+        self.username = username
+        self.text = text
+        self.amount = amount
+        self.currency = currency
+        self.payee = payee
+        self.type = type
+        self.payerAccount = payerAccount
+        self.batch = batch
+        self.expiresInSeconds = expiresInSeconds
+        self.customFields = customFields
+    }
+
+    public var details: TransactionDetails { TransactionDetails(text: text, amount: amount, currency: currency, payee: payee, type: type, batch: batch) }
+
+    public static var fullExample: TransactionCreateRequest {
+        TransactionCreateRequest(
+            username: "user-4711", text: "Pay €385.00 to ACME Ltd", amount: "385.00", currency: "EUR", payee: "ACME Ltd", type: "payment",
+            payerAccount: "DE89••••3000", batch: nil, expiresInSeconds: 300, customFields: ["invoice": "INV-2026-0042"])
+    }
+}
+
+/// `PATCH /v1/tenants/{tenant}/transactions/{id}` body: amended details while PENDING. A
+/// confirmation in progress then fails: its challenge committed to the old details.
+public struct TransactionAmendRequest: Codable, Sendable, Equatable {
+    public var text: String?
+    public var amount: String?
+    public var payee: String?
+    public init(text: String? = nil, amount: String? = nil, payee: String? = nil) {
+        self.text = text
+        self.amount = amount
+        self.payee = payee
+    }
+}
+
+/// A transaction as the RP reads it.
+public struct TransactionResource: Codable, Sendable, Equatable {
+    public var transactionId: String
+    /// `PENDING`, `CONFIRMED`, `REJECTED`, `EXPIRED` or `CANCELLED`.
+    public var status: String
+    /// base64url SHA-256 of the canonical details.
+    public var detailsHash: String
+    public var username: String
+    public var text: String
+    public var amount: String
+    public var currency: String
+    public var payee: String
+    public var type: String?
+    public var payerAccount: String?
+    public var batch: [TransactionDetails.BatchItem]?
+    public var customFields: [String: String]?
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var updatedAt: Date
+    /// Once CONFIRMED.
+    public var tcToken: String?
+
+    public init(
+        transactionId: String, status: String, detailsHash: String, username: String, details: TransactionDetails, payerAccount: String?,
+        customFields: [String: String]?, createdAt: Date, expiresAt: Date, updatedAt: Date, tcToken: String?
+    ) {
+        self.transactionId = transactionId
+        self.status = status
+        self.detailsHash = detailsHash
+        self.username = username
+        text = details.text
+        amount = details.amount
+        currency = details.currency
+        payee = details.payee
+        type = details.type
+        batch = details.batch
+        self.payerAccount = payerAccount
+        self.customFields = customFields
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.updatedAt = updatedAt
+        self.tcToken = tcToken
+    }
+
+    public var details: TransactionDetails { TransactionDetails(text: text, amount: amount, currency: currency, payee: payee, type: type, batch: batch) }
+
+    public static var fullExample: TransactionResource {
+        TransactionResource(
+            transactionId: "tx_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "CONFIRMED", detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U",
+            username: "user-4711",
+            details: TransactionDetails(
+                text: "Pay to several payees", amount: "385.00", currency: "EUR", payee: "2 payees", type: "batch",
+                batch: [.init(payee: "ACME Ltd", amount: "300.00"), .init(payee: "Globex", amount: "85.00")]),
+            payerAccount: "DE89••••3000", customFields: ["invoice": "INV-2026-0042"], createdAt: Date(timeIntervalSince1970: 1_764_000_000),
+            expiresAt: Date(timeIntervalSince1970: 1_764_000_300), updatedAt: Date(timeIntervalSince1970: 1_764_000_060),
+            tcToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig")
+    }
+}
+
+/// `POST /v1/tenants/{tenant}/transactions/{id}/tctoken/verify` body.
+public struct TCTokenVerifyRequest: Codable, Sendable, Equatable {
+    public var tcToken: String
+    public init(tcToken: String) { self.tcToken = tcToken }
+    public static var fullExample: TCTokenVerifyRequest { TCTokenVerifyRequest(tcToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig") }
+}
+
+/// What the verification of a tcToken found.
+public struct TCTokenVerifyResult: Codable, Sendable, Equatable {
+    public var valid: Bool
+    /// Why not: the JOSE code (`signature_invalid`, `expired`…) or `transaction_mismatch`,
+    /// `details_mismatch`, `not_confirmed`, `token_mismatch`.
+    public var reason: String?
+    /// True when an earlier verification already consumed this token.
+    public var alreadyConsumed: Bool
+
+    public init(valid: Bool, reason: String? = nil, alreadyConsumed: Bool) {
+        self.valid = valid
+        self.reason = reason
+        self.alreadyConsumed = alreadyConsumed
+    }
+
+    public static var fullExample: TCTokenVerifyResult { TCTokenVerifyResult(valid: false, reason: "transaction_mismatch", alreadyConsumed: false) }
+}
+
+/// One signed step of a confirmation, as kept for evidence.
+public struct SignedAssertionEvidence: Codable, Sendable, Equatable {
+    /// base64url credential id, authenticator data, client data JSON, signature (DER) and the
+    /// credential's COSE public key.
+    public var credentialId: String
+    public var authenticatorData: String
+    public var clientDataJSON: String
+    public var signature: String
+    public var publicKeyCose: String
+    /// base64url 16-byte nonce of the dynamic-linking challenge.
+    public var nonce: String
+
+    public init(credentialId: String, authenticatorData: String, clientDataJSON: String, signature: String, publicKeyCose: String, nonce: String) {
+        self.credentialId = credentialId
+        self.authenticatorData = authenticatorData
+        self.clientDataJSON = clientDataJSON
+        self.signature = signature
+        self.publicKeyCose = publicKeyCose
+        self.nonce = nonce
+    }
+}
+
+/// `GET /v1/tenants/{tenant}/transactions/{id}/evidence`: what was displayed, what was
+/// signed, and the tcToken — enough to verify the consent again offline.
+public struct TransactionEvidence: Codable, Sendable, Equatable {
+    public var transactionId: String
+    /// The canonical details JSON displayed and hashed.
+    public var displayed: String
+    public var detailsHash: String
+    /// How the challenge was derived from `detailsHash` and each step's nonce.
+    public var challengeDerivation: String
+    public var assertions: [SignedAssertionEvidence]
+    public var amr: [String]
+    public var tcToken: String
+    public var confirmedAt: Date
+
+    public init(
+        transactionId: String, displayed: String, detailsHash: String, assertions: [SignedAssertionEvidence], amr: [String], tcToken: String,
+        confirmedAt: Date
+    ) {
+        self.transactionId = transactionId
+        self.displayed = displayed
+        self.detailsHash = detailsHash
+        challengeDerivation = TransactionEvidence.derivation
+        self.assertions = assertions
+        self.amr = amr
+        self.tcToken = tcToken
+        self.confirmedAt = confirmedAt
+    }
+
+    public static let derivation = "SHA-256(\"signet-dynamic-link-v1\" || 0x00 || detailsHash (32 bytes) || nonce (16 bytes))"
+}
