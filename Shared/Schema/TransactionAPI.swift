@@ -136,8 +136,9 @@ public struct TransactionCreateRequest: Codable, Sendable, Equatable {
 
     public static var fullExample: TransactionCreateRequest {
         TransactionCreateRequest(
-            username: "user-4711", text: "Pay €385.00 to ACME Ltd", amount: "385.00", currency: "EUR", payee: "ACME Ltd", type: "payment",
-            payerAccount: "DE89••••3000", batch: nil, expiresInSeconds: 300, customFields: ["invoice": "INV-2026-0042"])
+            username: "user-4711", text: "Pay €385.00 to 2 payees", amount: "385.00", currency: "EUR", payee: "2 payees", type: "batch",
+            payerAccount: "DE89••••3000", batch: [.init(payee: "ACME Ltd", amount: "300.00"), .init(payee: "Globex", amount: "85.00")],
+            expiresInSeconds: 300, customFields: ["invoice": "INV-2026-0042"])
     }
 }
 

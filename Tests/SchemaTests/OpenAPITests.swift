@@ -226,6 +226,10 @@ import Testing
         wire("RulesetExplainRequest", [.authentication]) { RulesetExplainRequest.fullExample },
         wire("AuthenticationSettings", [.authentication]) { AuthenticationSettings.fullExample },
         wire("RegistrationAnswerRequest", [.authentication]) { RegistrationAnswerRequest.fullExample },
+        wire("TransactionCreateRequest", [.transaction]) { TransactionCreateRequest.fullExample },
+        wire("TransactionResource", [.transaction]) { TransactionResource.fullExample },
+        wire("TCTokenVerifyRequest", [.transaction]) { TCTokenVerifyRequest.fullExample },
+        wire("TCTokenVerifyResult", [.transaction]) { TCTokenVerifyResult.fullExample },
         wire("MetadataRefreshOutcome", [.registration]) { MetadataRefreshOutcome.fullExample },
         WireType(
             component: "Problem",
