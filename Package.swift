@@ -30,6 +30,12 @@ let package = Package(
         .systemLibrary(
             name: "COpenSSL", path: "Shared/COpenSSL", pkgConfig: "openssl",
             providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(
+            name: "CQREncode", path: "Shared/CQREncode", pkgConfig: "libqrencode",
+            providers: [.apt(["libqrencode-dev"])]),
+        .systemLibrary(
+            name: "CZlib", path: "Shared/CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]),
         // Variadic and macro-only C calls (MHD_start_daemon, rd_kafka_producev, the mock
         // cluster's TCP relay). Its header exposes only void pointers so that no C type is
         // declared by two Clang modules.
@@ -56,6 +62,8 @@ let package = Package(
         .target(name: "Tokens", dependencies: ["Crypto"], path: "Shared/Tokens"),
         .target(name: "FIDO", dependencies: ["Crypto", "Tokens"], path: "Shared/FIDO"),
         .target(name: "Rules", dependencies: ["Tokens"], path: "Shared/Rules"),
+        .target(name: "OTP", dependencies: ["COpenSSL"], path: "Shared/OTP"),
+        .target(name: "QRCode", dependencies: ["CQREncode", "CZlib"], path: "Shared/QRCode"),
         .target(
             name: "ServiceKit",
             dependencies: ["Platform", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
@@ -85,6 +93,8 @@ let package = Package(
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "Crypto"], path: "Tests/TokensTests"),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Tokens"], path: "Tests/RulesTests"),
+        .testTarget(name: "OTPTests", dependencies: ["OTP"], path: "Tests/OTPTests"),
+        .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "CZlib"], path: "Tests/QRCodeTests"),
         .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "TestSupport"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(

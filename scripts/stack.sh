@@ -19,7 +19,7 @@ export SIGNET_DEMO_RP_API_KEY="${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}"
 export SIGNET_KAFKA_BROKERS="${SIGNET_KAFKA_BROKERS:-$BROKER_ADDRESS}"
 export SIGNET_PG_PORT="$PG_PORT"
 SERVICES="registration:8081 authentication:8082 transaction:8083 oob:8084 pii:8085"
-APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev openssl pkg-config postgresql nginx-light curl python3 python3-venv chromium chromium-driver"
+APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev libqrencode-dev zlib1g-dev libcurl4-openssl-dev openssl pkg-config postgresql nginx-light curl python3 python3-venv chromium chromium-driver"
 
 log() { printf '\033[1m[signet]\033[0m %s\n' "$*" >&2; }
 

@@ -1,0 +1,4 @@
+#ifndef SIGNET_CQRENCODE_H
+#define SIGNET_CQRENCODE_H
+#include <qrencode.h>
+#endif
