@@ -70,11 +70,11 @@ let package = Package(
             path: "Shared/ServiceKit"),
 
         // MARK: - Services
-        .executableTarget(name: "Registration", dependencies: ["ServiceKit", "FIDO", "Crypto"], path: "Services/Registration"),
+        .executableTarget(name: "Registration", dependencies: ["ServiceKit", "FIDO", "Crypto", "OTP", "QRCode"], path: "Services/Registration"),
         .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto", "Rules"], path: "Services/Authentication"),
         .executableTarget(name: "Transaction", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto"], path: "Services/Transaction"),
         .executableTarget(name: "OOB", dependencies: ["ServiceKit"], path: "Services/OOB"),
-        .executableTarget(name: "PII", dependencies: ["ServiceKit"], path: "Services/PII"),
+        .executableTarget(name: "PII", dependencies: ["ServiceKit", "Crypto"], path: "Services/PII"),
 
         // MARK: - Tools
         .executableTarget(

@@ -63,5 +63,6 @@ enum RegistrationMigrations {
             -- (clone_suspected, authenticator_revoked); NULL otherwise.
             ALTER TABLE credentials ADD COLUMN status_reason text;
             """),
+            MethodRoutes.migration,
     ]
 }

@@ -10,6 +10,7 @@ let logger = Logger(label: "signet.registration")
 let env = Environment()
 let handles: CeremonyHandles
 let sessions: SessionTokenVerifier
+let methodSecrets: MethodSecrets
 var metadata: MetadataService?
 var metadataSource: (any MetadataSource)?
 var initialUpdate: MetadataUpdate?
@@ -17,6 +18,7 @@ let refreshInterval: Duration
 do {
     handles = try CeremonyHandles.fromEnvironment(env, logger: logger)
     sessions = try SessionTokenVerifier.fromEnvironment(env)
+    methodSecrets = try MethodSecrets.fromEnvironment(env, logger: logger, service: "registration")
     refreshInterval = .seconds(try env.int("SIGNET_MDS_REFRESH_SECONDS", default: 86_400, range: 60...604_800))
     // FIDO MDS3: a BLOB file (refreshed by the deployment) or URL, and the root it must chain to.
     if let blobFile = env.optionalString("SIGNET_MDS_BLOB_FILE") {
@@ -62,4 +64,5 @@ await ServiceRuntime.main(
     FIDOPolicyRoutes(context: context).register(on: &router)
     MetadataRoutes(context: context, metadata: loadedMetadata, refresher: refresher.withLock { $0 }).register(on: &router)
     WebAuthnRegistrationRoutes(context: context, handles: handles, metadata: loadedMetadata, sessions: sessions).register(on: &router)
+    MethodRoutes(context: context, secrets: methodSecrets, sessions: sessions).register(on: &router)
 }

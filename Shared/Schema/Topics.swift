@@ -6,13 +6,15 @@ public enum Topic {
     public static let transaction = "signet.transaction"
     public static let oob = "signet.oob"
     public static let pii = "signet.pii"
+    /// Requests to the oob-notification service (messages to deliver), from any service.
+    public static let deliveryRequests = "signet.oob.requests"
 
     /// The dead-letter topic of a service's consumer group.
     public static func deadLetter(service: ServiceName) -> String { "signet.\(service.rawValue).dlq" }
 
     /// Every topic a broker must have, in a stable order (the development broker creates them).
     public static var all: [String] {
-        [registration, authentication, transaction, oob, pii] + ServiceName.allCases.map { deadLetter(service: $0) }
+        [registration, authentication, transaction, oob, pii, deliveryRequests] + ServiceName.allCases.map { deadLetter(service: $0) }
     }
 
     /// Partitions per topic on the development broker.
@@ -43,7 +45,8 @@ public enum ServiceName: String, CaseIterable, Sendable {
         case .registration: [Topic.authentication]
         case .authentication: [Topic.registration, Topic.transaction]
         case .transaction: [Topic.registration, Topic.authentication]
-        case .oob, .pii: [Topic.registration]
+        case .oob: [Topic.registration, Topic.deliveryRequests]
+        case .pii: [Topic.registration]
         }
     }
 }

@@ -1,0 +1,147 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+
+/// The vault of personal data: phone numbers and e-mail addresses, encrypted with AES-256-GCM
+/// under a data key per subject (user), each data key wrapped with the key-encryption key from
+/// `SIGNET_PII_KEK`. Other services hold only the opaque reference and the masked form.
+/// Every read of a plaintext is recorded (who, which value, when, why). Erasing a subject
+/// destroys its data key: its values can no longer be decrypted (crypto-shredding).
+struct PIIVault: Sendable {
+    let context: ServiceContext
+    let kek: AES256GCM
+    let calls: InternalCalls
+
+    static let migrations: [Migration] = [
+        Migration(
+            101, "pii_vault",
+            """
+            CREATE TABLE subject_keys (
+                tenant_id text NOT NULL,
+                subject text NOT NULL,
+                wrapped_key bytea,
+                created_at timestamptz NOT NULL,
+                erased_at timestamptz,
+                PRIMARY KEY (tenant_id, subject)
+            );
+            CREATE TABLE pii_values (
+                ref text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                subject text NOT NULL,
+                kind text NOT NULL,
+                ciphertext bytea NOT NULL,
+                masked text NOT NULL,
+                created_at timestamptz NOT NULL
+            );
+            CREATE INDEX pii_values_by_subject ON pii_values (tenant_id, subject);
+            -- Who read which plaintext, when and why.
+            CREATE TABLE pii_reads (
+                id bigserial PRIMARY KEY,
+                at timestamptz NOT NULL,
+                tenant_id text NOT NULL,
+                ref text NOT NULL,
+                reader text NOT NULL,
+                purpose text NOT NULL
+            );
+            """),
+    ]
+
+    func register(on router: inout Router) {
+        router.post("/v1/internal/tenants/{tenant}/pii") { request, ctx in
+            _ = try calls.requireCaller(request)
+            let body = try request.decode(PIIStoreRequest.self)
+            let stored = try await store(body, tenant: ctx.parameter("tenant"))
+            return try .json(stored, status: 201, headers: [("Cache-Control", "no-store")])
+        }
+        router.post("/v1/internal/tenants/{tenant}/pii/{ref}/read") { request, ctx in
+            let caller = try calls.requireCaller(request)
+            let body = try request.decode(PIIReadRequest.self)
+            guard (1...64).contains(body.purpose.utf8.count) else { throw HTTPError.invalid("purpose", "purpose must be 1-64 characters.") }
+            let value = try await read(ctx.parameter("ref"), tenant: ctx.parameter("tenant"), reader: caller, purpose: body.purpose)
+            return try .json(value, headers: [("Cache-Control", "no-store")])
+        }
+        router.delete("/v1/internal/tenants/{tenant}/subjects/{subject}") { request, ctx in
+            _ = try calls.requireCaller(request)
+            try await erase(subject: ctx.parameter("subject"), tenant: ctx.parameter("tenant"))
+            return HTTPResponse(status: 204)
+        }
+    }
+
+    func store(_ body: PIIStoreRequest, tenant: String) async throws -> PIIReference {
+        guard (1...128).contains(body.subject.utf8.count) else { throw HTTPError.invalid("subject", "subject must be 1-128 characters.") }
+        let masked: String
+        switch body.kind {
+        case "email":
+            guard PIIRules.isValidEmail(body.value) else { throw HTTPError.invalid("value", "Not an e-mail address.") }
+            masked = PIIRules.maskEmail(body.value)
+        case "phone":
+            guard PIIRules.isValidPhone(body.value) else { throw HTTPError.invalid("value", "Not an E.164 phone number.") }
+            masked = PIIRules.maskPhone(body.value)
+        default:
+            throw HTTPError.invalid("kind", "kind must be email or phone.")
+        }
+        let ref = "pii_" + Hex.encode(SecureRandom.bytes(16))
+        let now = Date()
+        try await context.withTransaction { conn in
+            let dataKey = try await subjectKey(tenant: tenant, subject: body.subject, create: true, on: conn)
+            let sealed = try AES256GCM(key: dataKey).seal(Array(body.value.utf8), associatedData: Array("\(tenant)/\(ref)/\(body.kind)".utf8))
+            try await conn.query(
+                """
+                INSERT INTO pii_values (ref, tenant_id, subject, kind, ciphertext, masked, created_at)
+                VALUES (\(ref), \(tenant), \(body.subject), \(body.kind), \(PostgresBytes(sealed)), \(masked), \(now))
+                """)
+        }
+        return PIIReference(ref: ref, masked: masked)
+    }
+
+    func read(_ ref: String, tenant: String, reader: String, purpose: String) async throws -> PIIValue {
+        let notFound = HTTPError(ProblemCode("pii_not_found", status: 404, title: "Not found"), detail: "No such value (or it was erased).")
+        guard ref.hasPrefix("pii_"), ref.utf8.count == 36 else { throw notFound }
+        return try await context.pool.withTransaction { conn in
+            guard let row = try await conn.query(
+                "SELECT subject, kind, ciphertext FROM pii_values WHERE ref = \(ref) AND tenant_id = \(tenant)"
+            ).first, let subject = row.string("subject"), let kind = row.string("kind"), let sealed = row.bytes("ciphertext")
+            else { throw notFound }
+            let dataKey = try await subjectKey(tenant: tenant, subject: subject, create: false, on: conn)
+            guard let plain = try? AES256GCM(key: dataKey).open(sealed, associatedData: Array("\(tenant)/\(ref)/\(kind)".utf8)) else {
+                throw notFound
+            }
+            // The read and its audit record commit together: no plaintext leaves unrecorded.
+            try await conn.query(
+                "INSERT INTO pii_reads (at, tenant_id, ref, reader, purpose) VALUES (\(Date()), \(tenant), \(ref), \(reader), \(purpose))")
+            return PIIValue(kind: kind, value: String(decoding: plain, as: UTF8.self))
+        }
+    }
+
+    /// Crypto-shredding: the subject's data key is destroyed, its values deleted.
+    func erase(subject: String, tenant: String) async throws {
+        try await context.pool.withTransaction { conn in
+            try await conn.query(
+                "UPDATE subject_keys SET wrapped_key = NULL, erased_at = \(Date()) WHERE tenant_id = \(tenant) AND subject = \(subject)")
+            try await conn.query("DELETE FROM pii_values WHERE tenant_id = \(tenant) AND subject = \(subject)")
+        }
+    }
+
+    /// The subject's data key, unwrapped (created on first use when `create`).
+    private func subjectKey(tenant: String, subject: String, create: Bool, on conn: PostgresConnection) async throws -> [UInt8] {
+        let aad = Array("\(tenant)/\(subject)".utf8)
+        if create {
+            let fresh = try kek.seal(SecureRandom.bytes(32), associatedData: aad)
+            try await conn.query(
+                """
+                INSERT INTO subject_keys (tenant_id, subject, wrapped_key, created_at) VALUES (\(tenant), \(subject), \(PostgresBytes(fresh)), \(Date()))
+                ON CONFLICT (tenant_id, subject) DO UPDATE SET wrapped_key = COALESCE(subject_keys.wrapped_key, EXCLUDED.wrapped_key),
+                    erased_at = NULL
+                """)
+        }
+        guard let row = try await conn.query(
+            "SELECT wrapped_key FROM subject_keys WHERE tenant_id = \(tenant) AND subject = \(subject) FOR SHARE"
+        ).first, let wrapped = row.bytes("wrapped_key"), let key = try? kek.open(wrapped, associatedData: aad)
+        else { throw HTTPError(ProblemCode("pii_not_found", status: 404, title: "Not found"), detail: "The subject's key is gone.") }
+        return key
+    }
+}

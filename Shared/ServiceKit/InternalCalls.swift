@@ -1,0 +1,84 @@
+import Crypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPServer
+import Platform
+
+/// Service-to-service calls (`/v1/internal/…`): authenticated by a token every service shares
+/// (`SIGNET_INTERNAL_TOKEN`) and the calling service's name (`X-Signet-Service`), which the
+/// callee records in its audit trail.
+public struct InternalCalls: Sendable {
+    public let token: String
+    public let service: String
+
+    public static let developmentToken = "dev-internal-token"
+
+    public init(token: String, service: String) {
+        self.token = token
+        self.service = service
+    }
+
+    public static func fromEnvironment(_ env: Environment = Environment(), service: String) -> InternalCalls {
+        InternalCalls(token: env.string("SIGNET_INTERNAL_TOKEN", default: developmentToken), service: service)
+    }
+
+    /// The calling service's name, for a request that carries the internal token.
+    ///
+    /// - Throws: 401 `unauthorized` otherwise.
+    public func requireCaller(_ request: HTTPRequest) throws -> String {
+        guard let presented = request.bearerToken, presented.utf8.count <= 1024, ConstantTime.secretsEqual(presented, token),
+            let caller = request.header("X-Signet-Service"), ["registration", "authentication", "transaction", "oob", "pii"].contains(caller)
+        else {
+            throw HTTPError(.unauthorized, detail: "Internal calls need the internal token and the calling service.")
+        }
+        return caller
+    }
+
+    /// POSTs JSON to another service and decodes its JSON answer.
+    ///
+    /// - Throws: 503 `service_unavailable` when the other service cannot be reached or fails;
+    ///   its 4xx problem when it refuses (passed on with its code).
+    public func post<Body: Encodable, Answer: Decodable>(_ url: String, _ body: Body, as: Answer.Type) async throws -> Answer {
+        guard let target = URL(string: url) else { throw HTTPError(.internalError) }
+        var request = URLRequest(url: target, timeoutInterval: 5)
+        request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+        request.setValue(service, forHTTPHeaderField: "X-Signet-Service")
+        request.httpBody = try JSONEncoder().encode(body)
+        let unavailable = HTTPError(.unavailable, detail: "A service this request needs is unavailable; retry.")
+        guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { throw unavailable }
+        if (400..<500).contains(http.statusCode), let problem = try? JSONDecoder().decode(ProblemEcho.self, from: data) {
+            throw HTTPError(ProblemCode(problem.code, status: http.statusCode, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field)
+        }
+        guard (200..<300).contains(http.statusCode) else { throw unavailable }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(Answer.self, from: data)
+    }
+
+    private struct ProblemEcho: Decodable {
+        let code: String
+        let title: String?
+        let detail: String?
+        let field: String?
+    }
+}
+
+/// Symmetric keys a service reads from the environment (32 bytes, base64url). Without one a
+/// random key is used and a warning logged: whatever it protects does not survive a restart
+/// and is not shared with other replicas or services.
+public enum ServiceKeys {
+    public static func key(_ variable: String, _ env: Environment = Environment(), logger: Logger) throws -> [UInt8] {
+        if let text = env.optionalString(variable) {
+            guard let key = Base64URL.decode(text), key.count == 32 else {
+                throw Environment.ConfigurationError(variable: variable, reason: "expected 32 bytes, base64url")
+            }
+            return key
+        }
+        logger.warning("\(variable) is not set: using a random key that does not survive a restart")
+        return SecureRandom.bytes(32)
+    }
+}
