@@ -71,7 +71,7 @@ let package = Package(
 
         // MARK: - Services
         .executableTarget(name: "Registration", dependencies: ["ServiceKit", "FIDO", "Crypto", "OTP", "QRCode"], path: "Services/Registration"),
-        .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto", "Rules"], path: "Services/Authentication"),
+        .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto", "Rules", "OTP"], path: "Services/Authentication"),
         .executableTarget(name: "Transaction", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto"], path: "Services/Transaction"),
         .executableTarget(name: "OOB", dependencies: ["ServiceKit"], path: "Services/OOB"),
         .executableTarget(name: "PII", dependencies: ["ServiceKit", "Crypto"], path: "Services/PII"),

@@ -198,5 +198,24 @@ enum AuthenticationMigrations {
             ALTER TABLE signin_flows ADD COLUMN transaction_id text;
             ALTER TABLE signin_flows ADD COLUMN evidence text NOT NULL DEFAULT '[]';
             """),
+            Migration(
+            105, "user_methods_read_model",
+            """
+            -- Non-FIDO methods from registration's events: the vault reference of the destination,
+            -- the sealed TOTP secret, and the last TOTP step used (replays are refused).
+            CREATE TABLE user_methods (
+                tenant_id text NOT NULL,
+                method_id text NOT NULL,
+                username text NOT NULL,
+                type text NOT NULL,
+                status text NOT NULL,
+                pii_ref text,
+                masked text,
+                sealed_secret bytea,
+                last_totp_step bigint,
+                PRIMARY KEY (tenant_id, method_id)
+            );
+            CREATE INDEX user_methods_by_user ON user_methods (tenant_id, username);
+            """),
     ]
 }

@@ -33,6 +33,18 @@ enum CredentialReadModel {
                 WHERE tenant_id = \(e.tenantId) AND credential_id = \(PostgresBytes(id))
                 """)
         }
+        h.on(MethodChanged.self) { e, _, conn in
+            let sealed = e.sealedSecret.flatMap(Base64URL.decode)
+            try await conn.query(
+                """
+                INSERT INTO user_methods (tenant_id, method_id, username, type, status, pii_ref, masked, sealed_secret, last_totp_step)
+                VALUES (\(e.tenantId), \(e.methodId), \(e.username), \(e.type), \(e.status), \(e.piiRef), \(e.masked),
+                    \(sealed.map(PostgresBytes.init)), \(e.lastTotpStep.map(Int64.init)))
+                ON CONFLICT (tenant_id, method_id) DO UPDATE SET status = EXCLUDED.status,
+                    pii_ref = COALESCE(EXCLUDED.pii_ref, user_methods.pii_ref), masked = COALESCE(EXCLUDED.masked, user_methods.masked),
+                    sealed_secret = CASE WHEN EXCLUDED.status = 'DELETED' THEN NULL ELSE COALESCE(EXCLUDED.sealed_secret, user_methods.sealed_secret) END
+                """)
+        }
         h.on(TransactionChanged.self) { e, _, conn in
             guard let hash = Base64URL.decode(e.detailsHash) else { throw EventDecodingError.invalidData("detailsHash") }
             let details = String(decoding: try JSONEncoder().encode(e.details), as: UTF8.self)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Platform
 import Schema
@@ -8,9 +9,14 @@ import ServiceKit
 let logger = Logger(label: "signet.authentication")
 let handles: CeremonyHandles
 let issuer: SessionIssuer
+let codeKeys: CodeMethodKeys
 do {
     handles = try CeremonyHandles.fromEnvironment(logger: logger)
     issuer = try SessionIssuer.fromEnvironment()
+    codeKeys = CodeMethodKeys(
+        methodSecrets: try AES256GCM(key: try ServiceKeys.key("SIGNET_METHOD_SECRET_KEY", logger: logger)),
+        delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", logger: logger)),
+        codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", logger: logger))
 } catch {
     logger.critical("configuration error", metadata: [LogKey.error: "\(error)"])
     exit(78)
@@ -38,12 +44,19 @@ await ServiceRuntime.main(
     let ceremony = AssertionCeremony(context: context)
     let store = PolicyStore(pool: context.pool)
     policies.withLock { $0 = store }
+    PolicyStoreAccess.store.withLock { $0 = store }
     let antiHammering = AntiHammering(context: context)
     let sessions = SessionStore(context: context, issuer: issuer)
     WebAuthnAuthenticationRoutes(context: context, handles: handles, sessions: issuer, ceremony: ceremony).register(on: &router)
     PolicyAdminRoutes(context: context, policies: store).register(on: &router)
     SignInRoutes(
-        context: context, policies: store, methods: [FIDO2Method(ceremony: ceremony)], antiHammering: antiHammering,
+        context: context, policies: store,
+        methods: [
+            FIDO2Method(ceremony: ceremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
+            OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
+            ExternalJWTMethod(), ExternalPasswordMethod(),
+        ],
+        antiHammering: antiHammering,
         facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions, ceremony: ceremony
     ).register(on: &router)
     SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering).register(on: &router)

@@ -196,7 +196,7 @@ struct MethodRoutes: Sendable {
             try await Outbox.enqueue(
                 MethodChanged(
                     tenantId: tenantID, username: username, methodId: methodID, type: type, status: "ACTIVE", piiRef: row.string("pii_ref"),
-                    sealedSecret: row.bytes("sealed_secret").map(Base64URL.encode),
+                    masked: row.string("masked"), sealedSecret: row.bytes("sealed_secret").map(Base64URL.encode),
                     lastTotpStep: lastStep, changedAt: now),
                 source: .registration, subject: tenantID, key: tenantID, on: conn)
             return .confirmed(

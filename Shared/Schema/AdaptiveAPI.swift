@@ -208,12 +208,22 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
     public var signInsPerSecondPerTenant: Int
     /// Named location lists for `withinKm` conditions.
     public var locations: [String: [GeoLocation]]
+    /// Lifetime of e-mail and SMS one-time codes (default 300 s).
+    public var otpLifetimeSeconds: Int
+    /// The `external_jwt` method: JWTs the RP's server issues, checked against its JWKS.
+    public var externalJWT: ExternalJWTSettings?
+    /// The `external_password` method: the RP's URL that checks a password.
+    public var externalPassword: ExternalPasswordSettings?
 
     public init(
         timeZone: String = "UTC", probationAfterFailures: Int = 5, probationSeconds: Int = 30, lockAfterFailures: Int = 10,
         quickAuthWindowSeconds: Int = 60, signInsPerMinutePerIP: Int = 600, signInsPerSecondPerTenant: Int = 2000,
-        locations: [String: [GeoLocation]] = [:]
+        locations: [String: [GeoLocation]] = [:], otpLifetimeSeconds: Int = 300, externalJWT: ExternalJWTSettings? = nil,
+        externalPassword: ExternalPasswordSettings? = nil
     ) {
+        self.otpLifetimeSeconds = otpLifetimeSeconds
+        self.externalJWT = externalJWT
+        self.externalPassword = externalPassword
         self.timeZone = timeZone
         self.probationAfterFailures = probationAfterFailures
         self.probationSeconds = probationSeconds
@@ -226,7 +236,7 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case timeZone, probationAfterFailures, probationSeconds, lockAfterFailures, quickAuthWindowSeconds, signInsPerMinutePerIP,
-            signInsPerSecondPerTenant, locations
+            signInsPerSecondPerTenant, locations, otpLifetimeSeconds, externalJWT, externalPassword
     }
 
     /// Members absent from the document take their defaults.
@@ -241,6 +251,9 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
         signInsPerMinutePerIP = try c.decodeIfPresent(Int.self, forKey: .signInsPerMinutePerIP) ?? d.signInsPerMinutePerIP
         signInsPerSecondPerTenant = try c.decodeIfPresent(Int.self, forKey: .signInsPerSecondPerTenant) ?? d.signInsPerSecondPerTenant
         locations = try c.decodeIfPresent([String: [GeoLocation]].self, forKey: .locations) ?? d.locations
+        otpLifetimeSeconds = try c.decodeIfPresent(Int.self, forKey: .otpLifetimeSeconds) ?? d.otpLifetimeSeconds
+        externalJWT = try c.decodeIfPresent(ExternalJWTSettings.self, forKey: .externalJWT)
+        externalPassword = try c.decodeIfPresent(ExternalPasswordSettings.self, forKey: .externalPassword)
     }
 
     /// The first rule the settings break, as (field, message).
@@ -254,6 +267,12 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
         if !(5...600).contains(quickAuthWindowSeconds) { return ("quickAuthWindowSeconds", "quickAuthWindowSeconds must be 5-600.") }
         if !(1...1_000_000).contains(signInsPerMinutePerIP) { return ("signInsPerMinutePerIP", "signInsPerMinutePerIP must be 1-1000000.") }
         if !(1...1_000_000).contains(signInsPerSecondPerTenant) { return ("signInsPerSecondPerTenant", "signInsPerSecondPerTenant must be 1-1000000.") }
+        if !(30...3600).contains(otpLifetimeSeconds) { return ("otpLifetimeSeconds", "otpLifetimeSeconds must be 30-3600.") }
+        if let j = externalJWT {
+            guard Self.isHTTPURL(j.jwksURL) else { return ("externalJWT.jwksURL", "jwksURL must be an http(s) URL.") }
+            guard !j.issuer.isEmpty, !j.audience.isEmpty else { return ("externalJWT", "issuer and audience are required.") }
+        }
+        if let p = externalPassword, !Self.isHTTPURL(p.verifyURL) { return ("externalPassword.verifyURL", "verifyURL must be an http(s) URL.") }
         if locations.count > 100 { return ("locations", "At most 100 location lists.") }
         for (name, points) in locations {
             guard (1...64).contains(name.count), name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }) else {
@@ -267,8 +286,16 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
         return nil
     }
 
+    static func isHTTPURL(_ s: String) -> Bool {
+        guard let url = URL(string: s), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host != nil else { return false }
+        return s.utf8.count <= 2048
+    }
+
     public static var fullExample: AuthenticationSettings {
-        AuthenticationSettings(timeZone: "Europe/Paris", locations: ["offices": [GeoLocation(lat: 48.8566, lon: 2.3522), GeoLocation(lat: 51.5072, lon: -0.1276)]])
+        AuthenticationSettings(
+            timeZone: "Europe/Paris", locations: ["offices": [GeoLocation(lat: 48.8566, lon: 2.3522), GeoLocation(lat: 51.5072, lon: -0.1276)]],
+            externalJWT: ExternalJWTSettings(issuer: "https://rp.example", audience: "signet", jwksURL: "https://rp.example/jwks.json"),
+            externalPassword: ExternalPasswordSettings(verifyURL: "https://rp.example/password-check", bearerToken: "rp-secret"))
     }
 }
 
@@ -279,4 +306,30 @@ public struct RegistrationAnswerRequest: Codable, Sendable, Equatable {
     public var answer: String
     public init(answer: String) { self.answer = answer }
     public static var fullExample: RegistrationAnswerRequest { RegistrationAnswerRequest(answer: "NOT_NOW") }
+}
+
+/// The `external_jwt` method of a tenant: the RP's server issues a JWT for the user (`sub` the
+/// username), the client passes it, Signet checks it against the RP's JWKS.
+public struct ExternalJWTSettings: Codable, Sendable, Equatable {
+    public var issuer: String
+    public var audience: String
+    public var jwksURL: String
+    public init(issuer: String, audience: String, jwksURL: String) {
+        self.issuer = issuer
+        self.audience = audience
+        self.jwksURL = jwksURL
+    }
+}
+
+/// The `external_password` method of a tenant: Signet posts `{"username","password"}` to the
+/// RP's URL and counts a 2xx answer as success.
+public struct ExternalPasswordSettings: Codable, Sendable, Equatable {
+    public var verifyURL: String
+    /// Sent as `Authorization: Bearer` so the RP knows the call is Signet's. Never returned by
+    /// GET (answered as `"***"`).
+    public var bearerToken: String?
+    public init(verifyURL: String, bearerToken: String? = nil) {
+        self.verifyURL = verifyURL
+        self.bearerToken = bearerToken
+    }
 }

@@ -17,6 +17,8 @@ public struct MethodChanged: EventPayload {
     public var status: String
     /// The pii service's reference of the e-mail address or phone number.
     public var piiRef: String?
+    /// Its masked form (`e•••@example.com`), for screens.
+    public var masked: String?
     /// base64url AES-256-GCM of the TOTP secret.
     public var sealedSecret: String?
     /// The TOTP time step used to confirm the method (sign-in refuses it and earlier ones).
@@ -24,9 +26,10 @@ public struct MethodChanged: EventPayload {
     public var changedAt: Date
 
     public init(
-        tenantId: String, username: String, methodId: String, type: String, status: String, piiRef: String?, sealedSecret: String?,
-        lastTotpStep: Int?, changedAt: Date
+        tenantId: String, username: String, methodId: String, type: String, status: String, piiRef: String?, masked: String? = nil,
+        sealedSecret: String?, lastTotpStep: Int?, changedAt: Date
     ) {
+        self.masked = masked
         self.tenantId = tenantId
         self.username = username
         self.methodId = methodId
@@ -41,12 +44,13 @@ public struct MethodChanged: EventPayload {
     public static var fullExample: MethodChanged {
         MethodChanged(
             tenantId: "demo", username: "user-4711", methodId: "m_0f1e2d3c4b5a69788796a5b4c3d2e1f0", type: "totp", status: "ACTIVE",
-            piiRef: "pii_0f1e2d3c4b5a69788796a5b4c3d2e1f0", sealedSecret: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", lastTotpStep: 58_800_000,
+            piiRef: "pii_0f1e2d3c4b5a69788796a5b4c3d2e1f0", masked: "e•••@example.com", sealedSecret: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", lastTotpStep: 58_800_000,
             changedAt: Date(timeIntervalSince1970: 1_764_000_000))
     }
     public static var minimalExample: MethodChanged {
         var e = fullExample
         e.piiRef = nil
+        e.masked = nil
         e.sealedSecret = nil
         e.lastTotpStep = nil
         return e

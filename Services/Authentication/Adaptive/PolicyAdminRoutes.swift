@@ -41,14 +41,21 @@ struct PolicyAdminRoutes: Sendable {
             guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
             let settings = try request.decode(AuthenticationSettings.self)
             try await policies.putSettings(settings, tenant: tenant, context: context)
-            return try .json(settings, headers: [("Cache-Control", "no-store")])
+            return try .json(Self.redacted(settings), headers: [("Cache-Control", "no-store")])
         }
         router.get("/v1/admin/tenants/{tenant}/authentication-settings") { request, ctx in
             _ = try context.requireAdmin(request)
             let tenant = ctx.parameter("tenant")
             guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
-            return try .json(try await policies.policy(for: tenant).settings, headers: [("Cache-Control", "no-store")])
+            return try .json(Self.redacted(try await policies.policy(for: tenant).settings), headers: [("Cache-Control", "no-store")])
         }
+    }
+
+    /// Settings as answered: the RP's bearer token for password checks is never returned.
+    static func redacted(_ settings: AuthenticationSettings) -> AuthenticationSettings {
+        var s = settings
+        if s.externalPassword?.bearerToken != nil { s.externalPassword?.bearerToken = "***" }
+        return s
     }
 
     private func target(_ ctx: RequestContext) async throws -> (String, Ruleset.Kind) {

@@ -17,9 +17,22 @@ struct UserFacts: Sendable {
         let userHandle: String
     }
 
+    /// A non-FIDO method (from registration's events).
+    struct Method: Sendable {
+        let id: String
+        let type: String
+        let piiRef: String?
+        let masked: String?
+        let sealedSecret: [UInt8]?
+    }
+
     let username: String?
     /// Active credentials.
     let credentials: [Credential]
+    /// Active non-FIDO methods.
+    var methods: [Method] = []
+    /// The tenant's settings (which external methods it configured).
+    var settings = AuthenticationSettings()
     let failures: AntiHammering.UserRecord
     let lastSignIn: Date?
     let registrationAnswer: String?
@@ -27,6 +40,18 @@ struct UserFacts: Sendable {
 
     static let anonymous = UserFacts(
         username: nil, credentials: [], failures: AntiHammering.UserRecord(), lastSignIn: nil, registrationAnswer: nil, registrationAnsweredAt: nil)
+
+    init(
+        username: String?, credentials: [Credential], failures: AntiHammering.UserRecord, lastSignIn: Date?, registrationAnswer: String?,
+        registrationAnsweredAt: Date?
+    ) {
+        self.username = username
+        self.credentials = credentials
+        self.failures = failures
+        self.lastSignIn = lastSignIn
+        self.registrationAnswer = registrationAnswer
+        self.registrationAnsweredAt = registrationAnsweredAt
+    }
 }
 
 /// One way of proving who one is, as a step of a sign-in flow. FIDO2 is the first; OTPs,
@@ -39,14 +64,21 @@ protocol AuthenticationMethod: Sendable {
     /// nothing registered). A sequence listing the method more often is removed.
     func capacity(for user: UserFacts) -> Int
 
-    /// Starts the method: what the client needs (JSON), and state the flow keeps, sealed in its
-    /// row, until verification.
-    func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> (response: [UInt8], pending: [UInt8])
+    /// Starts the method: what the client needs (JSON), state the flow keeps until
+    /// verification, and events to publish with it (a code to deliver) in the same transaction.
+    func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge
 
     /// Checks the client's answer against the pending state.
     ///
     /// - Throws: 400 problem+json naming the failed check (counted by anti-hammering).
     func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome
+}
+
+/// A method's challenge.
+struct MethodChallenge: Sendable {
+    let response: [UInt8]
+    let pending: [UInt8]
+    var outbox: [EventEnvelope] = []
 }
 
 /// What a method's success establishes.
@@ -73,7 +105,7 @@ struct FIDO2Method: AuthenticationMethod {
         user.username == nil ? 1 : user.credentials.count
     }
 
-    func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> (response: [UInt8], pending: [UInt8]) {
+    func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
         // A transaction confirmation signs the dynamic-linking challenge of the details shown
         // (FIDO.DynamicLinkingChallenge); the pending state keeps only the nonce, and verify
         // derives the challenge again from the transaction as it is then.
@@ -97,7 +129,7 @@ struct FIDO2Method: AuthenticationMethod {
             challenge: Base64URL.encode(challenge), timeout: Int(Self.challengeLifetime * 1000), rpId: tenant.rpId, allowCredentials: allow,
             userVerification: "preferred", hints: [])
         let body = try JSONEncoder().encode(FIDO2Challenge(publicKey: options))
-        return (Array(body), pending)
+        return MethodChallenge(response: Array(body), pending: pending)
     }
 
     func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {

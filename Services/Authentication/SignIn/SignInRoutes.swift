@@ -82,7 +82,7 @@ struct SignInRoutes: Sendable {
             facts.merge(tx.contextFacts) { _, fromTransaction in fromTransaction }
             transaction = tx
         }
-        let user = try await self.facts.load(tenant: tenantID, username: username)
+        let user = try await self.facts.load(tenant: tenantID, username: username, settings: policy.settings)
         let factDocument = UserFactsLoader.facts(signals: signals, context: facts, user: user, methods: methods, settings: policy.settings, now: now)
         let decision = policy.authentication.evaluate(factDocument)
         var expires = now.addingTimeInterval(Double(decision.maxTimeSeconds ?? RuleAction.defaultMaxTimeSeconds))
@@ -175,13 +175,18 @@ struct SignInRoutes: Sendable {
         let policy = try await policies.policy(for: flow.tenant)
         try admit(request, tenant: flow.tenant, settings: policy.settings)
         let now = Date()
-        let user = try await facts.load(tenant: flow.tenant, username: flow.username)
+        let user = try await facts.load(tenant: flow.tenant, username: flow.username, settings: policy.settings)
         try AntiHammering.require(user.failures.standing(method.name, now: now), now: now)
-        let (response, pending) = try await method.challenge(flow: flow, user: user, tenant: tenant, request: request)
+        let started = try await method.challenge(flow: flow, user: user, tenant: tenant, request: request)
         flow.pendingMethod = method.name
-        flow.pendingState = pending
-        try await context.pool.withConnection { conn in try await flow.save(on: conn) }
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: response)
+        flow.pendingState = started.pending
+        try await context.withTransaction { conn in
+            try await flow.save(on: conn)
+            for envelope in started.outbox {
+                try await Outbox.enqueue(envelope, topic: Topic.deliveryRequests, key: flow.tenant, on: conn)
+            }
+        }
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: started.response)
     }
 
     func verify(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
@@ -226,7 +231,7 @@ struct SignInRoutes: Sendable {
         var suggestion: RegistrationSuggestion?
         if let satisfied = flow.progress.satisfied {
             flow.status = .succeeded
-            let user = try await facts.load(tenant: flow.tenant, username: outcome.username)
+            let user = try await facts.load(tenant: flow.tenant, username: outcome.username, settings: policy.settings)
             suggestion = registrationSuggestion(policy: policy, user: user, now: now)
             var decision: TransactionDecision?
             if let id = flow.transactionId {
@@ -350,7 +355,7 @@ struct SignInRoutes: Sendable {
         let verified = try await ceremony.verify(
             body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: usedUntil, expectedUsername: nil, userVerification: "preferred",
             sessionID: nil, logger: ctx.logger)
-        let user = try await facts.load(tenant: tenantID, username: verified.username)
+        let user = try await facts.load(tenant: tenantID, username: verified.username, settings: policy.settings)
         let document = UserFactsLoader.facts(signals: signals, context: contextFacts, user: user, methods: methods, settings: policy.settings, now: now)
         let decision = policy.authentication.evaluate(document)
         var flow = SignInFlow(

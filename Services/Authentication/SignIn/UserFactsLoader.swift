@@ -13,9 +13,13 @@ struct UserFactsLoader: Sendable {
     let context: ServiceContext
     let antiHammering: AntiHammering
 
-    func load(tenant: String, username: String?) async throws -> UserFacts {
-        guard let username else { return .anonymous }
-        let (credentialRows, stateRow) = try await context.pool.withConnection { conn in
+    func load(tenant: String, username: String?, settings: AuthenticationSettings = AuthenticationSettings()) async throws -> UserFacts {
+        guard let username else {
+            var anonymous = UserFacts.anonymous
+            anonymous.settings = settings
+            return anonymous
+        }
+        let (credentialRows, stateRow, methodRows) = try await context.pool.withConnection { conn in
             let credentials = try await conn.query(
                 """
                 SELECT credential_id, aaguid::text AS aaguid, backup_eligible, backup_state, array_to_json(transports)::text AS transports, user_handle
@@ -29,7 +33,12 @@ struct UserFactsLoader: Sendable {
                 WHERE tenant_id = \(tenant) AND username = \(username)
                 """
             ).first
-            return (credentials, state)
+            let methods = try await conn.query(
+                """
+                SELECT method_id, type, pii_ref, masked, sealed_secret FROM user_methods
+                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'ACTIVE' ORDER BY method_id
+                """)
+            return (credentials, state, methods)
         }
         let credentials = credentialRows.compactMap { row -> UserFacts.Credential? in
             guard let id = row.bytes("credential_id"), let handle = row.bytes("user_handle") else { return nil }
@@ -37,10 +46,16 @@ struct UserFactsLoader: Sendable {
                 id: Base64URL.encode(id), aaguid: row.string("aaguid"), backupEligible: row.bool("backup_eligible") ?? false,
                 backupState: row.bool("backup_state") ?? false, transports: row.stringArray("transports") ?? [], userHandle: Base64URL.encode(handle))
         }
-        return UserFacts(
+        var user = UserFacts(
             username: username, credentials: credentials, failures: try await antiHammering.record(tenant: tenant, username: username),
             lastSignIn: stateRow?.date("last_signin_at"), registrationAnswer: stateRow?.string("registration_answer"),
             registrationAnsweredAt: stateRow?.date("registration_answered_at"))
+        user.methods = methodRows.compactMap { row in
+            guard let id = row.string("method_id"), let type = row.string("type") else { return nil }
+            return UserFacts.Method(id: id, type: type, piiRef: row.string("pii_ref"), masked: row.string("masked"), sealedSecret: row.bytes("sealed_secret"))
+        }
+        user.settings = settings
+        return user
     }
 
     /// The facts document for rules.

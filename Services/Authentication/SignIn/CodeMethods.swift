@@ -1,0 +1,270 @@
+import Crypto
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import HTTPServer
+import OTP
+import Postgres
+import Schema
+import ServiceKit
+import Synchronization
+import Tokens
+
+/// Keys of the code-based methods.
+struct CodeMethodKeys: Sendable {
+    /// Opens TOTP secrets sealed by the registration service.
+    let methodSecrets: AES256GCM
+    /// Seals one-time codes to the oob-notification service.
+    let delivery: AES256GCM
+    /// Keys the hashes of one-time codes kept in flows.
+    let codeHashKey: [UInt8]
+}
+
+/// `email_otp` and `sms_otp`: a 6-digit code from a CSPRNG, delivered by the oob-notification
+/// service (the code sealed to it, the destination a vault reference), valid for the tenant's
+/// `otpLifetimeSeconds`, kept in the flow only as a keyed hash, single use, compared in
+/// constant time. For a transaction, the message states its amount and payee.
+struct OneTimeCodeMethod: AuthenticationMethod {
+    let name: String
+    let channel: String
+    let keys: CodeMethodKeys
+    let pool: PostgresPool
+
+    func capacity(for user: UserFacts) -> Int { user.methods.filter { $0.type == name }.count }
+
+    func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
+        guard let method = user.methods.first(where: { $0.type == name }), let piiRef = method.piiRef else {
+            throw HTTPError(ProblemCode("method_unavailable", status: 409, title: "Method unavailable"), detail: "This user has no such method.")
+        }
+        let now = Date()
+        let lifetime = Double(user.settings.otpLifetimeSeconds)
+        let code = try OneTimeCode.generate(digits: 6)
+        let hash = try OneTimeCode.storageHash(of: code, key: keys.codeHashKey, context: Array("\(flow.id)/\(method.id)".utf8))
+        var parameters: [String: String] = ["minutes": String(max(1, Int(lifetime / 60)))]
+        var template = "otp"
+        if let id = flow.transactionId {
+            let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: pool, now: now)
+            template = "transaction_otp"
+            parameters["amount"] = tx.details.amount
+            parameters["currency"] = tx.details.currency
+            parameters["payee"] = tx.details.payee
+        }
+        let deliveryID = "d_" + Hex.encode(SecureRandom.bytes(16))
+        let sealed = try keys.delivery.seal(Array(code.utf8), associatedData: Array(deliveryID.utf8))
+        let request = DeliveryRequested(
+            tenantId: flow.tenant, deliveryId: deliveryID, channel: channel, piiRef: piiRef, template: template, locale: "en",
+            sealedCode: Base64URL.encode(sealed), parameters: parameters, expiresAt: now.addingTimeInterval(lifetime))
+        let envelope = try EventEnvelope(request, source: ServiceName.authentication.eventSource, subject: flow.tenant)
+        // pending: 2, expiry (8 bytes, Unix seconds), hash (32), method id.
+        var pending: [UInt8] = [2]
+        let expiry = UInt64(now.addingTimeInterval(lifetime).timeIntervalSince1970)
+        for shift in stride(from: 56, through: 0, by: -8) { pending.append(UInt8(truncatingIfNeeded: expiry >> UInt64(shift))) }
+        pending += hash + Array(method.id.utf8)
+        struct Sent: Encodable {
+            let delivery: [String: String]
+            let expiresAt: Date
+        }
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let body = try encoder.encode(Sent(delivery: ["channel": channel, "destination": method.masked ?? ""], expiresAt: now.addingTimeInterval(lifetime)))
+        return MethodChallenge(response: Array(body), pending: pending, outbox: [envelope])
+    }
+
+    func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {
+        guard pending.count > 41, pending[0] == 2, let username = flow.username else { throw HTTPError(.invalidHandle, detail: "No code is pending; ask for one.") }
+        let body = try request.decode(CodeRequest.self)
+        var expiry: UInt64 = 0
+        for i in 1...8 { expiry = expiry << 8 | UInt64(pending[i]) }
+        let hash = Array(pending[9..<41])
+        let methodID = String(decoding: pending[41...], as: UTF8.self)
+        let refused = { (code: String, detail: String) in HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail) }
+        guard Double(expiry) > Date().timeIntervalSince1970 else { throw refused("code_expired", "The code expired; ask for another.") }
+        guard OneTimeCode.matches(body.code, digits: 6, storedHash: hash, key: keys.codeHashKey, context: Array("\(flow.id)/\(methodID)".utf8)) else {
+            throw refused("code_mismatch", "The code is not right.")
+        }
+        return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
+    }
+}
+
+/// `totp` (RFC 6238): SHA-1, 6 digits, 30 s, ±1 step of drift; each step works once per
+/// method (the last step used is kept, and earlier ones are refused).
+struct TOTPMethod: AuthenticationMethod {
+    let name = "totp"
+    let keys: CodeMethodKeys
+    let pool: PostgresPool
+
+    func capacity(for user: UserFacts) -> Int { user.methods.filter { $0.type == name }.count }
+
+    func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
+        guard let method = user.methods.first(where: { $0.type == name }) else {
+            throw HTTPError(ProblemCode("method_unavailable", status: 409, title: "Method unavailable"), detail: "This user has no authenticator app.")
+        }
+        return MethodChallenge(response: Array(#"{"prompt":"totp","digits":6}"#.utf8), pending: [3] + Array(method.id.utf8))
+    }
+
+    func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {
+        guard pending.count > 1, pending[0] == 3, let username = flow.username else { throw HTTPError(.invalidHandle, detail: "Ask for the challenge first.") }
+        let body = try request.decode(CodeRequest.self)
+        let methodID = String(decoding: pending[1...], as: UTF8.self)
+        let refused = { (code: String, detail: String) in HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail) }
+        guard let row = try await pool.withConnection({ conn in
+            try await conn.query(
+                """
+                SELECT sealed_secret, last_totp_step FROM user_methods
+                WHERE tenant_id = \(flow.tenant) AND method_id = \(methodID) AND username = \(username) AND status = 'ACTIVE'
+                """)
+        }).first, let sealed = row.bytes("sealed_secret"),
+            let secret = try? keys.methodSecrets.open(sealed, associatedData: Array("\(flow.tenant)/\(methodID)".utf8))
+        else { throw refused("method_unavailable", "This authenticator app is no longer registered.") }
+        let last = row.int64("last_totp_step").map { UInt64($0) }
+        let step: UInt64
+        do {
+            step = try TOTP(secret: try OTPSecret(bytes: secret)).verify(body.code, at: Date(), window: 1, after: last)
+        } catch let error as OTPError where error.code == .replayedCode {
+            throw refused("code_replayed", "This code was already used.")
+        } catch {
+            throw refused("code_mismatch", "The code is not right.")
+        }
+        // The step is recorded only if no concurrent verification recorded it (or a later one).
+        let updated = try await pool.withConnection { conn in
+            try await conn.query(
+                """
+                UPDATE user_methods SET last_totp_step = \(Int64(step))
+                WHERE tenant_id = \(flow.tenant) AND method_id = \(methodID) AND (last_totp_step IS NULL OR last_totp_step < \(Int64(step)))
+                """)
+        }
+        guard updated.affectedRows == 1 else { throw refused("code_replayed", "This code was already used.") }
+        return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
+    }
+}
+
+/// `external_jwt`: a JWT issued by the RP's server for the user (`sub` = username), checked
+/// against the tenant's configured JWKS, issuer and audience. The algorithm is the key's (a
+/// key's `alg`/type decides), never the token's.
+struct ExternalJWTMethod: AuthenticationMethod {
+    let name = "external_jwt"
+    let cache = JWKSCache()
+
+    func capacity(for user: UserFacts) -> Int { user.settings.externalJWT != nil && user.username != nil ? 1 : 0 }
+
+    func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
+        MethodChallenge(response: Array(#"{"expects":"jwt"}"#.utf8), pending: [4])
+    }
+
+    func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {
+        struct Body: Decodable { let jwt: String }
+        guard pending == [4], let username = flow.username else { throw HTTPError(.invalidHandle, detail: "Ask for the challenge first.") }
+        let body = try request.decode(Body.self)
+        let refused = { (code: String, detail: String) in HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail) }
+        let policy = try await PolicyStoreAccess.settings(tenant: flow.tenant)
+        guard let settings = policy.externalJWT else { throw refused("method_unavailable", "The tenant has no external JWT method.") }
+        let keys = try await keySet(settings.jwksURL)
+        let options = JWTValidationOptions(
+            issuer: settings.issuer, audience: settings.audience, allowedAlgorithms: [.es256, .es384, .es512, .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .edDSA], maximumLifetime: 3600,
+            requiredClaims: ["sub", "iat"])
+        do {
+            let jwt = try JWTVerifier(keySet: keys, options: options).verify(body.jwt, now: Date())
+            guard jwt.claims.subject == username else { throw refused("jwt_subject_mismatch", "The token is for another user.") }
+        } catch let error as JOSEError {
+            throw refused("jwt_" + error.code.rawValue, "The token was refused (\(error.code.rawValue)).")
+        }
+        return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
+    }
+
+    private func keySet(_ url: String) async throws -> JWKSet {
+        if let (keys, at) = cache.entries.withLock({ $0[url] }), ContinuousClock.now - at < .seconds(300) { return keys }
+        guard let target = URL(string: url), let (data, response) = try? await URLSession.shared.data(for: URLRequest(url: target, timeoutInterval: 5)),
+            (response as? HTTPURLResponse)?.statusCode == 200, data.count <= 64 * 1024, let keys = try? JWKSet(json: Array(data))
+        else { throw HTTPError(.unavailable, detail: "The relying party's keys cannot be fetched.") }
+        cache.entries.withLock { e in
+            if e.count > 1000 { e.removeAll() }
+            e[url] = (keys, .now)
+        }
+        return keys
+    }
+}
+
+/// Fetched JWK Sets by URL, for five minutes.
+final class JWKSCache: Sendable {
+    let entries = Mutex<[String: (JWKSet, ContinuousClock.Instant)]>([:])
+}
+
+/// `external_password`: the password goes to the tenant's RP URL with the username; a 2xx
+/// answer is success. The password is never stored or logged; the bytes this service holds are
+/// overwritten after the call (the decoded request body and the request sent).
+struct ExternalPasswordMethod: AuthenticationMethod {
+    let name = "external_password"
+
+    func capacity(for user: UserFacts) -> Int { user.settings.externalPassword != nil && user.username != nil ? 1 : 0 }
+
+    func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
+        MethodChallenge(response: Array(#"{"expects":"password"}"#.utf8), pending: [5])
+    }
+
+    func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {
+        guard pending == [5], let username = flow.username else { throw HTTPError(.invalidHandle, detail: "Ask for the challenge first.") }
+        let refused = { (code: String, detail: String) in HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail) }
+        guard let settings = try await PolicyStoreAccess.settings(tenant: flow.tenant).externalPassword, let url = URL(string: settings.verifyURL) else {
+            throw refused("method_unavailable", "The tenant has no external password method.")
+        }
+        guard var password = PasswordBody.password(in: request.body) else { throw HTTPError.invalid("password", "Give the password.") }
+        var outgoing = Array(#"{"username":"#.utf8) + JSONEscaping.quoted(Array(username.utf8)) + Array(#","password":"#.utf8)
+            + JSONEscaping.quoted(password) + [UInt8(ascii: "}")]
+        defer {
+            for i in password.indices { password[i] = 0 }
+            for i in outgoing.indices { outgoing[i] = 0 }
+        }
+        var call = URLRequest(url: url, timeoutInterval: 5)
+        call.httpMethod = "POST"
+        call.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        if let token = settings.bearerToken { call.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
+        call.httpBody = Data(outgoing)
+        guard let (_, response) = try? await URLSession.shared.data(for: call), let status = (response as? HTTPURLResponse)?.statusCode else {
+            throw HTTPError(.unavailable, detail: "The relying party's password check is unavailable.")
+        }
+        switch status {
+        case 200..<300: return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
+        case 400..<500: throw refused("password_invalid", "The password was refused.")
+        default: throw HTTPError(.unavailable, detail: "The relying party's password check is unavailable.")
+        }
+    }
+}
+
+/// The password of an `external_password` verify body, `{"password": "…"}`, as bytes (so that
+/// they can be overwritten), without going through a `String`.
+enum PasswordBody {
+    static func password(in body: [UInt8]) -> [UInt8]? {
+        guard body.count <= 4096, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
+            object.count == 1, let text = object["password"] as? String, (1...1024).contains(text.utf8.count)
+        else { return nil }
+        return Array(text.utf8)
+    }
+}
+
+/// Minimal JSON string quoting of UTF-8 bytes.
+enum JSONEscaping {
+    static func quoted(_ bytes: [UInt8]) -> [UInt8] {
+        var out: [UInt8] = [0x22]
+        let hex = Array("0123456789abcdef".utf8)
+        for b in bytes {
+            switch b {
+            case 0x22: out += [0x5C, 0x22]
+            case 0x5C: out += [0x5C, 0x5C]
+            case 0..<0x20: out += [0x5C, 0x75, 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]]
+            default: out.append(b)
+            }
+        }
+        out.append(0x22)
+        return out
+    }
+}
+
+/// The policy store, for methods that need the tenant's settings at verification.
+enum PolicyStoreAccess {
+    static let store = Mutex<PolicyStore?>(nil)
+    static func settings(tenant: String) async throws -> AuthenticationSettings {
+        guard let store = store.withLock({ $0 }) else { return AuthenticationSettings() }
+        return try await store.policy(for: tenant).settings
+    }
+}
