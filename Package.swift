@@ -36,6 +36,12 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", path: "Shared/CZlib", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CCurl", path: "Shared/CCurl", pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]),
+        // curl_easy_setopt and curl_easy_getinfo are variadic; this header exposes only void
+        // pointers and plain C types.
+        .target(name: "CCurlShims", path: "Shared/CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
         // Variadic and macro-only C calls (MHD_start_daemon, rd_kafka_producev, the mock
         // cluster's TCP relay). Its header exposes only void pointers so that no C type is
         // declared by two Clang modules.
@@ -64,6 +70,7 @@ let package = Package(
         .target(name: "Rules", dependencies: ["Tokens"], path: "Shared/Rules"),
         .target(name: "OTP", dependencies: ["COpenSSL"], path: "Shared/OTP"),
         .target(name: "QRCode", dependencies: ["CQREncode", "CZlib"], path: "Shared/QRCode"),
+        .target(name: "Delivery", dependencies: ["CCurl", "CCurlShims"], path: "Shared/Delivery"),
         .target(
             name: "ServiceKit",
             dependencies: ["Platform", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
@@ -73,7 +80,7 @@ let package = Package(
         .executableTarget(name: "Registration", dependencies: ["ServiceKit", "FIDO", "Crypto", "OTP", "QRCode"], path: "Services/Registration"),
         .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto", "Rules", "OTP"], path: "Services/Authentication"),
         .executableTarget(name: "Transaction", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto"], path: "Services/Transaction"),
-        .executableTarget(name: "OOB", dependencies: ["ServiceKit"], path: "Services/OOB"),
+        .executableTarget(name: "OOB", dependencies: ["ServiceKit", "Delivery", "Crypto"], path: "Services/OOB"),
         .executableTarget(name: "PII", dependencies: ["ServiceKit", "Crypto"], path: "Services/PII"),
 
         // MARK: - Tools
@@ -95,6 +102,7 @@ let package = Package(
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Tokens"], path: "Tests/RulesTests"),
         .testTarget(name: "OTPTests", dependencies: ["OTP"], path: "Tests/OTPTests"),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "CZlib"], path: "Tests/QRCodeTests"),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "CCurl"], path: "Tests/DeliveryTests"),
         .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "TestSupport"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
@@ -107,7 +115,7 @@ let package = Package(
     ]
 )
 
-for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims"].contains(target.name) {
+for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

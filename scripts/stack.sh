@@ -152,6 +152,43 @@ dev_keys() {
     export SIGNET_CEREMONY_KEY="${SIGNET_CEREMONY_KEY:-$(cat "$DATA/keys/ceremony.key")}"
     export SIGNET_SIGNING_KEY_FILE="${SIGNET_SIGNING_KEY_FILE:-$DATA/keys/session-signing.pem}"
     export SIGNET_TCTOKEN_KEY_SEAL="${SIGNET_TCTOKEN_KEY_SEAL:-$(cat "$DATA/keys/tctoken-seal.key")}"
+    # Keys shared between services: TOTP secrets (registration → authentication), one-time
+    # codes sealed to the oob service, code hashes, the vault's key-encryption key.
+    for k in pii-kek delivery method-secret otp-hash; do
+        [ -s "$DATA/keys/$k.key" ] || head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$DATA/keys/$k.key"
+    done
+    chmod 600 "$DATA/keys/"*
+    export SIGNET_PII_KEK="${SIGNET_PII_KEK:-$(cat "$DATA/keys/pii-kek.key")}"
+    export SIGNET_DELIVERY_KEY="${SIGNET_DELIVERY_KEY:-$(cat "$DATA/keys/delivery.key")}"
+    export SIGNET_METHOD_SECRET_KEY="${SIGNET_METHOD_SECRET_KEY:-$(cat "$DATA/keys/method-secret.key")}"
+    export SIGNET_OTP_HASH_KEY="${SIGNET_OTP_HASH_KEY:-$(cat "$DATA/keys/otp-hash.key")}"
+}
+
+# Python tooling (PyPI) in a venv of the data folder: the local mail and SMS sinks, and the
+# test tools.
+python_env() {
+    [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv" >/dev/null
+    "$DATA/venv/bin/python" -c 'import aiosmtpd' 2>/dev/null ||
+        "$DATA/venv/bin/pip" install -q -r "$ROOT/Tools/Sinks/requirements.txt"
+}
+
+# Local SMTP and SMS sinks: every message delivered is a file under $DATA/sinks/email or
+# $DATA/sinks/sms (the oob service sends there by default).
+start_sinks() {
+    python_env
+    mkdir -p "$DATA/sinks/email" "$DATA/sinks/sms"
+    for p in 2525 2580; do port_free "$p" || { log "port $p is taken"; exit 1; }; done
+    "$DATA/venv/bin/python" "$ROOT/Tools/Sinks/smtp_sink.py" --host 127.0.0.1 --port 2525 --dir "$DATA/sinks/email" \
+        >>"$DATA/logs/smtp-sink.log" 2>&1 &
+    echo $! >"$DATA/run/smtp-sink.pid"
+    "$DATA/venv/bin/python" "$ROOT/Tools/Sinks/sms_sink.py" --host 127.0.0.1 --port 2580 --dir "$DATA/sinks/sms" \
+        >>"$DATA/logs/sms-sink.log" 2>&1 &
+    echo $! >"$DATA/run/sms-sink.pid"
+    local deadline=$((SECONDS + 20))
+    until grep -q listening "$DATA/logs/smtp-sink.log" 2>/dev/null && grep -q listening "$DATA/logs/sms-sink.log" 2>/dev/null; do
+        [ $SECONDS -lt $deadline ] || { log "sinks did not start; see $DATA/logs/*-sink.log"; exit 1; }
+        sleep 0.2
+    done
 }
 
 start_services() {
@@ -236,6 +273,8 @@ down() {
     for entry in $SERVICES; do signal_pidfile "${entry%%:*}" TERM; done
     for entry in $SERVICES; do stop_pidfile "${entry%%:*}"; done
     stop_pidfile devbroker
+    stop_pidfile smtp-sink
+    stop_pidfile sms-sink
     stop_postgres
 }
 
@@ -247,6 +286,7 @@ up() {
     local bin; bin="$(swift build -c "$config" --show-bin-path)"
     start_postgres
     start_broker "$bin"
+    start_sinks
     start_services "$bin"
     start_gateway
     seed
@@ -292,7 +332,7 @@ test)
     log "building the services and tests (debug)"
     build --build-tests
     up debug
-    export SIGNET_TEST_STACK=1 SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" SIGNET_DATA_DIR="$DATA"
+    export SIGNET_TEST_STACK=1 SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" SIGNET_DATA_DIR="$DATA" SIGNET_SINK_PYTHON="$DATA/venv/bin/python"
     status=0
     # Python test tooling (PyPI) in a venv of the data folder.
     [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv" >/dev/null

@@ -1,5 +1,19 @@
+import Delivery
+import Foundation
+import Platform
 import ServiceKit
 
-// The oob service. So far it keeps its tenant read model from registration's events and
-// serves the platform endpoints; its own capabilities come with later issues.
-await ServiceRuntime.main(service: .oob)
+// The oob-notification service: delivery of one-time codes by e-mail (SMTP) and SMS (an HTTP
+// provider), from requests on signet.oob.requests.
+let logger = Logger(label: "signet.oob")
+let delivery: DeliveryService
+do {
+    let configuration = try DeliveryConfiguration.fromEnvironment(logger: logger)
+    delivery = DeliveryService(
+        configuration: configuration, smtp: try SMTPClient(configuration: configuration.smtp), sms: try SMSClient(configuration: configuration.sms),
+        templates: MessageTemplates(), logger: logger)
+} catch {
+    logger.critical("configuration error", metadata: [LogKey.error: "\(error)"])
+    exit(78)
+}
+await ServiceRuntime.main(service: .oob, handlers: delivery.handlers)
