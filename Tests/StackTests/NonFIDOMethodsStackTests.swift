@@ -223,3 +223,87 @@ struct NonFIDOMethodsStackTests {
         return false
     }
 }
+
+/// The external methods against a small relying-party stand-in this test starts: its JWKS and
+/// its password check.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct ExternalMethodsStackTests {
+    let adaptive = AdaptiveSignInStackTests()
+
+    @Test func externalJWTAndPasswordAreCheckedByTheRelyingParty() async throws {
+        try TestStack.require()
+        let rpKey = try PrivateKey.generateP256()
+        let signer = try JWTSigner(privateKey: rpKey, keyID: "rp-key-1")
+        let jwks = try JWKSet(keys: [signer.publicJWK]).jsonString
+        let passwordCalls = Locked(0)
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0), logger: TestStack.quietLogger) { request in
+            switch (request.method, request.path) {
+            case ("GET", "/jwks.json"):
+                return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(jwks.utf8))
+            case ("POST", "/password-check"):
+                passwordCalls.withLock { $0 += 1 }
+                let body = (try? JSONSerialization.jsonObject(with: Data(request.body)) as? [String: String]) ?? [:]
+                let authorized = request.header("Authorization") == "Bearer rp-check-secret"
+                return HTTPResponse(status: authorized && body["username"] == "kim" && body["password"] == "correct horse \"battery\"" ? 204 : 401)
+            default:
+                return HTTPResponse(status: 404)
+            }
+        }
+        try server.start()
+        defer { Task { await server.shutdown() } }
+        let base = "http://127.0.0.1:\(server.boundPort)"
+
+        let t = try await adaptive.tenant()
+        let settings = try await TestHTTP.json(
+            "PUT", "\(AdaptiveSignInStackTests.authentication)/v1/admin/tenants/\(t.id)/authentication-settings", token: TestStack.adminToken,
+            json: """
+                {"externalJWT": {"issuer": "https://rp.example", "audience": "signet-\(t.id)", "jwksURL": "\(base)/jwks.json"},
+                 "externalPassword": {"verifyURL": "\(base)/password-check", "bearerToken": "rp-check-secret"}}
+                """)
+        #expect(settings.status == 200, "\(settings.text)")
+        #expect(!settings.text.contains("rp-check-secret"))
+        #expect(try await adaptive.putRuleset(
+            t, #"{"rules": [{"name": "external", "action": "TRIGGER_AUTHENTICATION", "sequences": [["external_password", "external_jwt"]]}]}"#
+        ).status == 200)
+        var started: SignInStarted?
+        #expect(await TestStack.eventually {
+            started = try? await adaptive.start(t, username: "kim")
+            return started?.sequences == [["external_password", "external_jwt"]]
+        })
+        let signin = try #require(started).signinId
+        func step(_ method: String, _ body: String) async throws -> TestHTTP.Response {
+            let url = "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins/\(signin)/methods/\(method)"
+            _ = try await TestHTTP.send("POST", "\(url)/challenge", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+            return try await TestHTTP.send("POST", "\(url)/verify", headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+        }
+        let wrongPassword = try await step("external_password", #"{"password": "wrong"}"#)
+        let wrongCode = try wrongPassword.json()["code"] as? String
+        #expect(wrongPassword.status == 400 && wrongCode == "password_invalid", "\(wrongPassword.text)")
+        let rightPassword = try await step("external_password", #"{"password": "correct horse \"battery\""}"#)
+        #expect((try? AdaptiveSignInStackTests.decode(SignInProgress.self, rightPassword))?.status == "IN_PROGRESS", "\(rightPassword.text)")
+        #expect(passwordCalls.withLock { $0 } == 2)
+
+        func jwt(subject: String, signer: JWTSigner, audience: String = "signet-\(t.id)") throws -> String {
+            let now = Date()
+            return try signer.sign(
+                JWTClaims(issuer: "https://rp.example", subject: subject, audience: [audience], expiresAt: now.addingTimeInterval(60), issuedAt: now))
+        }
+        let otherUser = try await step("external_jwt", #"{"jwt": "\#(try jwt(subject: "someone-else", signer: signer))"}"#)
+        let otherUserCode = try otherUser.json()["code"] as? String
+        #expect(otherUser.status == 400 && otherUserCode == "jwt_subject_mismatch", "\(otherUser.text)")
+        let forger = try JWTSigner(privateKey: try PrivateKey.generateP256(), keyID: "rp-key-1")
+        let forged = try await step("external_jwt", #"{"jwt": "\#(try jwt(subject: "kim", signer: forger))"}"#)
+        let forgedCode = try forged.json()["code"] as? String
+        #expect(forged.status == 400 && forgedCode == "jwt_signature_invalid", "\(forged.text)")
+        let otherAudience = try await step("external_jwt", #"{"jwt": "\#(try jwt(subject: "kim", signer: signer, audience: "elsewhere"))"}"#)
+        let otherAudienceCode = try otherAudience.json()["code"] as? String
+        #expect(otherAudience.status == 400 && otherAudienceCode == "jwt_audience_mismatch", "\(otherAudience.text)")
+        // alg "none" is never accepted, whatever the token says.
+        let none = Base64URL.encode(Array(#"{"alg":"none","kid":"rp-key-1"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"sub":"kim"}"#.utf8)) + "."
+        let unsigned = try await step("external_jwt", #"{"jwt": "\#(none)"}"#)
+        #expect(unsigned.status == 400, "\(unsigned.text)")
+        let good = try await step("external_jwt", #"{"jwt": "\#(try jwt(subject: "kim", signer: signer))"}"#)
+        let done = try AdaptiveSignInStackTests.decode(SignInProgress.self, good)
+        #expect(done.status == "SUCCEEDED" && done.completedMethods == ["external_password", "external_jwt"], "\(good.text)")
+    }
+}
