@@ -60,4 +60,5 @@ await ServiceRuntime.main(
         facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions, ceremony: ceremony
     ).register(on: &router)
     SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering).register(on: &router)
+    SignUpRoutes(context: context, issuer: issuer, sessions: sessions).register(on: &router)
 }

@@ -81,16 +81,24 @@ struct MethodRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/users/{username}/methods") { request, ctx in try await create(request, ctx) }
         router.get("/v1/tenants/{tenant}/users/{username}/methods") { request, ctx in try await list(request, ctx) }
         router.post("/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm") { request, ctx in try await confirm(request, ctx) }
-        router.patch("/v1/tenants/{tenant}/users/{username}/methods/{methodId}") { request, ctx in try await rename(request, ctx) }
-        router.delete("/v1/tenants/{tenant}/users/{username}/methods/{methodId}") { request, ctx in try await remove(request, ctx) }
+        router.patch("/v1/tenants/{tenant}/users/{username}/methods/{methodId}") { request, ctx in
+            _ = try await authorize(request, ctx, registering: false)
+            return try await rename(request, ctx)
+        }
+        router.delete("/v1/tenants/{tenant}/users/{username}/methods/{methodId}") { request, ctx in
+            _ = try await authorize(request, ctx, registering: false)
+            return try await remove(request, ctx)
+        }
     }
 
     /// The RP (API key) or the user themself (session token).
-    func authorize(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> (tenant: String, username: String) {
+    /// A sign-up token may register (create, confirm, list) but not rename or remove.
+    func authorize(_ request: HTTPRequest, _ ctx: RequestContext, registering: Bool = true) async throws -> (tenant: String, username: String) {
         let tenant = ctx.parameter("tenant")
         let username = ctx.parameter("username")
         let principal = try await context.tenants.authenticateRelyingPartyOrUser(request, tenant: tenant, sessions: sessions)
         try WebAuthnRegistrationRoutes.requireOwnAccount(principal, username: username)
+        if !registering { try WebAuthnRegistrationRoutes.refuseSignUp(principal) }
         guard UsernameRules.isValid(username) else { throw HTTPError.invalid("username", "Invalid username.") }
         return (tenant, username)
     }

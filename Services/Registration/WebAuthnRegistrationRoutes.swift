@@ -25,9 +25,17 @@ struct WebAuthnRegistrationRoutes: Sendable {
 
     /// A user's session token acts on that user's own account only.
     static func requireOwnAccount(_ principal: Principal, username: String) throws {
-        if case .user(_, let subject) = principal, subject != username {
-            throw HTTPError(.forbidden, detail: "A session token acts on its own user's credentials only.")
+        switch principal {
+        case .user(_, let subject), .signingUp(_, let subject):
+            if subject != username { throw HTTPError(.forbidden, detail: "A session token acts on its own user's credentials only.") }
+        default:
+            break
         }
+    }
+
+    /// A sign-up token registers methods and does nothing else.
+    static func refuseSignUp(_ principal: Principal) throws {
+        if case .signingUp = principal { throw HTTPError(.forbidden, detail: "A sign-up token can only register methods.") }
     }
     /// Attestation trust anchors: MDS3 statements' roots, when configured.
     var anchors: any AttestationTrustAnchorSource {
@@ -276,6 +284,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
         let principal = try await authenticate(request, tenant: tenantID)
         let username = ctx.parameter("username")
         try Self.requireOwnAccount(principal, username: username)
+        try Self.refuseSignUp(principal)
         guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
             throw HTTPError.invalid("credentialId", "credentialId must be base64url.")
         }
@@ -331,6 +340,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
         let principal = try await authenticate(request, tenant: tenantID)
         let username = ctx.parameter("username")
         try Self.requireOwnAccount(principal, username: username)
+        try Self.refuseSignUp(principal)
         guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
             throw HTTPError.invalid("credentialId", "credentialId must be base64url.")
         }

@@ -9,6 +9,8 @@ public enum Principal: Sendable, Equatable {
     case relyingParty(tenant: String, keyID: String)
     /// A signed-in user, by a session token the authentication service issued (`sub`).
     case user(tenant: String, username: String)
+    /// A user signing up, by a sign-up token (`sign_up` claim): may register methods, nothing else.
+    case signingUp(tenant: String, username: String)
 }
 
 /// The typed per-request context handed to every handler.

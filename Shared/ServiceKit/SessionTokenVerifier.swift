@@ -62,6 +62,7 @@ public final class SessionTokenVerifier: Sendable {
             do throws(JOSEError) {
                 let jwt = try JWTVerifier(keySet: keys, options: options).verify(token, now: now)
                 guard let subject = jwt.claims.subject, !subject.isEmpty else { break }
+                if jwt.claims[claim: "sign_up"] == .bool(true) { return .signingUp(tenant: tenant, username: subject) }
                 return .user(tenant: tenant, username: subject)
             } catch {
                 if error.code == .unknownKey, attempt == 0, let fresh = try await refetchIfAllowed() {

@@ -306,4 +306,49 @@ struct ExternalMethodsStackTests {
         let done = try AdaptiveSignInStackTests.decode(SignInProgress.self, good)
         #expect(done.status == "SUCCEEDED" && done.completedMethods == ["external_password", "external_jwt"], "\(good.text)")
     }
+
+    @Test func aSignUpTokenRegistersMethodsThenBecomesASession() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let username = "new-\(UInt32.random(in: 0...UInt32.max))"
+        let base = "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signups"
+        let opened = try await TestHTTP.send(
+            "POST", base, headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"], body: Array(#"{"username": "\#(username)"}"#.utf8))
+        #expect(opened.status == 201, "\(opened.text)")
+        let token = try #require(try opened.json()["signUpToken"] as? String)
+        func finish() async throws -> TestHTTP.Response {
+            try await TestHTTP.send("POST", "\(base)/finish", headers: ["Content-Type": "application/json"], body: Array(#"{"signUpToken": "\#(token)"}"#.utf8))
+        }
+        let early = try await finish()
+        let earlyCode = try early.json()["code"] as? String
+        #expect(early.status == 409 && earlyCode == "nothing_registered")
+        // The token registers an authenticator app for its own username…
+        let methods = "\(NonFIDOMethodsStackTests.registration)/v1/tenants/\(t.id)/users/\(username)/methods"
+        let created = try await TestHTTP.send(
+            "POST", methods, headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"], body: Array(#"{"type": "totp"}"#.utf8))
+        #expect(created.status == 201, "\(created.text)")
+        let totp = try AdaptiveSignInStackTests.decode(MethodResource.self, created)
+        let code = try OTPAuthURI(parsing: try #require(totp.otpauthUri)).makeTOTP().code(at: Date())
+        let confirmed = try await TestHTTP.send(
+            "POST", "\(methods)/\(totp.methodId)/confirm", headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"],
+            body: Array(#"{"code": "\#(code)"}"#.utf8))
+        #expect(confirmed.status == 200, "\(confirmed.text)")
+        // …and nothing else.
+        let removal = try await TestHTTP.send("DELETE", "\(methods)/\(totp.methodId)", headers: ["Authorization": "Bearer \(token)"])
+        #expect(removal.status == 403)
+        let elsewhere = try await TestHTTP.send("GET", "\(NonFIDOMethodsStackTests.registration)/v1/tenants/\(t.id)/users/someone/methods", headers: ["Authorization": "Bearer \(token)"])
+        #expect(elsewhere.status == 403)
+        // Once the method is known to sign-in, the sign-up becomes a session, once.
+        var finished: TestHTTP.Response?
+        #expect(await TestStack.eventually {
+            finished = try? await finish()
+            return finished?.status == 200
+        })
+        #expect((try? AdaptiveSignInStackTests.decode(SessionTokens.self, try #require(finished)))?.refreshToken.hasPrefix("rt_") == true)
+        #expect(try await finish().status == 401)
+        let again = try await TestHTTP.send(
+            "POST", base, headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"], body: Array(#"{"username": "\#(username)"}"#.utf8))
+        let againCode = try again.json()["code"] as? String
+        #expect(again.status == 409 && againCode == "username_taken")
+    }
 }
