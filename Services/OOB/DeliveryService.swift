@@ -16,7 +16,6 @@ struct DeliveryService: Sendable {
     let configuration: DeliveryConfiguration
     let smtp: SMTPClient
     let sms: SMSClient
-    let templates: MessageTemplates
     let limiter = DestinationRateLimiter(limit: .init(count: 5, window: .seconds(600)))
     let logger: Logger
 
@@ -57,7 +56,7 @@ struct DeliveryService: Sendable {
         let kind: MessageKind = e.template == "transaction_otp" ? .transactionOTP : .otp
         var attempt = 0
         do {
-            let rendered = try templates.render(kind, locale: e.locale, tenant: e.tenantId, values: values)
+            let rendered = try await TemplateStore.templates(for: e.tenantId, on: conn).render(kind, locale: e.locale, tenant: e.tenantId, values: values)
             try await configuration.retry.run { n in
                 attempt = n
                 switch e.channel {

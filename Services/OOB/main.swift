@@ -11,9 +11,11 @@ do {
     let configuration = try DeliveryConfiguration.fromEnvironment(logger: logger)
     delivery = DeliveryService(
         configuration: configuration, smtp: try SMTPClient(configuration: configuration.smtp), sms: try SMSClient(configuration: configuration.sms),
-        templates: MessageTemplates(), logger: logger)
+        logger: logger)
 } catch {
     logger.critical("configuration error", metadata: [LogKey.error: "\(error)"])
     exit(78)
 }
-await ServiceRuntime.main(service: .oob, handlers: delivery.handlers)
+await ServiceRuntime.main(service: .oob, migrations: [TemplateStore.migration], handlers: delivery.handlers) { router, context in
+    TemplateStore(context: context).register(on: &router)
+}

@@ -19,7 +19,7 @@ public struct MethodCreateRequest: Codable, Sendable, Equatable {
     }
 
     public static var fullExample: MethodCreateRequest {
-        MethodCreateRequest(type: "email_otp", email: "erin@example.com", phone: nil, friendlyName: "Work e-mail", locale: "en")
+        MethodCreateRequest(type: "email_otp", email: "erin@example.com", phone: "+447900000000", friendlyName: "Work e-mail", locale: "en")
     }
 }
 
