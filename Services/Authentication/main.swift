@@ -57,7 +57,8 @@ await ServiceRuntime.main(
             ExternalJWTMethod(), ExternalPasswordMethod(),
         ],
         antiHammering: antiHammering,
-        facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions, ceremony: ceremony
+        facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions, ceremony: ceremony,
+        calls: InternalCalls.fromEnvironment(service: "authentication")
     ).register(on: &router)
     SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering).register(on: &router)
     SignUpRoutes(context: context, issuer: issuer, sessions: sessions).register(on: &router)

@@ -18,6 +18,31 @@ struct MethodSecrets: Sendable {
     let codeHashKey: [UInt8]
     let calls: InternalCalls
     let piiURL: String
+    let authenticationURL: String
+
+    /// Refuses a registration of `type` that the tenant's registration decision rules do not
+    /// allow for the user now: DENY refuses every method; SUGGEST/ENFORCE offer their methods
+    /// only; IGNORE (the default) leaves the choice open.
+    ///
+    /// - Throws: 403 `registration_denied` or `method_not_offered`; 503 when the authentication
+    ///   service cannot answer (registration fails closed).
+    func requireOffered(_ type: String, tenant: String, username: String) async throws {
+        let decision = try await calls.post(
+            "\(authenticationURL)/v1/internal/tenants/\(tenant)/registration-decision", RegistrationDecisionRequest(username: username),
+            as: RegistrationDecision.self)
+        switch decision.action {
+        case "DENY":
+            throw HTTPError(
+                ProblemCode("registration_denied", status: 403, title: "Registration denied"),
+                detail: "The tenant's registration rules deny registering methods now (rule \(decision.matchedRule)).")
+        case "SUGGEST_REGISTRATION" where !decision.methods.contains(type), "ENFORCE_REGISTRATION" where !decision.methods.contains(type):
+            throw HTTPError(
+                ProblemCode("method_not_offered", status: 403, title: "Method not offered"),
+                detail: "The tenant's registration rules offer \(decision.methods.joined(separator: ", ")) now (rule \(decision.matchedRule)).")
+        default:
+            return
+        }
+    }
 
     static func fromEnvironment(_ env: Environment = Environment(), logger: Logger, service: String) throws -> MethodSecrets {
         MethodSecrets(
@@ -25,7 +50,8 @@ struct MethodSecrets: Sendable {
             delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
             codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger),
             calls: InternalCalls.fromEnvironment(env, service: service),
-            piiURL: env.string("SIGNET_PII_URL", default: "http://127.0.0.1:8085"))
+            piiURL: env.string("SIGNET_PII_URL", default: "http://127.0.0.1:8085"),
+            authenticationURL: env.string("SIGNET_AUTHENTICATION_URL", default: "http://127.0.0.1:8082"))
     }
 
     /// A delivery request for `code`, sealed to the oob-notification service.
@@ -113,6 +139,7 @@ struct MethodRoutes: Sendable {
         let locale = body.locale ?? "en"
         guard (2...16).contains(locale.utf8.count), locale.allSatisfy({ $0.isLetter || $0 == "-" }) else { throw HTTPError.invalid("locale", "locale like en or fr-CA.") }
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+        try await secrets.requireOffered(body.type, tenant: tenantID, username: username)
         let now = Date()
         let methodID = "m_" + Hex.encode(SecureRandom.bytes(16))
         let userHandle = try await ensureUser(tenant: tenantID, username: username)

@@ -63,6 +63,7 @@ await ServiceRuntime.main(
     TenantAdminRoutes(context: context).register(on: &router)
     FIDOPolicyRoutes(context: context).register(on: &router)
     MetadataRoutes(context: context, metadata: loadedMetadata, refresher: refresher.withLock { $0 }).register(on: &router)
-    WebAuthnRegistrationRoutes(context: context, handles: handles, metadata: loadedMetadata, sessions: sessions).register(on: &router)
+    WebAuthnRegistrationRoutes(context: context, handles: handles, metadata: loadedMetadata, sessions: sessions, methodSecrets: methodSecrets)
+        .register(on: &router)
     MethodRoutes(context: context, secrets: methodSecrets, sessions: sessions).register(on: &router)
 }

@@ -333,3 +333,23 @@ public struct ExternalPasswordSettings: Codable, Sendable, Equatable {
         self.bearerToken = bearerToken
     }
 }
+
+/// `POST /v1/internal/tenants/{tenant}/registration-decision` (authentication service, internal):
+/// what the tenant's registration decision rules say about the user now.
+public struct RegistrationDecisionRequest: Codable, Sendable, Equatable {
+    public var username: String
+    public init(username: String) { self.username = username }
+}
+
+/// The registration decision: `SUGGEST_REGISTRATION`/`ENFORCE_REGISTRATION` with the methods
+/// offered, `DENY`, or `IGNORE_REGISTRATION` (no opinion: any method).
+public struct RegistrationDecision: Codable, Sendable, Equatable {
+    public var action: String
+    public var methods: [String]
+    public var matchedRule: String
+    public init(action: String, methods: [String], matchedRule: String) {
+        self.action = action
+        self.methods = methods
+        self.matchedRule = matchedRule
+    }
+}

@@ -209,6 +209,14 @@ struct NonFIDOMethodsStackTests {
             for secret in secrets where Self.containsToken(text, secret) { leaks.append("log \(log)") }
         }
         #expect(leaks.isEmpty, "plaintext found in: \(leaks)")
+        // Every plaintext read from the vault was recorded: the oob service read the address to
+        // deliver each code.
+        let pii = TestStack.pool(database: "signet_pii", size: 1)
+        defer { pii.close() }
+        let audited = try await pii.withConnection { conn in
+            try await conn.query("SELECT count(*) AS n FROM pii_reads WHERE tenant_id = \(t.id) AND reader = 'oob' AND purpose = 'otp_delivery'")
+        }.first?.int("n") ?? 0
+        #expect(audited >= 4)
     }
 
     /// Whether `text` contains `token` not surrounded by digits.
@@ -350,5 +358,43 @@ struct ExternalMethodsStackTests {
             "POST", base, headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"], body: Array(#"{"username": "\#(username)"}"#.utf8))
         let againCode = try again.json()["code"] as? String
         #expect(again.status == 409 && againCode == "username_taken")
+    }
+
+    @Test func registrationDecisionRulesChooseWhichMethodsCanBeRegistered() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let username = "lee-\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await adaptive.register(username, in: t)
+        let rules = try await TestHTTP.json(
+            "PUT", "\(AdaptiveSignInStackTests.authentication)/v1/admin/tenants/\(t.id)/rulesets/registration", token: TestStack.adminToken,
+            json: #"""
+                {"rules": [{"name": "enough", "when": {"fact": "user.methodCounts.totp", "op": "gte", "value": 1}, "action": "DENY"},
+                           {"name": "app-next", "when": {"fact": "user.registeredMethods", "op": "contains", "value": "fido2"},
+                            "action": "SUGGEST_REGISTRATION", "methods": ["totp"]}]}
+                """#)
+        #expect(rules.status == 200, "\(rules.text)")
+        let methods = "\(NonFIDOMethodsStackTests.registration)/v1/tenants/\(t.id)/users/\(username)/methods"
+        func create(_ json: String) async throws -> TestHTTP.Response {
+            try await TestHTTP.send("POST", methods, headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"], body: Array(json.utf8))
+        }
+        // Offered: an authenticator app; not offered: e-mail codes.
+        let email = try await create(#"{"type": "email_otp", "email": "lee@example.org"}"#)
+        let emailCode = try email.json()["code"] as? String
+        #expect(email.status == 403 && emailCode == "method_not_offered", "\(email.text)")
+        let totp = try AdaptiveSignInStackTests.decode(MethodResource.self, try await create(#"{"type": "totp"}"#))
+        let code = try OTPAuthURI(parsing: try #require(totp.otpauthUri)).makeTOTP().code(at: Date())
+        let confirmed = try await TestHTTP.send(
+            "POST", "\(methods)/\(totp.methodId)/confirm", headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"],
+            body: Array(#"{"code": "\#(code)"}"#.utf8))
+        #expect(confirmed.status == 200)
+        // With an app registered, the rules deny further registrations, passkeys included.
+        #expect(await TestStack.eventually { (try? await create(#"{"type": "totp"}"#))?.status == 403 })
+        let denied = try await create(#"{"type": "totp"}"#)
+        let deniedCode = try denied.json()["code"] as? String
+        #expect(deniedCode == "registration_denied")
+        let passkey = try await TestHTTP.send(
+            "POST", "\(NonFIDOMethodsStackTests.registration)/v1/tenants/\(t.id)/webauthn/registrations/options",
+            headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"], body: Array(#"{"username": "\#(username)"}"#.utf8))
+        #expect(passkey.status == 403)
     }
 }

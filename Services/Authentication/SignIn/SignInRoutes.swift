@@ -24,11 +24,23 @@ struct SignInRoutes: Sendable {
     let facts: UserFactsLoader
     let sessions: SessionStore
     let ceremony: AssertionCeremony
+    let calls: InternalCalls
     let limiter = RateLimiter()
 
     func register(on router: inout Router) {
         router.post("/v1/tenants/{tenant}/signins") { request, ctx in try await start(request, ctx) }
         router.post("/v1/tenants/{tenant}/signins/quick") { request, ctx in try await quick(request, ctx) }
+        router.post("/v1/internal/tenants/{tenant}/registration-decision") { request, ctx in
+            _ = try calls.requireCaller(request)
+            let tenant = ctx.parameter("tenant")
+            let body = try request.decode(RegistrationDecisionRequest.self)
+            guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "Invalid username.") }
+            let policy = try await policies.policy(for: tenant)
+            let user = try await facts.load(tenant: tenant, username: body.username, settings: policy.settings)
+            let document = UserFactsLoader.facts(signals: [:], context: [:], user: user, methods: methods, settings: policy.settings, now: Date())
+            let decision = policy.registration.evaluate(document)
+            return try .json(RegistrationDecision(action: decision.actionName, methods: decision.methods, matchedRule: decision.matchedRule))
+        }
         router.get("/v1/tenants/{tenant}/signins/{signinId}") { _, ctx in
             let flow = try await SignInFlow.load(ctx.parameter("signinId"), tenant: ctx.parameter("tenant"), pool: context.pool)
             return try .json(progressBody(flow), headers: [("Cache-Control", "no-store")])
