@@ -43,7 +43,7 @@ struct AssertionCeremony: Sendable {
     /// - Throws: 400 problem+json whose code names the failed check.
     func verify(
         _ credential: AuthenticationResponseJSON, tenant: TenantResource, challenge: [UInt8], challengeExpiresAt: Date, expectedUsername: String?,
-        userVerification: String, sessionID: String?, excluding: Set<String> = [], logger: Logger
+        userVerification: String, sessionID: String?, excluding: Set<String> = [], securePaymentConfirmation: Bool = false, logger: Logger
     ) async throws -> Verified {
         let tenantID = tenant.id
         let r = credential.response
@@ -78,8 +78,19 @@ struct AssertionCeremony: Sendable {
         let record = CredentialRecord(
             id: rawID, parsedPublicKey: stored.key, signCount: 0, backupEligible: stored.backupEligible, backupState: false,
             userHandle: stored.userHandle)
+        var relyingParty = RelyingParty(id: tenant.rpId, origins: tenant.origins)
+        var types = ["webauthn.get"]
+        if securePaymentConfirmation, let collected = try? CollectedClientData(bytes: clientData), let payment = collected.payment {
+            // Secure Payment Confirmation: the merchant's page (any origin, inside the top
+            // origin the browser reports) runs the ceremony; what the user consented to is
+            // bound by the challenge and checked against the transaction by the caller.
+            relyingParty = RelyingParty(
+                id: tenant.rpId, origins: tenant.origins + [collected.origin], allowsCrossOrigin: true, topOrigins: [payment.topOrigin])
+            types = ["payment.get"]
+        }
         let verifier = AssertionVerifier(
-            relyingParty: RelyingParty(id: tenant.rpId, origins: tenant.origins), requiresUserVerification: userVerification == "required")
+            relyingParty: relyingParty, requiresUserVerification: userVerification == "required" || securePaymentConfirmation && types == ["payment.get"],
+            clientDataTypes: types)
         let response = AuthenticationResponse(
             id: credential.id, rawID: rawID, clientDataJSON: clientData, authenticatorData: authData, signature: signature, userHandle: userHandle)
         let verified: VerifiedAuthentication

@@ -44,7 +44,7 @@ struct TransactionDecisions: Sendable {
         if e.decision == "rejected" {
             tx.status = "REJECTED"
         } else {
-            guard Base64URL.decode(e.detailsHash) == tx.detailsHash, Self.verifies(e.assertions, detailsHash: tx.detailsHash) else {
+            guard Base64URL.decode(e.detailsHash) == tx.detailsHash, Self.verifies(e.assertions, detailsHash: tx.detailsHash, details: tx.details) else {
                 logger.warning("confirmation refused: the signed details do not match the transaction")
                 return
             }
@@ -76,7 +76,7 @@ struct TransactionDecisions: Sendable {
     }
 
     /// Whether every signed step commits to `detailsHash` and verifies.
-    static func verifies(_ assertions: [SignedAssertionEvidence], detailsHash: [UInt8]) -> Bool {
+    static func verifies(_ assertions: [SignedAssertionEvidence], detailsHash: [UInt8], details: TransactionDetails) -> Bool {
         !assertions.isEmpty && assertions.allSatisfy { a in
             guard let nonce = Base64URL.decode(a.nonce), nonce.count == 16, let clientData = Base64URL.decode(a.clientDataJSON),
                 let authData = Base64URL.decode(a.authenticatorData), let signature = Base64URL.decode(a.signature),
@@ -84,7 +84,14 @@ struct TransactionDecisions: Sendable {
                 let collected = try? CollectedClientData(bytes: clientData)
             else { return false }
             let challenge = DynamicLinkingChallenge.derive(detailsHash: detailsHash, nonce: nonce)
-            guard collected.type == "webauthn.get", Base64URL.decode(collected.challenge) == challenge else { return false }
+            guard collected.type == "webauthn.get" || collected.type == "payment.get", Base64URL.decode(collected.challenge) == challenge else { return false }
+            // Secure Payment Confirmation: the displayed total and payee are the transaction's.
+            if let p = collected.payment {
+                guard p.totalCurrency == details.currency, Decimal(string: p.totalValue) == Decimal(string: details.amount), p.payeeName == details.payee
+                else { return false }
+            } else if collected.type == "payment.get" {
+                return false
+            }
             return key.verify(signature: signature, message: authData + SHA256.hash(clientData))
         }
     }

@@ -36,6 +36,21 @@ public struct CollectedClientData: Sendable {
     public let tokenBinding: TokenBinding?
     /// The exact bytes received (what is hashed for signatures).
     public let bytes: [UInt8]
+    /// Secure Payment Confirmation: what the browser showed (`payment`, present with type
+    /// `payment.get`).
+    public let payment: PaymentData?
+
+    /// `CollectedClientAdditionalPaymentData` (Secure Payment Confirmation §4.6): the payee,
+    /// the total and the instrument the browser displayed to the user before signing.
+    public struct PaymentData: Sendable, Hashable {
+        public let rpId: String
+        public let topOrigin: String
+        public let payeeName: String?
+        public let payeeOrigin: String?
+        public let totalCurrency: String
+        public let totalValue: String
+        public let instrumentDisplayName: String
+    }
 
     /// Parses clientDataJSON.
     ///
@@ -82,6 +97,27 @@ public struct CollectedClientData: Sendable {
         default:
             tokenBinding = nil
         }
+        switch json["payment"] {
+        case nil:
+            payment = nil
+        case .object?:
+            let p = json["payment"]
+            guard case .string(let rpId)? = p?["rpId"], case .string(let top)? = p?["topOrigin"],
+                case .string(let currency)? = p?["total"]?["currency"], case .string(let value)? = p?["total"]?["value"],
+                case .string(let instrument)? = p?["instrument"]?["displayName"]
+            else { throw malformed("payment needs rpId, topOrigin, total.currency, total.value and instrument.displayName strings") }
+            var payeeName: String?
+            var payeeOrigin: String?
+            if case .string(let n)? = p?["payeeName"] { payeeName = n }
+            if case .string(let o)? = p?["payeeOrigin"] { payeeOrigin = o }
+            guard payeeName != nil || payeeOrigin != nil else { throw malformed("payment needs payeeName or payeeOrigin") }
+            payment = PaymentData(
+                rpId: rpId, topOrigin: top, payeeName: payeeName, payeeOrigin: payeeOrigin, totalCurrency: currency, totalValue: value,
+                instrumentDisplayName: instrument)
+        default:
+            throw malformed("payment must be an object")
+        }
+        if type == "payment.get", payment == nil { throw malformed("payment.get client data needs payment") }
         self.type = type
         self.challenge = challenge
         self.origin = origin

@@ -348,4 +348,18 @@ import Testing
             }
         }
     }
+
+    /// Secure Payment Confirmation client data: the payment member is read, and required for
+    /// `payment.get`.
+    @Test func paymentClientData() throws {
+        let spc = Array(#"{"type":"payment.get","challenge":"AA","origin":"https://shop.example","payment":{"rpId":"bank.example","topOrigin":"https://shop.example","payeeName":"ACME Ltd","total":{"currency":"EUR","value":"385.00"},"instrument":{"displayName":"Card","icon":"https://bank.example/i.png"}}}"#.utf8)
+        let parsed = try CollectedClientData(bytes: spc)
+        #expect(parsed.payment?.totalValue == "385.00" && parsed.payment?.payeeName == "ACME Ltd" && parsed.payment?.topOrigin == "https://shop.example")
+        let missing = Array(#"{"type":"payment.get","challenge":"AA","origin":"https://shop.example"}"#.utf8)
+        #expect(throws: WebAuthnError.self) { try CollectedClientData(bytes: missing) }
+        let noPayee = Array(#"{"type":"payment.get","challenge":"AA","origin":"o","payment":{"rpId":"b","topOrigin":"t","total":{"currency":"EUR","value":"1"},"instrument":{"displayName":"C"}}}"#.utf8)
+        #expect(throws: WebAuthnError.self) { try CollectedClientData(bytes: noPayee) }
+        let plain = try CollectedClientData(bytes: Array(#"{"type":"webauthn.get","challenge":"AA","origin":"o"}"#.utf8))
+        #expect(plain.payment == nil)
+    }
 }

@@ -185,4 +185,55 @@ struct TransactionStackTests {
         ).verify(try #require(confirmed?.tcToken), now: Date())
         #expect(jwt.claims[claim: "amr"] == .array(["fido2", "fido2"]))
     }
+
+    @Test func securePaymentConfirmationAndQuickAuthenticationConfirmTransactions() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let passkey = try await adaptive.register("jo", in: t)
+
+        // Secure Payment Confirmation: the merchant's page shows the total and payee; the
+        // assertion (client data payment.get) is accepted when they are the transaction's.
+        func spc(amountShown: String) async throws -> (TestHTTP.Response, String) {
+            let tx = try await create(t, username: "jo", amount: "385.00")
+            let started = try AdaptiveSignInStackTests.decode(SignInStarted.self, try await startConfirmation(t, tx.transactionId))
+            let base = "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(started.signinId)/methods/fido2"
+            let c = try await TestHTTP.send("POST", "\(base)/challenge", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+            let options = try JSONDecoder().decode(
+                RequestOptionsJSON.self, from: JSONSerialization.data(withJSONObject: try #require(try c.json()["publicKey"] as? [String: Any])))
+            let assertion = try passkey.getPayment(
+                options, origin: "https://shop.example", topOrigin: "https://shop.example", payeeName: "ACME Ltd", currency: "EUR", value: amountShown)
+            let verify = try await TestHTTP.send(
+                "POST", "\(base)/verify", headers: ["Content-Type": "application/json"],
+                body: try AdaptiveSignInStackTests.json(FIDO2VerifyRequest(credential: assertion)))
+            return (verify, tx.transactionId)
+        }
+        let (wrong, _) = try await spc(amountShown: "38.50")
+        let wrongCode = try wrong.json()["code"] as? String
+        #expect(wrong.status == 400 && wrongCode == "payment_details_mismatch", "\(wrong.text)")
+        let (ok, id) = try await spc(amountShown: "385.0")
+        #expect((try? AdaptiveSignInStackTests.decode(SignInProgress.self, ok))?.status == "SUCCEEDED", "\(ok.text)")
+        #expect(await TestStack.eventually { (try? await get(t, id))?.status == "CONFIRMED" })
+
+        // Quick authentication of a transaction: one round trip, the time-derived nonce inside
+        // the dynamic-linking challenge.
+        let quickTx = try await create(t, username: "jo", amount: "12.00", payee: "Globex")
+        #expect(await TestStack.eventually { (try? await startConfirmation(t, quickTx.transactionId))?.status == 201 })
+        let time = Int64(Date().timeIntervalSince1970)
+        let nonce = Array(QuickAuthChallenge.derive(tenant: t.id, credentialID: passkey.credentialID, time: time).prefix(16))
+        let challenge = DynamicLinkingChallenge.derive(detailsHash: try #require(Base64URL.decode(quickTx.detailsHash)), nonce: nonce)
+        let options = RequestOptionsJSON(
+            challenge: Base64URL.encode(challenge), timeout: nil, rpId: "localhost", allowCredentials: [], userVerification: "preferred", hints: [])
+        let quick = try await TestHTTP.send(
+            "POST", "\(Self.authentication)/v1/tenants/\(t.id)/signins/quick", headers: ["Content-Type": "application/json"],
+            body: try AdaptiveSignInStackTests.json(
+                QuickSignInRequest(
+                    time: time, credential: try passkey.get(options, origin: AdaptiveSignInStackTests.origin), context: ["transactionId": .string(quickTx.transactionId)])))
+        #expect((try? AdaptiveSignInStackTests.decode(QuickSignInResult.self, quick))?.status == "SUCCEEDED", "\(quick.text)")
+        var confirmed: TransactionResource?
+        #expect(await TestStack.eventually {
+            confirmed = try? await get(t, quickTx.transactionId)
+            return confirmed?.status == "CONFIRMED"
+        })
+        #expect(try await verifyToken(t, quickTx.transactionId, try #require(confirmed?.tcToken)).valid)
+    }
 }

@@ -81,4 +81,26 @@ public final class SoftAuthenticator: @unchecked Sendable {
                 clientDataJSON: Base64URL.encode(clientData), authenticatorData: Base64URL.encode(authData),
                 signature: Base64URL.encode(signature), userHandle: Base64URL.encode(userHandle)))
     }
+
+    /// Secure Payment Confirmation: `PaymentRequest.show()` with the `secure-payment-confirmation`
+    /// method, as a browser reports it (client data type `payment.get` with what it displayed),
+    /// called from `origin` inside `topOrigin`.
+    public func getPayment(
+        _ options: RequestOptionsJSON, origin: String, topOrigin: String, payeeName: String, currency: String, value: String,
+        instrument: String = "Signet test card"
+    ) throws -> AuthenticationResponseJSON {
+        signCount += 1
+        let authData = authenticatorData(rpID: options.rpId, attested: false, userVerified: true)
+        func q(_ s: String) -> String { String(decoding: try! JSONEncoder().encode(s), as: UTF8.self) }
+        let clientData = Array(
+            (#"{"type":"payment.get","challenge":"\#(options.challenge)","origin":\#(q(origin)),"crossOrigin":true,"topOrigin":\#(q(topOrigin)),"#
+                + #""payment":{"rpId":\#(q(options.rpId)),"topOrigin":\#(q(topOrigin)),"payeeName":\#(q(payeeName)),"#
+                + #""total":{"currency":\#(q(currency)),"value":\#(q(value))},"instrument":{"displayName":\#(q(instrument)),"icon":"https://bank.example/card.png"}}}"#).utf8)
+        let signature = try key.sign(authData + SHA256.hash(clientData), algorithm: .es256)
+        return AuthenticationResponseJSON(
+            id: credentialIDBase64URL, rawId: credentialIDBase64URL,
+            response: .init(
+                clientDataJSON: Base64URL.encode(clientData), authenticatorData: Base64URL.encode(authData),
+                signature: Base64URL.encode(signature), userHandle: Base64URL.encode(userHandle)))
+    }
 }

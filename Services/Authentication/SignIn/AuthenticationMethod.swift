@@ -136,19 +136,30 @@ struct FIDO2Method: AuthenticationMethod {
         let body = try request.decode(FIDO2VerifyRequest.self)
         let challenge: [UInt8]
         var nonce: [UInt8]?
+        var transaction: PendingTransaction?
         if pending.count == 17, pending[0] == 1, let id = flow.transactionId {
             // The transaction must still be pending, and its details hash now is the one the
             // challenge commits to: an amended amount or payee no longer matches the signature.
             let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: ceremony.context.pool)
             nonce = Array(pending[1...])
             challenge = DynamicLinkingChallenge.derive(detailsHash: tx.detailsHash, nonce: nonce!)
+            transaction = tx
         } else {
             guard pending.count == 32 else { throw HTTPError(.invalidHandle, detail: "No FIDO2 challenge is pending; ask for one.") }
             challenge = pending
         }
         let verified = try await ceremony.verify(
             body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: flow.expiresAt, expectedUsername: flow.username,
-            userVerification: "preferred", sessionID: nil, excluding: Set(flow.usedCredentials), logger: .init(label: "signet.authentication.fido2"))
+            userVerification: "preferred", sessionID: nil, excluding: Set(flow.usedCredentials), securePaymentConfirmation: transaction != nil,
+            logger: .init(label: "signet.authentication.fido2"))
+        // Secure Payment Confirmation: what the browser displayed must be the transaction.
+        if let transaction, let payment = try? CollectedClientData(bytes: verified.clientDataJSON).payment {
+            guard Self.paymentMatches(payment, transaction.details) else {
+                throw HTTPError(
+                    ProblemCode("payment_details_mismatch", status: 400, title: "Sign-in refused"),
+                    detail: "The payment the browser displayed is not this transaction's total or payee.")
+            }
+        }
         var outcome = MethodOutcome(username: verified.username, userHandle: Base64URL.encode(verified.userHandle), credentialID: verified.credentialID)
         if let nonce {
             outcome.evidence = SignedAssertionEvidence(
@@ -157,6 +168,17 @@ struct FIDO2Method: AuthenticationMethod {
                 publicKeyCose: Base64URL.encode(verified.publicKeyCOSE), nonce: Base64URL.encode(nonce))
         }
         return outcome
+    }
+}
+
+extension FIDO2Method {
+    /// Whether the total and payee the browser displayed (Secure Payment Confirmation) are the
+    /// transaction's: same currency, same amount as a decimal, and the payee's name.
+    static func paymentMatches(_ payment: CollectedClientData.PaymentData, _ details: TransactionDetails) -> Bool {
+        guard payment.totalCurrency == details.currency, let shown = Decimal(string: payment.totalValue), let amount = Decimal(string: details.amount),
+            shown == amount
+        else { return false }
+        return payment.payeeName == details.payee
     }
 }
 

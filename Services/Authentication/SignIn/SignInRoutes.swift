@@ -343,7 +343,7 @@ struct SignInRoutes: Sendable {
         let tenantID = ctx.parameter("tenant")
         let body = try request.decode(QuickSignInRequest.self)
         var signals = body.signals ?? [:]
-        let contextFacts = body.context ?? [:]
+        var contextFacts = body.context ?? [:]
         guard signals.count <= 64, contextFacts.count <= 64, AnyJSON.object(signals).depth <= 8, AnyJSON.object(contextFacts).depth <= 8 else {
             throw HTTPError.invalid("signals", "signals and context hold at most 64 members each, nested at most 8 deep.")
         }
@@ -361,12 +361,23 @@ struct SignInRoutes: Sendable {
         guard let rawID = Base64URL.decode(body.credential.rawId), !rawID.isEmpty, rawID.count <= 1023 else {
             throw HTTPError.invalid("credential.rawId", "rawId must be base64url.")
         }
-        let challenge = QuickAuthChallenge.derive(tenant: tenantID, credentialID: rawID, time: body.time)
+        var challenge = QuickAuthChallenge.derive(tenant: tenantID, credentialID: rawID, time: body.time)
+        // A transaction: the time-derived value is the nonce of its dynamic-linking challenge,
+        // so the one round trip also commits to the details shown.
+        var transaction: PendingTransaction?
+        var nonce: [UInt8]?
+        if case .string(let id)? = contextFacts["transactionId"] {
+            let tx = try await PendingTransaction.load(id, tenant: tenantID, pool: context.pool, now: now)
+            nonce = Array(challenge.prefix(16))
+            challenge = DynamicLinkingChallenge.derive(detailsHash: tx.detailsHash, nonce: nonce!)
+            contextFacts.merge(tx.contextFacts) { _, fromTransaction in fromTransaction }
+            transaction = tx
+        }
         // Used until no time the window accepts can derive it again.
         let usedUntil = Date(timeIntervalSince1970: Double(body.time) + window + 1)
         let verified = try await ceremony.verify(
-            body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: usedUntil, expectedUsername: nil, userVerification: "preferred",
-            sessionID: nil, logger: ctx.logger)
+            body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: usedUntil, expectedUsername: transaction?.username,
+            userVerification: "preferred", sessionID: nil, logger: ctx.logger)
         let user = try await facts.load(tenant: tenantID, username: verified.username, settings: policy.settings)
         let document = UserFactsLoader.facts(signals: signals, context: contextFacts, user: user, methods: methods, settings: policy.settings, now: now)
         let decision = policy.authentication.evaluate(document)
@@ -374,6 +385,15 @@ struct SignInRoutes: Sendable {
             id: SignInFlow.newID(), tenant: tenantID, username: verified.username, status: .inProgress, matchedRule: decision.matchedRule,
             sequences: [], completed: ["fido2"], usedCredentials: [verified.credentialID], pendingMethod: nil, pendingState: nil, revision: 0,
             createdAt: now, expiresAt: now.addingTimeInterval(Double(decision.maxTimeSeconds ?? RuleAction.defaultMaxTimeSeconds)))
+        flow.transactionId = transaction?.id
+        if let nonce {
+            flow.evidence = [
+                SignedAssertionEvidence(
+                    credentialId: verified.credentialID, authenticatorData: Base64URL.encode(verified.authenticatorData),
+                    clientDataJSON: Base64URL.encode(verified.clientDataJSON), signature: Base64URL.encode(verified.signature),
+                    publicKeyCose: Base64URL.encode(verified.publicKeyCOSE), nonce: Base64URL.encode(nonce))
+            ]
+        }
         var acr = "fido2"
         switch decision.action {
         case .allow:
@@ -394,6 +414,13 @@ struct SignInRoutes: Sendable {
         var issued: SessionStore.Issued?
         try await context.withTransaction { conn in
             try await flow.insert(on: conn)
+            if flow.status == .succeeded, let transaction {
+                try await Outbox.enqueue(
+                    TransactionDecision(
+                        tenantId: tenantID, transactionId: transaction.id, decision: "confirmed", detailsHash: Base64URL.encode(transaction.detailsHash),
+                        signinId: flow.id, amr: flow.completed, assertions: flow.evidence, decidedAt: now),
+                    source: .authentication, subject: tenantID, key: tenantID, on: conn)
+            }
             if flow.status == .succeeded {
                 issued = try await sessions.create(
                     tenant: tenantID, username: verified.username, userHandle: Base64URL.encode(verified.userHandle), amr: ["fido2"], acr: acr,
