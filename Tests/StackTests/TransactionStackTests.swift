@@ -88,6 +88,37 @@ struct TransactionStackTests {
         #expect(jwt.claims[claim: "amount"] == .string("385.00") && jwt.claims[claim: "currency"] == .string("EUR"))
         #expect(jwt.claims[claim: "payee"] == .string("ACME Ltd") && jwt.claims[claim: "amr"] == .array(["fido2"]))
         #expect(jwt.claims[claim: "cid"] == .string(passkey.credentialIDBase64URL) && jwt.claims.id != nil)
+        // And with PyJWT, a standard JWT library, given only the JWKS.
+        let python = TestStack.environment["SIGNET_SINK_PYTHON"] ?? "\(TestStack.dataDir)/venv/bin/python"
+        if FileManager.default.isExecutableFile(atPath: python) {
+            let script = """
+                import json, sys, jwt
+                d = json.load(sys.stdin)
+                keys = {k.key_id: k for k in jwt.PyJWKSet.from_dict(d["jwks"]).keys}
+                key = keys[jwt.get_unverified_header(d["token"])["kid"]]
+                c = jwt.decode(d["token"], key=key.key, algorithms=["ES256"], audience=d["aud"], issuer=d["iss"])
+                print(json.dumps({"txn": c["txn"], "amount": c["amount"], "payee": c["payee"]}))
+                """
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: python)
+            process.arguments = ["-c", script]
+            let input = Pipe()
+            let output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            try process.run()
+            let request: [String: Any] = [
+                "jwks": try JSONSerialization.jsonObject(with: Data(jwks.body)), "token": token, "aud": t.id, "iss": "http://localhost:8080/transaction",
+            ]
+            input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: request))
+            try input.fileHandleForWriting.close()
+            let answer = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            let decoded = try JSONSerialization.jsonObject(with: answer) as? [String: String]
+            #expect(process.terminationStatus == 0 && decoded == ["txn": tx.transactionId, "amount": "385.00", "payee": "ACME Ltd"])
+        } else {
+            #expect(TestStack.environment["CI"] == nil, "PyJWT is needed: no Python at \(python)")
+        }
         let serviceWide = try await TestHTTP.send("GET", "\(Self.transaction)/.well-known/jwks.json")
         #expect(try JWKSet(json: serviceWide.body).key(withID: jwt.header.keyID ?? "") != nil)
 
