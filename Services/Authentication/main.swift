@@ -29,7 +29,10 @@ await ServiceRuntime.main(
         do {
             // Every replica drops its compiled policy when any replica changes it.
             services.append(
-                try BroadcastListener(configuration: context.configuration, topics: [Topic.authentication], logger: context.logger) { envelope in
+                try BroadcastListener(
+                    configuration: context.configuration, topics: [Topic.authentication], types: [AuthenticationPolicyChanged.eventType],
+                    logger: context.logger
+                ) { envelope in
                     guard envelope.type == AuthenticationPolicyChanged.eventType,
                         let change = try? EventCoding.decode(AuthenticationPolicyChanged.self, from: envelope.data)
                     else { return }

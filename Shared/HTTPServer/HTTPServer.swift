@@ -136,13 +136,13 @@ public final class HTTPServer: Service, @unchecked Sendable {
         }
     }
 
-    /// Resumes a suspended connection; under the lock, so that the final phase cannot begin
-    /// between the count and the resume.
+    /// Resumes a suspended connection. The connection still counts as suspended while
+    /// `MHD_resume_connection` runs (it is thread-safe, and it writes to the daemon's wake-up
+    /// pipe, a system call that is not worth holding the lock for), so the final phase of
+    /// shutdown cannot stop the daemon under it; the count drops afterwards.
     func resume(_ connection: OpaquePointer) {
-        state.withLock { s in
-            s.suspended -= 1
-            MHD_resume_connection(connection)
-        }
+        MHD_resume_connection(connection)
+        state.withLock { $0.suspended -= 1 }
     }
 
     func requestFinished() { state.withLock { $0.inFlight -= 1 } }

@@ -13,20 +13,27 @@ public final class BroadcastListener: Service {
     private let consumer: KafkaConsumer
     private let logger: Logger
     private let handler: @Sendable (EventEnvelope) async -> Void
+    private let types: Set<String>
 
-    /// - Parameter handler: called with each decodable event; errors are the handler's to log.
+    /// - Parameters:
+    ///   - types: the event types wanted; others are skipped by their `ce_type` header, without
+    ///     decoding (the topic may carry many events of other types).
+    ///   - handler: called with each decodable event of those types; errors are the handler's.
     public init(
-        configuration: ServiceConfiguration, topics: [String], logger: Logger, handler: @escaping @Sendable (EventEnvelope) async -> Void
+        configuration: ServiceConfiguration, topics: [String], types: Set<String>, logger: Logger,
+        handler: @escaping @Sendable (EventEnvelope) async -> Void
     ) throws {
         self.logger = logger
         self.handler = handler
+        self.types = types
         consumer = try KafkaConsumer(
             configuration: configuration.kafka, groupID: "\(configuration.consumerGroup)-broadcast-\(configuration.instanceID)", topics: topics,
             logger: logger, overrides: ["auto.offset.reset": "latest"])
     }
 
     public func run() async throws {
-        await consumer.run { [handler, logger] record in
+        await consumer.run { [handler, logger, types] record in
+            guard let type = record.header(CloudEventHeader.type), types.contains(type) else { return true }
             do {
                 let envelope = try EventEnvelope(record: record)
                 await handler(envelope)

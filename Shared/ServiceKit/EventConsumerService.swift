@@ -43,6 +43,8 @@ public final class EventConsumerService: Service {
     let logger: Logger
     let maxHandlerAttempts: Int
     private let stopping = AtomicFlag(false)
+    /// `signet_events_consumed_total` by outcome, made once (not per event).
+    private let counters: (applied: Counter, duplicate: Counter, skipped: Counter)
 
     public init(
         service: ServiceName, kafka: KafkaConfiguration, producer: KafkaProducer, pool: PostgresPool, handlers: EventHandlers,
@@ -55,6 +57,10 @@ public final class EventConsumerService: Service {
         self.logger = logger
         self.maxHandlerAttempts = maxHandlerAttempts
         self.groupID = groupID ?? service.consumerGroup
+        func counter(_ outcome: String) -> Counter {
+            Counter(label: "signet_events_consumed_total", dimensions: [("service", service.rawValue), ("outcome", outcome)])
+        }
+        counters = (counter("applied"), counter("duplicate"), counter("skipped"))
         consumer = try KafkaConsumer(configuration: kafka, groupID: self.groupID, topics: service.consumedTopics, logger: logger)
     }
 
@@ -90,7 +96,7 @@ public final class EventConsumerService: Service {
         logger[metadataKey: LogKey.eventID] = .string(String(envelope.id.prefix(64)))
         logger[metadataKey: LogKey.eventType] = .string(String(envelope.type.prefix(128)))
         guard let handler = handlers.handlers[envelope.type] else {
-            Counter(label: "signet_events_consumed_total", dimensions: [("service", service.rawValue), ("outcome", "skipped")]).increment()
+            counters.skipped.increment()
             return .skipped
         }
         var attempt = 0
@@ -110,7 +116,7 @@ public final class EventConsumerService: Service {
                     return true
                 }
                 let outcome: Outcome = applied ? .applied : .duplicate
-                Counter(label: "signet_events_consumed_total", dimensions: [("service", service.rawValue), ("outcome", applied ? "applied" : "duplicate")]).increment()
+                (applied ? counters.applied : counters.duplicate).increment()
                 logger.debug(applied ? "event applied" : "duplicate event ignored")
                 return outcome
             } catch let error as EventDecodingError {
