@@ -48,6 +48,11 @@ public final class HTTPServer: Service, @unchecked Sendable {
     private var daemon: OpaquePointer?
     private let state = Mutex(ServerState())
     let deadlines = RequestDeadlines()
+    /// Where handlers run: threads that may block (see ``BlockingExecutor``), shared by every
+    /// server of the process, as many as the blocking calls that may run at once.
+    let handlerExecutor: BlockingExecutor = HTTPServer.sharedHandlerExecutor
+    static let sharedHandlerExecutor = BlockingExecutor(
+        threads: Int(ProcessInfo.processInfo.environment["SIGNET_HANDLER_THREADS"] ?? "") ?? 8, name: "signet-handler")
     private let stopped: AsyncStream<Void>
     private let stoppedContinuation: AsyncStream<Void>.Continuation
 
@@ -277,7 +282,7 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
     let respond = server.respond
     let deadlines = server.deadlines
     let ticket = Locked<Int?>(nil)
-    let work = Task {
+    let work = Task(executorPreference: server.handlerExecutor) {
         let response = await respond(request)
         if let t = ticket.value { deadlines.remove(t) }
         finish(response)

@@ -1,3 +1,4 @@
+import Platform
 import CLibPQ
 import Dispatch
 import Foundation
@@ -154,7 +155,11 @@ public final class PostgresConnection: Sendable {
     }
 
     private func runBlockingPQ<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+        // On a BlockingExecutor thread (HTTP handlers run there) the call runs inline: the
+        // thread may block, and the hop to the connection's queue and back is saved. The
+        // connection is leased to this task alone, so its queue has nothing else to order.
+        if BlockingExecutor.currentThreadMayBlock { return try body() }
+        return try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
             queue.async {
                 do { c.resume(returning: try body()) } catch { c.resume(throwing: error) }
             }

@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A task executor of its own threads, on which blocking calls are allowed.
+///
+/// HTTP handlers run here (as their tasks' executor preference), so a handler's libpq call can
+/// run inline on the handler's thread instead of hopping to a connection queue and back: two
+/// thread wake-ups less per query. The cooperative pool (two threads here) still never blocks:
+/// blocking happens on these threads only, and ``currentThreadMayBlock`` tells code where it is.
+/// There are as many threads as calls that may block at once (the database pool's size), so a
+/// blocked thread never keeps a runnable handler waiting for long.
+public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
+    // @unchecked Sendable: `jobs` is behind a Mutex, `available` is a semaphore, `threads` is
+    // written once in init.
+    private let jobs = Mutex<[UnownedJob]>([])
+    private let available = DispatchSemaphore(value: 0)
+    public let threadCount: Int
+
+    /// Whether the calling thread belongs to a `BlockingExecutor`.
+    public static var currentThreadMayBlock: Bool { pthread_getspecific(Self.key) != nil }
+
+    private static let key: pthread_key_t = {
+        var k = pthread_key_t()
+        pthread_key_create(&k, nil)
+        return k
+    }()
+
+    public init(threads: Int, name: String) {
+        threadCount = max(1, threads)
+        for i in 0..<threadCount {
+            let thread = Thread { [self] in
+                pthread_setspecific(Self.key, UnsafeRawPointer(bitPattern: 1))
+                while true {
+                    available.wait()
+                    guard let job = jobs.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
+                    job.runSynchronously(on: asUnownedTaskExecutor())
+                }
+            }
+            thread.name = "\(name)-\(i)"
+            thread.start()
+        }
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let unowned = UnownedJob(job)
+        jobs.withLock { $0.append(unowned) }
+        available.signal()
+    }
+}
