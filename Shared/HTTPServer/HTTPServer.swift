@@ -50,9 +50,7 @@ public final class HTTPServer: Service, @unchecked Sendable {
     let deadlines = RequestDeadlines()
     /// Where handlers run: threads that may block (see ``BlockingExecutor``), shared by every
     /// server of the process, as many as the blocking calls that may run at once.
-    let handlerExecutor: BlockingExecutor = HTTPServer.sharedHandlerExecutor
-    static let sharedHandlerExecutor = BlockingExecutor(
-        threads: Int(ProcessInfo.processInfo.environment["SIGNET_HANDLER_THREADS"] ?? "") ?? 8, name: "signet-handler")
+    let handlerExecutor: BlockingExecutor = .shared
     private let stopped: AsyncStream<Void>
     private let stoppedContinuation: AsyncStream<Void>.Continuation
 

@@ -29,6 +29,11 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         return k
     }()
 
+    /// The process's executor for work that may block in libpq: HTTP handlers and event
+    /// consumers. `SIGNET_HANDLER_THREADS` threads (8); keep it at least the pool size.
+    public static let shared = BlockingExecutor(
+        threads: Int(ProcessInfo.processInfo.environment["SIGNET_HANDLER_THREADS"] ?? "") ?? 8, name: "signet-handler")
+
     public init(threads: Int, name: String) {
         threadCount = max(1, threads)
         for i in 0..<threadCount {

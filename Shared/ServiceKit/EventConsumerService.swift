@@ -65,8 +65,12 @@ public final class EventConsumerService: Service {
     }
 
     public func run() async throws {
-        await consumer.run { record in
-            await self.process(record) != .abandoned
+        // On the blocking executor, like HTTP handlers: each event's transaction runs its libpq
+        // calls inline instead of hopping to a connection queue and back.
+        await withTaskExecutorPreference(BlockingExecutor.shared) {
+            await consumer.run { record in
+                await self.process(record) != .abandoned
+            }
         }
     }
 
