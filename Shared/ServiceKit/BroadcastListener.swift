@@ -7,7 +7,9 @@ import Schema
 /// joins a consumer group of its own (`<group>-broadcast-<instance>`), starting at the newest
 /// offset, and commits nothing that matters. For in-memory state every replica must drop when
 /// it changes (compiled rulesets, settings); the change itself is in the database, so a missed
-/// event only delays the refresh until the cache's own expiry.
+/// event only delays the refresh until the cache's own expiry. Missed events happen at start-up:
+/// until librdkafka has looked up the newest offsets of the assigned partitions (a few seconds),
+/// changes made elsewhere are not seen this way.
 public final class BroadcastListener: Service {
     public let name = "broadcast-listener"
     private let consumer: KafkaConsumer

@@ -1,0 +1,62 @@
+import Foundation
+import Schema
+import Testing
+import TestSupport
+
+/// Rulesets are compiled in memory on every replica and refreshed by events: a second
+/// authentication replica (same database, a consumer group of its own for its read model) sees
+/// a ruleset changed through the first one at once, long before its cache would expire.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct PolicyBroadcastStackTests {
+    let adaptive = AdaptiveSignInStackTests()
+
+    @Test func aRulesetChangedOnOneReplicaAppliesOnAnother() async throws {
+        try TestStack.require()
+        let bin = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
+        let t = try await adaptive.tenant()
+        let port = 18282
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(bin)/signet-authentication")
+        var env = ProcessInfo.processInfo.environment
+        env["SIGNET_HTTP_PORT"] = String(port)
+        env["SIGNET_LOG_LEVEL"] = "warning"
+        env["SIGNET_INSTANCE_ID"] = "broadcast-test-replica"
+        // Its read-model consumer in a group of its own (duplicates are ignored by event id), so
+        // that the stack's service keeps its partitions for the tests that follow.
+        env["SIGNET_KAFKA_CONSUMER_GROUP"] = "signet-authentication-broadcast-test"
+        // Its session-signing key does not matter here (the stack's is used when exported).
+        if env["SIGNET_SIGNING_KEY_FILE"] == nil { env["SIGNET_EPHEMERAL_SIGNING_KEY"] = "1" }
+        process.environment = env
+        let logPath = "\(TestStack.dataDir)/logs/authentication-replica.log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = FileHandle(forWritingAtPath: logPath)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        defer { process.terminate() }
+        let replica = "http://127.0.0.1:\(port)/v1/tenants/\(t.id)/signins"
+        #expect(await TestStack.eventually(timeout: .seconds(60)) {
+            (try? await TestHTTP.send("GET", "http://127.0.0.1:\(port)/readyz", timeout: 2))?.status == 200
+        })
+        // Its policy listener (a consumer group of its own, from the newest offset) has joined.
+        // Before that, a change made elsewhere reaches it only through the cache's expiry.
+        #expect(await TestStack.eventually(timeout: .seconds(60)) {
+            let metrics = (try? await TestHTTP.send("GET", "http://127.0.0.1:\(port)/metrics", timeout: 2))?.text ?? ""
+            return metrics.contains(#"signet_kafka_consumer_assigned_partitions{group="signet-authentication-broadcast-test-broadcast-broadcast-test-replica"} 3"#)
+        })
+        // Assigned partitions start from the newest offset once librdkafka has looked it up; a
+        // change in between would reach this replica only through its cache's expiry (60 s).
+        try await Task.sleep(for: .seconds(3))
+        func startOnReplica() async throws -> SignInStarted? {
+            let r = try await TestHTTP.send(
+                "POST", replica, headers: ["Content-Type": "application/json"], body: Array(#"{"username": "mia", "signals": {"ip": "198.51.100.9"}}"#.utf8))
+            return try? AdaptiveSignInStackTests.decode(SignInStarted.self, r)
+        }
+        // The replica compiles the tenant's (default) policy and caches it.
+        #expect(try await startOnReplica()?.matchedRule == "default")
+        // Changed through the first replica: the second applies it once the event arrives.
+        #expect(try await adaptive.putRuleset(t, AdaptiveSignInStackTests.ruleset).status == 200)
+        let applied = await TestStack.eventually(timeout: .seconds(20)) { (try? await startOnReplica())?.matchedRule == "blocked-network" }
+        #expect(applied, "the second replica kept its cached policy; see \(logPath)")
+    }
+}
