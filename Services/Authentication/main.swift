@@ -47,7 +47,6 @@ await ServiceRuntime.main(
     let ceremony = AssertionCeremony(context: context)
     let store = PolicyStore(pool: context.pool)
     policies.withLock { $0 = store }
-    PolicyStoreAccess.store.withLock { $0 = store }
     let antiHammering = AntiHammering(context: context)
     let sessions = SessionStore(context: context, issuer: issuer)
     WebAuthnAuthenticationRoutes(context: context, handles: handles, sessions: issuer, ceremony: ceremony).register(on: &router)
@@ -57,7 +56,7 @@ await ServiceRuntime.main(
         methods: [
             FIDO2Method(ceremony: ceremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
             OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
-            ExternalJWTMethod(), ExternalPasswordMethod(),
+            ExternalJWTMethod(policies: store), ExternalPasswordMethod(policies: store),
         ],
         antiHammering: antiHammering,
         facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions, ceremony: ceremony,

@@ -25,8 +25,7 @@ final class MetadataRefresher: Service {
     let interval: Duration
     /// The update of the load at start-up, applied once the database is there.
     let initialUpdate: MetadataUpdate?
-    private let stop = AsyncSignal()
-    private let stopped = AtomicFlag(false)
+    private let schedule: PeriodicTask
     /// Refreshes run one at a time (scheduled and requested ones alike).
     private let refreshing = Mutex(false)
 
@@ -36,6 +35,7 @@ final class MetadataRefresher: Service {
         self.context = context
         self.interval = interval
         self.initialUpdate = initialUpdate
+        schedule = PeriodicTask(interval: interval)
     }
 
     typealias Outcome = MetadataRefreshOutcome
@@ -48,22 +48,11 @@ final class MetadataRefresher: Service {
                 context.logger.error("suspending credentials of revoked authenticators failed", metadata: [LogKey.error: "\(error)"])
             }
         }
-        while !stopped.isSet {
-            await stop.wait(timeout: interval)
-            if stopped.isSet || Task.isCancelled { break }
-            do {
-                _ = try await refresh()
-            } catch {
-                // The BLOB in force stays; the next turn tries again.
-                context.logger.warning("FIDO metadata refresh failed", metadata: [LogKey.error: "\(error)"])
-            }
-        }
+        // A failed refresh leaves the BLOB in force; the next turn tries again.
+        await schedule.run(logger: context.logger, failure: "FIDO metadata refresh failed") { _ = try await self.refresh() }
     }
 
-    func shutdown() async {
-        stopped.set(true)
-        stop.signal()
-    }
+    func shutdown() async { schedule.stopRunning() }
 
     /// Loads the source's BLOB; a newer one is installed and its revocations applied.
     ///

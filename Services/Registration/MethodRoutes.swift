@@ -18,54 +18,13 @@ struct MethodSecrets: Sendable {
     let codeHashKey: [UInt8]
     let calls: InternalCalls
     let piiURL: String
-    let authenticationURL: String
-
-    /// Refuses a registration of `type` that the tenant's registration decision rules do not
-    /// allow for the user now: DENY refuses every method; SUGGEST/ENFORCE offer their methods
-    /// only; IGNORE (the default) leaves the choice open.
-    ///
-    /// - Throws: 403 `registration_denied` or `method_not_offered`; 503 when the authentication
-    ///   service cannot answer (registration fails closed).
-    func requireOffered(_ type: String, tenant: String, username: String) async throws {
-        let decision = try await calls.post(
-            "\(authenticationURL)/v1/internal/tenants/\(tenant)/registration-decision", RegistrationDecisionRequest(username: username),
-            as: RegistrationDecision.self)
-        switch decision.action {
-        case "DENY":
-            throw HTTPError(
-                ProblemCode("registration_denied", status: 403, title: "Registration denied"),
-                detail: "The tenant's registration rules deny registering methods now (rule \(decision.matchedRule)).")
-        case "SUGGEST_REGISTRATION" where !decision.methods.contains(type), "ENFORCE_REGISTRATION" where !decision.methods.contains(type):
-            throw HTTPError(
-                ProblemCode("method_not_offered", status: 403, title: "Method not offered"),
-                detail: "The tenant's registration rules offer \(decision.methods.joined(separator: ", ")) now (rule \(decision.matchedRule)).")
-        default:
-            return
-        }
-    }
-
     static func fromEnvironment(_ env: Environment = Environment(), logger: Logger, service: String) throws -> MethodSecrets {
         MethodSecrets(
             methodSecrets: try AES256GCM(key: try ServiceKeys.key("SIGNET_METHOD_SECRET_KEY", env, logger: logger)),
             delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
             codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger),
             calls: InternalCalls.fromEnvironment(env, service: service),
-            piiURL: env.string("SIGNET_PII_URL", default: "http://127.0.0.1:8085"),
-            authenticationURL: env.string("SIGNET_AUTHENTICATION_URL", default: "http://127.0.0.1:8082"))
-    }
-
-    /// A delivery request for `code`, sealed to the oob-notification service.
-    func deliveryRequest(
-        tenant: String, channel: String, piiRef: String, code: String, template: String = "otp", locale: String, lifetime: TimeInterval,
-        parameters: [String: String] = [:], now: Date
-    ) throws -> DeliveryRequested {
-        let id = "d_" + Hex.encode(SecureRandom.bytes(16))
-        let sealed = try delivery.seal(Array(code.utf8), associatedData: Array(id.utf8))
-        var p = parameters
-        p["minutes"] = String(max(1, Int(lifetime / 60)))
-        return DeliveryRequested(
-            tenantId: tenant, deliveryId: id, channel: channel, piiRef: piiRef, template: template, locale: locale, sealedCode: Base64URL.encode(sealed),
-            parameters: p, expiresAt: now.addingTimeInterval(lifetime))
+            piiURL: env.string("SIGNET_PII_URL", default: "http://127.0.0.1:8085"))
     }
 }
 
@@ -77,6 +36,7 @@ struct MethodSecrets: Sendable {
 struct MethodRoutes: Sendable {
     let context: ServiceContext
     let secrets: MethodSecrets
+    let rules: RegistrationRules
     let sessions: SessionTokenVerifier?
     static let codeLifetime: TimeInterval = 300
     static let maximumConfirmAttempts = 5
@@ -139,7 +99,7 @@ struct MethodRoutes: Sendable {
         let locale = body.locale ?? "en"
         guard (2...16).contains(locale.utf8.count), locale.allSatisfy({ $0.isLetter || $0 == "-" }) else { throw HTTPError.invalid("locale", "locale like en or fr-CA.") }
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
-        try await secrets.requireOffered(body.type, tenant: tenantID, username: username)
+        try await rules.requireOffered(body.type, tenant: tenantID, username: username)
         let now = Date()
         let methodID = "m_" + Hex.encode(SecureRandom.bytes(16))
         let userHandle = try await ensureUser(tenant: tenantID, username: username)
@@ -156,9 +116,9 @@ struct MethodRoutes: Sendable {
                 as: PIIReference.self)
             let code = try OneTimeCode.generate(digits: 6)
             let hash = try OneTimeCode.storageHash(of: code, key: secrets.codeHashKey, context: Array(methodID.utf8))
-            let delivery = try secrets.deliveryRequest(
-                tenant: tenantID, channel: kind == "email" ? "email" : "sms", piiRef: stored.ref, code: code, locale: locale, lifetime: Self.codeLifetime,
-                now: now)
+            let delivery = try DeliveryRequested.sealing(
+                code: code, with: secrets.delivery, tenant: tenantID, channel: kind == "email" ? "email" : "sms", piiRef: stored.ref, locale: locale,
+                lifetime: Self.codeLifetime, now: now)
             try await context.withTransaction { conn in
                 try await conn.query(
                     """

@@ -17,8 +17,8 @@ struct WebAuthnRegistrationRoutes: Sendable {
     let metadata: MetadataService?
     /// Checks users' session tokens; nil accepts RP API keys only.
     let sessions: SessionTokenVerifier?
-    /// For the registration decision rules (nil: not consulted).
-    var methodSecrets: MethodSecrets? = nil
+    /// The registration decision rules (nil: not consulted).
+    var rules: RegistrationRules? = nil
 
     /// The RP backend (API key) or the signed-in user (session token) calling.
     func authenticate(_ request: HTTPRequest, tenant: String) async throws -> Principal {
@@ -90,7 +90,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
         let principal = try await authenticate(request, tenant: tenantID)
         let body = try request.decode(RegistrationOptionsRequest.self)
         try Self.requireOwnAccount(principal, username: body.username)
-        try await methodSecrets?.requireOffered("fido2", tenant: tenantID, username: body.username)
+        try await rules?.requireOffered("fido2", tenant: tenantID, username: body.username)
         guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters or surrounding spaces.") }
         let displayName = body.displayName ?? body.username
         guard !displayName.isEmpty, displayName.count <= 256 else { throw HTTPError.invalid("displayName", "displayName must be 1-256 characters.") }

@@ -11,6 +11,7 @@ let env = Environment()
 let handles: CeremonyHandles
 let sessions: SessionTokenVerifier
 let methodSecrets: MethodSecrets
+let registrationRules = RegistrationRules.fromEnvironment()
 var metadata: MetadataService?
 var metadataSource: (any MetadataSource)?
 var initialUpdate: MetadataUpdate?
@@ -63,7 +64,7 @@ await ServiceRuntime.main(
     TenantAdminRoutes(context: context).register(on: &router)
     FIDOPolicyRoutes(context: context).register(on: &router)
     MetadataRoutes(context: context, metadata: loadedMetadata, refresher: refresher.withLock { $0 }).register(on: &router)
-    WebAuthnRegistrationRoutes(context: context, handles: handles, metadata: loadedMetadata, sessions: sessions, methodSecrets: methodSecrets)
+    WebAuthnRegistrationRoutes(context: context, handles: handles, metadata: loadedMetadata, sessions: sessions, rules: registrationRules)
         .register(on: &router)
-    MethodRoutes(context: context, secrets: methodSecrets, sessions: sessions).register(on: &router)
+    MethodRoutes(context: context, secrets: methodSecrets, rules: registrationRules, sessions: sessions).register(on: &router)
 }

@@ -19,22 +19,11 @@ final class TCTokenKeys: Sendable {
         let keySet: JWKSet
     }
 
-    init(pool: PostgresPool, sealKey: [UInt8]) throws {
+    /// - Parameter seal: from `SIGNET_TCTOKEN_KEY_SEAL`. Without it (a random key), keys sealed
+    ///   before a restart cannot be opened, so new ones are made.
+    init(pool: PostgresPool, seal: AES256GCM) {
         self.pool = pool
-        seal = try AES256GCM(key: sealKey)
-    }
-
-    /// `SIGNET_TCTOKEN_KEY_SEAL` (32 bytes, base64url); without it a random key and a warning:
-    /// keys sealed under it cannot be opened after a restart, so new ones are made.
-    static func sealKey(_ env: Environment, logger: Logger) throws -> [UInt8] {
-        if let text = env.optionalString("SIGNET_TCTOKEN_KEY_SEAL") {
-            guard let key = Base64URL.decode(text), key.count == 32 else {
-                throw Environment.ConfigurationError(variable: "SIGNET_TCTOKEN_KEY_SEAL", reason: "expected 32 bytes, base64url")
-            }
-            return key
-        }
-        logger.warning("SIGNET_TCTOKEN_KEY_SEAL is not set: tcToken keys will not survive a restart")
-        return SecureRandom.bytes(32)
+        self.seal = seal
     }
 
     /// The tenant's ring, creating its first key when it has none.

@@ -87,8 +87,7 @@ struct TransactionDecisions: Sendable {
             guard collected.type == "webauthn.get" || collected.type == "payment.get", Base64URL.decode(collected.challenge) == challenge else { return false }
             // Secure Payment Confirmation: the displayed total and payee are the transaction's.
             if let p = collected.payment {
-                guard p.totalCurrency == details.currency, Decimal(string: p.totalValue) == Decimal(string: details.amount), p.payeeName == details.payee
-                else { return false }
+                guard p.shows(currency: details.currency, amount: details.amount, payee: details.payee) else { return false }
             } else if collected.type == "payment.get" {
                 return false
             }

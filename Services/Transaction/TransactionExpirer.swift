@@ -10,31 +10,18 @@ import ServiceKit
 final class TransactionExpirer: Service {
     let name = "transaction-expirer"
     let context: ServiceContext
-    let interval: Duration
-    private let stop = AsyncSignal()
-    private let stopped = AtomicFlag(false)
+    private let schedule: PeriodicTask
 
     init(context: ServiceContext, interval: Duration = .seconds(5)) {
         self.context = context
-        self.interval = interval
+        schedule = PeriodicTask(interval: interval)
     }
 
     func run() async throws {
-        while !stopped.isSet {
-            await stop.wait(timeout: interval)
-            if stopped.isSet || Task.isCancelled { break }
-            do {
-                try await expire(now: Date())
-            } catch {
-                context.logger.warning("expiring transactions failed", metadata: [LogKey.error: "\(error)"])
-            }
-        }
+        await schedule.run(logger: context.logger, failure: "expiring transactions failed") { try await self.expire(now: Date()) }
     }
 
-    func shutdown() async {
-        stopped.set(true)
-        stop.signal()
-    }
+    func shutdown() async { schedule.stopRunning() }
 
     func expire(now: Date) async throws {
         let ids = try await context.pool.withConnection { conn in

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Platform
 import ServiceKit
@@ -6,10 +7,10 @@ import ServiceKit
 // the authentication service's sign-in flow (dynamic linking), and tcTokens the RP verifies.
 let logger = Logger(label: "signet.transaction")
 let env = Environment()
-let sealKey: [UInt8]
+let seal: AES256GCM
 let issuer: String
 do {
-    sealKey = try TCTokenKeys.sealKey(env, logger: logger)
+    seal = try AES256GCM(key: try ServiceKeys.key("SIGNET_TCTOKEN_KEY_SEAL", env, logger: logger))
     issuer = env.string("SIGNET_TCTOKEN_ISSUER", default: "http://localhost:8080/transaction")
 } catch {
     logger.critical("configuration error", metadata: [LogKey.error: "\(error)"])
@@ -22,8 +23,7 @@ await ServiceRuntime.main(
     service: .transaction, migrations: TransactionMigrations.all, handlers: decisions.handlers(logger: logger, issuer: issuer),
     background: BackgroundServices { context in [TransactionExpirer(context: context)] }
 ) { router, context in
-    // The seal key was checked above (32 bytes), so this cannot fail.
-    guard let k = try? TCTokenKeys(pool: context.pool, sealKey: sealKey) else { fatalError("tcToken key seal unusable") }
+    let k = TCTokenKeys(pool: context.pool, seal: seal)
     decisions.keys.withLock { $0 = k }
     TransactionRoutes(context: context, keys: k, issuer: issuer).register(on: &router)
 }

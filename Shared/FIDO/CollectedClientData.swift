@@ -1,3 +1,5 @@
+import Foundation
+
 /// The client data a browser or platform collected and the authenticator signed over
 /// (`clientDataJSON`, WebAuthn L3 §5.8.1).
 ///
@@ -50,6 +52,13 @@ public struct CollectedClientData: Sendable {
         public let totalCurrency: String
         public let totalValue: String
         public let instrumentDisplayName: String
+
+        /// Whether the browser displayed this total and payee: same currency, the same amount
+        /// as a decimal (`385.0` is `385.00`), and the payee's name.
+        public func shows(currency: String, amount: String, payee: String) -> Bool {
+            guard totalCurrency == currency, let shown = Decimal(string: totalValue), let expected = Decimal(string: amount) else { return false }
+            return shown == expected && payeeName == payee
+        }
     }
 
     /// Parses clientDataJSON.

@@ -20,31 +20,21 @@ struct GracefulShutdownTests {
 
     @Test func sigtermUnderLoadFinishesInFlightRequestsAndDrainsTheOutbox() async throws {
         try TestStack.require()
-        let bin = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
+        _ = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
         let scratch = try await TestStack.scratchDatabase(prefix: "sigterm")
         defer { Task { await scratch.drop() } }
         let port = 18181
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(bin)/signet-registration")
-        var env = ProcessInfo.processInfo.environment
-        env["SIGNET_HTTP_PORT"] = String(port)
-        env["SIGNET_DATABASE_URL"] = TestStack.conninfo(database: scratch.name)
-        env["SIGNET_LOG_LEVEL"] = "warning"
         // Its own consumer group: on a scratch database, it must not take the real registration
-        // service's events.
-        env["SIGNET_KAFKA_CONSUMER_GROUP"] = "signet-registration-sigterm-test"
-        process.environment = env
-        // The replica's log goes to the data folder, for whoever reads a failure.
-        let logPath = "\(TestStack.dataDir)/logs/sigterm-replica.log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = FileHandle(forWritingAtPath: logPath)
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        // service's events. The replica's log goes to the data folder, for whoever reads a failure.
+        let (process, _) = try TestStack.launch(
+            "signet-registration",
+            environment: [
+                "SIGNET_HTTP_PORT": String(port), "SIGNET_DATABASE_URL": TestStack.conninfo(database: scratch.name), "SIGNET_LOG_LEVEL": "warning",
+                "SIGNET_KAFKA_CONSUMER_GROUP": "signet-registration-sigterm-test",
+            ],
+            logName: "sigterm-replica")
         let base = "http://127.0.0.1:\(port)"
-        let ready = await TestStack.eventually(timeout: .seconds(60)) {
-            (try? await TestHTTP.send("GET", "\(base)/readyz", timeout: 2))?.status == 200
-        }
+        let ready = await TestStack.becomesReady(base)
         guard ready else {
             process.terminate()
             Issue.record("the replica did not become ready")

@@ -38,7 +38,7 @@ struct MetadataStackTests {
 
     @Test func aNewerBLOBRevokingAModelSuspendsItsCredentials() async throws {
         try TestStack.require()
-        let bin = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
+        _ = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
         let scratch = try await TestStack.scratchDatabase(prefix: "mds")
         defer { Task { await scratch.drop() } }
         let dir = "\(TestStack.dataDir)/mds-test-\(UInt32.random(in: 0...UInt32.max))"
@@ -48,27 +48,17 @@ struct MetadataStackTests {
         try Self.pem(chain.root.der).write(toFile: "\(dir)/root.pem", atomically: true, encoding: .utf8)
         try Self.blob(no: 1, status: "FIDO_CERTIFIED_L1", chain: chain).write(toFile: "\(dir)/blob.jwt", atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(bin)/signet-registration")
-        var env = ProcessInfo.processInfo.environment
-        env["SIGNET_HTTP_PORT"] = String(Self.port)
-        env["SIGNET_DATABASE_URL"] = TestStack.conninfo(database: scratch.name)
-        env["SIGNET_KAFKA_CONSUMER_GROUP"] = "signet-registration-mds-test"
-        env["SIGNET_MDS_BLOB_FILE"] = "\(dir)/blob.jwt"
-        env["SIGNET_MDS_ROOT_FILE"] = "\(dir)/root.pem"
-        env["SIGNET_LOG_LEVEL"] = "warning"
-        process.environment = env
-        let logPath = "\(TestStack.dataDir)/logs/mds-replica.log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = FileHandle(forWritingAtPath: logPath)
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        let (process, logPath) = try TestStack.launch(
+            "signet-registration",
+            environment: [
+                "SIGNET_HTTP_PORT": String(Self.port), "SIGNET_DATABASE_URL": TestStack.conninfo(database: scratch.name),
+                "SIGNET_KAFKA_CONSUMER_GROUP": "signet-registration-mds-test", "SIGNET_MDS_BLOB_FILE": "\(dir)/blob.jwt",
+                "SIGNET_MDS_ROOT_FILE": "\(dir)/root.pem", "SIGNET_LOG_LEVEL": "warning",
+            ],
+            logName: "mds-replica")
         defer { process.terminate() }
         let base = "http://127.0.0.1:\(Self.port)"
-        let ready = await TestStack.eventually(timeout: .seconds(60)) {
-            (try? await TestHTTP.send("GET", "\(base)/readyz", timeout: 2))?.status == 200
-        }
+        let ready = await TestStack.becomesReady(base)
         try #require(ready, "the replica did not become ready; see \(logPath)")
 
         let status = try await TestHTTP.send("GET", "\(base)/v1/admin/metadata", headers: ["Authorization": "Bearer \(TestStack.adminToken)"])

@@ -12,32 +12,21 @@ struct PolicyBroadcastStackTests {
 
     @Test func aRulesetChangedOnOneReplicaAppliesOnAnother() async throws {
         try TestStack.require()
-        let bin = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
+        _ = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
         let t = try await adaptive.tenant()
         let port = 18282
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "\(bin)/signet-authentication")
-        var env = ProcessInfo.processInfo.environment
-        env["SIGNET_HTTP_PORT"] = String(port)
-        env["SIGNET_LOG_LEVEL"] = "warning"
-        env["SIGNET_INSTANCE_ID"] = "broadcast-test-replica"
         // Its read-model consumer in a group of its own (duplicates are ignored by event id), so
-        // that the stack's service keeps its partitions for the tests that follow.
-        env["SIGNET_KAFKA_CONSUMER_GROUP"] = "signet-authentication-broadcast-test"
-        // Its session-signing key does not matter here (the stack's is used when exported).
-        if env["SIGNET_SIGNING_KEY_FILE"] == nil { env["SIGNET_EPHEMERAL_SIGNING_KEY"] = "1" }
-        process.environment = env
-        let logPath = "\(TestStack.dataDir)/logs/authentication-replica.log"
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = FileHandle(forWritingAtPath: logPath)
-        process.standardOutput = log
-        process.standardError = log
-        try process.run()
+        // that the stack's service keeps its partitions for the tests that follow. Its
+        // session-signing key does not matter here (the stack's is used when exported).
+        var environment = [
+            "SIGNET_HTTP_PORT": String(port), "SIGNET_LOG_LEVEL": "warning", "SIGNET_INSTANCE_ID": "broadcast-test-replica",
+            "SIGNET_KAFKA_CONSUMER_GROUP": "signet-authentication-broadcast-test",
+        ]
+        if TestStack.environment["SIGNET_SIGNING_KEY_FILE"] == nil { environment["SIGNET_EPHEMERAL_SIGNING_KEY"] = "1" }
+        let (process, logPath) = try TestStack.launch("signet-authentication", environment: environment, logName: "authentication-replica")
         defer { process.terminate() }
         let replica = "http://127.0.0.1:\(port)/v1/tenants/\(t.id)/signins"
-        #expect(await TestStack.eventually(timeout: .seconds(60)) {
-            (try? await TestHTTP.send("GET", "http://127.0.0.1:\(port)/readyz", timeout: 2))?.status == 200
-        })
+        #expect(await TestStack.becomesReady("http://127.0.0.1:\(port)"))
         // Its policy listener (a consumer group of its own, from the newest offset) has joined.
         // Before that, a change made elsewhere reaches it only through the cache's expiry.
         #expect(await TestStack.eventually(timeout: .seconds(60)) {

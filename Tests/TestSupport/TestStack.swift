@@ -109,3 +109,33 @@ public struct TestHTTP: Sendable {
         return try await send(method, url, headers: headers, body: Array(json.utf8))
     }
 }
+
+extension TestStack {
+    /// Starts another process of a service of the stack (a replica, or one on a scratch
+    /// database) with the stack's environment plus `environment`, logging to
+    /// `<data>/logs/<logName>.log`; the caller waits for readiness and terminates it.
+    public static func launch(_ executable: String, environment overrides: [String: String], logName: String) throws -> (Process, logPath: String) {
+        guard let bin = binDir else { throw TestStackError("SIGNET_BIN_DIR is not set") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(bin)/\(executable)")
+        process.environment = ProcessInfo.processInfo.environment.merging(overrides) { _, new in new }
+        let logPath = "\(dataDir)/logs/\(logName).log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let log = FileHandle(forWritingAtPath: logPath)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        return (process, logPath)
+    }
+
+    /// Whether a service at `base` answers `/readyz` with 200 within a minute.
+    public static func becomesReady(_ base: String) async -> Bool {
+        await eventually(timeout: .seconds(60)) { (try? await TestHTTP.send("GET", "\(base)/readyz", timeout: 2))?.status == 200 }
+    }
+}
+
+/// A test environment that cannot be used.
+public struct TestStackError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

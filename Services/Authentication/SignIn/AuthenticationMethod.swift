@@ -154,10 +154,8 @@ struct FIDO2Method: AuthenticationMethod {
             logger: .init(label: "signet.authentication.fido2"))
         // Secure Payment Confirmation: what the browser displayed must be the transaction.
         if let transaction, let payment = try? CollectedClientData(bytes: verified.clientDataJSON).payment {
-            guard Self.paymentMatches(payment, transaction.details) else {
-                throw HTTPError(
-                    ProblemCode("payment_details_mismatch", status: 400, title: "Sign-in refused"),
-                    detail: "The payment the browser displayed is not this transaction's total or payee.")
+            guard payment.shows(currency: transaction.details.currency, amount: transaction.details.amount, payee: transaction.details.payee) else {
+                throw HTTPError.signInRefused("payment_details_mismatch", "The payment the browser displayed is not this transaction's total or payee.")
             }
         }
         var outcome = MethodOutcome(username: verified.username, userHandle: Base64URL.encode(verified.userHandle), credentialID: verified.credentialID)
@@ -168,17 +166,6 @@ struct FIDO2Method: AuthenticationMethod {
                 publicKeyCose: Base64URL.encode(verified.publicKeyCOSE), nonce: Base64URL.encode(nonce))
         }
         return outcome
-    }
-}
-
-extension FIDO2Method {
-    /// Whether the total and payee the browser displayed (Secure Payment Confirmation) are the
-    /// transaction's: same currency, same amount as a decimal, and the payee's name.
-    static func paymentMatches(_ payment: CollectedClientData.PaymentData, _ details: TransactionDetails) -> Bool {
-        guard payment.totalCurrency == details.currency, let shown = Decimal(string: payment.totalValue), let amount = Decimal(string: details.amount),
-            shown == amount
-        else { return false }
-        return payment.payeeName == details.payee
     }
 }
 

@@ -41,20 +41,16 @@ struct OneTimeCodeMethod: AuthenticationMethod {
         let lifetime = Double(user.settings.otpLifetimeSeconds)
         let code = try OneTimeCode.generate(digits: 6)
         let hash = try OneTimeCode.storageHash(of: code, key: keys.codeHashKey, context: Array("\(flow.id)/\(method.id)".utf8))
-        var parameters: [String: String] = ["minutes": String(max(1, Int(lifetime / 60)))]
+        var parameters: [String: String] = [:]
         var template = "otp"
         if let id = flow.transactionId {
             let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: pool, now: now)
             template = "transaction_otp"
-            parameters["amount"] = tx.details.amount
-            parameters["currency"] = tx.details.currency
-            parameters["payee"] = tx.details.payee
+            parameters = ["amount": tx.details.amount, "currency": tx.details.currency, "payee": tx.details.payee]
         }
-        let deliveryID = "d_" + Hex.encode(SecureRandom.bytes(16))
-        let sealed = try keys.delivery.seal(Array(code.utf8), associatedData: Array(deliveryID.utf8))
-        let request = DeliveryRequested(
-            tenantId: flow.tenant, deliveryId: deliveryID, channel: channel, piiRef: piiRef, template: template, locale: "en",
-            sealedCode: Base64URL.encode(sealed), parameters: parameters, expiresAt: now.addingTimeInterval(lifetime))
+        let request = try DeliveryRequested.sealing(
+            code: code, with: keys.delivery, tenant: flow.tenant, channel: channel, piiRef: piiRef, template: template, lifetime: lifetime,
+            parameters: parameters, now: now)
         let envelope = try EventEnvelope(request, source: ServiceName.authentication.eventSource, subject: flow.tenant)
         // pending: 2, expiry (8 bytes, Unix seconds), hash (32), method id.
         var pending: [UInt8] = [2]
@@ -78,10 +74,9 @@ struct OneTimeCodeMethod: AuthenticationMethod {
         for i in 1...8 { expiry = expiry << 8 | UInt64(pending[i]) }
         let hash = Array(pending[9..<41])
         let methodID = String(decoding: pending[41...], as: UTF8.self)
-        let refused = { (code: String, detail: String) in HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail) }
-        guard Double(expiry) > Date().timeIntervalSince1970 else { throw refused("code_expired", "The code expired; ask for another.") }
+        guard Double(expiry) > Date().timeIntervalSince1970 else { throw HTTPError.signInRefused("code_expired", "The code expired; ask for another.") }
         guard OneTimeCode.matches(body.code, digits: 6, storedHash: hash, key: keys.codeHashKey, context: Array("\(flow.id)/\(methodID)".utf8)) else {
-            throw refused("code_mismatch", "The code is not right.")
+            throw HTTPError.signInRefused("code_mismatch", "The code is not right.")
         }
         return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
     }
@@ -107,7 +102,6 @@ struct TOTPMethod: AuthenticationMethod {
         guard pending.count > 1, pending[0] == 3, let username = flow.username else { throw HTTPError(.invalidHandle, detail: "Ask for the challenge first.") }
         let body = try request.decode(CodeRequest.self)
         let methodID = String(decoding: pending[1...], as: UTF8.self)
-        let refused = { (code: String, detail: String) in HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail) }
         guard let row = try await pool.withConnection({ conn in
             try await conn.query(
                 """
@@ -116,15 +110,15 @@ struct TOTPMethod: AuthenticationMethod {
                 """)
         }).first, let sealed = row.bytes("sealed_secret"),
             let secret = try? keys.methodSecrets.open(sealed, associatedData: Array("\(flow.tenant)/\(methodID)".utf8))
-        else { throw refused("method_unavailable", "This authenticator app is no longer registered.") }
+        else { throw HTTPError.signInRefused("method_unavailable", "This authenticator app is no longer registered.") }
         let last = row.int64("last_totp_step").map { UInt64($0) }
         let step: UInt64
         do {
             step = try TOTP(secret: try OTPSecret(bytes: secret)).verify(body.code, at: Date(), window: 1, after: last)
         } catch let error as OTPError where error.code == .replayedCode {
-            throw refused("code_replayed", "This code was already used.")
+            throw HTTPError.signInRefused("code_replayed", "This code was already used.")
         } catch {
-            throw refused("code_mismatch", "The code is not right.")
+            throw HTTPError.signInRefused("code_mismatch", "The code is not right.")
         }
         // The step is recorded only if no concurrent verification recorded it (or a later one).
         let updated = try await pool.withConnection { conn in
@@ -134,7 +128,7 @@ struct TOTPMethod: AuthenticationMethod {
                 WHERE tenant_id = \(flow.tenant) AND method_id = \(methodID) AND (last_totp_step IS NULL OR last_totp_step < \(Int64(step)))
                 """)
         }
-        guard updated.affectedRows == 1 else { throw refused("code_replayed", "This code was already used.") }
+        guard updated.affectedRows == 1 else { throw HTTPError.signInRefused("code_replayed", "This code was already used.") }
         return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
     }
 }
@@ -144,6 +138,7 @@ struct TOTPMethod: AuthenticationMethod {
 /// key's `alg`/type decides), never the token's.
 struct ExternalJWTMethod: AuthenticationMethod {
     let name = "external_jwt"
+    let policies: PolicyStore
     let cache = JWKSCache()
 
     func capacity(for user: UserFacts) -> Int { user.settings.externalJWT != nil && user.username != nil ? 1 : 0 }
@@ -156,18 +151,16 @@ struct ExternalJWTMethod: AuthenticationMethod {
         struct Body: Decodable { let jwt: String }
         guard pending == [4], let username = flow.username else { throw HTTPError(.invalidHandle, detail: "Ask for the challenge first.") }
         let body = try request.decode(Body.self)
-        let refused = { (code: String, detail: String) in HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail) }
-        let policy = try await PolicyStoreAccess.settings(tenant: flow.tenant)
-        guard let settings = policy.externalJWT else { throw refused("method_unavailable", "The tenant has no external JWT method.") }
+        guard let settings = try await policies.policy(for: flow.tenant).settings.externalJWT else { throw HTTPError.signInRefused("method_unavailable", "The tenant has no external JWT method.") }
         let keys = try await keySet(settings.jwksURL)
         let options = JWTValidationOptions(
             issuer: settings.issuer, audience: settings.audience, allowedAlgorithms: [.es256, .es384, .es512, .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .edDSA], maximumLifetime: 3600,
             requiredClaims: ["sub", "iat"])
         do {
             let jwt = try JWTVerifier(keySet: keys, options: options).verify(body.jwt, now: Date())
-            guard jwt.claims.subject == username else { throw refused("jwt_subject_mismatch", "The token is for another user.") }
+            guard jwt.claims.subject == username else { throw HTTPError.signInRefused("jwt_subject_mismatch", "The token is for another user.") }
         } catch let error as JOSEError {
-            throw refused("jwt_" + error.code.rawValue, "The token was refused (\(error.code.rawValue)).")
+            throw HTTPError.signInRefused("jwt_" + error.code.rawValue, "The token was refused (\(error.code.rawValue)).")
         }
         return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
     }
@@ -195,6 +188,7 @@ final class JWKSCache: Sendable {
 /// overwritten after the call (the decoded request body and the request sent).
 struct ExternalPasswordMethod: AuthenticationMethod {
     let name = "external_password"
+    let policies: PolicyStore
 
     func capacity(for user: UserFacts) -> Int { user.settings.externalPassword != nil && user.username != nil ? 1 : 0 }
 
@@ -204,9 +198,8 @@ struct ExternalPasswordMethod: AuthenticationMethod {
 
     func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {
         guard pending == [5], let username = flow.username else { throw HTTPError(.invalidHandle, detail: "Ask for the challenge first.") }
-        let refused = { (code: String, detail: String) in HTTPError(ProblemCode(code, status: 400, title: "Sign-in refused"), detail: detail) }
-        guard let settings = try await PolicyStoreAccess.settings(tenant: flow.tenant).externalPassword, let url = URL(string: settings.verifyURL) else {
-            throw refused("method_unavailable", "The tenant has no external password method.")
+        guard let settings = try await policies.policy(for: flow.tenant).settings.externalPassword, let url = URL(string: settings.verifyURL) else {
+            throw HTTPError.signInRefused("method_unavailable", "The tenant has no external password method.")
         }
         guard var password = PasswordBody.password(in: request.body) else { throw HTTPError.invalid("password", "Give the password.") }
         var outgoing = Array(#"{"username":"#.utf8) + JSONEscaping.quoted(Array(username.utf8)) + Array(#","password":"#.utf8)
@@ -225,7 +218,7 @@ struct ExternalPasswordMethod: AuthenticationMethod {
         }
         switch status {
         case 200..<300: return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
-        case 400..<500: throw refused("password_invalid", "The password was refused.")
+        case 400..<500: throw HTTPError.signInRefused("password_invalid", "The password was refused.")
         default: throw HTTPError(.unavailable, detail: "The relying party's password check is unavailable.")
         }
     }
@@ -257,14 +250,5 @@ enum JSONEscaping {
         }
         out.append(0x22)
         return out
-    }
-}
-
-/// The policy store, for methods that need the tenant's settings at verification.
-enum PolicyStoreAccess {
-    static let store = Mutex<PolicyStore?>(nil)
-    static func settings(tenant: String) async throws -> AuthenticationSettings {
-        guard let store = store.withLock({ $0 }) else { return AuthenticationSettings() }
-        return try await store.policy(for: tenant).settings
     }
 }

@@ -59,6 +59,20 @@ struct SignInRoutes: Sendable {
         request.header("X-Forwarded-For")?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "direct"
     }
 
+    /// A sign-in's signals and context, bounded (64 members each, 8 levels); `signals.ip`
+    /// defaults to the address the gateway saw.
+    static func signalsAndContext(
+        _ signals: [String: AnyJSON]?, _ context: [String: AnyJSON]?, request: HTTPRequest
+    ) throws -> ([String: AnyJSON], [String: AnyJSON]) {
+        var signals = signals ?? [:]
+        let context = context ?? [:]
+        guard signals.count <= 64, context.count <= 64, AnyJSON.object(signals).depth <= 8, AnyJSON.object(context).depth <= 8 else {
+            throw HTTPError.invalid("signals", "signals and context hold at most 64 members each, nested at most 8 deep.")
+        }
+        if signals["ip"] == nil { signals["ip"] = .string(clientIP(request)) }
+        return (signals, context)
+    }
+
     func admit(_ request: HTTPRequest, tenant: String, settings: AuthenticationSettings) throws {
         try limiter.admit("ip/\(tenant)/\(Self.clientIP(request))", limit: settings.signInsPerMinutePerIP, per: .seconds(60))
         try limiter.admit("tenant/\(tenant)", limit: settings.signInsPerSecondPerTenant, per: .seconds(1))
@@ -70,15 +84,10 @@ struct SignInRoutes: Sendable {
         let tenantID = ctx.parameter("tenant")
         let body = request.body.isEmpty ? SignInStartRequest() : try request.decode(SignInStartRequest.self)
         if let u = body.username, !UsernameRules.isValid(u) { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters.") }
-        var signals = body.signals ?? [:]
-        let context = body.context ?? [:]
-        guard signals.count <= 64, context.count <= 64, AnyJSON.object(signals).depth <= 8, AnyJSON.object(context).depth <= 8 else {
-            throw HTTPError.invalid("signals", "signals and context hold at most 64 members each, nested at most 8 deep.")
-        }
+        let (signals, context) = try Self.signalsAndContext(body.signals, body.context, request: request)
         guard try await self.context.tenants.find(tenantID) != nil else { throw HTTPError(.tenantNotFound) }
         let policy = try await policies.policy(for: tenantID)
         try admit(request, tenant: tenantID, settings: policy.settings)
-        if signals["ip"] == nil { signals["ip"] = .string(Self.clientIP(request)) }
         let now = Date()
         // A sign-in that confirms a transaction: bound to its user, and the rules see the
         // transaction's own amount, type and payee, whatever the client says.
@@ -233,7 +242,7 @@ struct SignInRoutes: Sendable {
             throw error
         }
         if let expected = flow.username, expected != outcome.username {
-            throw HTTPError(ProblemCode("credential_not_allowed", status: 400, title: "Sign-in refused"), detail: "This credential belongs to someone else.")
+            throw HTTPError.signInRefused("credential_not_allowed", "This credential belongs to someone else.")
         }
         flow.username = outcome.username
         flow.completed.append(method.name)
@@ -342,21 +351,14 @@ struct SignInRoutes: Sendable {
     func quick(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
         let body = try request.decode(QuickSignInRequest.self)
-        var signals = body.signals ?? [:]
-        var contextFacts = body.context ?? [:]
-        guard signals.count <= 64, contextFacts.count <= 64, AnyJSON.object(signals).depth <= 8, AnyJSON.object(contextFacts).depth <= 8 else {
-            throw HTTPError.invalid("signals", "signals and context hold at most 64 members each, nested at most 8 deep.")
-        }
+        var (signals, contextFacts) = try Self.signalsAndContext(body.signals, body.context, request: request)
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         let policy = try await policies.policy(for: tenantID)
         try admit(request, tenant: tenantID, settings: policy.settings)
-        if signals["ip"] == nil { signals["ip"] = .string(Self.clientIP(request)) }
         let now = Date()
         let window = Double(policy.settings.quickAuthWindowSeconds)
         guard abs(Double(body.time) - now.timeIntervalSince1970) <= window else {
-            throw HTTPError(
-                ProblemCode("quick_auth_time_out_of_window", status: 400, title: "Sign-in refused"),
-                detail: "The time the challenge was derived from is more than \(Int(window)) s away from the server's clock.")
+            throw HTTPError.signInRefused("quick_auth_time_out_of_window", "The time the challenge was derived from is more than \(Int(window)) s away from the server's clock.")
         }
         guard let rawID = Base64URL.decode(body.credential.rawId), !rawID.isEmpty, rawID.count <= 1023 else {
             throw HTTPError.invalid("credential.rawId", "rawId must be base64url.")

@@ -9,32 +9,19 @@ final class TransientDataPurger: Service {
     let name = "transient-data-purger"
     let pool: PostgresPool
     let logger: Logger
-    let interval: Duration
-    private let stop = AsyncSignal()
-    private let stopped = AtomicFlag(false)
+    private let schedule: PeriodicTask
 
     init(pool: PostgresPool, logger: Logger, interval: Duration = .seconds(60)) {
         self.pool = pool
         self.logger = logger
-        self.interval = interval
+        schedule = PeriodicTask(interval: interval)
     }
 
     func run() async throws {
-        while !stopped.isSet {
-            await stop.wait(timeout: interval)
-            if stopped.isSet || Task.isCancelled { break }
-            do {
-                try await purge(now: Date())
-            } catch {
-                logger.warning("purging transient data failed", metadata: [LogKey.error: "\(error)"])
-            }
-        }
+        await schedule.run(logger: logger, failure: "purging transient data failed") { try await self.purge(now: Date()) }
     }
 
-    func shutdown() async {
-        stopped.set(true)
-        stop.signal()
-    }
+    func shutdown() async { schedule.stopRunning() }
 
     /// One pass; bounded batches so that a backlog never holds long locks.
     func purge(now: Date) async throws {

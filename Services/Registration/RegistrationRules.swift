@@ -1,0 +1,41 @@
+import HTTPServer
+import Platform
+import Schema
+import ServiceKit
+
+/// The tenant's registration decision rules, evaluated by the authentication service (which
+/// owns rulesets and the user's sign-in facts) over an internal call.
+struct RegistrationRules: Sendable {
+    let calls: InternalCalls
+    let authenticationURL: String
+
+    static func fromEnvironment(_ env: Environment = Environment()) -> RegistrationRules {
+        RegistrationRules(
+            calls: InternalCalls.fromEnvironment(env, service: "registration"),
+            authenticationURL: env.string("SIGNET_AUTHENTICATION_URL", default: "http://127.0.0.1:8082"))
+    }
+
+    /// Refuses a registration of `type` that the tenant's registration decision rules do not
+    /// allow for the user now: DENY refuses every method; SUGGEST/ENFORCE offer their methods
+    /// only; IGNORE (the default) leaves the choice open.
+    ///
+    /// - Throws: 403 `registration_denied` or `method_not_offered`; 503 when the authentication
+    ///   service cannot answer (registration fails closed).
+    func requireOffered(_ type: String, tenant: String, username: String) async throws {
+        let decision = try await calls.post(
+            "\(authenticationURL)/v1/internal/tenants/\(tenant)/registration-decision", RegistrationDecisionRequest(username: username),
+            as: RegistrationDecision.self)
+        switch decision.action {
+        case "DENY":
+            throw HTTPError(
+                ProblemCode("registration_denied", status: 403, title: "Registration denied"),
+                detail: "The tenant's registration rules deny registering methods now (rule \(decision.matchedRule)).")
+        case "SUGGEST_REGISTRATION" where !decision.methods.contains(type), "ENFORCE_REGISTRATION" where !decision.methods.contains(type):
+            throw HTTPError(
+                ProblemCode("method_not_offered", status: 403, title: "Method not offered"),
+                detail: "The tenant's registration rules offer \(decision.methods.joined(separator: ", ")) now (rule \(decision.matchedRule)).")
+        default:
+            return
+        }
+    }
+}
