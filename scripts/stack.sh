@@ -223,7 +223,7 @@ start_gateway() {
     mkdir -p "$DATA/nginx"
     # The demo RP backend lives in the gateway: it adds the demo tenant's key server-side.
     [[ "$SIGNET_DEMO_RP_API_KEY" =~ ^[A-Za-z0-9._~+/=-]+$ ]] || { log "SIGNET_DEMO_RP_API_KEY may only use A-Z a-z 0-9 . _ ~ + / = -"; exit 1; }
-    sed -e "s#@DATA@#$DATA/nginx#g" -e "s#@ROOT@#$ROOT#g" -e "s#@PORT@#$GATEWAY_PORT#g" -e "s#@DEMO_KEY@#$SIGNET_DEMO_RP_API_KEY#g" \
+    sed -e "s#@DATA@#$DATA/nginx#g" -e "s#@ROOT@#$ROOT#g" -e "s#@PORT@#$GATEWAY_PORT#g" -e "s#@DEMO_KEY@#$SIGNET_DEMO_RP_API_KEY#g" -e "s#@USER@#$(id -un) $(id -gn)#g" \
         "$ROOT/deploy/local/gateway.conf.in" >"$DATA/nginx/nginx.conf"
     chmod 600 "$DATA/nginx/nginx.conf"
     nginx -c "$DATA/nginx/nginx.conf" -p "$DATA/nginx" -g "daemon off;" >>"$DATA/logs/gateway.log" 2>&1 &
