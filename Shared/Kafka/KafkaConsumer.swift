@@ -32,8 +32,10 @@ public struct KafkaRecord: Sendable {
 /// handler has finished with a record (and auto-committed from the store), so a crash
 /// re-delivers instead of losing. Consumers make the effect idempotent themselves.
 ///
-/// A dedicated thread polls librdkafka and hands records over one at a time, waiting for
-/// each to be processed: backpressure without unbounded buffering, and partition order kept.
+/// A dedicated thread polls librdkafka and hands records over in batches (what librdkafka has
+/// already fetched, up to `maxBatch`), waiting for each batch to be processed: backpressure
+/// without unbounded buffering, partition order kept, and one thread hand-off per batch
+/// instead of per record.
 public final class KafkaConsumer: @unchecked Sendable {
     // @unchecked Sendable: `rk` is immutable and librdkafka's consumer API is thread-safe;
     // other state is behind locks or atomics.
@@ -41,8 +43,10 @@ public final class KafkaConsumer: @unchecked Sendable {
     private let running = AtomicFlag(true)
     private let logger: Logger
     private let groupID: String
-    private let records: AsyncStream<KafkaRecord>
-    private let recordsContinuation: AsyncStream<KafkaRecord>.Continuation
+    private let batches: AsyncStream<[KafkaRecord]>
+    private let batchesContinuation: AsyncStream<[KafkaRecord]>.Continuation
+    /// Most records handed over at once (set by `run`, before the poll thread starts).
+    private let maxBatch = Atomic<Int>(1)
     private let processed = DispatchSemaphore(value: 0)
     private let closed = DispatchSemaphore(value: 0)
     private let nextOffsets = Mutex<[String: Int64]>([:])  // "topic/partition" → next offset
@@ -87,7 +91,7 @@ public final class KafkaConsumer: @unchecked Sendable {
             rd_kafka_destroy(rk)
             throw KafkaError(err)
         }
-        (records, recordsContinuation) = AsyncStream.makeStream(of: KafkaRecord.self)
+        (batches, batchesContinuation) = AsyncStream.makeStream(of: [KafkaRecord].self)
     }
 
     deinit {
@@ -98,11 +102,28 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// offset is stored for commit when `handler` returns true; false (only while shutting
     /// down) leaves it uncommitted so that the record is delivered again.
     public func run(_ handler: (KafkaRecord) async -> Bool) async {
+        await run(maxBatch: 1) { batch in
+            var done = 0
+            for record in batch {
+                guard await handler(record) else { break }
+                done += 1
+            }
+            return done
+        }
+    }
+
+    /// Consumes until ``shutdown()``, calling `handler` with batches of consecutive records
+    /// (at most `maxBatch`; fewer when librdkafka has no more fetched). `handler` returns how
+    /// many leading records of the batch it finished: their offsets are stored for commit; the
+    /// rest (only while shutting down) stay uncommitted and are delivered again.
+    public func run(maxBatch: Int, _ handler: ([KafkaRecord]) async -> Int) async {
+        self.maxBatch.store(max(1, maxBatch), ordering: .relaxed)
         let thread = Thread { [self] in pollLoop() }
         thread.name = "signet.kafka.consumer.\(groupID)"
         thread.start()
-        for await record in records {
-            if await handler(record) { storeOffset(record) }
+        for await batch in batches {
+            let done = min(max(0, await handler(batch)), batch.count)
+            if done > 0 { storeOffsets(batch[..<done]) }
             processed.signal()
         }
     }
@@ -116,18 +137,25 @@ public final class KafkaConsumer: @unchecked Sendable {
         await runBlocking(on: DispatchQueue(label: "signet.kafka.consumer.close")) { closed.wait() }
     }
 
-    private func storeOffset(_ record: KafkaRecord) {
-        let list = rd_kafka_topic_partition_list_new(1)
-        let tp = rd_kafka_topic_partition_list_add(list, record.topic, record.partition)
-        tp?.pointee.offset = record.offset + 1
+    /// Stores, per partition, the offset after the last of `records` (they are in order).
+    private func storeOffsets(_ records: ArraySlice<KafkaRecord>) {
+        var next: [String: (topic: String, partition: Int32, offset: Int64)] = [:]
+        for r in records { next["\(r.topic)/\(r.partition)"] = (r.topic, r.partition, r.offset + 1) }
+        let list = rd_kafka_topic_partition_list_new(Int32(next.count))
+        for (_, p) in next {
+            let tp = rd_kafka_topic_partition_list_add(list, p.topic, p.partition)
+            tp?.pointee.offset = p.offset
+        }
         let err = rd_kafka_offsets_store(rk, list)
         rd_kafka_topic_partition_list_destroy(list)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
-            // The partition was revoked meanwhile; its new owner re-delivers the record and
-            // the idempotent handler ignores it.
+            // The partition was revoked meanwhile; its new owner re-delivers the records and
+            // the idempotent handler ignores them.
             logger.debug("offset not stored", metadata: [LogKey.error: "\(KafkaError(err))"])
         }
-        nextOffsets.withLock { $0["\(record.topic)/\(record.partition)"] = record.offset + 1 }
+        nextOffsets.withLock { offsets in
+            for (key, p) in next { offsets[key] = p.offset }
+        }
     }
 
     // MARK: - Poll thread
@@ -143,23 +171,28 @@ public final class KafkaConsumer: @unchecked Sendable {
                 recordLag()
                 lastLag = .now()
             }
-            guard let msg = rd_kafka_consumer_poll(rk, 100) else { continue }
-            let m = msg.pointee
-            if m.err != RD_KAFKA_RESP_ERR_NO_ERROR {
-                if m.err != RD_KAFKA_RESP_ERR__PARTITION_EOF {
-                    logger.warning("consumer error", metadata: [LogKey.error: "\(KafkaError(m.err))"])
+            // Block (briefly) for the first record, then take what is already fetched.
+            var batch: [KafkaRecord] = []
+            let limit = maxBatch.load(ordering: .relaxed)
+            while batch.count < limit, let msg = rd_kafka_consumer_poll(rk, batch.isEmpty ? 100 : 0) {
+                let m = msg.pointee
+                if m.err != RD_KAFKA_RESP_ERR_NO_ERROR {
+                    if m.err != RD_KAFKA_RESP_ERR__PARTITION_EOF {
+                        logger.warning("consumer error", metadata: [LogKey.error: "\(KafkaError(m.err))"])
+                    }
+                    rd_kafka_message_destroy(msg)
+                    break
                 }
+                batch.append(copyRecord(msg))
                 rd_kafka_message_destroy(msg)
-                continue
             }
-            let record = copyRecord(msg)
-            rd_kafka_message_destroy(msg)
-            recordsContinuation.yield(record)
+            if batch.isEmpty { continue }
+            batchesContinuation.yield(batch)
             // Wait for the handler; wake periodically to notice shutdown. While we wait the
             // group session stays alive: librdkafka heartbeats on its own threads.
             while running.isSet, processed.wait(timeout: .now() + .milliseconds(200)) == .timedOut {}
         }
-        recordsContinuation.finish()
+        batchesContinuation.finish()
         let err = rd_kafka_consumer_close(rk)  // commits stored offsets, leaves the group
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             logger.warning("consumer close", metadata: [LogKey.error: "\(KafkaError(err))"])

@@ -34,15 +34,17 @@ public final class BroadcastListener: Service {
     }
 
     public func run() async throws {
-        await consumer.run { [handler, logger, types] record in
-            guard let type = record.header(CloudEventHeader.type), types.contains(type) else { return true }
-            do {
-                let envelope = try EventEnvelope(record: record)
-                await handler(envelope)
-            } catch {
-                logger.debug("broadcast record ignored", metadata: [LogKey.error: "\(error)"])
+        await consumer.run(maxBatch: 256) { [handler, logger, types] batch in
+            for record in batch {
+                guard let type = record.header(CloudEventHeader.type), types.contains(type) else { continue }
+                do {
+                    let envelope = try EventEnvelope(record: record)
+                    await handler(envelope)
+                } catch {
+                    logger.debug("broadcast record ignored", metadata: [LogKey.error: "\(error)"])
+                }
             }
-            return true
+            return batch.count
         }
     }
 

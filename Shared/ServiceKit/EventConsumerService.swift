@@ -7,7 +7,10 @@ import Schema
 /// Handlers for the event types a service consumes, by CloudEvents type.
 public struct EventHandlers: Sendable {
     public typealias Handler = @Sendable (EventEnvelope, PostgresConnection) async throws -> Void
+    public typealias BatchHandler = @Sendable ([EventEnvelope], PostgresConnection) async throws -> Void
     var handlers: [String: Handler] = [:]
+    /// Types whose consecutive events may be applied by one call (see ``onBatch(_:_:)``).
+    var batchHandlers: [String: BatchHandler] = [:]
 
     public init() {}
 
@@ -18,6 +21,33 @@ public struct EventHandlers: Sendable {
             let payload = try envelope.decode(P.self)
             try payload.validate()
             try await body(payload, envelope, conn)
+        }
+    }
+
+    /// Handles `P` a run of events at a time: consecutive events of this type in a polled batch
+    /// (already deduplicated, in order) reach `body` together, inside the batch's transaction;
+    /// a single event comes as a run of one. For high-volume events whose effect can be applied
+    /// by one statement (e.g. coalescing per key), instead of a statement per event.
+    public mutating func onBatch<P: EventPayload>(_: P.Type, _ body: @escaping @Sendable ([(payload: P, envelope: EventEnvelope)], PostgresConnection) async throws -> Void) {
+        let batch: BatchHandler = { envelopes, conn in
+            var items: [(payload: P, envelope: EventEnvelope)] = []
+            items.reserveCapacity(envelopes.count)
+            for envelope in envelopes {
+                let payload = try envelope.decode(P.self)
+                try payload.validate()
+                items.append((payload, envelope))
+            }
+            try await body(items, conn)
+        }
+        batchHandlers[P.eventType] = batch
+        handlers[P.eventType] = { envelope, conn in try await batch([envelope], conn) }
+    }
+
+    /// Adds `other`'s handlers; for a type both handle, `other`'s wins.
+    public mutating func merge(_ other: EventHandlers) {
+        for (type, h) in other.handlers {
+            handlers[type] = h
+            batchHandlers[type] = other.batchHandlers[type]
         }
     }
 
@@ -32,6 +62,13 @@ public struct EventHandlers: Sendable {
 /// that cannot be processed (bad attributes, undecodable or invalid data, or a handler that
 /// keeps failing) goes to `signet.<service>.dlq` with the reason; a database outage is
 /// retried without committing the offset, so nothing is skipped.
+///
+/// Records come in polled batches (what the consumer has fetched, up to `maxBatch`). A batch is
+/// first tried in one transaction: one statement records all the event ids, then the handlers
+/// apply the new events in order (runs of an ``EventHandlers/onBatch(_:_:)`` type in one call).
+/// If anything in it fails, it is rolled back and its records go one by one through the path
+/// above, so one bad record costs its batch a retry, never an effect or a dead letter it did
+/// not earn.
 public final class EventConsumerService: Service {
     public let name = "event-consumer"
     let consumer: KafkaConsumer
@@ -42,14 +79,16 @@ public final class EventConsumerService: Service {
     let groupID: String
     let logger: Logger
     let maxHandlerAttempts: Int
+    let maxBatch: Int
     private let stopping = AtomicFlag(false)
     /// `signet_events_consumed_total` by outcome, made once (not per event).
     private let counters: (applied: Counter, duplicate: Counter, skipped: Counter)
 
     public init(
         service: ServiceName, kafka: KafkaConfiguration, producer: KafkaProducer, pool: PostgresPool, handlers: EventHandlers,
-        logger: Logger, maxHandlerAttempts: Int = 5, groupID: String? = nil
+        logger: Logger, maxHandlerAttempts: Int = 5, groupID: String? = nil, maxBatch: Int = 256, topics: [String]? = nil
     ) throws {
+        self.maxBatch = max(1, maxBatch)
         self.service = service
         self.producer = producer
         self.pool = pool
@@ -61,15 +100,15 @@ public final class EventConsumerService: Service {
             Counter(label: "signet_events_consumed_total", dimensions: [("service", service.rawValue), ("outcome", outcome)])
         }
         counters = (counter("applied"), counter("duplicate"), counter("skipped"))
-        consumer = try KafkaConsumer(configuration: kafka, groupID: self.groupID, topics: service.consumedTopics, logger: logger)
+        consumer = try KafkaConsumer(configuration: kafka, groupID: self.groupID, topics: topics ?? service.consumedTopics, logger: logger)
     }
 
     public func run() async throws {
         // On the blocking executor, like HTTP handlers: each event's transaction runs its libpq
         // calls inline instead of hopping to a connection queue and back.
         await withTaskExecutorPreference(BlockingExecutor.shared) {
-            await consumer.run { record in
-                await self.process(record) != .abandoned
+            await consumer.run(maxBatch: maxBatch) { batch in
+                await self.process(batch)
             }
         }
     }
@@ -83,6 +122,83 @@ public final class EventConsumerService: Service {
         case applied, duplicate, skipped, deadLettered
         /// Not processed because the service is stopping; the offset stays uncommitted.
         case abandoned
+    }
+
+    /// Processes a polled batch; returns how many leading records are done (all of them,
+    /// unless the service is stopping).
+    func process(_ batch: [KafkaRecord]) async -> Int {
+        if batch.count == 1 { return await process(batch[0]) == .abandoned ? 0 : 1 }
+        var envelopes: [(record: KafkaRecord, envelope: EventEnvelope)] = []
+        envelopes.reserveCapacity(batch.count)
+        var skipped = 0
+        for record in batch {
+            guard let envelope = try? EventEnvelope(record: record) else { return await processOneByOne(batch) }
+            if handlers.handlers[envelope.type] == nil { skipped += 1; continue }
+            envelopes.append((record, envelope))
+        }
+        if !envelopes.isEmpty {
+            var backoff = Duration.milliseconds(100)
+            while true {
+                do {
+                    let applied = try await applyTogether(envelopes)
+                    counters.applied.increment(by: applied)
+                    counters.duplicate.increment(by: envelopes.count - applied)
+                    break
+                } catch let error as PostgresError where error.isConnectionError || error.code == .poolClosed {
+                    if stopping.isSet { return 0 }
+                    logger.warning("database unavailable while consuming; retrying", metadata: [LogKey.error: "\(error)"])
+                    try? await Task.sleep(for: backoff)
+                    backoff = min(backoff * 2, .seconds(5))
+                } catch {
+                    logger.debug("batch not applied together; one by one", metadata: [LogKey.error: "\(error)"])
+                    return await processOneByOne(batch)
+                }
+            }
+        }
+        counters.skipped.increment(by: skipped)
+        return batch.count
+    }
+
+    private func processOneByOne(_ batch: [KafkaRecord]) async -> Int {
+        var done = 0
+        for record in batch {
+            if await process(record) == .abandoned { break }
+            done += 1
+        }
+        return done
+    }
+
+    /// One transaction for the batch's handled events; returns how many were new.
+    private func applyTogether(_ items: [(record: KafkaRecord, envelope: EventEnvelope)]) async throws -> Int {
+        try await pool.withTransaction { conn -> Int in
+            let inserted = try await conn.query(
+                """
+                INSERT INTO processed_events (event_id, event_type, topic, kafka_partition, kafka_offset)
+                SELECT * FROM unnest(\(PostgresArray(items.map(\.envelope.id)))::text[], \(PostgresArray(items.map(\.envelope.type)))::text[],
+                  \(PostgresArray(items.map(\.record.topic)))::text[], \(PostgresArray(items.map { Int($0.record.partition) }))::int[],
+                  \(PostgresArray(items.map(\.record.offset)))::bigint[])
+                ON CONFLICT (event_id) DO NOTHING
+                RETURNING event_id
+                """)
+            var fresh = Set(inserted.compactMap { $0.string("event_id") })
+            // In order; an id twice in the batch is applied once.
+            var new: [EventEnvelope] = []
+            for item in items where fresh.remove(item.envelope.id) != nil { new.append(item.envelope) }
+            var i = 0
+            while i < new.count {
+                let type = new[i].type
+                if let batchHandler = handlers.batchHandlers[type] {
+                    var j = i + 1
+                    while j < new.count, new[j].type == type { j += 1 }
+                    try await batchHandler(Array(new[i..<j]), conn)
+                    i = j
+                } else {
+                    if let handler = handlers.handlers[type] { try await handler(new[i], conn) }
+                    i += 1
+                }
+            }
+            return new.count
+        }
     }
 
     @discardableResult

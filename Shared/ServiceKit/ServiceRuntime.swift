@@ -89,7 +89,7 @@ public enum ServiceRuntime {
         let context = ServiceContext(configuration: configuration, pool: pool, relay: relay, tenants: tenants, logger: logger)
 
         var handlers = service == .registration ? EventHandlers() : TenantDirectory.readModelHandlers
-        for (type, h) in extraHandlers.handlers { handlers.handlers[type] = h }
+        handlers.merge(extraHandlers)
 
         var services: [any Service] = [relay]
         if !service.consumedTopics.isEmpty {
