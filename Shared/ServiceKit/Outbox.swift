@@ -87,5 +87,16 @@ public enum Outbox {
             """
             CREATE UNIQUE INDEX tenant_api_keys_hash ON tenant_api_keys (key_hash);
             """),
+        // Every published row leaves a dead entry in `outbox_unsent` until vacuum; with the
+        // default scale factor (20 % of a day's rows) vacuum would come too rarely. Also for
+        // processed_events, which grows by one row per consumed event.
+        Migration(
+            5, "outbox_vacuum",
+            """
+            ALTER TABLE outbox SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 10000,
+                autovacuum_analyze_scale_factor = 0, autovacuum_analyze_threshold = 10000);
+            ALTER TABLE processed_events SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 10000,
+                autovacuum_analyze_scale_factor = 0, autovacuum_analyze_threshold = 10000);
+            """),
     ]
 }

@@ -91,7 +91,15 @@ public final class OutboxRelay: Service {
     /// Publishes one batch; returns how many rows were sent and how many failed.
     func publishBatch() async throws -> (sent: Int, failed: Int) {
         try await pool.withTransaction { conn in
-            let lock = try await conn.query("SELECT pg_try_advisory_xact_lock(\(OutboxRelay.lockKey)) AS locked")
+            // Unsent rows are read through the partial index `outbox_unsent` in a plain index
+            // scan, whatever the statistics say: that scan marks the entries of rows published
+            // since the last vacuum as dead and skips them afterwards, where a bitmap scan would
+            // visit every one of them on every turn (milliseconds per batch at ~1,000 events/s).
+            let lock = try await conn.query(
+                """
+                SELECT pg_try_advisory_xact_lock(\(OutboxRelay.lockKey)) AS locked,
+                  set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)
+                """)
             guard lock.first?.bool("locked") == true else { return (0, 0) }
             let rows = try await conn.query(
                 """
