@@ -9,6 +9,13 @@ final class PQConnection: @unchecked Sendable {
     // @unchecked Sendable: only ever touched from its PostgresConnection's serial queue.
     private var conn: OpaquePointer?
     let conninfo: String
+    /// Statements prepared on this session, by SQL text: a statement the service runs again
+    /// is parsed and planned by the server once per connection, not on every call.
+    private var prepared: [String: String] = [:]
+    private var nextStatement = 0
+    /// Beyond this many, new statements run unnamed (the text of a statement may vary, e.g.
+    /// with the length of a list; the cache must not grow without bound).
+    static let maxPreparedStatements = 512
 
     init(conninfo: String) {
         self.conninfo = conninfo
@@ -26,6 +33,8 @@ final class PQConnection: @unchecked Sendable {
     /// Connects (or reconnects) and sets the session defaults Signet relies on.
     func connect() throws {
         if let conn { PQfinish(conn) }
+        prepared = [:]
+        nextStatement = 0
         conn = PQconnectdb(conninfo)
         guard let conn, PQstatus(conn) == CONNECTION_OK else {
             let message = conn.map { String(cString: PQerrorMessage($0)) } ?? "out of memory"
@@ -42,19 +51,42 @@ final class PQConnection: @unchecked Sendable {
         if !isHealthy { try connect() }
     }
 
-    /// Runs one statement with bound text parameters (extended protocol).
+    /// Runs one statement with bound text parameters (extended protocol), as a statement
+    /// prepared on this connection the first time its text is seen.
     func exec(_ query: PostgresQuery) throws -> PostgresRows {
         guard let conn else { throw PostgresError(.connectionLost, message: "not connected") }
         let binds = query.binds
         // Keep C strings alive for the duration of the call.
         let cStrings: [UnsafeMutablePointer<CChar>?] = binds.map { $0.flatMap { strdup($0) } }
         defer { cStrings.forEach { free($0) } }
+        var name = prepared[query.sql]
+        if name == nil, prepared.count < Self.maxPreparedStatements {
+            let candidate = "s\(nextStatement)"
+            nextStatement += 1
+            // Parameter types are left to the server to infer, as for an unnamed statement. A
+            // failed prepare (a syntax error, an aborted transaction) reports like the call.
+            _ = try consume(PQprepare(conn, candidate, query.sql, Int32(binds.count), nil))
+            prepared[query.sql] = candidate
+            name = candidate
+        }
         let result: OpaquePointer? = cStrings.withUnsafeBufferPointer { buf in
             buf.withMemoryRebound(to: UnsafePointer<CChar>?.self) { params in
-                PQexecParams(conn, query.sql, Int32(binds.count), nil, params.baseAddress, nil, nil, 0)
+                if let name {
+                    PQexecPrepared(conn, name, Int32(binds.count), params.baseAddress, nil, nil, 0)
+                } else {
+                    PQexecParams(conn, query.sql, Int32(binds.count), nil, params.baseAddress, nil, nil, 0)
+                }
             }
         }
-        return try consume(result)
+        do {
+            return try consume(result)
+        } catch let error as PostgresError where error.sqlState == "0A000" && name != nil {
+            // "cached plan must not change result type": the table changed under the statement
+            // (a migration by another replica). Prepare it afresh next time.
+            if let name { _ = try? execSimple("DEALLOCATE \(name)") }
+            prepared[query.sql] = nil
+            throw error
+        }
     }
 
     /// Runs one or more statements without parameters (simple protocol), for migrations.
