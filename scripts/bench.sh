@@ -51,29 +51,41 @@ tx_alone=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua htt
 # pgbench on a copy of the registration schema, so its rows do not reach Kafka.
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench" -c "CREATE DATABASE signet_bench OWNER signet" >/dev/null
 pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_registration | psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench >/dev/null
-pgb=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -f bench/put-tenant.sql signet_bench 2>&1)
+pgb=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/put-tenant.sql signet_bench 2>&1)
 pg_tps=$(printf '%s\n' "$pgb" | awk '/^tps = / {print $3; exit}')
+pgb_simple=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/put-tenant.sql signet_bench 2>&1)
+pg_simple_tps=$(printf '%s\n' "$pgb_simple" | awk '/^tps = / {print $3; exit}')
 
 # pgbench for the sign-in's durable work, on a copy of the authentication schema: read the
 # credential and the challenge's use, then record the challenge and bump the counter.
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench_auth" -c "CREATE DATABASE signet_bench_auth OWNER signet" >/dev/null
 pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_authentication | psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth >/dev/null
 psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth -c "INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, backup_eligible, backup_state, transports, registered_at) SELECT 'demo', int4send(g), 'bench-' || g, int4send(g), '\\x00', -7, 0, true, true, ARRAY['internal'], now() FROM generate_series(1, 64) g" >/dev/null
-pgb_auth=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -f bench/sign-in.sql signet_bench_auth 2>&1)
+# The service prepares its statements once per connection: -M prepared is the like-for-like
+# anchor; the simple-protocol figure is printed beside it.
+pgb_auth=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/sign-in.sql signet_bench_auth 2>&1)
 pg_auth_tps=$(printf '%s\n' "$pgb_auth" | awk '/^tps = / {print $3; exit}')
+pgb_auth_simple=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/sign-in.sql signet_bench_auth 2>&1)
+pg_auth_simple_tps=$(printf '%s\n' "$pgb_auth_simple" | awk '/^tps = / {print $3; exit}')
 
 printf '\nSignet benchmark (%s s per run, %s cores, log level %s)\n' "$DURATION" "$(nproc)" "$SIGNET_LOG_LEVEL"
 printf '%-58s %12s\n' "figure" "per second"
 printf '%-58s %12s\n' "HTTP GET /healthz (trivial route, 64 connections)" "$(printf '%s\n' "$trivial" | rps)"
 printf '%-58s %12s\n' "HTTP PUT tenant, full stack (4 services consume each event)" "$(printf '%s\n' "$tx" | rps)"
 printf '%-58s %12s\n' "HTTP PUT tenant, registration alone (1 tx + outbox row)" "$(printf '%s\n' "$tx_alone" | rps)"
-printf '%-58s %12s\n' "pgbench, same transaction, $CONNECTIONS clients (anchor)" "$pg_tps"
+printf '%-58s %12s\n' "pgbench -M prepared, same transaction, $CONNECTIONS clients (anchor)" "$pg_tps"
+printf '%-58s %12s\n' "pgbench -M simple, same transaction (for reference)" "$pg_simple_tps"
 printf '\n%-58s %12s\n' "WebAuthn" "per second"
 printf '%-58s %12s\n' "assertion verification in process (FIDO, ES256, 1 thread)" "$(printf '%s\n' "$verify" | awk '/assertion_verify_per_s/ {print $2}')"
 printf '%-58s %12s\n' "Crypto ES256 verify alone (1 thread)" "$(printf '%s\n' "$verify" | awk '/crypto_es256_verify_per_s/ {print $2}')"
 printf '%-58s %12s\n' "openssl speed ecdsap256 verify (anchor, 1 core)" "$openssl_verify"
 printf '%-58s %12s\n' "sign-in ceremonies over HTTP via gateway ($CONNECTIONS workers)" "$(printf '%s\n' "$ceremonies" | awk '/ceremonies_per_s/ {print $2}')"
-printf '%-58s %12s\n' "pgbench, sign-in transaction, $CONNECTIONS clients (anchor)" "$pg_auth_tps"
+printf '%-58s %12s\n' "pgbench -M prepared, sign-in SQL, $CONNECTIONS clients (anchor)" "$pg_auth_tps"
+printf '%-58s %12s\n' "pgbench -M simple, same SQL (for reference)" "$pg_auth_simple_tps"
+cer=$(printf '%s\n' "$ceremonies" | awk '/ceremonies_per_s/ {print $2}')
+awk -v c="$cer" -v p="$pg_auth_tps" -v s="$pg_auth_simple_tps" 'BEGIN { if (p > 0 && s > 0) printf "%-58s %11.1f%%  (%.1f%% of -M simple; target 50%%)\n", "ceremonies / anchor", 100 * c / p, 100 * c / s }'
+vr=$(printf '%s\n' "$verify" | awk '/assertion_verify_per_s/ {print $2}')
+awk -v v="$vr" -v o="$openssl_verify" 'BEGIN { if (o > 0) printf "%-58s %11.1f%%  (target 90%%)\n", "assertion verification / openssl", 100 * v / o }'
 printf '%-58s %12s\n' "adaptive sign-in flows over HTTP via gateway (3 requests)" "$(printf '%s\n' "$flows" | awk '/flows_per_s/ {print $2}')"
 printf '%s\n' "$ceremonies" | awk '/ceremonies_failed/ && $2 != "0" {print "note: " $2 " ceremonies failed"}'
 printf '%s\n' "$flows" | awk '/flows_failed/ && $2 != "0" {print "note: " $2 " flows failed"}'

@@ -85,6 +85,44 @@ struct PostgresPoolTests {
         try await pool.ping()
     }
 
+    @Test func statementsArePreparedOncePerConnectionAndSurviveSchemaChanges() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let pool = TestStack.pool(database: scratch.name, size: 1)
+        defer { pool.close() }
+        try await pool.withConnection { try await $0.execute("CREATE TABLE t (a int); INSERT INTO t VALUES (1)") }
+        for _ in 0..<3 {
+            let rows = try await pool.withConnection { try await $0.query("SELECT * FROM t WHERE a = \(1)") }
+            #expect(rows.first?.int("a") == 1)
+        }
+        let statements = try await pool.withConnection {
+            try await $0.query("SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = 'SELECT * FROM t WHERE a = $1'")
+        }
+        #expect(statements.first?.int("n") == 1, "one server-side statement, reused")
+
+        // A column added under the prepared statement: at most one call reports the changed
+        // result type, and the next one prepares afresh and sees the new column.
+        try await pool.withConnection { try await $0.execute("ALTER TABLE t ADD COLUMN b int DEFAULT 2") }
+        do {
+            _ = try await pool.withConnection { try await $0.query("SELECT * FROM t WHERE a = \(1)") }
+        } catch let e as PostgresError {
+            #expect(e.sqlState == "0A000")
+        }
+        let after = try await pool.withConnection { try await $0.query("SELECT * FROM t WHERE a = \(1)") }
+        #expect(after.first?.int("b") == 2)
+
+        // A statement first seen inside an aborted transaction is not recorded as prepared.
+        await #expect(throws: PostgresError.self) {
+            try await pool.withTransaction { conn in
+                _ = try? await conn.query("SELECT 1 / \(0) AS x")
+                _ = try await conn.query("SELECT a + \(1) AS y FROM t")
+            }
+        }
+        let y = try await pool.withConnection { try await $0.query("SELECT a + \(1) AS y FROM t") }
+        #expect(y.first?.int("y") == 2)
+    }
+
     @Test func concurrentMigratorsApplyEachMigrationOnce() async throws {
         try TestStack.require()
         let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
