@@ -63,12 +63,12 @@ public struct EventHandlers: Sendable {
 /// keeps failing) goes to `signet.<service>.dlq` with the reason; a database outage is
 /// retried without committing the offset, so nothing is skipped.
 ///
-/// Records come in polled batches (what the consumer has fetched, up to `maxBatch`). A batch is
-/// first tried in one transaction: one statement records all the event ids, then the handlers
-/// apply the new events in order (runs of an ``EventHandlers/onBatch(_:_:)`` type in one call).
-/// If anything in it fails, it is rolled back and its records go one by one through the path
-/// above, so one bad record costs its batch a retry, never an effect or a dead letter it did
-/// not earn.
+/// Records come in polled batches (what the consumer has fetched, up to `maxBatch`), processed
+/// in order. Consecutive events of ``EventHandlers/onBatch(_:_:)`` types (database effects only)
+/// are applied in one transaction: one statement records their event ids, then each run of one
+/// type reaches its handler in one call. If anything in it fails, it is rolled back and its
+/// records go one by one through the path above, so one bad record costs its run a retry, never
+/// an effect or a dead letter it did not earn. Every other record is processed on its own.
 public final class EventConsumerService: Service {
     public let name = "event-consumer"
     let consumer: KafkaConsumer
@@ -124,48 +124,71 @@ public final class EventConsumerService: Service {
         case abandoned
     }
 
-    /// Processes a polled batch; returns how many leading records are done (all of them,
-    /// unless the service is stopping).
+    /// Processes a polled batch, in order; returns how many leading records are done (all of
+    /// them, unless the service is stopping). Consecutive events of ``EventHandlers/onBatch(_:_:)``
+    /// types are applied together; every other record goes through ``process(_:)`` on its own,
+    /// so a handler with effects outside the database (a delivery) never has them repeated
+    /// because another record of its batch failed.
     func process(_ batch: [KafkaRecord]) async -> Int {
-        if batch.count == 1 { return await process(batch[0]) == .abandoned ? 0 : 1 }
-        var envelopes: [(record: KafkaRecord, envelope: EventEnvelope)] = []
-        envelopes.reserveCapacity(batch.count)
-        var skipped = 0
-        for record in batch {
-            guard let envelope = try? EventEnvelope(record: record) else { return await processOneByOne(batch) }
-            if handlers.handlers[envelope.type] == nil { skipped += 1; continue }
-            envelopes.append((record, envelope))
-        }
-        if !envelopes.isEmpty {
-            var backoff = Duration.milliseconds(100)
-            while true {
-                do {
-                    let applied = try await applyTogether(envelopes)
-                    counters.applied.increment(by: applied)
-                    counters.duplicate.increment(by: envelopes.count - applied)
-                    break
-                } catch let error as PostgresError where error.isConnectionError || error.code == .poolClosed {
-                    if stopping.isSet { return 0 }
-                    logger.warning("database unavailable while consuming; retrying", metadata: [LogKey.error: "\(error)"])
-                    try? await Task.sleep(for: backoff)
-                    backoff = min(backoff * 2, .seconds(5))
-                } catch {
-                    logger.debug("batch not applied together; one by one", metadata: [LogKey.error: "\(error)"])
-                    return await processOneByOne(batch)
-                }
-            }
-        }
-        counters.skipped.increment(by: skipped)
-        return batch.count
-    }
-
-    private func processOneByOne(_ batch: [KafkaRecord]) async -> Int {
         var done = 0
+        var skipped = 0
+        defer { counters.skipped.increment(by: skipped) }
+        var run: [(record: KafkaRecord, envelope: EventEnvelope)] = []
+        /// Applies the pending run; false when stopping (nothing of it is done).
+        func flush() async -> Bool {
+            defer { run = [] }
+            switch run.count {
+            case 0: return true
+            case 1:
+                guard await process(run[0].record) != .abandoned else { return false }
+            default:
+                guard await applyRun(run) else { return false }
+            }
+            done += run.count
+            return true
+        }
         for record in batch {
-            if await process(record) == .abandoned { break }
+            let envelope = try? EventEnvelope(record: record)
+            if let envelope, handlers.batchHandlers[envelope.type] != nil {
+                run.append((record, envelope))
+                continue
+            }
+            guard await flush() else { return done }
+            if let envelope, handlers.handlers[envelope.type] == nil {
+                skipped += 1
+                done += 1
+                continue
+            }
+            guard await process(record) != .abandoned else { return done }
             done += 1
         }
+        guard await flush() else { return done }
         return done
+    }
+
+    /// A run of batch-handled events in one transaction, retried while the database is away;
+    /// if it fails otherwise, record by record. False when stopping with the run not done.
+    private func applyRun(_ run: [(record: KafkaRecord, envelope: EventEnvelope)]) async -> Bool {
+        var backoff = Duration.milliseconds(100)
+        while true {
+            do {
+                let applied = try await applyTogether(run)
+                counters.applied.increment(by: applied)
+                counters.duplicate.increment(by: run.count - applied)
+                return true
+            } catch let error as PostgresError where error.isConnectionError || error.code == .poolClosed {
+                if stopping.isSet { return false }
+                logger.warning("database unavailable while consuming; retrying", metadata: [LogKey.error: "\(error)"])
+                try? await Task.sleep(for: backoff)
+                backoff = min(backoff * 2, .seconds(5))
+            } catch {
+                logger.debug("batch not applied together; one by one", metadata: [LogKey.error: "\(error)"])
+                for item in run {
+                    if await process(item.record) == .abandoned { return false }
+                }
+                return true
+            }
+        }
     }
 
     /// One transaction for the batch's handled events; returns how many were new.
@@ -187,15 +210,10 @@ public final class EventConsumerService: Service {
             var i = 0
             while i < new.count {
                 let type = new[i].type
-                if let batchHandler = handlers.batchHandlers[type] {
-                    var j = i + 1
-                    while j < new.count, new[j].type == type { j += 1 }
-                    try await batchHandler(Array(new[i..<j]), conn)
-                    i = j
-                } else {
-                    if let handler = handlers.handlers[type] { try await handler(new[i], conn) }
-                    i += 1
-                }
+                var j = i + 1
+                while j < new.count, new[j].type == type { j += 1 }
+                try await handlers.batchHandlers[type]?(Array(new[i..<j]), conn)
+                i = j
             }
             return new.count
         }
