@@ -1,4 +1,5 @@
 import Foundation
+import Tokens
 
 /// The client data a browser or platform collected and the authenticator signed over
 /// (`clientDataJSON`, WebAuthn L3 §5.8.1).
@@ -71,7 +72,7 @@ public struct CollectedClientData: Sendable {
         guard bytes.count <= Self.maximumLength else { throw malformed("larger than \(Self.maximumLength) bytes") }
         let json: JSONValue
         do {
-            json = try JSONValue.parse(bytes)
+            json = try JSONParser.parse(bytes, allowingByteOrderMark: true)
         } catch {
             throw malformed("not valid JSON: \(error.reason) at byte \(error.offset)")
         }

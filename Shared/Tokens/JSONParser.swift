@@ -1,13 +1,16 @@
-/// A strict JSON parser (RFC 8259) for JOSE headers, claims and keys.
+/// The strict JSON parser (RFC 8259) of everything Signet reads from outside where a parser
+/// differential would matter: JOSE headers, claims and keys, WebAuthn client data, FIDO
+/// metadata, SafetyNet payloads, FIDO policies.
 ///
 /// Foundation's decoders silently accept duplicate member names, and disagree on which one
 /// wins (`JSONDecoder` keeps the first, `JSONSerialization` the last). A JOSE header or
-/// claim set with two `alg`s or two `aud`s is exactly where such a parser differential is
-/// exploited, so this parser refuses duplicates (RFC 7515 §5.2 step 4, RFC 7519 §4), as
-/// well as invalid UTF-8, lone surrogates, trailing content and nesting deeper than a bound.
-struct JSONParser {
+/// claim set with two `alg`s or two `aud`s, or client data with two `challenge`s, is exactly
+/// where such a differential is exploited, so this parser refuses duplicates (RFC 7515 §5.2
+/// step 4, RFC 7519 §4), as well as invalid UTF-8, lone surrogates, trailing content, numbers
+/// out of range and nesting deeper than a bound. Integers that fit in `Int64` stay exact.
+public struct JSONParser {
     /// Nesting deeper than this is refused; JOSE objects are shallow.
-    static let defaultMaximumDepth = 16
+    public static let defaultMaximumDepth = 16
 
     private let bytes: [UInt8]
     private var index = 0
@@ -18,6 +21,33 @@ struct JSONParser {
         self.maximumDepth = maximumDepth
     }
 
+    /// Why a text is not acceptable JSON: a fixed reason and the byte offset, never content.
+    public struct SyntaxError: Error, Sendable, CustomStringConvertible {
+        public let reason: String
+        public let offset: Int
+        public var description: String { "\(reason) at byte \(offset)" }
+    }
+
+    /// Parses one JSON text.
+    ///
+    /// - Parameter allowingByteOrderMark: skip a leading UTF-8 byte-order mark, as WebAuthn's
+    ///   "UTF-8 decode" of client data does.
+    public static func parse(
+        _ bytes: [UInt8], maximumDepth: Int = defaultMaximumDepth, allowingByteOrderMark: Bool = false
+    ) throws(SyntaxError) -> JSONValue {
+        var parser = JSONParser(bytes, maximumDepth: maximumDepth)
+        do throws(Failure) {
+            if allowingByteOrderMark, bytes.starts(with: [0xEF, 0xBB, 0xBF]) { parser.index = 3 }
+            parser.skipWhitespace()
+            let value = try parser.parseValue(depth: 0)
+            parser.skipWhitespace()
+            guard parser.index == parser.bytes.count else { throw Failure("trailing content") }
+            return value
+        } catch {
+            throw SyntaxError(reason: error.reason, offset: parser.index)
+        }
+    }
+
     /// Parses one JSON text.
     ///
     /// - Parameter what: names the document in error details ("JWS header").
@@ -25,15 +55,10 @@ struct JSONParser {
     static func parse(
         _ bytes: [UInt8], what: String, maximumDepth: Int = defaultMaximumDepth
     ) throws(JOSEError) -> JSONValue {
-        var parser = JSONParser(bytes, maximumDepth: maximumDepth)
-        do throws(Failure) {
-            parser.skipWhitespace()
-            let value = try parser.parseValue(depth: 0)
-            parser.skipWhitespace()
-            guard parser.index == parser.bytes.count else { throw Failure("trailing content") }
-            return value
+        do {
+            return try parse(bytes, maximumDepth: maximumDepth)
         } catch {
-            throw JOSEError(.malformed, "\(what): invalid JSON (\(error.reason) at byte \(parser.index))")
+            throw JOSEError(.malformed, "\(what): invalid JSON (\(error))")
         }
     }
 

@@ -49,6 +49,12 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
+    /// The member `key`, if this is an object that has it.
+    public subscript(key: String) -> JSONValue? {
+        guard case .object(let o) = self else { return nil }
+        return o[key]
+    }
+
     /// The members, if this is an object.
     public var objectValue: [String: JSONValue]? {
         if case .object(let o) = self { return o }

@@ -94,7 +94,7 @@ public struct AndroidSafetyNetAttestation: AttestationFormatVerifier {
             throw WebAuthnError(.integrityVerdict, step: "§8.5 step 3", "SafetyNet ctsProfileMatch is false")
         }
         if checksTimestamp {
-            guard case .number(let literal)? = payload["timestampMs"], let milliseconds = Int64(literal) else {
+            guard case .int(let milliseconds)? = payload["timestampMs"] else {
                 throw WebAuthnError(.attestationInvalid, step: "§8.5 step 3", "timestampMs must be an integer")
             }
             let issued = Date(timeIntervalSince1970: TimeInterval(milliseconds) / 1000)
@@ -159,7 +159,7 @@ public struct AndroidSafetyNetAttestation: AttestationFormatVerifier {
     private static func payload(_ bytes: [UInt8]) throws(WebAuthnError) -> JSONValue {
         let json: JSONValue
         do {
-            json = try JSONValue.parse(bytes)
+            json = try JSONParser.parse(bytes, allowingByteOrderMark: true)
         } catch {
             throw WebAuthnError(.attestationInvalid, step: "§8.5 step 2", "the SafetyNet payload is not JSON (\(error.reason))")
         }

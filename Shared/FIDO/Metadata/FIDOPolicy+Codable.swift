@@ -1,4 +1,5 @@
 import Foundation
+import Tokens
 
 // MARK: - The stored document
 //
@@ -160,7 +161,7 @@ extension FIDOPolicy: Codable {
         // duplicate members, and which one decides the policy.
         let parsed: JSONValue
         do {
-            parsed = try JSONValue.parse(bytes, maxDepth: 8)
+            parsed = try JSONParser.parse(bytes, maximumDepth: 8, allowingByteOrderMark: true)
         } catch {
             throw FIDOPolicyError(.malformed, path: "", "\(error.reason) at byte \(error.offset)")
         }

@@ -113,7 +113,7 @@ public struct MetadataBLOB: Sendable {
 
         let payload: JSONValue
         do {
-            payload = try JSONValue.parse(jws.payload, maxDepth: 32)
+            payload = try JSONParser.parse(jws.payload, maximumDepth: 32, allowingByteOrderMark: true)
         } catch {
             throw MetadataError(.payloadMalformed, "payload is not JSON: \(error.reason) at byte \(error.offset)")
         }

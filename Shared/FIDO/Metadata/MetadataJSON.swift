@@ -1,4 +1,5 @@
 import Foundation
+import Tokens
 
 /// A cursor over the strict JSON tree (``JSONValue``) of an MDS3 payload that knows where it
 /// is, so every decoding failure names the member as a JSON Pointer (RFC 6901), e.g.
@@ -33,9 +34,9 @@ struct MetadataJSON {
     /// The member `key` of this object; nil when absent (a JSON `null` counts as absent).
     func member(_ key: String) throws(Failure) -> MetadataJSON? {
         guard case .object(let members) = value else { throw fail("expected an object") }
-        guard let found = members.first(where: { $0.key == key }) else { return nil }
-        if case .null = found.value { return nil }
-        return MetadataJSON(found.value, path: path + "/" + Self.escape(key))
+        guard let found = members[key] else { return nil }
+        if case .null = found { return nil }
+        return MetadataJSON(found, path: path + "/" + Self.escape(key))
     }
 
     /// The member `key`, which must be present.
@@ -66,9 +67,13 @@ struct MetadataJSON {
 
     /// An integer written without fraction or exponent, within `range`.
     func integer(in range: ClosedRange<Int> = 0...Int(Int32.max)) throws(Failure) -> Int {
-        guard case .number(let literal) = value else { throw fail("expected a number") }
-        guard let n = Int(literal), range.contains(n) else { throw fail("expected an integer in \(range)") }
-        return n
+        switch value {
+        case .int(let i):
+            guard let n = Int(exactly: i), range.contains(n) else { throw fail("expected an integer in \(range)") }
+            return n
+        case .double: throw fail("expected an integer in \(range)")
+        default: throw fail("expected a number")
+        }
     }
 
     func strings() throws(Failure) -> [String] {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Tokens
 
 /// The parts of an authenticator's metadata statement (FIDO Metadata Statement 3.0 §4) that
 /// Signet uses: identity, description, attestation types and roots, user verification and key
@@ -78,7 +79,7 @@ public struct MetadataStatement: Sendable {
     public init(json bytes: [UInt8]) throws(MetadataError) {
         let value: JSONValue
         do {
-            value = try JSONValue.parse(bytes, maxDepth: 32)
+            value = try JSONParser.parse(bytes, maximumDepth: 32, allowingByteOrderMark: true)
         } catch {
             throw MetadataError(.payloadMalformed, "metadata statement: \(error.reason) at byte \(error.offset)")
         }
