@@ -22,6 +22,9 @@ struct DeliveryService: Sendable {
     var handlers: EventHandlers {
         var h = EventHandlers()
         h.on(DeliveryRequested.self) { e, envelope, conn in try await deliver(e, envelope: envelope, on: conn) }
+        // A delivery may take seconds (the vault, then SMTP or the SMS API, with retries):
+        // one record per poll keeps the consumer well inside Kafka's poll interval.
+        h.maxBatch = 1
         return h
     }
 

@@ -11,6 +11,11 @@ public struct EventHandlers: Sendable {
     var handlers: [String: Handler] = [:]
     /// Types whose consecutive events may be applied by one call (see ``onBatch(_:_:)``).
     var batchHandlers: [String: BatchHandler] = [:]
+    /// The most records the consumer takes from Kafka at once. A batch is processed before
+    /// the next poll, and librdkafka drops a member that does not poll within
+    /// `max.poll.interval.ms` (300 s): set it to 1 when a handler may take seconds (a call
+    /// outside the database, retried), as the delivery of one-time codes does.
+    public var maxBatch = 256
 
     public init() {}
 
@@ -49,6 +54,7 @@ public struct EventHandlers: Sendable {
             handlers[type] = h
             batchHandlers[type] = other.batchHandlers[type]
         }
+        maxBatch = min(maxBatch, other.maxBatch)
     }
 
     public var isEmpty: Bool { handlers.isEmpty }
@@ -86,9 +92,9 @@ public final class EventConsumerService: Service {
 
     public init(
         service: ServiceName, kafka: KafkaConfiguration, producer: KafkaProducer, pool: PostgresPool, handlers: EventHandlers,
-        logger: Logger, maxHandlerAttempts: Int = 5, groupID: String? = nil, maxBatch: Int = 256, topics: [String]? = nil
+        logger: Logger, maxHandlerAttempts: Int = 5, groupID: String? = nil, topics: [String]? = nil
     ) throws {
-        self.maxBatch = max(1, maxBatch)
+        self.maxBatch = max(1, handlers.maxBatch)
         self.service = service
         self.producer = producer
         self.pool = pool
