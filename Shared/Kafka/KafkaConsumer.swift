@@ -45,8 +45,6 @@ public final class KafkaConsumer: @unchecked Sendable {
     private let groupID: String
     private let batches: AsyncStream<[KafkaRecord]>
     private let batchesContinuation: AsyncStream<[KafkaRecord]>.Continuation
-    /// Most records handed over at once (set by `run`, before the poll thread starts).
-    private let maxBatch = Atomic<Int>(1)
     private let processed = DispatchSemaphore(value: 0)
     private let closed = DispatchSemaphore(value: 0)
     private let nextOffsets = Mutex<[String: Int64]>([:])  // "topic/partition" → next offset
@@ -117,8 +115,8 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// many leading records of the batch it finished: their offsets are stored for commit; the
     /// rest (only while shutting down) stay uncommitted and are delivered again.
     public func run(maxBatch: Int, _ handler: ([KafkaRecord]) async -> Int) async {
-        self.maxBatch.store(max(1, maxBatch), ordering: .relaxed)
-        let thread = Thread { [self] in pollLoop() }
+        let limit = max(1, maxBatch)
+        let thread = Thread { [self] in pollLoop(maxBatch: limit) }
         thread.name = "signet.kafka.consumer.\(groupID)"
         thread.start()
         for await batch in batches {
@@ -160,7 +158,7 @@ public final class KafkaConsumer: @unchecked Sendable {
 
     // MARK: - Poll thread
 
-    private func pollLoop() {
+    private func pollLoop(maxBatch: Int) {
         var lastLag = DispatchTime.now()
         var assigned = false
         while running.isSet {
@@ -173,8 +171,7 @@ public final class KafkaConsumer: @unchecked Sendable {
             }
             // Block (briefly) for the first record, then take what is already fetched.
             var batch: [KafkaRecord] = []
-            let limit = maxBatch.load(ordering: .relaxed)
-            while batch.count < limit, let msg = rd_kafka_consumer_poll(rk, batch.isEmpty ? 100 : 0) {
+            while batch.count < maxBatch, let msg = rd_kafka_consumer_poll(rk, batch.isEmpty ? 100 : 0) {
                 let m = msg.pointee
                 if m.err != RD_KAFKA_RESP_ERR_NO_ERROR {
                     if m.err != RD_KAFKA_RESP_ERR__PARTITION_EOF {

@@ -85,7 +85,6 @@ public final class EventConsumerService: Service {
     let groupID: String
     let logger: Logger
     let maxHandlerAttempts: Int
-    let maxBatch: Int
     private let stopping = AtomicFlag(false)
     /// `signet_events_consumed_total` by outcome, made once (not per event).
     private let counters: (applied: Counter, duplicate: Counter, skipped: Counter)
@@ -94,7 +93,6 @@ public final class EventConsumerService: Service {
         service: ServiceName, kafka: KafkaConfiguration, producer: KafkaProducer, pool: PostgresPool, handlers: EventHandlers,
         logger: Logger, maxHandlerAttempts: Int = 5, groupID: String? = nil, topics: [String]? = nil
     ) throws {
-        self.maxBatch = max(1, handlers.maxBatch)
         self.service = service
         self.producer = producer
         self.pool = pool
@@ -113,7 +111,7 @@ public final class EventConsumerService: Service {
         // On the blocking executor, like HTTP handlers: each event's transaction runs its libpq
         // calls inline instead of hopping to a connection queue and back.
         await withTaskExecutorPreference(BlockingExecutor.shared) {
-            await consumer.run(maxBatch: maxBatch) { batch in
+            await consumer.run(maxBatch: handlers.maxBatch) { batch in
                 await self.process(batch)
             }
         }
@@ -137,18 +135,14 @@ public final class EventConsumerService: Service {
     /// because another record of its batch failed.
     func process(_ batch: [KafkaRecord]) async -> Int {
         var done = 0
-        var skipped = 0
-        defer { counters.skipped.increment(by: skipped) }
         var run: [(record: KafkaRecord, envelope: EventEnvelope)] = []
         /// Applies the pending run; false when stopping (nothing of it is done).
         func flush() async -> Bool {
             defer { run = [] }
             switch run.count {
             case 0: return true
-            case 1:
-                guard await process(run[0].record) != .abandoned else { return false }
-            default:
-                guard await applyRun(run) else { return false }
+            case 1: guard await process(run[0].record, envelope: run[0].envelope) != .abandoned else { return false }
+            default: guard await applyRun(run) else { return false }
             }
             done += run.count
             return true
@@ -159,13 +153,7 @@ public final class EventConsumerService: Service {
                 run.append((record, envelope))
                 continue
             }
-            guard await flush() else { return done }
-            if let envelope, handlers.handlers[envelope.type] == nil {
-                skipped += 1
-                done += 1
-                continue
-            }
-            guard await process(record) != .abandoned else { return done }
+            guard await flush(), await process(record, envelope: envelope) != .abandoned else { return done }
             done += 1
         }
         guard await flush() else { return done }
@@ -190,7 +178,7 @@ public final class EventConsumerService: Service {
             } catch {
                 logger.debug("batch not applied together; one by one", metadata: [LogKey.error: "\(error)"])
                 for item in run {
-                    if await process(item.record) == .abandoned { return false }
+                    if await process(item.record, envelope: item.envelope) == .abandoned { return false }
                 }
                 return true
             }
@@ -225,24 +213,26 @@ public final class EventConsumerService: Service {
         }
     }
 
+    /// Processes one record in a transaction of its own; `envelope` is the record's, when the
+    /// caller has already read it.
     @discardableResult
-    func process(_ record: KafkaRecord) async -> Outcome {
+    func process(_ record: KafkaRecord, envelope parsed: EventEnvelope? = nil) async -> Outcome {
         var logger = self.logger
         logger[metadataKey: LogKey.topic] = .string(record.topic)
         logger[metadataKey: LogKey.partition] = .string(String(record.partition))
         logger[metadataKey: LogKey.offset] = .string(String(record.offset))
         let envelope: EventEnvelope
         do {
-            envelope = try EventEnvelope(record: record)
+            envelope = try parsed ?? EventEnvelope(record: record)
         } catch {
             return await deadLetter(record, reason: "\(error)", logger: logger)
         }
-        logger[metadataKey: LogKey.eventID] = .string(String(envelope.id.prefix(64)))
-        logger[metadataKey: LogKey.eventType] = .string(String(envelope.type.prefix(128)))
         guard let handler = handlers.handlers[envelope.type] else {
             counters.skipped.increment()
             return .skipped
         }
+        logger[metadataKey: LogKey.eventID] = .string(String(envelope.id.prefix(64)))
+        logger[metadataKey: LogKey.eventType] = .string(String(envelope.type.prefix(128)))
         var attempt = 0
         var backoff = Duration.milliseconds(100)
         while true {

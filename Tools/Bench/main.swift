@@ -198,13 +198,19 @@ func leanOptions(_ body: [UInt8]) throws -> (handle: String, options: RequestOpt
         userVerification: publicKey["userVerification"]?.stringValue ?? "preferred", hints: []))
 }
 
-/// The finish request's JSON, as `AuthenticationFinishRequest` encodes it.
+/// The finish request's JSON, as `AuthenticationFinishRequest` encodes it, written by
+/// `JSONValue`'s writer.
 func leanFinishBody(handle: String, credential c: AuthenticationResponseJSON) -> [UInt8] {
-    func q(_ s: String) -> String { JSONValue.string(s).jsonString }
-    let userHandle = c.response.userHandle.map { #","userHandle":\#(q($0))"# } ?? ""
-    return Array((#"{"handle":\#(q(handle)),"credential":{"id":\#(q(c.id)),"rawId":\#(q(c.rawId)),"type":"public-key","#
-        + #""response":{"clientDataJSON":\#(q(c.response.clientDataJSON)),"authenticatorData":\#(q(c.response.authenticatorData)),"#
-        + #""signature":\#(q(c.response.signature))\#(userHandle)},"clientExtensionResults":{}}}"#).utf8)
+    var response: [String: JSONValue] = [
+        "clientDataJSON": .string(c.response.clientDataJSON), "authenticatorData": .string(c.response.authenticatorData),
+        "signature": .string(c.response.signature),
+    ]
+    if let userHandle = c.response.userHandle { response["userHandle"] = .string(userHandle) }
+    let body: JSONValue = [
+        "handle": .string(handle),
+        "credential": ["id": .string(c.id), "rawId": .string(c.rawId), "type": "public-key", "response": .object(response), "clientExtensionResults": [:]],
+    ]
+    return Array(body.jsonString.utf8)
 }
 
 /// `…/methods/fido2/challenge` response.
@@ -222,7 +228,7 @@ switch args.dropFirst().first {
 case "verify":
     try verifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
 case "rules":
-    rulesBenchmark(seconds: Double(args.dropFirst(2).first ?? "3") ?? 3)
+    try rulesBenchmark(seconds: Double(args.dropFirst(2).first ?? "3") ?? 3)
 case "ceremonies":
     guard args.count >= 4 else { print("usage: signet-bench ceremonies BASE_URL RP_KEY [seconds] [workers]"); exit(2) }
     try await ceremonies(
