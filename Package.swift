@@ -56,18 +56,20 @@ let package = Package(
 
         // MARK: - Shared libraries
         .target(name: "Platform", path: "Shared/Platform"),
+        // Strict JSON: parser, writer, value tree and Codable over it. No dependencies.
+        .target(name: "JSON", path: "Shared/JSON"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CCryptoShims"], path: "Shared/Crypto"),
         .target(
-            name: "HTTPServer", dependencies: ["Platform", "Schema", "CMicroHTTPD", "CSignetShims"],
+            name: "HTTPServer", dependencies: ["Platform", "Schema", "JSON", "CMicroHTTPD", "CSignetShims"],
             path: "Shared/HTTPServer"),
         .target(name: "Postgres", dependencies: ["Platform", "CLibPQ"], path: "Shared/Postgres"),
         .target(
             name: "Kafka", dependencies: ["Platform", "CRDKafka", "CSignetShims"],
             path: "Shared/Kafka"),
         .target(name: "Schema", path: "Shared/Schema"),
-        .target(name: "Tokens", dependencies: ["Crypto"], path: "Shared/Tokens"),
-        .target(name: "FIDO", dependencies: ["Crypto", "Tokens"], path: "Shared/FIDO"),
-        .target(name: "Rules", dependencies: ["Tokens"], path: "Shared/Rules"),
+        .target(name: "Tokens", dependencies: ["Crypto", "JSON"], path: "Shared/Tokens"),
+        .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON"], path: "Shared/FIDO"),
+        .target(name: "Rules", dependencies: ["Tokens", "JSON"], path: "Shared/Rules"),
         .target(name: "OTP", dependencies: ["COpenSSL"], path: "Shared/OTP"),
         .target(name: "QRCode", dependencies: ["CQREncode", "CZlib"], path: "Shared/QRCode"),
         .target(name: "Delivery", dependencies: ["CCurl", "CCurlShims"], path: "Shared/Delivery"),
@@ -78,8 +80,8 @@ let package = Package(
 
         // MARK: - Services
         .executableTarget(name: "Registration", dependencies: ["ServiceKit", "FIDO", "Crypto", "OTP", "QRCode"], path: "Services/Registration"),
-        .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto", "Rules", "OTP"], path: "Services/Authentication"),
-        .executableTarget(name: "Transaction", dependencies: ["ServiceKit", "FIDO", "Tokens", "Crypto"], path: "Services/Transaction"),
+        .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "JSON", "Crypto", "Rules", "OTP"], path: "Services/Authentication"),
+        .executableTarget(name: "Transaction", dependencies: ["ServiceKit", "FIDO", "Tokens", "JSON", "Crypto"], path: "Services/Transaction"),
         .executableTarget(name: "OOB", dependencies: ["ServiceKit", "Delivery", "Crypto"], path: "Services/OOB"),
         .executableTarget(name: "PII", dependencies: ["ServiceKit", "Crypto"], path: "Services/PII"),
 
@@ -89,21 +91,22 @@ let package = Package(
             path: "Tools/DevBroker"),
 
         .executableTarget(
-            name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport", "Rules", "Tokens"], path: "Tools/Bench"),
+            name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport", "Rules", "Tokens", "JSON"], path: "Tools/Bench"),
 
         // MARK: - Tests
-        .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema", "Tokens"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema", "Tokens", "JSON"], path: "Tests/TestSupport"),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"], path: "Tests/PlatformTests"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform"], path: "Tests/HTTPServerTests"),
+        .testTarget(name: "JSONTests", dependencies: ["JSON"], path: "Tests/JSONTests"),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform", "JSON"], path: "Tests/HTTPServerTests"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport"], path: "Tests/PostgresTests"),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
-        .testTarget(name: "TokensTests", dependencies: ["Tokens", "Crypto"], path: "Tests/TokensTests"),
-        .testTarget(name: "RulesTests", dependencies: ["Rules", "Tokens"], path: "Tests/RulesTests"),
+        .testTarget(name: "TokensTests", dependencies: ["Tokens", "Crypto", "JSON"], path: "Tests/TokensTests"),
+        .testTarget(name: "RulesTests", dependencies: ["Rules", "Tokens", "JSON"], path: "Tests/RulesTests"),
         .testTarget(name: "OTPTests", dependencies: ["OTP"], path: "Tests/OTPTests"),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "CZlib"], path: "Tests/QRCodeTests"),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "CCurl"], path: "Tests/DeliveryTests"),
-        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "TestSupport"], path: "Tests/FIDOTests"),
+        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "TestSupport"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka"],

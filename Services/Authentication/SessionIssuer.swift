@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Platform
 import Tokens
+import JSON
 
 /// Issues session tokens: JWTs signed with ES256 by the current key of a rotating key ring,
 /// whose public halves are published at `/.well-known/jwks.json` (previous keys stay there

@@ -4,6 +4,7 @@ import Platform
 import Postgres
 import Synchronization
 import Tokens
+import JSON
 
 /// tcToken signing keys, one ring per tenant: P-256 keys generated here, their private halves
 /// sealed with AES-256-GCM under `SIGNET_TCTOKEN_KEY_SEAL` in `tctoken_keys`. The newest key

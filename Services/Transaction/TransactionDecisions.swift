@@ -6,6 +6,7 @@ import Postgres
 import Schema
 import ServiceKit
 import Tokens
+import JSON
 
 /// Applies users' decisions from the authentication service. A confirmation is checked again
 /// here before anything is issued: the transaction is still PENDING and unexpired, the details

@@ -1,5 +1,6 @@
 import Foundation
 import Tokens
+import JSON
 
 /// The client data a browser or platform collected and the authenticator signed over
 /// (`clientDataJSON`, WebAuthn L3 §5.8.1).

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// A stable, machine-readable problem code, returned as `code` in problem+json bodies.
 ///
@@ -129,10 +130,10 @@ extension HTTPResponse {
     /// A problem+json response for `error`.
     public static func problem(_ error: HTTPError, requestID: String?) -> HTTPResponse {
         let body = ProblemDetails(code: error.code, detail: error.detail, field: error.field, requestId: requestID)
-        let data = (try? HTTPResponse.makeEncoder().encode(body)) ?? Data("{}".utf8)
+        let data = (try? JSONValueEncoder().encodeToBytes(body)) ?? Array("{}".utf8)
         return HTTPResponse(
             status: error.code.status,
             headers: [("Content-Type", "application/problem+json")] + error.headers,
-            body: Array(data))
+            body: data)
     }
 }

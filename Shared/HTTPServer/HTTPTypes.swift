@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// An HTTP request as the router and handlers see it: fully read, size-bounded.
 public struct HTTPRequest: Sendable {
@@ -69,19 +70,12 @@ public struct HTTPResponse: Sendable {
         return headers.first { $0.name.lowercased() == n }?.value
     }
 
-    /// Shared JSON encoder settings: sorted keys, ISO 8601 dates, unescaped slashes.
-    public static func makeEncoder() -> JSONEncoder {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        e.dateEncodingStrategy = .iso8601
-        return e
-    }
-
-    /// A JSON response.
+    /// A JSON response: compact, members sorted by key, `/` not escaped, dates in ISO 8601
+    /// (``JSONValueEncoder``).
     public static func json<T: Encodable>(_ value: T, status: Int = 200, headers: [(name: String, value: String)] = []) throws -> HTTPResponse {
-        let body = try makeEncoder().encode(value)
-        return HTTPResponse(
-            status: status, headers: [("Content-Type", "application/json")] + headers, body: Array(body))
+        HTTPResponse(
+            status: status, headers: [("Content-Type", "application/json")] + headers,
+            body: try JSONValueEncoder().encodeToBytes(value))
     }
 
     /// A plain-text response.
@@ -91,11 +85,16 @@ public struct HTTPResponse: Sendable {
 }
 
 extension HTTPRequest {
+    /// Request bodies nested deeper than this are malformed (a ruleset's deepest condition
+    /// is well inside it).
+    public static let maximumJSONDepth = 64
+
     /// Decodes the JSON body as `T`.
     ///
     /// - Throws: ``HTTPError`` `unsupported_media_type` (415) when the body is not declared
-    ///   JSON, `malformed_json` (400) when it does not parse, `invalid_field` (400) naming the
-    ///   field when it parses but does not fit `T`.
+    ///   JSON, `malformed_json` (400) when it is not strict JSON (``JSONParser``: a duplicate
+    ///   member name is malformed), `invalid_field` (400) naming the field when it parses but
+    ///   does not fit `T`.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let ct = header("content-type")?.lowercased() ?? ""
         let media = ct.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
@@ -103,15 +102,16 @@ extension HTTPRequest {
             throw HTTPError(.unsupportedMediaType, detail: "The body must be application/json.")
         }
         guard !body.isEmpty else { throw HTTPError(.malformedJSON, detail: "The body is empty.") }
+        // One strict parse (duplicate member names, lone surrogates, invalid UTF-8 and deep
+        // nesting refused), then decoding from its tree: no second parser to disagree with.
+        let value: JSONValue
         do {
-            _ = try JSONSerialization.jsonObject(with: Data(body), options: [])
+            value = try JSONParser.parse(body, maximumDepth: Self.maximumJSONDepth)
         } catch {
-            throw HTTPError(.malformedJSON, detail: "The body is not valid JSON.")
+            throw HTTPError(.malformedJSON, detail: "The body is not valid JSON: \(error.reason) at byte \(error.offset).")
         }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
         do {
-            return try decoder.decode(T.self, from: Data(body))
+            return try JSONValueDecoder().decode(T.self, from: value)
         } catch let error as DecodingError {
             throw HTTPError.from(decodingError: error)
         } catch let error as HTTPError {

@@ -1,4 +1,5 @@
 import Tokens
+import JSON
 
 /// A ruleset checked and compiled for evaluation: immutable, `Sendable`, meant to be compiled
 /// once when a tenant's ruleset is stored or loaded and shared by every request.

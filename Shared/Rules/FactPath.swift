@@ -1,4 +1,5 @@
 import Tokens
+import JSON
 
 /// The dotted path of a fact: a root (`signals`, `context`, `user`, `time`) and 1–8 segments
 /// under it, e.g. `context.transactionAmount`, `signals.geo`, `user.registeredMethods`.

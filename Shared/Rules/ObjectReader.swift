@@ -1,4 +1,5 @@
 import Tokens
+import JSON
 
 /// Reads the members of one JSON object of a ruleset document, refusing members it does not
 /// know and naming the path of anything wrong.

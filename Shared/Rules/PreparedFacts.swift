@@ -1,4 +1,5 @@
 import Tokens
+import JSON
 
 /// A request's facts laid out for one compiled ruleset: every fact path the ruleset uses
 /// resolved once, numbers as `Double`, strings with their operand ids, IP addresses and

@@ -1,4 +1,5 @@
 import Tokens
+import JSON
 
 /// What a rule answers when it matches.
 ///

@@ -1,4 +1,5 @@
 import Tokens
+import JSON
 
 /// Why a ruleset decided what it did for one request: each rule tried, in order, up to the one
 /// that matched (every rule when none did), and for each rule that did not match, the condition

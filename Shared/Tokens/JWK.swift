@@ -1,4 +1,5 @@
 import Crypto
+import JSON
 
 /// A public JSON Web Key (RFC 7517): EC P-256/P-384/P-521 (RFC 7518 §6.2), RSA (§6.3) or
 /// OKP Ed25519 (RFC 8037).

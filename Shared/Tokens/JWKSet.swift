@@ -1,4 +1,5 @@
 import Crypto
+import JSON
 
 /// A JWK Set (RFC 7517 §5): `{"keys":[…]}`, as published at `/.well-known/jwks.json`.
 ///

@@ -1,3 +1,4 @@
+import JSON
 /// The protected header of a JWS (RFC 7515 §4).
 ///
 /// Key-carrying parameters (`jwk`, `jku`, `x5u`, `x5c`) are kept in

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// A JWT claim set (RFC 7519 §4): the registered claims as properties, every other claim
 /// (`amr`, `acr`, `sign_up`, transaction fields…) in ``extra``.

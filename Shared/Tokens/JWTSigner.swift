@@ -1,4 +1,5 @@
 import Crypto
+import JSON
 
 /// Signs JWTs with ES256 under a P-256 private key and its `kid`.
 ///

@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// Verifies JWTs: compact form, then the key chosen by `kid` from a JWK Set (or the one
 /// configured key), then the signature under the key's algorithm, then `typ` and the claims.

@@ -3,6 +3,7 @@ import FIDO
 import Foundation
 import Testing
 import Tokens
+import JSON
 
 /// `android-safetynet` (WebAuthn L3 §8.5): a JWS built and signed here, one rule broken at a
 /// time.

@@ -45,6 +45,30 @@ func problem(_ response: HTTPResponse) throws -> ProblemDetails {
         #expect(try problem(r).code == "malformed_json")
     }
 
+    /// One strict parser reads every body: what Foundation's two parsers would read two ways
+    /// (a duplicate member: JSONDecoder keeps the first, JSONSerialization the last), or not
+    /// at all, is malformed.
+    @Test(arguments: [
+        #"{"name":"alice","count":1,"name":"mallory"}"#,
+        #"{"name":"x","count":1,"nested":{"items":[],"items":[1]}}"#,
+        #"{"name":"a\ud800","count":1}"#,
+        "{\"name\":\"x\",\"count\":1} trailing",
+        String(repeating: "[", count: 65) + String(repeating: "]", count: 65),
+    ])
+    func bodiesTwoParsersWouldReadDifferentlyAreMalformed(_ json: String) async throws {
+        let r = await client.execute("POST", "/v1/tenants/acme/echo", json: json)
+        #expect(r.status == 400)
+        let p = try problem(r)
+        #expect(p.code == "malformed_json")
+        #expect(p.detail?.contains("mallory") != true)
+    }
+
+    @Test func invalidUTF8IsMalformed() async throws {
+        let body: [UInt8] = Array(#"{"name":""#.utf8) + [0xC3, 0x28] + Array(#"","count":1}"#.utf8)
+        let r = await client.execute("POST", "/v1/tenants/acme/echo", headers: [("Content-Type", "application/json")], body: body)
+        #expect(try problem(r).code == "malformed_json")
+    }
+
     @Test(arguments: [
         (#"{"count":1}"#, "name"),
         (#"{"name":5,"count":1}"#, "name"),

@@ -1,6 +1,7 @@
 import Rules
 import Testing
 import Tokens
+import JSON
 
 /// Combinators, rule order, decisions and the defaults of both kinds.
 @Suite struct CompiledRulesetTests {

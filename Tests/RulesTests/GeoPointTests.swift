@@ -2,6 +2,7 @@ import Foundation
 import Rules
 import Testing
 import Tokens
+import JSON
 
 /// Great-circle distances and `withinKm`, with points and with named location lists.
 @Suite struct GeoPointTests {

@@ -1,6 +1,7 @@
 import Rules
 import Testing
 import Tokens
+import JSON
 
 /// Every operator on matching, non-matching, missing and mistyped facts, through a one-rule
 /// ruleset (so through reading, compiling, preparing, evaluating and explaining).

@@ -1,5 +1,6 @@
 import Rules
 import Tokens
+import JSON
 
 /// Random rulesets and facts over a small vocabulary of facts, with values of the right type
 /// most of the time and of the wrong type, null or missing otherwise, so that every operator

@@ -1,5 +1,6 @@
 import Rules
 import Tokens
+import JSON
 
 /// The documented semantics written as plainly as possible, straight over the model and the
 /// JSON facts: no interning, no slots, no precomputation. Compiled evaluation must agree with it.

@@ -2,6 +2,7 @@ import Foundation
 import Rules
 import Testing
 import Tokens
+import JSON
 
 /// Explain: the shape of traces, and agreement of explain, compiled evaluation and the
 /// reference semantics on many random rulesets and facts.

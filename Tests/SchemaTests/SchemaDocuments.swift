@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import Schema
 
 /// Finds and reads the language-neutral documents under `schemas/`.
@@ -48,21 +49,16 @@ enum SchemaDocuments {
         try JSONValue(json: EventCoding.encode(payload))
     }
 
-    /// A wire type as the HTTP server encodes it. Mirrors `HTTPResponse.makeEncoder()` in
-    /// HTTPServer, which this target does not depend on: sorted keys, ISO 8601 dates.
+    /// A wire type as the HTTP server encodes it (`HTTPResponse.json`).
     static func wireJSON(_ value: some Encodable) throws -> JSONValue {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return try JSONValue(encoding: value, with: encoder)
+        try JSONValue(json: HTTPResponse.json(value).body)
     }
 
-    /// Reads JSON back as `T` the way the services decode request bodies (ISO 8601 dates).
+    /// Reads JSON back as `T` the way the services decode request bodies (`HTTPRequest.decode`).
     static func decodeWire<T: Decodable>(_: T.Type, from value: JSONValue) throws -> T {
         let data = try JSONSerialization.data(withJSONObject: value.anyValue, options: [.fragmentsAllowed])
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(T.self, from: data)
+        let request = HTTPRequest(method: "POST", path: "/", headers: [("Content-Type", "application/json")], body: Array(data))
+        return try request.decode(T.self)
     }
 }
 

@@ -2,6 +2,7 @@ import Crypto
 import FIDO
 import Foundation
 import Tokens
+import JSON
 
 /// Small P-256 certificates and signed MDS3 BLOBs for metadata and policy tests (FIDO unit
 /// tests and the stack's metadata refresh), built from Crypto's `DER` writer and
@@ -103,7 +104,7 @@ public enum MetadataTestPKI {
     /// any `extraHeader` members.
     public static func blob(
         payload: [String: Any], chain: Chain, x5c: [String]? = nil, includeX5C: Bool = true,
-        extraHeader: [String: Tokens.JSONValue] = [:], signer: PrivateKey? = nil
+        extraHeader: [String: JSON.JSONValue] = [:], signer: PrivateKey? = nil
     ) throws -> String {
         var parameters = extraHeader
         if includeX5C { parameters["x5c"] = .array((x5c ?? chain.x5c).map { .string($0) }) }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Tokens
+import JSON
 
 /// The strict JSON parser and the writer behind every JOSE header, claim set and key.
 @Suite struct JSONParserTests {

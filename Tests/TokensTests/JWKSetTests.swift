@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import Tokens
+import JSON
 
 /// JWK Set documents: parsing, bounds, lookup, serialization.
 @Suite struct JWKSetTests {

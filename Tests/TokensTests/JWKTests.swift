@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import Tokens
+import JSON
 
 /// JWK parsing, validation, conversion and thumbprints.
 @Suite struct JWKTests {

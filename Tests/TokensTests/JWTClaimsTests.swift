@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import Tokens
+import JSON
 
 /// The claim set's JSON form and its Codable conformance.
 @Suite struct JWTClaimsTests {

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import Testing
 import Tokens
+import JSON
 
 // Shared fixtures of the Tokens test suites: the RFC vector file, token forging, and a
 // standard issuer/audience/clock.

@@ -1,5 +1,6 @@
 import Rules
 import Tokens
+import JSON
 
 /// The benchmark's workload: a 50-rule authentication ruleset of the shapes tenants write (IP
 /// reputation, country lists, amount tiers per merchant category, device models, office

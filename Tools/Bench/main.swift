@@ -8,11 +8,14 @@ import Schema
 import Synchronization
 import TestSupport
 import Tokens
+import JSON
 
 // signet-bench: measurements printed beside their anchors (scripts/bench.sh runs it).
 //
 //   signet-bench verify [seconds]            in-process WebAuthn assertion verification, one
 //                                            thread, and raw Crypto ES256 verification
+//   signet-bench json [seconds]              the HTTP server's JSON coding of sign-in bodies
+//                                            beside Foundation's
 //   signet-bench ceremonies URL KEY [seconds] [workers]
 //                                            full sign-in ceremonies over HTTP (options +
 //                                            verify) against a running stack
@@ -227,6 +230,8 @@ struct UncheckedBox<T>: @unchecked Sendable {
 switch args.dropFirst().first {
 case "verify":
     try verifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
+case "json":
+    try jsonBenchmark(seconds: Double(args.dropFirst(2).first ?? "2") ?? 2)
 case "rules":
     try rulesBenchmark(seconds: Double(args.dropFirst(2).first ?? "3") ?? 3)
 case "ceremonies":
@@ -240,6 +245,6 @@ case "flows":
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16, kind: .flow)
 default:
-    print("usage: signet-bench verify [seconds] | rules [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers]")
+    print("usage: signet-bench verify [seconds] | rules [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers]")
     exit(2)
 }

@@ -4,6 +4,7 @@ import Rules
 import Schema
 import ServiceKit
 import Tokens
+import JSON
 
 /// Admin API of adaptive authentication: rulesets (authentication and registration decisions),
 /// their explanation against given facts, and the sign-in settings.

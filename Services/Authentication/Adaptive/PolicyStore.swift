@@ -7,6 +7,7 @@ import Schema
 import ServiceKit
 import Synchronization
 import Tokens
+import JSON
 
 /// A tenant's authentication policy: its two rulesets (authentication, registration decisions)
 /// and its sign-in settings, stored in the database, versioned, and kept compiled in memory.
@@ -165,7 +166,7 @@ final class PolicyStore: Sendable {
 }
 
 extension AnyJSON {
-    /// The same JSON as a `Tokens.JSONValue`.
+    /// The same JSON as a `JSON.JSONValue`.
     init(_ value: JSONValue) {
         switch value {
         case .null: self = .null

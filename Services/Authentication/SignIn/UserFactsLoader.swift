@@ -5,6 +5,7 @@ import Rules
 import Schema
 import ServiceKit
 import Tokens
+import JSON
 
 /// Reads what sign-in rules may know of a user, and builds the facts document rules see:
 /// `signals.*` and `context.*` as sent, `user.*` from this service's own data, `time.*` in the

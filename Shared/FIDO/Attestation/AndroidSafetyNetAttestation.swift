@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Tokens
+import JSON
 
 /// The `android-safetynet` attestation statement format (WebAuthn L3 §8.5): a SafetyNet
 /// Attestation API response, a JWS signed by Google's `attest.android.com` certificate.

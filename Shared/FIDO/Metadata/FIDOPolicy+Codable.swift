@@ -1,5 +1,6 @@
 import Foundation
 import Tokens
+import JSON
 
 // MARK: - The stored document
 //

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Tokens
+import JSON
 
 /// A FIDO Metadata Service BLOB (FIDO MDS 3.0 §3.1.6–3.1.7): a JWS whose payload lists every
 /// authenticator model's metadata statement and status, verified on creation.

@@ -1,5 +1,6 @@
 import Foundation
 import Tokens
+import JSON
 
 /// A cursor over the strict JSON tree (``JSONValue``) of an MDS3 payload that knows where it
 /// is, so every decoding failure names the member as a JSON Pointer (RFC 6901), e.g.

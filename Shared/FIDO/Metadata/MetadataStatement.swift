@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Tokens
+import JSON
 
 /// The parts of an authenticator's metadata statement (FIDO Metadata Statement 3.0 §4) that
 /// Signet uses: identity, description, attestation types and roots, user verification and key

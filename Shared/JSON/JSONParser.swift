@@ -1,13 +1,14 @@
-/// The strict JSON parser (RFC 8259) of everything Signet reads from outside where a parser
-/// differential would matter: JOSE headers, claims and keys, WebAuthn client data, FIDO
-/// metadata, SafetyNet payloads, FIDO policies.
+/// The strict JSON parser (RFC 8259) of everything Signet reads from outside: HTTP request
+/// bodies, JOSE headers, claims and keys, WebAuthn client data, FIDO metadata, SafetyNet
+/// payloads, FIDO policies.
 ///
 /// Foundation's decoders silently accept duplicate member names, and disagree on which one
 /// wins (`JSONDecoder` keeps the first, `JSONSerialization` the last). A JOSE header or
-/// claim set with two `alg`s or two `aud`s, or client data with two `challenge`s, is exactly
-/// where such a differential is exploited, so this parser refuses duplicates (RFC 7515 §5.2
-/// step 4, RFC 7519 §4), as well as invalid UTF-8, lone surrogates, trailing content, numbers
-/// out of range and nesting deeper than a bound. Integers that fit in `Int64` stay exact.
+/// claim set with two `alg`s or two `aud`s, client data with two `challenge`s, or a request
+/// body with two `username`s is exactly where such a differential is exploited, so this
+/// parser refuses duplicates (RFC 7515 §5.2 step 4, RFC 7519 §4), as well as invalid UTF-8,
+/// lone surrogates, trailing content, numbers out of range and nesting deeper than a bound.
+/// Integers that fit in `Int64` stay exact.
 public struct JSONParser {
     /// Nesting deeper than this is refused; JOSE objects are shallow.
     public static let defaultMaximumDepth = 16
@@ -46,30 +47,6 @@ public struct JSONParser {
         } catch {
             throw SyntaxError(reason: error.reason, offset: parser.index)
         }
-    }
-
-    /// Parses one JSON text.
-    ///
-    /// - Parameter what: names the document in error details ("JWS header").
-    /// - Throws: `JOSEError` `malformed`.
-    static func parse(
-        _ bytes: [UInt8], what: String, maximumDepth: Int = defaultMaximumDepth
-    ) throws(JOSEError) -> JSONValue {
-        do {
-            return try parse(bytes, maximumDepth: maximumDepth)
-        } catch {
-            throw JOSEError(.malformed, "\(what): invalid JSON (\(error))")
-        }
-    }
-
-    /// Parses a JSON text that must be an object.
-    static func parseObject(
-        _ bytes: [UInt8], what: String, maximumDepth: Int = defaultMaximumDepth
-    ) throws(JOSEError) -> [String: JSONValue] {
-        guard case .object(let members) = try parse(bytes, what: what, maximumDepth: maximumDepth) else {
-            throw JOSEError(.malformed, "\(what): not a JSON object")
-        }
-        return members
     }
 
     private struct Failure: Error {
@@ -174,7 +151,21 @@ public struct JSONParser {
 
     private mutating func parseString() throws(Failure) -> String {
         index += 1  // opening quote
-        var out: [UInt8] = []
+        // Fast path: a string without escapes (member names, base64url, most values) is
+        // validated and copied in one go.
+        var end = index
+        while end < bytes.count {
+            let c = bytes[end]
+            if c == UInt8(ascii: "\"") {
+                guard let s = String(validating: bytes[index..<end], as: UTF8.self) else { throw Failure("invalid UTF-8") }
+                index = end + 1
+                return s
+            }
+            if c == UInt8(ascii: "\\") || c < 0x20 { break }
+            end += 1
+        }
+        var out: [UInt8] = Array(bytes[index..<end])
+        index = end
         while true {
             guard index < bytes.count else { throw Failure("unterminated string") }
             let c = bytes[index]

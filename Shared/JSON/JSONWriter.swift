@@ -1,16 +1,18 @@
-/// Writes compact JSON for the objects Signet signs and publishes (JWS headers, claim sets,
-/// JWKs).
+/// Writes compact JSON: the objects Signet signs and publishes (JWS headers, claim sets,
+/// JWKs) and HTTP response bodies.
 ///
 /// Output is deterministic: no whitespace, members of a `JSONValue.object` sorted by key,
 /// `/` not escaped, non-ASCII left as UTF-8. Where member order is part of a documented form
 /// (the JWS header `{"alg","typ","kid"}`), callers write ordered members with
 /// ``writeObject(_:)``.
-struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+public struct JSONWriter {
+    public private(set) var bytes: [UInt8] = []
 
-    var text: String { String(decoding: bytes, as: UTF8.self) }
+    public var text: String { String(decoding: bytes, as: UTF8.self) }
 
-    mutating func write(_ value: JSONValue) {
+    public init() {}
+
+    public mutating func write(_ value: JSONValue) {
         switch value {
         case .null: append("null")
         case .bool(let b): append(b ? "true" : "false")
@@ -37,8 +39,20 @@ struct JSONWriter {
         }
     }
 
+    // Pieces, for writers of trees other than JSONValue (JSONValueEncoder).
+    mutating func beginObject() { bytes.append(UInt8(ascii: "{")) }
+    mutating func endObject() { bytes.append(UInt8(ascii: "}")) }
+    mutating func beginArray() { bytes.append(UInt8(ascii: "[")) }
+    mutating func endArray() { bytes.append(UInt8(ascii: "]")) }
+    mutating func writeComma() { bytes.append(UInt8(ascii: ",")) }
+    mutating func writeMemberName(_ name: String, first: Bool) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        writeString(name)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
     /// Writes an object with its members in the given order.
-    mutating func writeObject(_ members: [(String, JSONValue)]) {
+    public mutating func writeObject(_ members: [(String, JSONValue)]) {
         bytes.append(UInt8(ascii: "{"))
         for (i, member) in members.enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
@@ -51,6 +65,12 @@ struct JSONWriter {
 
     private mutating func writeString(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
+        // Most strings need no escape: copied in one go.
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            bytes.append(contentsOf: s.utf8)
+            bytes.append(UInt8(ascii: "\""))
+            return
+        }
         for c in s.utf8 {
             switch c {
             case UInt8(ascii: "\""): append("\\\"")
