@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "Kafka", dependencies: ["Platform", "CRDKafka", "CSignetShims"],
             path: "Shared/Kafka"),
-        .target(name: "Schema", path: "Shared/Schema"),
+        .target(name: "Schema", dependencies: ["JSON"], path: "Shared/Schema"),
         .target(name: "Tokens", dependencies: ["Crypto", "JSON"], path: "Shared/Tokens"),
         .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON"], path: "Shared/FIDO"),
         .target(name: "Rules", dependencies: ["Tokens", "JSON"], path: "Shared/Rules"),

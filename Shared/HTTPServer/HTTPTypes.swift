@@ -85,6 +85,15 @@ public struct HTTPResponse: Sendable {
 }
 
 extension HTTPRequest {
+    /// The `Content-Type` without parameters, lower-cased ("" when absent).
+    var mediaType: String {
+        guard let value = header("content-type") else { return "" }
+        let isSpace = { (c: UInt8) in c == 0x20 || c == 0x09 }
+        let bytes = value.utf8.prefix { $0 != UInt8(ascii: ";") }
+        guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
+        return String(decoding: bytes[first...last], as: UTF8.self).lowercased()
+    }
+
     /// Request bodies nested deeper than this are malformed (a ruleset's deepest condition
     /// is well inside it).
     public static let maximumJSONDepth = 64
@@ -96,8 +105,7 @@ extension HTTPRequest {
     ///   member name is malformed), `invalid_field` (400) naming the field when it parses but
     ///   does not fit `T`.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        let ct = header("content-type")?.lowercased() ?? ""
-        let media = ct.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        let media = mediaType
         guard media == "application/json" || media.hasSuffix("+json") else {
             throw HTTPError(.unsupportedMediaType, detail: "The body must be application/json.")
         }

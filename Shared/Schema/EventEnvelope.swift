@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// A CloudEvents 1.0 event as Signet carries it over Kafka in binary mode: the attributes in
 /// `ce_*` headers, the JSON `data` as the message value.
@@ -60,20 +61,19 @@ public enum EventDecodingError: Error, CustomStringConvertible, Equatable {
     }
 }
 
-/// JSON coding shared by every event payload: sorted keys, ISO 8601 dates.
+/// JSON coding shared by every event payload: sorted keys, ISO 8601 dates, read by the strict
+/// parser (``JSONValueEncoder``, ``JSONValueDecoder``, as HTTP bodies are).
 public enum EventCoding {
+    /// Event payloads are shallow; deeper is invalid data.
+    static let maximumDepth = 32
+
     public static func encode<P: Encodable>(_ payload: P) throws -> [UInt8] {
-        let e = JSONEncoder()
-        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        e.dateEncodingStrategy = .iso8601
-        return Array(try e.encode(payload))
+        try JSONValueEncoder().encodeToBytes(payload)
     }
 
     public static func decode<P: Decodable>(_: P.Type, from data: [UInt8]) throws -> P {
-        let d = JSONDecoder()
-        d.dateDecodingStrategy = .iso8601
         do {
-            return try d.decode(P.self, from: Data(data))
+            return try JSONValueDecoder().decode(P.self, from: data, maximumDepth: maximumDepth)
         } catch let DecodingError.keyNotFound(key, ctx) {
             throw EventDecodingError.invalidData("missing \((ctx.codingPath + [key]).map(\.stringValue).joined(separator: "."))")
         } catch let DecodingError.typeMismatch(_, ctx) {

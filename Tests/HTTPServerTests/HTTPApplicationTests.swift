@@ -83,6 +83,16 @@ func problem(_ response: HTTPResponse) throws -> ProblemDetails {
         #expect(p.field == field)
     }
 
+    @Test(arguments: [
+        ("application/json", 200), ("Application/JSON; charset=utf-8", 200), ("  application/json ;charset=utf-8", 200),
+        ("application/problem+json", 200), ("\tapplication/json\t", 200),
+        ("text/plain", 415), ("application/jsonx", 415), ("application/json-seq", 415), ("", 415), (";application/json", 415),
+    ])
+    func mediaTypeIsReadWithoutParametersOrSpaces(_ contentType: String, _ status: Int) async {
+        let r = await client.execute("POST", "/v1/tenants/acme/echo", headers: [("Content-Type", contentType)], body: Array(#"{"name":"x","count":1}"#.utf8))
+        #expect(r.status == status, "\(contentType)")
+    }
+
     @Test func nonJSONBodiesAre415() async throws {
         let r = await client.execute("POST", "/v1/tenants/acme/echo", headers: [("Content-Type", "text/plain")], body: Array("hi".utf8))
         #expect(r.status == 415)

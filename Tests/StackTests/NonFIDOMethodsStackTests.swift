@@ -50,6 +50,11 @@ struct NonFIDOMethodsStackTests {
 
     @Test func passkeyAndEmailedCodeCompleteALargeSignInAndNoPlaintextLeaks() async throws {
         try TestStack.require()
+        // Logs are scanned from here on: what earlier runs appended (request ids in hex, say)
+        // could hold a six-digit code by chance.
+        let logOffsets = Self.logNames.reduce(into: [String: UInt64]()) { offsets, log in
+            offsets[log] = (try? FileManager.default.attributesOfItem(atPath: "\(TestStack.dataDir)/logs/\(log)")[.size] as? UInt64) ?? 0
+        }
         let t = try await adaptive.tenant()
         let username = "jane-\(UInt32.random(in: 0...UInt32.max))"
         let email = "jane.\(UInt32.random(in: 0...UInt32.max))@example.org"
@@ -204,10 +209,16 @@ struct NonFIDOMethodsStackTests {
                 PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \"user_methods\" WHERE \"masked\"::text ~ $1", binds: [NSRegularExpression.escapedPattern(for: "j•••@example.org")]))
         }.first?.int("n") ?? 0
         #expect(maskedHits >= 1)
-        for log in (try? FileManager.default.contentsOfDirectory(atPath: "\(TestStack.dataDir)/logs")) ?? [] where log.hasPrefix("signet-") || ["registration.log", "authentication.log", "transaction.log", "oob.log", "pii.log", "gateway.log"].contains(log) {
-            guard let text = try? String(contentsOfFile: "\(TestStack.dataDir)/logs/\(log)", encoding: .utf8) else { continue }
+        var scannedLogBytes = 0
+        for log in Self.logNames {
+            guard let file = FileHandle(forReadingAtPath: "\(TestStack.dataDir)/logs/\(log)") else { continue }
+            defer { try? file.close() }
+            try file.seek(toOffset: logOffsets[log] ?? 0)
+            let text = String(decoding: try file.readToEnd() ?? Data(), as: UTF8.self)
+            scannedLogBytes += text.utf8.count
             for secret in secrets where Self.containsToken(text, secret) { leaks.append("log \(log)") }
         }
+        #expect(scannedLogBytes > 0, "the services logged nothing during the test")
         #expect(leaks.isEmpty, "plaintext found in: \(leaks)")
         // Every plaintext read from the vault was recorded: the oob service read the address to
         // deliver each code.
@@ -220,6 +231,13 @@ struct NonFIDOMethodsStackTests {
     }
 
     /// Whether `text` contains `token` not surrounded by digits.
+    /// The services' and the gateway's log files under the stack's data folder.
+    static var logNames: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "\(TestStack.dataDir)/logs")) ?? []).filter {
+            $0.hasPrefix("signet-") || ["registration.log", "authentication.log", "transaction.log", "oob.log", "pii.log", "gateway.log"].contains($0)
+        }
+    }
+
     static func containsToken(_ text: String, _ token: String) -> Bool {
         var search = text[...]
         while let r = search.range(of: token) {
