@@ -40,6 +40,8 @@ for _ in $(seq "$RUNS"); do
     cer_runs="$cer_runs $(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')"
     failed=$(printf '%s\n' "$out" | awk '/ceremonies_failed/ {print $2}')
     cer_failed=$((cer_failed + ${failed:-1}))
+    # Where the CPU went (signet-bench reads /proc around its measured loop); the last run's.
+    cer_cpu=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p')
 done
 cer=$(printf '%s' "$cer_runs" | median)
 # Adaptive sign-in flows (start + fido2 challenge + verify, ending in a session) under the demo
@@ -76,10 +78,26 @@ pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_authentication | psql -h 
 psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth -c "INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, backup_eligible, backup_state, transports, registered_at) SELECT 'demo', int4send(g), 'bench-' || g, int4send(g), '\\x00', -7, 0, true, true, ARRAY['internal'], now() FROM generate_series(1, 64) g" >/dev/null
 # The service prepares its statements once per connection: -M prepared is the like-for-like
 # anchor; the simple-protocol figure is printed beside it.
+# CPU time (from /proc: user + system, with exited children's, so that PostgreSQL backends
+# that came and went are counted in the postmaster) of PostgreSQL, and of pgbench as a child
+# of this shell (`times` must run in this shell, not in a $(…) subshell, to see it).
+TICKS=$(getconf CLK_TCK)
+postgres_ticks() { { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk '/^[0-9]+ \(postgres\)/ { t += $14 + $15 + $16 + $17 } END { print t + 0 }'; }
+children_seconds() { awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"; }
 pg_auth_runs=""
 pg_auth_simple_runs=""
 for _ in $(seq "$RUNS"); do
-    pg_auth_runs="$pg_auth_runs $("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/sign-in.sql signet_bench_auth 2>&1 | awk '/^tps = / {printf "%.0f", $3; exit}')"
+    pg_before=$(postgres_ticks)
+    times >"$ROOT/.data/logs/times.before"
+    out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/sign-in.sql signet_bench_auth 2>&1)
+    times >"$ROOT/.data/logs/times.after"
+    sleep 1  # the backends have exited and been reaped: their CPU is the postmaster's
+    pg_after=$(postgres_ticks)
+    pg_auth_runs="$pg_auth_runs $(printf '%s\n' "$out" | awk '/^tps = / {printf "%.0f", $3; exit}')"
+    tx_count=$(printf '%s\n' "$out" | awk '/^number of transactions actually processed/ {split($NF, n, "/"); print n[1]; exit}')
+    pg_cpu=$(awk -v a="$pg_after" -v b="$pg_before" -v t="$TICKS" -v n="$tx_count" \
+        -v ca="$(children_seconds "$ROOT/.data/logs/times.after")" -v cb="$(children_seconds "$ROOT/.data/logs/times.before")" \
+        'BEGIN { p = (a - b) * 1000 / t / n; c = (ca - cb) * 1000 / n; printf "postgres %.3f  pgbench %.3f  total %.3f", p, c, p + c }')
     pg_auth_simple_runs="$pg_auth_simple_runs $("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/sign-in.sql signet_bench_auth 2>&1 | awk '/^tps = / {printf "%.0f", $3; exit}')"
 done
 pg_auth_tps=$(printf '%s' "$pg_auth_runs" | median)
@@ -102,6 +120,8 @@ printf '%-58s %12s   runs:%s\n' "pgbench -M simple, same SQL (for reference)" "$
 awk -v c="$cer" -v p="$pg_auth_tps" -v s="$pg_auth_simple_tps" 'BEGIN { if (p > 0 && s > 0) printf "%-58s %11.1f%%  (%.1f%% of -M simple; target 50%%)\n", "ceremonies / anchor", 100 * c / p, 100 * c / s }'
 vr=$(printf '%s\n' "$verify" | awk '/assertion_verify_per_s/ {print $2}')
 awk -v v="$vr" -v o="$openssl_verify" 'BEGIN { if (o > 0) printf "%-58s %11.1f%%  (target 90%%)\n", "assertion verification / openssl", 100 * v / o }'
+printf '%-58s %s\n' "CPU ms per ceremony (last run)" "$cer_cpu"
+printf '%-58s %s\n' "CPU ms per pgbench sign-in transaction (last run)" "$pg_cpu"
 printf '%-58s %12s\n' "adaptive sign-in flows over HTTP via gateway (3 requests)" "$(printf '%s\n' "$flows" | awk '/flows_per_s/ {print $2}')"
 [ "$cer_failed" = 0 ] || printf 'note: %s ceremonies failed\n' "$cer_failed"
 printf '%s\n' "$flows" | awk '/flows_failed/ && $2 != "0" {print "note: " $2 " flows failed"}'

@@ -121,6 +121,7 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     let authPath = "\(url.path)/authentication/v1/tenants/demo"
     let totals = Mutex((ok: 0, failed: 0))
     let done = DispatchGroup()
+    let cpuBefore = ProcessCPU.snapshot()
     let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
     let start = ContinuousClock.now
     for (a, username) in authenticators {
@@ -182,12 +183,17 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
         }
     }
     done.wait()
+    let cpuAfter = ProcessCPU.snapshot()
     let counts = totals.withLock { ($0.ok, $0.failed) }
     let elapsed = ContinuousClock.now - start
     let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     let label = kind == .ceremony ? "ceremonies" : "flows"
     print(String(format: "\(label)_per_s %.1f", Double(counts.0) / s))
     print("\(label)_failed \(counts.1)")
+    // Where the CPU went during the measured loop: each part of the stack, and this client.
+    let parts = cpuBefore.millisecondsPerUnit(until: cpuAfter, units: counts.0)
+    print("cpu_ms_per_\(kind == .ceremony ? "ceremony" : "flow") " + parts.map { "\($0.part) " + String(format: "%.3f", $0.ms) }.joined(separator: "  ")
+        + String(format: "  total %.3f", parts.reduce(0) { $0 + $1.ms }))
 }
 
 /// The handle and request options of an options response, read with the strict parser.
