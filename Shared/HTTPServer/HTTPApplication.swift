@@ -98,7 +98,7 @@ final class RequestMetrics: Sendable {
         let duration: Platform.Timer
     }
 
-    private let cache = Mutex<[Key: Series]>([:])
+    private let cache = PlainLock<[Key: Series]>([:])
 
     func series(method: String, route: String, status: String) -> Series {
         let key = Key(method: method, route: route, status: status)

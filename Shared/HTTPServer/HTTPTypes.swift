@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import Schema
 
 /// An HTTP request as the router and handlers see it: fully read, size-bounded.
 public struct HTTPRequest: Sendable {
@@ -43,7 +44,7 @@ public struct HTTPRequest: Sendable {
 
     /// A request id: the client's `X-Request-Id` when it is short and plain, else a new one.
     static func newRequestID() -> String {
-        UUID().uuidString.lowercased()
+        RandomUUID.string()
     }
 
     static func acceptableRequestID(_ s: String) -> Bool {

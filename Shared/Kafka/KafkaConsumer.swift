@@ -116,8 +116,10 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// rest (only while shutting down) stay uncommitted and are delivered again.
     public func run(maxBatch: Int, _ handler: ([KafkaRecord]) async -> Int) async {
         let limit = max(1, maxBatch)
-        let thread = Thread { [self] in pollLoop(maxBatch: limit) }
-        thread.name = "signet.kafka.consumer.\(groupID)"
+        let thread = Thread { [self] in
+            nameCurrentThread("kafka-consumer")
+            pollLoop(maxBatch: limit)
+        }
         thread.start()
         for await batch in batches {
             let done = min(max(0, await handler(batch)), batch.count)

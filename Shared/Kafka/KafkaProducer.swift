@@ -62,12 +62,12 @@ public final class KafkaProducer: @unchecked Sendable {
         let done = pollerDone
         // Delivery reports are served here, on a thread of our own, never the cooperative pool.
         let thread = Thread {
+            nameCurrentThread("kafka-producer")
             while running.isSet {
                 rd_kafka_poll(handle.rk, 100)
             }
             done.signal()
         }
-        thread.name = "signet.kafka.producer.poll"
         thread.start()
     }
 

@@ -56,7 +56,7 @@ public final class MetricsRegistry: Sendable {
         let kind: Kind
         let name: String
         let labels: String
-        private let state: Mutex<State>
+        private let state: PlainLock<State>
 
         struct State {
             var value: Double = 0
@@ -69,7 +69,7 @@ public final class MetricsRegistry: Sendable {
             self.kind = kind
             self.name = name
             self.labels = labels
-            state = Mutex(State(bucketCounts: Array(repeating: 0, count: MetricsRegistry.buckets.count)))
+            state = PlainLock(State(bucketCounts: Array(repeating: 0, count: MetricsRegistry.buckets.count)))
         }
 
         func add(_ v: Double) { state.withLock { $0.value += v } }
@@ -84,7 +84,7 @@ public final class MetricsRegistry: Sendable {
         func snapshot() -> State { state.withLock { $0 } }
     }
 
-    private let series = Mutex<[Key: Series]>([:])
+    private let series = PlainLock<[Key: Series]>([:])
 
     public init() {}
 

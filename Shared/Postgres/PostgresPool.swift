@@ -31,7 +31,7 @@ public final class PostgresPool: Sendable {
         var closed = false
     }
 
-    private let state = Mutex(State())
+    private let state = PlainLock(State())
     private let nextID = Atomic<Int>(0)
 
     public init(configuration: PostgresConfiguration, logger: Logger) {

@@ -19,7 +19,7 @@ public struct EventEnvelope: Sendable, Equatable {
     /// The JSON payload.
     public var data: [UInt8]
 
-    public init(id: String = UUID().uuidString.lowercased(), source: String, type: String, time: Date = Date(), subject: String?, data: [UInt8]) {
+    public init(id: String = RandomUUID.string(), source: String, type: String, time: Date = Date(), subject: String?, data: [UInt8]) {
         self.id = id
         self.source = source
         self.type = type
@@ -29,7 +29,7 @@ public struct EventEnvelope: Sendable, Equatable {
     }
 
     /// Wraps a payload, encoding it as JSON.
-    public init<P: EventPayload>(_ payload: P, source: String, subject: String?, id: String = UUID().uuidString.lowercased(), time: Date = Date()) throws {
+    public init<P: EventPayload>(_ payload: P, source: String, subject: String?, id: String = RandomUUID.string(), time: Date = Date()) throws {
         self.init(id: id, source: source, type: P.eventType, time: time, subject: subject, data: try EventCoding.encode(payload))
     }
 

@@ -1,3 +1,4 @@
+import Platform
 import Synchronization
 
 /// A small in-memory cache whose entries live for a fixed time, for read models consulted on
@@ -13,7 +14,7 @@ public final class ExpiringCache<Key: Hashable & Sendable, Value: Sendable>: Sen
         let expires: ContinuousClock.Instant
     }
 
-    private let entries = Mutex<[Key: Entry]>([:])
+    private let entries = PlainLock<[Key: Entry]>([:])
     private let lifetime: Duration
     private let capacity: Int
 
