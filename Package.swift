@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "HTTPServer", dependencies: ["Platform", "Schema", "JSON", "CMicroHTTPD", "CSignetShims"],
             path: "Shared/HTTPServer"),
-        .target(name: "Postgres", dependencies: ["Platform", "CLibPQ"], path: "Shared/Postgres"),
+        .target(name: "Postgres", dependencies: ["Platform", "JSON", "CLibPQ"], path: "Shared/Postgres"),
         .target(
             name: "Kafka", dependencies: ["Platform", "CRDKafka", "CSignetShims"],
             path: "Shared/Kafka"),

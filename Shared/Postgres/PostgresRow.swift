@@ -1,4 +1,5 @@
 import Foundation
+import JSON
 
 /// One result row, in PostgreSQL's text format.
 public struct PostgresRow: Sendable {
@@ -19,7 +20,7 @@ public struct PostgresRow: Sendable {
 
     /// A `text[]` column selected as `array_to_json(column)::text`.
     public func stringArray(_ column: String) -> [String]? {
-        self[column].flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) }
+        self[column].flatMap { try? JSONParser.parse(Array($0.utf8), maximumDepth: 2).stringArrayValue }
     }
 
     /// A `bytea` column (hex output format).
