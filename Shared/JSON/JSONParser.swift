@@ -262,6 +262,10 @@ public struct JSONParser {
         let text = String(decoding: bytes[start..<index], as: UTF8.self)
         if isInteger, let i = Int64(text) { return .int(i) }
         guard let d = Double(text), d.isFinite else { throw Failure("number out of range") }
+        // A non-zero literal that underflows to zero (1e-400) is out of range too, not 0.
+        if d == 0, text.utf8.prefix(while: { $0 != UInt8(ascii: "e") && $0 != UInt8(ascii: "E") }).contains(where: { $0 >= UInt8(ascii: "1") && $0 <= UInt8(ascii: "9") }) {
+            throw Failure("number out of range")
+        }
         return .double(d)
     }
 

@@ -26,7 +26,7 @@ import JSON
         #"{"a":1,"a":1}"#,  // duplicate member
         #"{"a":{"b":1,"b":2}}"#,  // duplicate, nested
         #"{"a":1,}"#, "[1,]", "[1 2]", #"{"a" 1}"#, #"{a:1}"#, "{'a':1}",
-        "01", "1.", ".5", "1e", "+1", "-", "0x10", "1e999", "NaN", "Infinity",
+        "01", "1.", ".5", "1e", "+1", "-", "0x10", "1e999", "1e-400", "-0.5e-999", "NaN", "Infinity",
         "tru", "nul", "True",
         #""\ud800""#, #""\udc00x""#, #""\ud800\u0041""#,  // lone surrogates
         #""\x""#, #""\u12""#, "\"a\tb\"", "\"a\u{01}b\"",  // bad escapes, raw control characters
