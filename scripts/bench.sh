@@ -52,7 +52,9 @@ curl -fsS -X PUT -H "Authorization: Bearer ${SIGNET_ADMIN_TOKEN:-dev-admin-token
 flows=$("$BIN/signet-bench" flows http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>"$ROOT/.data/logs/bench-flows.log")
 rules=$("$BIN/signet-bench" rules 3)
 verify=$("$BIN/signet-bench" verify 5)
-openssl_verify=$(openssl speed -seconds 5 ecdsap256 2>/dev/null | awk '/nistp256/ {print $NF}' | tail -n 1)
+openssl_speed=$(openssl speed -seconds 5 ecdsap256 2>/dev/null | awk '/nistp256/' | tail -n 1)
+openssl_verify=$(printf '%s\n' "$openssl_speed" | awk '{print $NF}')
+openssl_sign=$(printf '%s\n' "$openssl_speed" | awk '{print $(NF - 1)}')
 
 # The same with the four consuming services stopped: registration, its relay and PostgreSQL
 # alone on the two cores, as pgbench has them.
@@ -122,6 +124,13 @@ vr=$(printf '%s\n' "$verify" | awk '/assertion_verify_per_s/ {print $2}')
 awk -v v="$vr" -v o="$openssl_verify" 'BEGIN { if (o > 0) printf "%-58s %11.1f%%  (target 90%%)\n", "assertion verification / openssl", 100 * v / o }'
 printf '%-58s %s\n' "CPU ms per ceremony (last run)" "$cer_cpu"
 printf '%-58s %s\n' "CPU ms per pgbench sign-in transaction (last run)" "$pg_cpu"
+# The most the ceremonies could reach on these cores if the authentication service cost nothing
+# but its two ECDSA operations (verify the assertion, sign the session token): everything else
+# (PostgreSQL, gateway, client, broker, consumers) as measured above.
+printf '%s\n' "$cer_cpu" | awk -v cores="$(nproc)" -v v="$openssl_verify" -v s="$openssl_sign" -v p="$pg_auth_tps" '{
+    for (i = 1; i < NF; i += 2) { if ($i == "authentication") a = $(i + 1); if ($i == "total") t = $(i + 1) }
+    if (t > 0 && v > 0 && s > 0 && p > 0) { c = t - a + 1000 / v + 1000 / s
+        printf "%-58s %12.0f   (%.1f%% of the anchor)\n", "ceiling: ceremonies/s with a service costing only its ECDSA", cores * 1000 / c, 100 * cores * 1000 / c / p } }'
 printf '%-58s %12s\n' "adaptive sign-in flows over HTTP via gateway (3 requests)" "$(printf '%s\n' "$flows" | awk '/flows_per_s/ {print $2}')"
 [ "$cer_failed" = 0 ] || printf 'note: %s ceremonies failed\n' "$cer_failed"
 printf '%s\n' "$flows" | awk '/flows_failed/ && $2 != "0" {print "note: " $2 " flows failed"}'
