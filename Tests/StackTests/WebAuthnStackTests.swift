@@ -224,6 +224,22 @@ struct WebAuthnStackTests {
         #expect(s4 == 401 && b4["code"] as? String == "unauthorized")
     }
 
+    /// Every service reads bodies with the one strict parser: a body that two parsers would
+    /// read two ways (two `username`s) is refused, through the gateway too.
+    @Test func bodiesWithDuplicateMembersAreMalformed() async throws {
+        try TestStack.require()
+        for base in [Self.authentication, "http://127.0.0.1:8080/authentication/v1/tenants/demo"] {
+            let r = try await TestHTTP.json("POST", "\(base)/webauthn/authentications/options", json: #"{"username":"alice","username":"mallory"}"#)
+            #expect(r.status == 400, "\(r.text)")
+            #expect(try r.json()["code"] as? String == "malformed_json")
+            #expect(!r.text.contains("mallory"))
+        }
+        let registration = try await TestHTTP.json(
+            "POST", "\(Self.registration)/webauthn/registrations/options", token: rpKey, json: #"{"username":"alice","displayName":"A","username":"bob"}"#)
+        #expect(registration.status == 400, "\(registration.text)")
+        #expect(try registration.json()["code"] as? String == "malformed_json")
+    }
+
     @Test func suspendResumeRenameAndDeregister() async throws {
         try TestStack.require()
         let (authenticator, username) = try await register()
