@@ -91,22 +91,24 @@ let package = Package(
             path: "Tools/DevBroker"),
 
         .executableTarget(
-            name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport", "Rules", "Tokens", "JSON"], path: "Tools/Bench"),
+            name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport", "TestRandom", "Rules", "Tokens", "JSON"], path: "Tools/Bench"),
 
         // MARK: - Tests
+        // SplitMix64, the seeded generator of fuzz tests and benchmark workloads. No dependencies.
+        .target(name: "TestRandom", path: "Tests/TestRandom"),
         .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema", "Tokens", "JSON"], path: "Tests/TestSupport"),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"], path: "Tests/PlatformTests"),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto"], path: "Tests/CryptoTests"),
-        .testTarget(name: "JSONTests", dependencies: ["JSON"], path: "Tests/JSONTests"),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestRandom"], path: "Tests/CryptoTests"),
+        .testTarget(name: "JSONTests", dependencies: ["JSON", "TestRandom"], path: "Tests/JSONTests"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform", "JSON"], path: "Tests/HTTPServerTests"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport"], path: "Tests/PostgresTests"),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "Crypto", "JSON"], path: "Tests/TokensTests"),
-        .testTarget(name: "RulesTests", dependencies: ["Rules", "Tokens", "JSON"], path: "Tests/RulesTests"),
+        .testTarget(name: "RulesTests", dependencies: ["Rules", "Tokens", "JSON", "TestRandom"], path: "Tests/RulesTests"),
         .testTarget(name: "OTPTests", dependencies: ["OTP"], path: "Tests/OTPTests"),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "CZlib"], path: "Tests/QRCodeTests"),
-        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "CCurl"], path: "Tests/DeliveryTests"),
-        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "TestSupport"], path: "Tests/FIDOTests"),
+        .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "CCurl", "TestRandom"], path: "Tests/DeliveryTests"),
+        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka"],

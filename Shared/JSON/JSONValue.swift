@@ -73,6 +73,15 @@ public enum JSONValue: Sendable, Hashable {
         return out
     }
 
+    /// Nesting depth (a scalar is 0), to bound what requests may send.
+    public var depth: Int {
+        switch self {
+        case .array(let a): 1 + (a.map(\.depth).max() ?? 0)
+        case .object(let o): 1 + (o.values.map(\.depth).max() ?? 0)
+        default: 0
+        }
+    }
+
     /// Compact JSON text: no whitespace, object members sorted by key, `/` not escaped,
     /// non-ASCII left as UTF-8. Non-finite doubles (which JSON cannot carry) become `null`.
     public var jsonString: String {

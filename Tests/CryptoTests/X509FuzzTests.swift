@@ -1,4 +1,5 @@
 import Foundation
+import TestRandom
 import Testing
 @testable import Crypto
 
@@ -6,18 +7,6 @@ import Testing
 /// succeed or throw ``CryptoError``; they never trap, hang or throw anything else.
 /// Deterministic (seeded) so that a failure reproduces.
 @Suite struct X509FuzzTests {
-    /// SplitMix64: small, fast, reproducible.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// Synthetic certificates (always available) plus real ones when the vectors are present.
     static func seeds() throws -> [[UInt8]] {
         typealias Build = X509TestCertificates
@@ -110,7 +99,7 @@ import Testing
     }
 
     @Test func mutatedCertificatesOnlyThrow() throws {
-        var rng = SeededGenerator(state: 0x5151_4E45_5431)
+        var rng = SplitMix64(seed: 0x5151_4E45_5431)
         for seed in try Self.seeds() {
             for _ in 0..<Self.iterations {
                 var bytes = seed
@@ -135,7 +124,7 @@ import Testing
     }
 
     @Test func randomGarbageOnlyThrows() {
-        var rng = SeededGenerator(state: 42)
+        var rng = SplitMix64(seed: 42)
         for round in 0..<(Self.iterations * 3) {
             let count = Int.random(in: 0...400, using: &rng)
             var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &rng) }
@@ -150,7 +139,7 @@ import Testing
     }
 
     @Test func derReaderSurvivesMutatedStructures() throws {
-        var rng = SeededGenerator(state: 7)
+        var rng = SplitMix64(seed: 7)
         for seed in try Self.seeds() {
             for _ in 0..<300 {
                 var bytes = seed
@@ -164,7 +153,7 @@ import Testing
     }
 
     @Test func pemGarbageOnlyThrows() throws {
-        var rng = SeededGenerator(state: 99)
+        var rng = SplitMix64(seed: 99)
         let seeds = try Self.seeds()
         let pieces = ["-----BEGIN CERTIFICATE-----", "-----END CERTIFICATE-----", "-----BEGIN X-----", "MIIB", "====", "\r", " ", "é", ""]
         for _ in 0..<500 {

@@ -2,18 +2,7 @@ import Synchronization
 import Testing
 
 @testable import Delivery
-
-/// A deterministic generator (SplitMix64) so that jitter tests are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+import TestRandom
 
 @Suite struct RetryPolicyTests {
     static let transient = DeliveryError(.smsUnavailable, statusCode: 503)
@@ -31,7 +20,7 @@ struct SplitMix64: RandomNumberGenerator {
     @Test(arguments: [0.0, 0.25, 0.5, 1.0])
     func jitteredDelaysStayWithinBounds(jitter: Double) {
         let policy = RetryPolicy(maximumAttempts: 8, baseDelay: .milliseconds(100), factor: 3, maximumDelay: .seconds(10), jitter: jitter)
-        var generator = SplitMix64(state: 42)
+        var generator = SplitMix64(seed: 42)
         for attempt in 1...8 {
             let nominal = policy.nominalDelay(afterAttempt: attempt)
             let lower = nominal * (1 - jitter) - .microseconds(1)

@@ -1,5 +1,6 @@
 import Foundation
 import JSON
+import TestRandom
 import Testing
 
 /// Mutated request bodies through the strict parser and the decoder: they either succeed or
@@ -8,18 +9,6 @@ import Testing
 /// back to text that parses to the same value. Deterministic (seeded) so that a failure
 /// reproduces.
 @Suite struct JSONFuzzTests {
-    /// SplitMix64: small, fast, reproducible.
-    struct SeededGenerator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// The shape of a WebAuthn finish body, with numbers, booleans, nulls and an array.
     struct Body: Codable, Equatable {
         struct Response: Codable, Equatable {
@@ -50,7 +39,7 @@ import Testing
 
     static let alphabet = Array(#"{}[]",:\ "0123456789-+.eEtruefalsn\u00e9"#.utf8) + [0x00, 0x1F, 0x7F, 0xC3, 0xA9, 0xFF, 0xED, 0xA0, 0x80]
 
-    static func mutate(_ bytes: [UInt8], _ g: inout SeededGenerator) -> [UInt8] {
+    static func mutate(_ bytes: [UInt8], _ g: inout SplitMix64) -> [UInt8] {
         var b = bytes
         for _ in 0..<Int.random(in: 1...4, using: &g) {
             guard !b.isEmpty else { b = [alphabet.randomElement(using: &g)!]; continue }
@@ -82,7 +71,7 @@ import Testing
     static let iterations = ProcessInfo.processInfo.environment["JSON_FUZZ_ITERATIONS"].flatMap(Int.init) ?? 4000
 
     @Test func mutatedBodiesNeverTrapAndAgreeWithFoundationWhenAccepted() throws {
-        var g = SeededGenerator(state: 0x5167_4E45_7453_4A53)
+        var g = SplitMix64(seed: 0x5167_4E45_7453_4A53)
         var parsed = 0
         var decoded = 0
         let foundation = JSONDecoder()

@@ -1,3 +1,4 @@
+import TestRandom
 import Rules
 import Tokens
 import JSON

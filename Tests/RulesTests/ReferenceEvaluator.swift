@@ -1,6 +1,7 @@
 import Rules
 import Tokens
 import JSON
+import TestRandom
 
 /// The documented semantics written as plainly as possible, straight over the model and the
 /// JSON facts: no interning, no slots, no precomputation. Compiled evaluation must agree with it.
@@ -88,17 +89,3 @@ struct ReferenceEvaluator {
     }
 }
 
-/// A small deterministic generator, so that every run checks the same cases.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

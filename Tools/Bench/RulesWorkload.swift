@@ -1,6 +1,7 @@
 import Rules
 import Tokens
 import JSON
+import TestRandom
 
 /// The benchmark's workload: a 50-rule authentication ruleset of the shapes tenants write (IP
 /// reputation, country lists, amount tiers per merchant category, device models, office
@@ -146,21 +147,3 @@ enum BenchWorkload {
     }
 }
 
-/// A small deterministic generator, so that every run measures the same requests.
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next(in range: ClosedRange<Int>) -> Int {
-        range.lowerBound + Int(next() % UInt64(range.count))
-    }
-}

@@ -32,7 +32,7 @@ struct PolicyAdminRoutes: Sendable {
             let body = try request.decode(RulesetExplainRequest.self)
             let policy = try await policies.policy(for: tenant)
             let compiled = kind == .authentication ? policy.authentication : policy.registration
-            let trace = compiled.explain(JSONValue(AnyJSON.object(body.facts)))
+            let trace = compiled.explain(.object(body.facts))
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: Array(trace.json.jsonString.utf8))
         }

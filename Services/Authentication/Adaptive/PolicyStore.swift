@@ -120,7 +120,7 @@ final class PolicyStore: Sendable {
             return version
         }
         invalidate(tenant)
-        return RulesetResource(kind: kind.rawValue, version: version, rules: ruleset.rules.map { AnyJSON($0.json) }, updatedAt: now)
+        return RulesetResource(kind: kind.rawValue, version: version, rules: ruleset.rules.map(\.json), updatedAt: now)
     }
 
     /// The stored ruleset, or the default (version 0, no rules).
@@ -131,7 +131,7 @@ final class PolicyStore: Sendable {
         guard let row, let document = row.string("document"), let version = row.int("version") else {
             return RulesetResource(kind: kind.rawValue, version: 0, rules: [], updatedAt: nil)
         }
-        let json = try JSONDecoder().decode(AnyJSON.self, from: Data(document.utf8))
+        let json = try JSONParser.parse(Array(document.utf8), maximumDepth: HTTPRequest.maximumJSONDepth)
         guard case .object(let members) = json, case .array(let rules)? = members["rules"] else { throw HTTPError(.internalError) }
         return RulesetResource(kind: kind.rawValue, version: version, rules: rules, updatedAt: row.date("updated_at"))
     }
@@ -162,35 +162,5 @@ final class PolicyStore: Sendable {
                 key: tenant, on: conn)
         }
         invalidate(tenant)
-    }
-}
-
-extension AnyJSON {
-    /// The same JSON as a `JSON.JSONValue`.
-    init(_ value: JSONValue) {
-        switch value {
-        case .null: self = .null
-        case .bool(let b): self = .bool(b)
-        case .int(let i): self = .int(i)
-        case .double(let d): self = .double(d)
-        case .string(let s): self = .string(s)
-        case .array(let a): self = .array(a.map(AnyJSON.init))
-        case .object(let o): self = .object(o.mapValues(AnyJSON.init))
-        }
-    }
-}
-
-extension JSONValue {
-    /// The same JSON as a `Schema.AnyJSON`.
-    init(_ value: AnyJSON) {
-        switch value {
-        case .null: self = .null
-        case .bool(let b): self = .bool(b)
-        case .int(let i): self = .int(i)
-        case .double(let d): self = .double(d)
-        case .string(let s): self = .string(s)
-        case .array(let a): self = .array(a.map(JSONValue.init))
-        case .object(let o): self = .object(o.mapValues(JSONValue.init))
-        }
     }
 }

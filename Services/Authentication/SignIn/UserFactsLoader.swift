@@ -101,7 +101,7 @@ struct UserFactsLoader: Sendable {
             "hour": .int(Int64(parts.hour ?? 0)), "weekday": .int(Int64(isoWeekday)), "weekdayName": .string(names[isoWeekday - 1]),
         ]
         return .object([
-            "signals": JSONValue(AnyJSON.object(signals)), "context": JSONValue(AnyJSON.object(context)), "user": .object(userFacts), "time": time,
+            "signals": .object(signals), "context": .object(context), "user": .object(userFacts), "time": time,
         ])
     }
 }
