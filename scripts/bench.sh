@@ -135,6 +135,12 @@ printf '%s\n' "$cer_cpu" | awk -v cores="$(nproc)" -v v="$openssl_verify" -v s="
     if (t > 0 && v > 0 && s > 0 && p > 0) { c = t - a + 1000 / v + 1000 / s; o = c - g + bpg
         printf "%-58s %12.0f   (%.1f%% of the anchor; %.1f%% with PostgreSQL at pgbench'"'"'s cost)\n",
             "ceiling: ceremonies/s with a service costing only its ECDSA", cores * 1000 / c, 100 * cores * 1000 / c / p, 100 * cores * 1000 / o / p } }'
+printf '%-58s %12s\n' "adaptive sign-in flows over HTTP via gateway (3 requests)" "$(printf '%s\n' "$flows" | awk '/flows_per_s/ {print $2}')"
+[ "$cer_failed" = 0 ] || printf 'note: %s ceremonies failed\n' "$cer_failed"
+printf '%s\n' "$flows" | awk '/flows_failed/ && $2 != "0" {print "note: " $2 " flows failed"}'
+printf '\n%-58s %12s\n' "Rules (50-rule ruleset, 1 thread)" "per second"
+printf '%-58s %12s\n' "rule evaluations on prepared facts (target 1,000,000)" "$(printf '%s\n' "$rules" | awk '/^rule_evaluations_per_s/ {print $2}')"
+printf '%-58s %12s\n' "rule evaluations including fact preparation" "$(printf '%s\n' "$rules" | awk '/^rule_evaluations_with_prepare_per_s/ {print $2}')"
 bad=$(printf '%s\n%s\n' "$tx" "$tx_alone" | awk '/Non-2xx/ {print $5}')
 [ -z "$bad" ] || printf 'note: %s non-2xx responses during the PUT run\n' "$bad"
 printf '\nlatency, PUT (full stack):\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/Latency/,/Req\/Sec/p')"
