@@ -305,6 +305,9 @@ struct ExternalMethodsStackTests {
         let wrongPassword = try await step("external_password", #"{"password": "wrong"}"#)
         let wrongCode = try wrongPassword.json()["code"] as? String
         #expect(wrongPassword.status == 400 && wrongCode == "password_invalid", "\(wrongPassword.text)")
+        // Two passwords in one body: refused before anything reaches the relying party.
+        let twoPasswords = try await step("external_password", #"{"password": "wrong", "password": "correct horse \"battery\""}"#)
+        #expect(twoPasswords.status == 400 && (try? twoPasswords.json()["field"] as? String) == "password", "\(twoPasswords.text)")
         let rightPassword = try await step("external_password", #"{"password": "correct horse \"battery\""}"#)
         #expect((try? AdaptiveSignInStackTests.decode(SignInProgress.self, rightPassword))?.status == "IN_PROGRESS", "\(rightPassword.text)")
         #expect(passwordCalls.withLock { $0 } == 2)

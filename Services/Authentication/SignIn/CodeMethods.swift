@@ -10,6 +10,7 @@ import Schema
 import ServiceKit
 import Synchronization
 import Tokens
+import JSON
 
 /// Keys of the code-based methods.
 struct CodeMethodKeys: Sendable {
@@ -228,8 +229,9 @@ struct ExternalPasswordMethod: AuthenticationMethod {
 /// they can be overwritten), without going through a `String`.
 enum PasswordBody {
     static func password(in body: [UInt8]) -> [UInt8]? {
-        guard body.count <= 4096, let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-            object.count == 1, let text = object["password"] as? String, (1...1024).contains(text.utf8.count)
+        // The strict parser, as for every other body: two "password" members are refused.
+        guard body.count <= 4096, let object = (try? JSONParser.parse(body, maximumDepth: 1))?.objectValue,
+            object.count == 1, let text = object["password"]?.stringValue, (1...1024).contains(text.utf8.count)
         else { return nil }
         return Array(text.utf8)
     }
