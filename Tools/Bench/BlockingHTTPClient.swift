@@ -91,21 +91,30 @@ final class BlockingHTTPClient {
             }
             if headerEnd == nil { try fill() }
         }
-        let head = String(decoding: buffer[0..<headerEnd!], as: UTF8.self)
-        let lines = head.split(separator: "\r\n")
-        guard let statusLine = lines.first, statusLine.count >= 12, let status = Int(statusLine.dropFirst(9).prefix(3)) else {
+        // The head is read as bytes (the client is kept lean, like pgbench's): the status line,
+        // then each header line's name compared case-insensitively.
+        let head = buffer[0..<headerEnd!]
+        guard head.count >= 12, let status = Int(String(decoding: head[(head.startIndex + 9)..<(head.startIndex + 12)], as: UTF8.self)) else {
             throw Failure(description: "bad status line")
         }
         var length = 0
         var closing = false
-        for line in lines.dropFirst() {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2 else { continue }
-            let name = parts[0].lowercased()
-            let value = parts[1].drop(while: { $0 == " " })
-            if name == "content-length" { length = Int(value) ?? 0 }
-            if name == "connection", value.lowercased() == "close" { closing = true }
-            if name == "transfer-encoding" { throw Failure(description: "chunked responses are not supported") }
+        func lower(_ c: UInt8) -> UInt8 { c >= 65 && c <= 90 ? c + 32 : c }
+        func named(_ line: ArraySlice<UInt8>, _ name: String) -> ArraySlice<UInt8>? {
+            let n = Array(name.utf8)
+            guard line.count > n.count, line[line.startIndex + n.count] == UInt8(ascii: ":"),
+                zip(line.prefix(n.count), n).allSatisfy({ lower($0) == $1 })
+            else { return nil }
+            return line[(line.startIndex + n.count + 1)...].drop { $0 == 32 }
+        }
+        var lineStart = head.firstIndex(of: 10).map { $0 + 1 } ?? head.endIndex
+        while lineStart < head.endIndex {
+            let lineEnd = head[lineStart...].firstIndex(of: 13) ?? head.endIndex
+            let line = head[lineStart..<lineEnd]
+            if let v = named(line, "content-length") { length = Int(String(decoding: v, as: UTF8.self)) ?? 0 }
+            if let v = named(line, "connection"), v.map(lower) == Array("close".utf8) { closing = true }
+            if named(line, "transfer-encoding") != nil { throw Failure(description: "chunked responses are not supported") }
+            lineStart = lineEnd + 2
         }
         let start = headerEnd! + 4
         while buffer.count < start + length { try fill() }
