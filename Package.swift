@@ -75,7 +75,7 @@ let package = Package(
         .target(name: "Delivery", dependencies: ["CCurl", "CCurlShims"], path: "Shared/Delivery"),
         .target(
             name: "ServiceKit",
-            dependencies: ["Platform", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
+            dependencies: ["Platform", "JSON", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
             path: "Shared/ServiceKit"),
 
         // MARK: - Services

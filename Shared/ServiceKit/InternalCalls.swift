@@ -4,6 +4,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HTTPServer
+import JSON
 import Platform
 
 /// Service-to-service calls (`/v1/internal/…`): authenticated by a token every service shares
@@ -47,16 +48,17 @@ public struct InternalCalls: Sendable {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue(service, forHTTPHeaderField: "X-Signet-Service")
-        request.httpBody = try JSONEncoder().encode(body)
+        request.httpBody = Data(try JSONValueEncoder().encodeToBytes(body))
         let unavailable = HTTPError(.unavailable, detail: "A service this request needs is unavailable; retry.")
         guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { throw unavailable }
-        if (400..<500).contains(http.statusCode), let problem = try? JSONDecoder().decode(ProblemEcho.self, from: data) {
+        if (400..<500).contains(http.statusCode), let problem = try? JSONValueDecoder().decode(ProblemEcho.self, from: Array(data)) {
             throw HTTPError(ProblemCode(problem.code, status: http.statusCode, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field)
         }
         guard (200..<300).contains(http.statusCode) else { throw unavailable }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        return try decoder.decode(Answer.self, from: data)
+        // Read by the strict parser, as requests are; another service's answer that does not
+        // fit is that service failing.
+        guard let answer = try? JSONValueDecoder().decode(Answer.self, from: Array(data), maximumDepth: HTTPRequest.maximumJSONDepth) else { throw unavailable }
+        return answer
     }
 
     private struct ProblemEcho: Decodable {
