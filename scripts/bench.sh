@@ -28,22 +28,58 @@ tx=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua http://12
 # WebAuthn: full sign-in ceremonies (options + verify) over HTTP through the gateway, each
 # worker with its own credential (a software authenticator signing on the client side).
 BIN="$(swift build -c release --show-bin-path)"
-# This machine's figures move by ±10 % from run to run: the ceremony and its pgbench anchor
-# run RUNS times each and the medians are compared (each run's figure is printed too).
+# pgbench for the sign-in's durable work, on a copy of the authentication schema: read the
+# credential and the challenge's use, then record the challenge and bump the counter.
+psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench_auth" -c "CREATE DATABASE signet_bench_auth OWNER signet" >/dev/null
+pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_authentication | psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth >/dev/null
+psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth -c "INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, backup_eligible, backup_state, transports, registered_at) SELECT 'demo', int4send(g), 'bench-' || g, int4send(g), '\\x00', -7, 0, true, true, ARRAY['internal'], now() FROM generate_series(1, 64) g" >/dev/null
+# CPU time (from /proc: user + system, with exited children's, so that PostgreSQL backends
+# that came and went are counted in the postmaster) of PostgreSQL, and of pgbench as a child
+# of this shell (`times` must run in this shell, not in a $(…) subshell, to see it).
+TICKS=$(getconf CLK_TCK)
+postgres_ticks() { { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk '/^[0-9]+ \(postgres\)/ { t += $14 + $15 + $16 + $17 } END { print t + 0 }'; }
+children_seconds() { awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"; }
+# This machine's speed moves by 10-25 % over minutes: the ceremonies and their pgbench anchor
+# run RUNS times, each ceremony run followed at once by its pgbench runs, so that each pair
+# sees the same machine; medians and the per-pair ratios are printed. pgbench runs while the
+# stack is up and idle (its pollers cost a little CPU). The service prepares its statements
+# once per connection: -M prepared is the like-for-like anchor; -M simple is printed beside it.
 RUNS="${RUNS:-3}"
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 cer_runs=""
 cer_failed=0
+pg_auth_runs=""
+pg_auth_simple_runs=""
+pair_ratios=""
 : >"$ROOT/.data/logs/bench-ceremonies.log"
 for _ in $(seq "$RUNS"); do
     out=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log")
-    cer_runs="$cer_runs $(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')"
+    c=$(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')
+    cer_runs="$cer_runs $c"
     failed=$(printf '%s\n' "$out" | awk '/ceremonies_failed/ {print $2}')
     cer_failed=$((cer_failed + ${failed:-1}))
     # Where the CPU went (signet-bench reads /proc around its measured loop); the last run's.
     cer_cpu=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p')
+    sleep 2  # the consumers catch up with the ceremonies' events before pgbench starts
+    pg_before=$(postgres_ticks)
+    times >"$ROOT/.data/logs/times.before"
+    out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/sign-in.sql signet_bench_auth 2>&1)
+    times >"$ROOT/.data/logs/times.after"
+    sleep 1  # the backends have exited and been reaped: their CPU is the postmaster's
+    pg_after=$(postgres_ticks)
+    t=$(printf '%s\n' "$out" | awk '/^tps = / {printf "%.0f", $3; exit}')
+    pg_auth_runs="$pg_auth_runs $t"
+    pair_ratios="$pair_ratios $(awk -v c="$c" -v t="$t" 'BEGIN { if (t > 0) printf "%.1f", 100 * c / t }')"
+    tx_count=$(printf '%s\n' "$out" | awk '/^number of transactions actually processed/ {split($NF, n, "/"); print n[1]; exit}')
+    pg_cpu=$(awk -v a="$pg_after" -v b="$pg_before" -v t="$TICKS" -v n="$tx_count" \
+        -v ca="$(children_seconds "$ROOT/.data/logs/times.after")" -v cb="$(children_seconds "$ROOT/.data/logs/times.before")" \
+        'BEGIN { p = (a - b) * 1000 / t / n; c = (ca - cb) * 1000 / n; printf "postgres %.3f  pgbench %.3f  total %.3f", p, c, p + c }')
+    pg_auth_simple_runs="$pg_auth_simple_runs $("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/sign-in.sql signet_bench_auth 2>&1 | awk '/^tps = / {printf "%.0f", $3; exit}')"
 done
 cer=$(printf '%s' "$cer_runs" | median)
+pg_auth_tps=$(printf '%s' "$pg_auth_runs" | median)
+pg_auth_simple_tps=$(printf '%s' "$pg_auth_simple_runs" | median)
+pair_ratio=$(printf '%s' "$pair_ratios" | median)
 # Adaptive sign-in flows (start + fido2 challenge + verify, ending in a session) under the demo
 # tenant's default ruleset; its rate limits raised so that they do not cap the measurement.
 curl -fsS -X PUT -H "Authorization: Bearer ${SIGNET_ADMIN_TOKEN:-dev-admin-token}" -H 'Content-Type: application/json' \
@@ -73,37 +109,6 @@ pg_tps=$(printf '%s\n' "$pgb" | awk '/^tps = / {print $3; exit}')
 pgb_simple=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/put-tenant.sql signet_bench 2>&1)
 pg_simple_tps=$(printf '%s\n' "$pgb_simple" | awk '/^tps = / {print $3; exit}')
 
-# pgbench for the sign-in's durable work, on a copy of the authentication schema: read the
-# credential and the challenge's use, then record the challenge and bump the counter.
-psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench_auth" -c "CREATE DATABASE signet_bench_auth OWNER signet" >/dev/null
-pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_authentication | psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth >/dev/null
-psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth -c "INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, backup_eligible, backup_state, transports, registered_at) SELECT 'demo', int4send(g), 'bench-' || g, int4send(g), '\\x00', -7, 0, true, true, ARRAY['internal'], now() FROM generate_series(1, 64) g" >/dev/null
-# The service prepares its statements once per connection: -M prepared is the like-for-like
-# anchor; the simple-protocol figure is printed beside it.
-# CPU time (from /proc: user + system, with exited children's, so that PostgreSQL backends
-# that came and went are counted in the postmaster) of PostgreSQL, and of pgbench as a child
-# of this shell (`times` must run in this shell, not in a $(…) subshell, to see it).
-TICKS=$(getconf CLK_TCK)
-postgres_ticks() { { cat /proc/[0-9]*/stat 2>/dev/null || true; } | awk '/^[0-9]+ \(postgres\)/ { t += $14 + $15 + $16 + $17 } END { print t + 0 }'; }
-children_seconds() { awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1] * 60 + u[2] + s[1] * 60 + s[2] }' "$1"; }
-pg_auth_runs=""
-pg_auth_simple_runs=""
-for _ in $(seq "$RUNS"); do
-    pg_before=$(postgres_ticks)
-    times >"$ROOT/.data/logs/times.before"
-    out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/sign-in.sql signet_bench_auth 2>&1)
-    times >"$ROOT/.data/logs/times.after"
-    sleep 1  # the backends have exited and been reaped: their CPU is the postmaster's
-    pg_after=$(postgres_ticks)
-    pg_auth_runs="$pg_auth_runs $(printf '%s\n' "$out" | awk '/^tps = / {printf "%.0f", $3; exit}')"
-    tx_count=$(printf '%s\n' "$out" | awk '/^number of transactions actually processed/ {split($NF, n, "/"); print n[1]; exit}')
-    pg_cpu=$(awk -v a="$pg_after" -v b="$pg_before" -v t="$TICKS" -v n="$tx_count" \
-        -v ca="$(children_seconds "$ROOT/.data/logs/times.after")" -v cb="$(children_seconds "$ROOT/.data/logs/times.before")" \
-        'BEGIN { p = (a - b) * 1000 / t / n; c = (ca - cb) * 1000 / n; printf "postgres %.3f  pgbench %.3f  total %.3f", p, c, p + c }')
-    pg_auth_simple_runs="$pg_auth_simple_runs $("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/sign-in.sql signet_bench_auth 2>&1 | awk '/^tps = / {printf "%.0f", $3; exit}')"
-done
-pg_auth_tps=$(printf '%s' "$pg_auth_runs" | median)
-pg_auth_simple_tps=$(printf '%s' "$pg_auth_simple_runs" | median)
 
 printf '\nSignet benchmark (%s s per run, %s cores, log level %s)\n' "$DURATION" "$(nproc)" "$SIGNET_LOG_LEVEL"
 printf '%-58s %12s\n' "figure" "per second"
@@ -119,7 +124,7 @@ printf '%-58s %12s\n' "openssl speed ecdsap256 verify (anchor, 1 core)" "$openss
 printf '%-58s %12s   runs:%s\n' "sign-in ceremonies over HTTP via gateway ($CONNECTIONS workers)" "$cer" "$cer_runs"
 printf '%-58s %12s   runs:%s\n' "pgbench -M prepared, sign-in SQL, $CONNECTIONS clients (anchor)" "$pg_auth_tps" "$pg_auth_runs"
 printf '%-58s %12s   runs:%s\n' "pgbench -M simple, same SQL (for reference)" "$pg_auth_simple_tps" "$pg_auth_simple_runs"
-awk -v c="$cer" -v p="$pg_auth_tps" -v s="$pg_auth_simple_tps" 'BEGIN { if (p > 0 && s > 0) printf "%-58s %11.1f%%  (%.1f%% of -M simple; target 50%%)\n", "ceremonies / anchor", 100 * c / p, 100 * c / s }'
+awk -v c="$cer" -v p="$pg_auth_tps" -v s="$pg_auth_simple_tps" -v r="$pair_ratio" -v rs="$pair_ratios" 'BEGIN { if (p > 0 && s > 0) printf "%-58s %11.1f%%  (medians; %.1f%% of -M simple; per pair:%s, median %s%%; target 50%%)\n", "ceremonies / anchor", 100 * c / p, 100 * c / s, rs, r }'
 vr=$(printf '%s\n' "$verify" | awk '/assertion_verify_per_s/ {print $2}')
 awk -v v="$vr" -v o="$openssl_verify" 'BEGIN { if (o > 0) printf "%-58s %11.1f%%  (target 90%%)\n", "assertion verification / openssl", 100 * v / o }'
 printf '%-58s %s\n' "CPU ms per ceremony (last run)" "$cer_cpu"
