@@ -51,9 +51,12 @@ cer_failed=0
 pg_auth_runs=""
 pg_auth_simple_runs=""
 pair_ratios=""
+pg_cpu=""
 : >"$ROOT/.data/logs/bench-ceremonies.log"
+: >"$ROOT/.data/logs/bench-pgbench.log"
 for _ in $(seq "$RUNS"); do
-    out=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log")
+    out=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log") ||
+        echo "signet-bench ceremonies failed (exit $?)" >>"$ROOT/.data/logs/bench-ceremonies.log"
     c=$(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')
     cer_runs="$cer_runs $c"
     failed=$(printf '%s\n' "$out" | awk '/ceremonies_failed/ {print $2}')
@@ -63,7 +66,10 @@ for _ in $(seq "$RUNS"); do
     sleep 2  # the consumers catch up with the ceremonies' events before pgbench starts
     pg_before=$(postgres_ticks)
     times >"$ROOT/.data/logs/times.before"
-    out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/sign-in.sql signet_bench_auth 2>&1)
+    # A pgbench run that fails (exit 1 or 2) leaves its output in the log and no figure, rather
+    # than ending the benchmark.
+    out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/sign-in.sql signet_bench_auth 2>&1) ||
+        printf 'pgbench -M prepared failed:\n%s\n' "$out" >>"$ROOT/.data/logs/bench-pgbench.log"
     times >"$ROOT/.data/logs/times.after"
     sleep 1  # the backends have exited and been reaped: their CPU is the postmaster's
     pg_after=$(postgres_ticks)
@@ -71,10 +77,12 @@ for _ in $(seq "$RUNS"); do
     pg_auth_runs="$pg_auth_runs $t"
     pair_ratios="$pair_ratios $(awk -v c="$c" -v t="$t" 'BEGIN { if (t > 0) printf "%.1f", 100 * c / t }')"
     tx_count=$(printf '%s\n' "$out" | awk '/^number of transactions actually processed/ {split($NF, n, "/"); print n[1]; exit}')
-    pg_cpu=$(awk -v a="$pg_after" -v b="$pg_before" -v t="$TICKS" -v n="$tx_count" \
+    [ -z "$tx_count" ] || [ "$tx_count" = 0 ] || pg_cpu=$(awk -v a="$pg_after" -v b="$pg_before" -v t="$TICKS" -v n="$tx_count" \
         -v ca="$(children_seconds "$ROOT/.data/logs/times.after")" -v cb="$(children_seconds "$ROOT/.data/logs/times.before")" \
         'BEGIN { p = (a - b) * 1000 / t / n; c = (ca - cb) * 1000 / n; printf "postgres %.3f  pgbench %.3f  total %.3f", p, c, p + c }')
-    pg_auth_simple_runs="$pg_auth_simple_runs $("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/sign-in.sql signet_bench_auth 2>&1 | awk '/^tps = / {printf "%.0f", $3; exit}')"
+    out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/sign-in.sql signet_bench_auth 2>&1) ||
+        printf 'pgbench -M simple failed:\n%s\n' "$out" >>"$ROOT/.data/logs/bench-pgbench.log"
+    pg_auth_simple_runs="$pg_auth_simple_runs $(printf '%s\n' "$out" | awk '/^tps = / {printf "%.0f", $3; exit}')"
     # pgbench's rows go, so that no autovacuum of them runs under the next measurement and each
     # anchor run starts from the same tables.
     psql -h 127.0.0.1 -p "$PG_PORT" -U signet -qAt signet_bench_auth -c "TRUNCATE used_challenges, outbox" -c "VACUUM credentials" >/dev/null
@@ -107,9 +115,11 @@ tx_alone=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua htt
 # pgbench on a copy of the registration schema, so its rows do not reach Kafka.
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench" -c "CREATE DATABASE signet_bench OWNER signet" >/dev/null
 pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_registration | psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench >/dev/null
-pgb=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/put-tenant.sql signet_bench 2>&1)
+pgb=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/put-tenant.sql signet_bench 2>&1) ||
+    printf 'pgbench put-tenant -M prepared failed:\n%s\n' "$pgb" >>"$ROOT/.data/logs/bench-pgbench.log"
 pg_tps=$(printf '%s\n' "$pgb" | awk '/^tps = / {print $3; exit}')
-pgb_simple=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/put-tenant.sql signet_bench 2>&1)
+pgb_simple=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/put-tenant.sql signet_bench 2>&1) ||
+    printf 'pgbench put-tenant -M simple failed:\n%s\n' "$pgb_simple" >>"$ROOT/.data/logs/bench-pgbench.log"
 pg_simple_tps=$(printf '%s\n' "$pgb_simple" | awk '/^tps = / {print $3; exit}')
 
 
@@ -145,6 +155,7 @@ printf '%s\n' "$cer_cpu" | awk -v cores="$(nproc)" -v v="$openssl_verify" -v s="
             "ceiling: ceremonies/s with a service costing only its ECDSA", cores * 1000 / c, 100 * cores * 1000 / c / p, 100 * cores * 1000 / o / p } }'
 printf '%-58s %12s\n' "adaptive sign-in flows over HTTP via gateway (3 requests)" "$(printf '%s\n' "$flows" | awk '/flows_per_s/ {print $2}')"
 [ "$cer_failed" = 0 ] || printf 'note: %s ceremonies failed\n' "$cer_failed"
+[ ! -s "$ROOT/.data/logs/bench-pgbench.log" ] || printf 'note: a pgbench run failed; its output is in .data/logs/bench-pgbench.log\n'
 printf '%s\n' "$flows" | awk '/flows_failed/ && $2 != "0" {print "note: " $2 " flows failed"}'
 printf '\n%-58s %12s\n' "Rules (50-rule ruleset, 1 thread)" "per second"
 printf '%-58s %12s\n' "rule evaluations on prepared facts (target 1,000,000)" "$(printf '%s\n' "$rules" | awk '/^rule_evaluations_per_s/ {print $2}')"
