@@ -1,6 +1,7 @@
 -- pgbench script: the same transaction the PUT tenant route runs (lock-or-create the tenant,
--- insert it, insert its event into the outbox).
-\set n random(1, 2000000000)
+-- insert it, insert its event into the outbox). The id is random over 63 bits: a repeated one
+-- would abort the client on the primary key (2e9 values collided now and then).
+\set n random(1, 9223372036854775806)
 BEGIN;
 SELECT id FROM tenants WHERE id = 'pg-' || :client_id || '-' || :n FOR UPDATE;
 INSERT INTO tenants (id, display_name, rp_id, origins, revision, updated_at)

@@ -6,7 +6,7 @@
 -- prepared statements, so the anchor is `pgbench -M prepared` (the colons in the event's JSON are
 -- escaped, \x3a, because pgbench reads `:name` as a variable).
 \set c :client_id + 1
-\set n random(1, 2000000000)
+\set n random(1, 9223372036854775806)
 SELECT credential_id, array_to_json(transports)::text AS transports FROM credentials
   WHERE tenant_id = 'demo' AND username = 'bench-' || :c AND status = 'active' ORDER BY registered_at;
 SELECT outcome, stored_sign_count FROM record_assertion('demo', int4send(:c), '\x00'::bytea,

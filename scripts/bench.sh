@@ -143,16 +143,18 @@ awk -v v="$vr" -v o="$openssl_verify" 'BEGIN { if (o > 0) printf "%-58s %11.1f%%
 printf '%-58s %s\n' "CPU ms per ceremony (last run)" "$cer_cpu"
 printf '%-58s %s\n' "CPU ms per pgbench sign-in transaction (last run)" "$pg_cpu"
 # The most the ceremonies could reach on these cores if the authentication service cost nothing
-# but its two ECDSA operations (verify the assertion, sign the session token): everything else
-# (PostgreSQL, gateway, client, broker, consumers) as measured above; and the same with
-# PostgreSQL's share at pgbench's full-rate cost per transaction (PostgreSQL spends more per
-# transaction at lower rates: fewer commits share a WAL flush).
+# but its two ECDSA operations (verify the assertion, sign the session token), everything else
+# (PostgreSQL, gateway, client, broker, consumers) as measured above; then with PostgreSQL's
+# share at pgbench's full-rate cost per transaction (PostgreSQL spends more per transaction at
+# lower rates: fewer commits share a WAL flush); then adding, for the service's own HTTP and
+# database round trips, what nginx spends relaying the same two requests (a floor for any
+# server that receives and answers them).
 printf '%s\n' "$cer_cpu" | awk -v cores="$(nproc)" -v v="$openssl_verify" -v s="$openssl_sign" -v p="$pg_auth_tps" \
     -v bpg="$(printf '%s\n' "$pg_cpu" | awk '{print $2}')" '{
-    for (i = 1; i < NF; i += 2) { if ($i == "authentication") a = $(i + 1); if ($i == "postgres") g = $(i + 1); if ($i == "total") t = $(i + 1) }
-    if (t > 0 && v > 0 && s > 0 && p > 0) { c = t - a + 1000 / v + 1000 / s; o = c - g + bpg
-        printf "%-58s %12.0f   (%.1f%% of the anchor; %.1f%% with PostgreSQL at pgbench'"'"'s cost)\n",
-            "ceiling: ceremonies/s with a service costing only its ECDSA", cores * 1000 / c, 100 * cores * 1000 / c / p, 100 * cores * 1000 / o / p } }'
+    for (i = 1; i < NF; i += 2) { if ($i == "authentication") a = $(i + 1); if ($i == "postgres") g = $(i + 1); if ($i == "nginx") x = $(i + 1); if ($i == "total") t = $(i + 1) }
+    if (t > 0 && v > 0 && s > 0 && p > 0 && bpg > 0) { c = t - a + 1000 / v + 1000 / s; o = c - g + bpg; h = o + x
+        printf "%-58s %12.0f   (%.1f%% of the anchor; %.1f%% with PostgreSQL at pgbench'"'"'s cost; %.1f%% adding HTTP at nginx'"'"'s cost)\n",
+            "ceiling: ceremonies/s with a service costing only its ECDSA", cores * 1000 / c, 100 * cores * 1000 / c / p, 100 * cores * 1000 / o / p, 100 * cores * 1000 / h / p } }'
 printf '%-58s %12s\n' "adaptive sign-in flows over HTTP via gateway (3 requests)" "$(printf '%s\n' "$flows" | awk '/flows_per_s/ {print $2}')"
 [ "$cer_failed" = 0 ] || printf 'note: %s ceremonies failed\n' "$cer_failed"
 [ ! -s "$ROOT/.data/logs/bench-pgbench.log" ] || printf 'note: a pgbench run failed; its output is in .data/logs/bench-pgbench.log\n'
