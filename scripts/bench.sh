@@ -45,6 +45,15 @@ children_seconds() { awk 'NR == 2 { split($1, u, /[ms]/); split($2, s, /[ms]/); 
 # stack is up and idle (its pollers cost a little CPU). The service prepares its statements
 # once per connection: -M prepared is the like-for-like anchor; -M simple is printed beside it.
 RUNS="${RUNS:-3}"
+# pgbench, CONNECTIONS clients for DURATION, in query mode $1, script $2, database $3. A run that
+# fails (exit 1, or 2 for aborted clients) leaves its output in the log and no figure, rather
+# than ending the benchmark.
+run_pgbench() {
+    local out
+    out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M "$1" -f "$2" "$3" 2>&1) ||
+        printf 'pgbench -M %s %s failed:\n%s\n' "$1" "$2" "$out" >>"$ROOT/.data/logs/bench-pgbench.log"
+    printf '%s\n' "$out"
+}
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 cer_runs=""
 cer_failed=0
@@ -66,10 +75,7 @@ for _ in $(seq "$RUNS"); do
     sleep 2  # the consumers catch up with the ceremonies' events before pgbench starts
     pg_before=$(postgres_ticks)
     times >"$ROOT/.data/logs/times.before"
-    # A pgbench run that fails (exit 1 or 2) leaves its output in the log and no figure, rather
-    # than ending the benchmark.
-    out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/sign-in.sql signet_bench_auth 2>&1) ||
-        printf 'pgbench -M prepared failed:\n%s\n' "$out" >>"$ROOT/.data/logs/bench-pgbench.log"
+    out=$(run_pgbench prepared bench/sign-in.sql signet_bench_auth)
     times >"$ROOT/.data/logs/times.after"
     sleep 1  # the backends have exited and been reaped: their CPU is the postmaster's
     pg_after=$(postgres_ticks)
@@ -80,8 +86,7 @@ for _ in $(seq "$RUNS"); do
     [ -z "$tx_count" ] || [ "$tx_count" = 0 ] || pg_cpu=$(awk -v a="$pg_after" -v b="$pg_before" -v t="$TICKS" -v n="$tx_count" \
         -v ca="$(children_seconds "$ROOT/.data/logs/times.after")" -v cb="$(children_seconds "$ROOT/.data/logs/times.before")" \
         'BEGIN { p = (a - b) * 1000 / t / n; c = (ca - cb) * 1000 / n; printf "postgres %.3f  pgbench %.3f  total %.3f", p, c, p + c }')
-    out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/sign-in.sql signet_bench_auth 2>&1) ||
-        printf 'pgbench -M simple failed:\n%s\n' "$out" >>"$ROOT/.data/logs/bench-pgbench.log"
+    out=$(run_pgbench simple bench/sign-in.sql signet_bench_auth)
     pg_auth_simple_runs="$pg_auth_simple_runs $(printf '%s\n' "$out" | awk '/^tps = / {printf "%.0f", $3; exit}')"
     # pgbench's rows go, so that no autovacuum of them runs under the next measurement and each
     # anchor run starts from the same tables.
@@ -115,11 +120,9 @@ tx_alone=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua htt
 # pgbench on a copy of the registration schema, so its rows do not reach Kafka.
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench" -c "CREATE DATABASE signet_bench OWNER signet" >/dev/null
 pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_registration | psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench >/dev/null
-pgb=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M prepared -f bench/put-tenant.sql signet_bench 2>&1) ||
-    printf 'pgbench put-tenant -M prepared failed:\n%s\n' "$pgb" >>"$ROOT/.data/logs/bench-pgbench.log"
+pgb=$(run_pgbench prepared bench/put-tenant.sql signet_bench)
 pg_tps=$(printf '%s\n' "$pgb" | awk '/^tps = / {print $3; exit}')
-pgb_simple=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -M simple -f bench/put-tenant.sql signet_bench 2>&1) ||
-    printf 'pgbench put-tenant -M simple failed:\n%s\n' "$pgb_simple" >>"$ROOT/.data/logs/bench-pgbench.log"
+pgb_simple=$(run_pgbench simple bench/put-tenant.sql signet_bench)
 pg_simple_tps=$(printf '%s\n' "$pgb_simple" | awk '/^tps = / {print $3; exit}')
 
 

@@ -70,12 +70,7 @@ private enum Slot {
 private final class ObjectBox {
     var members: [(key: String, value: Slot)] = []
 
-    subscript(key: String) -> Slot? {
-        get { members.last { $0.key == key }?.value }
-        set {
-            if let newValue { members.append((key, newValue)) }
-        }
-    }
+    func set(_ key: String, _ slot: Slot) { members.append((key, slot)) }
 
     var sortedMembers: [(key: String, value: Slot)] {
         // Stable sort, then the last of equal keys.
@@ -114,6 +109,12 @@ private func number(_ d: Double, _ codingPath: [any CodingKey]) throws -> JSONVa
         throw EncodingError.invalidValue(d, .init(codingPath: codingPath, debugDescription: "Unable to encode \(d) directly in JSON."))
     }
     return .double(d)
+}
+
+/// A `Float` as the shortest decimal that reads back as it (0.1, not 0.10000000149011612), as
+/// JSONEncoder writes it.
+private func number(_ f: Float, _ codingPath: [any CodingKey]) throws -> JSONValue {
+    try number(Double("\(f)") ?? Double(f), codingPath)
 }
 
 private func integer<T: FixedWidthInteger>(_ i: T, _ codingPath: [any CodingKey]) throws -> JSONValue {
@@ -162,7 +163,7 @@ private struct SingleValueContainer: SingleValueEncodingContainer {
     mutating func encode(_ value: Bool) throws { set(.bool(value)) }
     mutating func encode(_ value: String) throws { set(.string(value)) }
     mutating func encode(_ value: Double) throws { set(try number(value, codingPath)) }
-    mutating func encode(_ value: Float) throws { set(try number(Double("\(value)") ?? Double(value), codingPath)) }
+    mutating func encode(_ value: Float) throws { set(try number(value, codingPath)) }
     mutating func encode(_ value: Int) throws { set(.int(Int64(value))) }
     mutating func encode(_ value: Int8) throws { set(.int(Int64(value))) }
     mutating func encode(_ value: Int16) throws { set(.int(Int64(value))) }
@@ -180,14 +181,14 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     let box: ObjectBox
     let codingPath: [any CodingKey]
 
-    private func set(_ value: JSONValue, _ key: Key) { box[key.stringValue] = .value(value) }
+    private func set(_ value: JSONValue, _ key: Key) { box.set(key.stringValue, .value(value)) }
     private func path(_ key: Key) -> [any CodingKey] { codingPath + [key] }
 
     mutating func encodeNil(forKey key: Key) throws { set(.null, key) }
     mutating func encode(_ value: Bool, forKey key: Key) throws { set(.bool(value), key) }
     mutating func encode(_ value: String, forKey key: Key) throws { set(.string(value), key) }
     mutating func encode(_ value: Double, forKey key: Key) throws { set(try number(value, path(key)), key) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { set(try number(Double("\(value)") ?? Double(value), path(key)), key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { set(try number(value, path(key)), key) }
     mutating func encode(_ value: Int, forKey key: Key) throws { set(.int(Int64(value)), key) }
     mutating func encode(_ value: Int8, forKey key: Key) throws { set(.int(Int64(value)), key) }
     mutating func encode(_ value: Int16, forKey key: Key) throws { set(.int(Int64(value)), key) }
@@ -199,30 +200,30 @@ private struct KeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func encode(_ value: UInt32, forKey key: Key) throws { set(.int(Int64(value)), key) }
     mutating func encode(_ value: UInt64, forKey key: Key) throws { set(try integer(value, path(key)), key) }
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
-        box[key.stringValue] = try JSON.box(value, codingPath: path(key))
+        box.set(key.stringValue, try JSON.box(value, codingPath: path(key)))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
         let nested = ObjectBox()
-        box[key.stringValue] = .object(nested)
+        box.set(key.stringValue, .object(nested))
         return KeyedEncodingContainer(KeyedContainer<NestedKey>(box: nested, codingPath: path(key)))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
         let nested = ArrayBox()
-        box[key.stringValue] = .array(nested)
+        box.set(key.stringValue, .array(nested))
         return UnkeyedContainer(box: nested, codingPath: path(key))
     }
 
     mutating func superEncoder() -> any Encoder {
         let encoder = EncoderImpl(codingPath: codingPath + [JSONCodingKey.super])
-        box["super"] = .encoder(encoder)
+        box.set("super", .encoder(encoder))
         return encoder
     }
 
     mutating func superEncoder(forKey key: Key) -> any Encoder {
         let encoder = EncoderImpl(codingPath: path(key))
-        box[key.stringValue] = .encoder(encoder)
+        box.set(key.stringValue, .encoder(encoder))
         return encoder
     }
 }
@@ -239,7 +240,7 @@ private struct UnkeyedContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: Bool) throws { append(.bool(value)) }
     mutating func encode(_ value: String) throws { append(.string(value)) }
     mutating func encode(_ value: Double) throws { append(try number(value, nextPath)) }
-    mutating func encode(_ value: Float) throws { append(try number(Double("\(value)") ?? Double(value), nextPath)) }
+    mutating func encode(_ value: Float) throws { append(try number(value, nextPath)) }
     mutating func encode(_ value: Int) throws { append(.int(Int64(value))) }
     mutating func encode(_ value: Int8) throws { append(.int(Int64(value))) }
     mutating func encode(_ value: Int16) throws { append(.int(Int64(value))) }

@@ -171,10 +171,7 @@ public final class EventConsumerService: Service {
                 counters.duplicate.increment(by: run.count - applied)
                 return true
             } catch let error as PostgresError where error.isConnectionError || error.code == .poolClosed {
-                if stopping.isSet { return false }
-                logger.warning("database unavailable while consuming; retrying", metadata: [LogKey.error: "\(error)"])
-                try? await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
+                guard await waitForDatabase(after: error, backoff: &backoff, logger: logger) else { return false }
             } catch {
                 logger.debug("batch not applied together; one by one", metadata: [LogKey.error: "\(error)"])
                 for item in run {
@@ -258,10 +255,7 @@ public final class EventConsumerService: Service {
             } catch let error as PostgresError where error.isConnectionError || error.code == .poolClosed {
                 // The database is unavailable: retry the same record until it is back (or we
                 // are shutting down, in which case the uncommitted offset re-delivers it).
-                if stopping.isSet { return .abandoned }
-                logger.warning("database unavailable while consuming; retrying", metadata: [LogKey.error: "\(error)"])
-                try? await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
+                guard await waitForDatabase(after: error, backoff: &backoff, logger: logger) else { return .abandoned }
                 attempt = 0
             } catch {
                 if attempt >= maxHandlerAttempts {
@@ -272,6 +266,16 @@ public final class EventConsumerService: Service {
                 backoff = min(backoff * 2, .seconds(5))
             }
         }
+    }
+
+    /// After a lost database: false when stopping (the caller gives up, its offsets uncommitted),
+    /// else waits out `backoff` (doubled, up to 5 s) before the caller retries.
+    private func waitForDatabase(after error: PostgresError, backoff: inout Duration, logger: Logger) async -> Bool {
+        if stopping.isSet { return false }
+        logger.warning("database unavailable while consuming; retrying", metadata: [LogKey.error: "\(error)"])
+        try? await Task.sleep(for: backoff)
+        backoff = min(backoff * 2, .seconds(5))
+        return true
     }
 
     /// Publishes the record unchanged to the dead-letter topic, with the reason, retrying
