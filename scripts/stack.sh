@@ -334,6 +334,12 @@ test)
     up debug
     export SIGNET_TEST_STACK=1 SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" SIGNET_DATA_DIR="$DATA" SIGNET_SINK_PYTHON="$DATA/venv/bin/python"
     status=0
+    # SIGNET_TEST_FILTER=<regex>: only the Swift tests it matches (swift test --filter), for a
+    # quick run against the stack while working on one suite.
+    if [ -n "${SIGNET_TEST_FILTER:-}" ]; then
+        swift test --skip-build --no-parallel --filter "$SIGNET_TEST_FILTER" 2>&1 | tee "$DATA/logs/swift-test.log" || status=$?
+        exit $status
+    fi
     # Python test tooling (PyPI) in a venv of the data folder.
     [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv" >/dev/null
     "$DATA/venv/bin/pip" install -q -r "$ROOT/Tests/contract/requirements.txt" -r "$ROOT/Tests/e2e/requirements.txt"
