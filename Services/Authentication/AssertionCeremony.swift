@@ -66,7 +66,7 @@ struct AssertionCeremony: Sendable {
         let challengeHash = SHA256.hash(challenge)
         let stored = try await load(tenant: tenantID, id: rawID)
         // §7.2 step 6: the credential must belong to the identified user.
-        if let expectedUsername, expectedUsername != stored.username {
+        if let expectedUsername, !UsernameRules.identical(expectedUsername, stored.username) {
             throw HTTPError.signInRefused("credential_not_allowed", "This credential does not belong to the user signing in.")
         }
         // The counter is judged by record_assertion against the stored value, in the

@@ -31,7 +31,7 @@ struct WebAuthnAuthenticationRoutes: Sendable {
     func options(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
         let body = request.body.isEmpty ? AuthenticationOptionsRequest() : try request.decode(AuthenticationOptionsRequest.self)
-        if let u = body.username, !UsernameRules.isValid(u) { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters.") }
+        if let u = body.username { try UsernameRules.require(u) }
         let uv = body.userVerification ?? "preferred"
         guard ["required", "preferred", "discouraged"].contains(uv) else {
             throw HTTPError.invalid("userVerification", "userVerification must be required, preferred or discouraged.")

@@ -81,11 +81,10 @@ struct MethodRoutes: Sendable {
     /// A sign-up token may register (create, confirm, list) but not rename or remove.
     func authorize(_ request: HTTPRequest, _ ctx: RequestContext, registering: Bool = true) async throws -> (tenant: String, username: String) {
         let tenant = ctx.parameter("tenant")
-        let username = ctx.parameter("username")
+        let username = try ctx.username()
         let principal = try await context.tenants.authenticateRelyingPartyOrUser(request, tenant: tenant, sessions: sessions)
         try WebAuthnRegistrationRoutes.requireOwnAccount(principal, username: username)
         if !registering { try WebAuthnRegistrationRoutes.refuseSignUp(principal) }
-        guard UsernameRules.isValid(username) else { throw HTTPError.invalid("username", "Invalid username.") }
         return (tenant, username)
     }
 

@@ -27,11 +27,9 @@ struct WebAuthnRegistrationRoutes: Sendable {
 
     /// A user's session token acts on that user's own account only.
     static func requireOwnAccount(_ principal: Principal, username: String) throws {
-        switch principal {
-        case .user(_, let subject), .signingUp(_, let subject):
-            if subject != username { throw HTTPError(.forbidden, detail: "A session token acts on its own user's credentials only.") }
-        default:
-            break
+        // By bytes (UsernameRules.identical), as the database compares usernames.
+        if principal.isOtherUser(than: username) {
+            throw HTTPError(.forbidden, detail: "A session token acts on its own user's credentials only.")
         }
     }
 
@@ -89,9 +87,9 @@ struct WebAuthnRegistrationRoutes: Sendable {
         let tenantID = ctx.parameter("tenant")
         let principal = try await authenticate(request, tenant: tenantID)
         let body = try request.decode(RegistrationOptionsRequest.self)
+        try UsernameRules.require(body.username)
         try Self.requireOwnAccount(principal, username: body.username)
         try await rules?.requireOffered("fido2", tenant: tenantID, username: body.username)
-        guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters or surrounding spaces.") }
         let displayName = body.displayName ?? body.username
         guard !displayName.isEmpty, displayName.count <= 256 else { throw HTTPError.invalid("displayName", "displayName must be 1-256 characters.") }
         let requestedSelection = try Self.selection(body.authenticatorSelection)
@@ -285,7 +283,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
     func update(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
         let principal = try await authenticate(request, tenant: tenantID)
-        let username = ctx.parameter("username")
+        let username = try ctx.username()
         try Self.requireOwnAccount(principal, username: username)
         try Self.refuseSignUp(principal)
         guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
@@ -341,7 +339,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
     func deregister(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
         let principal = try await authenticate(request, tenant: tenantID)
-        let username = ctx.parameter("username")
+        let username = try ctx.username()
         try Self.requireOwnAccount(principal, username: username)
         try Self.refuseSignUp(principal)
         guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
@@ -368,8 +366,9 @@ struct WebAuthnRegistrationRoutes: Sendable {
     func list(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
         let principal = try await authenticate(request, tenant: tenantID)
-        try Self.requireOwnAccount(principal, username: ctx.parameter("username"))
-        return try .json(CredentialList(credentials: try await credentials(tenantID: tenantID, username: ctx.parameter("username"))))
+        let username = try ctx.username()
+        try Self.requireOwnAccount(principal, username: username)
+        return try .json(CredentialList(credentials: try await credentials(tenantID: tenantID, username: username)))
     }
 
     func credentials(tenantID: String, username: String) async throws -> [CredentialResource] {

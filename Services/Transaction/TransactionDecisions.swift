@@ -49,6 +49,16 @@ struct TransactionDecisions: Sendable {
                 logger.warning("confirmation refused: the signed details do not match the transaction")
                 return
             }
+            // Every signing credential is the transaction's user's own, active, with the key
+            // verified above (this service's record, not the event's word).
+            for a in e.assertions {
+                guard let key = Base64URL.decode(a.publicKeyCose),
+                    try await CredentialOwners.isActive(a.credentialId, of: tx.username, publicKeyCOSE: key, tenant: tx.tenant, on: conn)
+                else {
+                    logger.warning("confirmation refused: a signing credential is not an active credential of the transaction's user")
+                    return
+                }
+            }
             let ring = try await keys.ring(for: tx.tenant)
             let jti = SecureRandom.token(byteCount: 16)
             let claims = JWTClaims(

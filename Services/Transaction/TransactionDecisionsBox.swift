@@ -13,6 +13,7 @@ final class TransactionDecisionsBox: Sendable {
             guard let k = keys.withLock({ $0 }) else { throw EventDecodingError.invalidData("service not ready") }
             try await TransactionDecisions(keys: k, issuer: issuer, logger: logger).apply(e, on: conn)
         }
+        h.merge(CredentialOwners.handlers)
         return h
     }
 }

@@ -36,5 +36,19 @@ enum TransactionMigrations {
                 PRIMARY KEY (tenant_id, kid)
             );
             """),
+        Migration(
+            102, "credential owners",
+            """
+            -- Whose each credential is (from registration's events): a confirmation is signed by
+            -- an active credential of the transaction's own user, with the key it registered.
+            CREATE TABLE credential_owners (
+                tenant_id text NOT NULL,
+                credential_id bytea NOT NULL,
+                username text NOT NULL,
+                public_key_cose bytea NOT NULL,
+                status text NOT NULL,
+                PRIMARY KEY (tenant_id, credential_id)
+            );
+            """),
     ]
 }

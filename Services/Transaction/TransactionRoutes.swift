@@ -68,7 +68,7 @@ struct TransactionRoutes: Sendable {
         let tenant = ctx.parameter("tenant")
         _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
         let body = try request.decode(TransactionCreateRequest.self)
-        guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters.") }
+        try UsernameRules.require(body.username)
         let details = body.details
         if let v = details.violation() { throw HTTPError.invalid(v.field, v.message) }
         let lifetime = body.expiresInSeconds ?? Self.defaultLifetime

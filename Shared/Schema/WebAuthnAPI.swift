@@ -138,21 +138,48 @@ public struct AuthenticationResult: Codable, Sendable, Equatable {
 }
 
 /// Usernames: what the RP calls the account, 1-256 printable characters, no control
-/// characters. Recommended: an opaque account id rather than an email address.
+/// characters, in Unicode Normalization Form C. Recommended: an opaque account id rather than
+/// an email address.
+///
+/// A username's identity is its exact UTF-8 bytes, everywhere: PostgreSQL compares text by bytes
+/// (the clusters use the C.UTF-8 locale's deterministic collation), and Swift code compares
+/// usernames with ``identical(_:_:)``, never `String ==`, which treats canonically equivalent
+/// strings as equal (NFC `josé` and NFD `jose` + U+0301; `Kate` and U+212A KELVIN SIGN + `ate`)
+/// and would let one account act on another that the database keeps apart. Non-NFC input is
+/// refused at every boundary (bodies, path parameters, events), so two usernames that a reader
+/// cannot tell apart by canonical equivalence can never both exist. Case and compatibility
+/// variants (`kate`, fullwidth `Ｋate`) are different usernames, consistently.
 public enum UsernameRules {
     public static let maximumLength = 256
     /// Not empty, at most 256 bytes of UTF-8, no control character (general category Cc:
-    /// U+0000–U+001F, U+007F–U+009F), and no space (category Zs, or U+200B) at either end: the
+    /// U+0000–U+001F, U+007F–U+009F), no space (category Zs, or U+200B) at either end (the
     /// same as trimming `CharacterSet.whitespaces` changing nothing, without Foundation on every
-    /// sign-in.
+    /// sign-in), and in Normalization Form C.
     public static func isValid(_ s: String) -> Bool {
         guard !s.isEmpty, s.utf8.count <= maximumLength else { return false }
         let scalars = s.unicodeScalars
         guard !scalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) else { return false }
         // Foundation's whitespace set is Zs, tab (a control, refused above) and U+200B.
         let isSpace = { (u: Unicode.Scalar) in u.properties.generalCategory == .spaceSeparator || u.value == 0x200B }
-        return !isSpace(scalars.first!) && !isSpace(scalars.last!)
+        guard !isSpace(scalars.first!), !isSpace(scalars.last!) else { return false }
+        return isNFC(s)
     }
+
+    /// Whether `s` is in Unicode Normalization Form C: its bytes are those of its canonical
+    /// composition. ASCII is NFC by definition (the common case, no allocation).
+    public static func isNFC(_ s: String) -> Bool {
+        if s.utf8.allSatisfy({ $0 < 0x80 }) { return true }
+        return s.utf8.elementsEqual(s.precomposedStringWithCanonicalMapping.utf8)
+    }
+
+    /// Whether two usernames are the same account: byte-for-byte equality of their UTF-8, as
+    /// the database compares them (never `==`, see the type's documentation).
+    public static func identical(_ a: String, _ b: String) -> Bool {
+        a.utf8.elementsEqual(b.utf8)
+    }
+
+    /// Why `s` is refused, for the problem's detail (never echoes the value).
+    public static let requirement = "username must be 1-256 bytes of UTF-8 in Unicode NFC, without control characters or surrounding spaces."
 }
 
 /// `PATCH /v1/tenants/{tenant}/users/{username}/credentials/{credentialId}` body: rename,

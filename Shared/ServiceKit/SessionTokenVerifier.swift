@@ -4,6 +4,7 @@ import FoundationNetworking
 #endif
 import HTTPServer
 import Platform
+import Schema
 import Synchronization
 import Tokens
 
@@ -61,7 +62,8 @@ public final class SessionTokenVerifier: Sendable {
         for attempt in 0..<2 {
             do throws(JOSEError) {
                 let jwt = try JWTVerifier(keySet: keys, options: options).verify(token, now: now)
-                guard let subject = jwt.claims.subject, !subject.isEmpty else { break }
+                // A subject that is not a valid username (NFC among others) names no account.
+                guard let subject = jwt.claims.subject, UsernameRules.isValid(subject) else { break }
                 if jwt.claims[claim: "sign_up"] == .bool(true) { return .signingUp(tenant: tenant, username: subject) }
                 return .user(tenant: tenant, username: subject)
             } catch {

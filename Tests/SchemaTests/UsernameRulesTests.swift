@@ -6,7 +6,28 @@ import Testing
     /// The rule as it was written with Foundation (CharacterSet trimming, general categories).
     static func reference(_ s: String) -> Bool {
         !s.isEmpty && s.utf8.count <= UsernameRules.maximumLength && !s.unicodeScalars.contains { $0.properties.generalCategory == .control }
-            && s == s.trimmingCharacters(in: .whitespaces)
+            && s == s.trimmingCharacters(in: .whitespaces) && s.utf8.elementsEqual(s.precomposedStringWithCanonicalMapping.utf8)
+    }
+
+    /// Canonically equivalent spellings that `String ==` calls equal: only the NFC one is a
+    /// username, and no two valid usernames are `==` without being the same bytes.
+    @Test(arguments: [
+        ("jos\u{E9}", "jose\u{301}"), ("Kate", "\u{212A}ate"), ("\u{C5}", "\u{212B}"), ("a;", "a\u{37E}"), ("\u{1E69}", "s\u{323}\u{307}"),
+    ])
+    func canonicalEquivalentsAreRefused(nfc: String, other: String) {
+        #expect(nfc == other)  // Swift's String equality: canonical equivalence
+        #expect(UsernameRules.isValid(nfc))
+        #expect(!UsernameRules.isValid(other))
+        #expect(!UsernameRules.identical(nfc, other))
+        #expect(UsernameRules.identical(nfc, String(decoding: Array(nfc.utf8), as: UTF8.self)))
+    }
+
+    /// Case and width variants are valid and other usernames.
+    @Test(arguments: [("Kate", "kate"), ("Kate", "KATE"), ("Kate", "\u{FF2B}ate"), ("alice", "\u{FF41}lice"), ("STRASSE", "stra\u{DF}e")])
+    func caseAndWidthVariantsAreDistinct(a: String, b: String) {
+        #expect(UsernameRules.isValid(a) && UsernameRules.isValid(b))
+        #expect(!UsernameRules.identical(a, b))
+        #expect(a != b)
     }
 
     @Test func agreesWithTheFoundationFormulation() {

@@ -30,7 +30,7 @@ public final class SoftAuthenticator: @unchecked Sendable {
 
     public var credentialIDBase64URL: String { Base64URL.encode(credentialID) }
 
-    var coseKey: [UInt8] {
+    public var coseKey: [UInt8] {
         CBORValue.map([
             (.unsigned(1), .unsigned(2)), (.unsigned(3), .negative(6)), (.negative(0), .unsigned(1)),
             (.negative(1), .bytes(x)), (.negative(2), .bytes(y)),

@@ -46,7 +46,7 @@ struct SessionRoutes: Sendable {
             if (try? context.requireAdmin(request)) == nil {
                 _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
             }
-            guard try await antiHammering.unlock(tenant: tenant, username: ctx.parameter("username"), method: ctx.parameter("method")) else {
+            guard try await antiHammering.unlock(tenant: tenant, username: try ctx.username(), method: ctx.parameter("method")) else {
                 throw HTTPError(.notFound, detail: "This method is neither locked nor on probation for this user.")
             }
             ctx.logger.info("method unlocked", metadata: ["signet.method": .string(ctx.parameter("method"))])
@@ -55,11 +55,12 @@ struct SessionRoutes: Sendable {
         router.delete("/v1/tenants/{tenant}/users/{username}/registration-answer") { request, ctx in
             let tenant = ctx.parameter("tenant")
             _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
+            let username = try ctx.username()
             try await context.pool.withConnection { conn in
                 try await conn.query(
                     """
                     UPDATE user_state SET registration_answer = NULL, registration_answered_at = NULL
-                    WHERE tenant_id = \(tenant) AND username = \(ctx.parameter("username"))
+                    WHERE tenant_id = \(tenant) AND username = \(username)
                     """)
             }
             return HTTPResponse(status: 204)

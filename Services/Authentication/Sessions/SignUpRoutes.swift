@@ -38,7 +38,7 @@ struct SignUpRoutes: Sendable {
             let tenant = ctx.parameter("tenant")
             _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
             let body = try request.decode(Start.self)
-            guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "Invalid username.") }
+            try UsernameRules.require(body.username)
             guard try await registeredCount(tenant: tenant, username: body.username) == 0 else {
                 throw HTTPError(ProblemCode("username_taken", status: 409, title: "Username taken"), detail: "This user already has methods; sign in instead.")
             }

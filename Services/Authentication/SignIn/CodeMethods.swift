@@ -159,7 +159,7 @@ struct ExternalJWTMethod: AuthenticationMethod {
             requiredClaims: ["sub", "iat"])
         do {
             let jwt = try JWTVerifier(keySet: keys, options: options).verify(body.jwt, now: Date())
-            guard jwt.claims.subject == username else { throw HTTPError.signInRefused("jwt_subject_mismatch", "The token is for another user.") }
+            guard let subject = jwt.claims.subject, UsernameRules.identical(subject, username) else { throw HTTPError.signInRefused("jwt_subject_mismatch", "The token is for another user.") }
         } catch let error as JOSEError {
             throw HTTPError.signInRefused("jwt_" + error.code.rawValue, "The token was refused (\(error.code.rawValue)).")
         }

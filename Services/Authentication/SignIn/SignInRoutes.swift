@@ -34,7 +34,7 @@ struct SignInRoutes: Sendable {
             _ = try calls.requireCaller(request)
             let tenant = ctx.parameter("tenant")
             let body = try request.decode(RegistrationDecisionRequest.self)
-            guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "Invalid username.") }
+            try UsernameRules.require(body.username)
             let policy = try await policies.policy(for: tenant)
             let user = try await facts.load(tenant: tenant, username: body.username, settings: policy.settings)
             let document = UserFactsLoader.facts(signals: [:], context: [:], user: user, methods: methods, settings: policy.settings, now: Date())
@@ -83,7 +83,7 @@ struct SignInRoutes: Sendable {
     func start(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
         let body = request.body.isEmpty ? SignInStartRequest() : try request.decode(SignInStartRequest.self)
-        if let u = body.username, !UsernameRules.isValid(u) { throw HTTPError.invalid("username", "username must be 1-256 characters without control characters.") }
+        if let u = body.username { try UsernameRules.require(u) }
         let (signals, context) = try Self.signalsAndContext(body.signals, body.context, request: request)
         guard try await self.context.tenants.find(tenantID) != nil else { throw HTTPError(.tenantNotFound) }
         let policy = try await policies.policy(for: tenantID)
@@ -96,7 +96,7 @@ struct SignInRoutes: Sendable {
         var transaction: PendingTransaction?
         if case .string(let id)? = context["transactionId"] {
             let tx = try await PendingTransaction.load(id, tenant: tenantID, pool: self.context.pool, now: now)
-            if let username, username != tx.username {
+            if let username, !UsernameRules.identical(username, tx.username) {
                 throw HTTPError(.forbidden, detail: "This transaction is for another user.")
             }
             username = tx.username
@@ -241,7 +241,7 @@ struct SignInRoutes: Sendable {
             }
             throw error
         }
-        if let expected = flow.username, expected != outcome.username {
+        if let expected = flow.username, !UsernameRules.identical(expected, outcome.username) {
             throw HTTPError.signInRefused("credential_not_allowed", "This credential belongs to someone else.")
         }
         flow.username = outcome.username
