@@ -120,7 +120,7 @@ for svc, port in SERVICES.items():
         ref = (e.get("valueFrom") or {}).get("secretKeyRef")
         if ref:
             check(ref["name"] == "signet-secrets" and ref["key"] in secret_keys, f"{svc}: secret key {ref['key']} not in example")
-    check(("SIGNET_ADMIN_TOKEN" in env) == (svc == "registration"), f"{svc}: SIGNET_ADMIN_TOKEN only on registration")
+    check({"SIGNET_ADMIN_TOKEN", "SIGNET_INTERNAL_TOKEN"} <= set(env), f"{svc}: admin and internal tokens from the Secret")
     grace = int(config_keys and objects[("ConfigMap", "signet-config")]["data"]["SIGNET_SHUTDOWN_GRACE_SECONDS"])
     check(5 + grace + 5 < pod["terminationGracePeriodSeconds"], f"{svc}: preStop + shutdown grace + flush must fit")
     sv = objects.get(("Service", svc), {}).get("spec", {})
@@ -200,7 +200,7 @@ if compose:
         check(e.get("SIGNET_HTTP_PORT") == str(port) and e.get("SIGNET_HTTP_HOST") == "0.0.0.0", f"compose {svc}: port/host")
         check(f"@postgres:5432/signet_{svc}?" in e.get("SIGNET_DATABASE_URL", "") and f"//signet_{svc}:" in e["SIGNET_DATABASE_URL"],
               f"compose {svc}: database URL")
-        check(("SIGNET_ADMIN_TOKEN" in e) == (svc == "registration"), f"compose {svc}: admin token only on registration")
+        check({"SIGNET_ADMIN_TOKEN", "SIGNET_INTERNAL_TOKEN"} <= set(e), f"compose {svc}: admin and internal tokens")
         check(s.get("build", {}).get("dockerfile") == "deploy/Containerfile"
               and os.path.normpath(os.path.join(DEPLOY, s["build"]["context"])) == ROOT, f"compose {svc}: build context")
         check(s.get("read_only") is True and s.get("cap_drop") == ["ALL"], f"compose {svc}: hardening")

@@ -16,15 +16,19 @@ public struct ServiceConfiguration: Sendable {
     /// a process working on a database of its own (a test replica on a scratch database)
     /// needs another, or it would take events away from the real replicas.
     public var consumerGroup: String
-    /// Admin API bearer token (registration service).
+    /// Admin API bearer token.
     public var adminToken: String
+    /// The token services present to each other on `/v1/internal/…` routes.
+    public var internalToken: String
     public var shutdownGrace: Duration
     /// How long start-up waits for PostgreSQL to accept connections.
     public var startupTimeout: Duration
     public var instanceID: String
 
-    /// The local stack's admin token; a service using it off loopback logs a warning.
+    /// The local stack's admin token; a service listening off loopback refuses to start with it.
     public static let developmentAdminToken = "dev-admin-token"
+    /// The shortest admin or internal token a service listening off loopback accepts.
+    public static let minimumTokenLength = 32
 
     public init(service: ServiceName, environment env: Environment = Environment()) throws {
         self.service = service
@@ -60,7 +64,29 @@ public struct ServiceConfiguration: Sendable {
             clientID: "signet-\(service.rawValue)", properties: props)
         consumerGroup = env.string("SIGNET_KAFKA_CONSUMER_GROUP", default: service.consumerGroup)
         adminToken = env.string("SIGNET_ADMIN_TOKEN", default: ServiceConfiguration.developmentAdminToken)
+        internalToken = env.string("SIGNET_INTERNAL_TOKEN", default: InternalCalls.developmentToken)
+        // Fail closed: the development tokens are public (they are in this repository), so a
+        // service reachable from other hosts refuses them, and short tokens, at start-up.
+        if !Self.isLoopback(host) {
+            for (variable, value, development) in [
+                ("SIGNET_ADMIN_TOKEN", adminToken, Self.developmentAdminToken), ("SIGNET_INTERNAL_TOKEN", internalToken, InternalCalls.developmentToken),
+            ] {
+                guard value != development, value.utf8.count >= Self.minimumTokenLength else {
+                    throw Environment.ConfigurationError(
+                        variable: variable,
+                        reason: "a service listening on \(host) needs a secret of at least \(Self.minimumTokenLength) characters, not the development default")
+                }
+            }
+        }
         shutdownGrace = .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600))
         startupTimeout = .seconds(try env.int("SIGNET_STARTUP_TIMEOUT_SECONDS", default: 60, range: 1...3600))
+    }
+
+    /// Whether `host` is a loopback listening address (`127.0.0.0/8`, `::1`, `localhost`):
+    /// nothing off this machine can reach it.
+    public static func isLoopback(_ host: String) -> Bool {
+        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { p in UInt8(p) != nil }
     }
 }

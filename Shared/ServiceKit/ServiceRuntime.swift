@@ -74,11 +74,6 @@ public enum ServiceRuntime {
         routes: @Sendable (inout Router, ServiceContext) -> Void, logger: Logger
     ) async throws {
         let service = configuration.service
-        if configuration.adminToken == ServiceConfiguration.developmentAdminToken && configuration.http.host != "127.0.0.1"
-            && service == .registration
-        {
-            logger.warning("the development admin token is in use on a non-loopback address; set SIGNET_ADMIN_TOKEN")
-        }
         let pool = PostgresPool(configuration: configuration.postgres, logger: logger)
         try await waitForDatabase(pool, timeout: configuration.startupTimeout, logger: logger)
         try await Migrator.migrate(pool: pool, migrations: Outbox.commonMigrations + migrations, logger: logger)
