@@ -66,20 +66,64 @@ struct AntiHammering: Sendable {
         }
     }
 
-    /// Counts a failure; returns the new standing. A lock commits with its event.
+    /// Reserves one guess at `method` before it is evaluated, in one statement under the row's
+    /// lock, so that no more guesses are evaluated than the policy allows however many arrive at
+    /// once: the guess counts as a failure from here on (a success deletes the count), the
+    /// probation that its failure would start is set now (so a parallel guess sees it), and no
+    /// guess is admitted while the method is locked, on probation, or at the lock threshold.
+    ///
+    /// - Returns: `.clear` when the guess may be evaluated; otherwise the standing that refuses
+    ///   it (a lock, or a probation; a guess at the threshold while the deciding one is still
+    ///   being evaluated gets a one-second probation).
+    func reserveAttempt(tenant: String, username: String, method: String, settings: AuthenticationSettings, now: Date) async throws -> Standing {
+        let probationAfter = settings.probationAfterFailures
+        let seconds = Double(settings.probationSeconds)
+        let admitted = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                INSERT INTO method_failures AS f (tenant_id, username, method, consecutive, last_failure_at, probation_until)
+                VALUES (\(tenant), \(username), \(method), 1, \(now)::timestamptz,
+                    CASE WHEN 1 >= \(probationAfter)::int THEN \(now)::timestamptz + make_interval(secs => \(seconds)::float8) END)
+                ON CONFLICT (tenant_id, username, method) DO UPDATE SET
+                    consecutive = f.consecutive + 1,
+                    last_failure_at = EXCLUDED.last_failure_at,
+                    probation_until = CASE WHEN f.consecutive + 1 >= \(probationAfter)::int
+                        THEN \(now)::timestamptz
+                            + make_interval(secs => \(seconds)::float8 * power(2, LEAST(f.consecutive + 1 - \(probationAfter)::int, 20)))
+                        ELSE f.probation_until END
+                WHERE f.locked_at IS NULL AND f.consecutive < \(settings.lockAfterFailures)::int
+                    AND (f.probation_until IS NULL OR f.probation_until <= \(now)::timestamptz)
+                RETURNING consecutive
+                """)
+        }
+        if !admitted.isEmpty { return .clear }
+        let standing = try await record(tenant: tenant, username: username).standing(method, now: now)
+        return standing == .clear ? .probation(until: now.addingTimeInterval(1)) : standing
+    }
+
+    /// A reserved guess failed: its count stands (it was taken by ``reserveAttempt``); at the
+    /// lock threshold the method locks, with its event in the same transaction.
+    ///
+    /// - Returns: the standing after the failure.
     func recordFailure(tenant: String, username: String, method: String, settings: AuthenticationSettings, now: Date) async throws -> Standing {
         try await context.withTransaction { conn -> Standing in
             let row = try await conn.query(
                 """
-                INSERT INTO method_failures (tenant_id, username, method, consecutive, last_failure_at)
-                VALUES (\(tenant), \(username), \(method), 1, \(now))
-                ON CONFLICT (tenant_id, username, method) DO UPDATE SET consecutive = method_failures.consecutive + 1,
-                    last_failure_at = EXCLUDED.last_failure_at
-                RETURNING consecutive, locked_at
+                SELECT consecutive, probation_until, locked_at FROM method_failures
+                WHERE tenant_id = \(tenant) AND username = \(username) AND method = \(method) FOR UPDATE
                 """
             ).first
-            let count = row?.int("consecutive") ?? 1
-            if row?.string("locked_at") != nil { return .locked }
+            // Cleared by a parallel success (or unlocked) meanwhile: this failure stands alone.
+            guard let row else {
+                try await conn.query(
+                    """
+                    INSERT INTO method_failures (tenant_id, username, method, consecutive, last_failure_at)
+                    VALUES (\(tenant), \(username), \(method), 1, \(now)) ON CONFLICT DO NOTHING
+                    """)
+                return .clear
+            }
+            if row.string("locked_at") != nil { return .locked }
+            let count = row.int("consecutive") ?? 1
             if count >= settings.lockAfterFailures {
                 try await conn.query(
                     """
@@ -93,17 +137,21 @@ struct AntiHammering: Sendable {
                     source: .authentication, subject: tenant, key: tenant, on: conn)
                 return .locked
             }
-            if count >= settings.probationAfterFailures {
-                let doublings = min(count - settings.probationAfterFailures, 20)
-                let until = now.addingTimeInterval(Double(settings.probationSeconds) * pow(2, Double(doublings)))
-                try await conn.query(
-                    """
-                    UPDATE method_failures SET probation_until = \(until)
-                    WHERE tenant_id = \(tenant) AND username = \(username) AND method = \(method)
-                    """)
-                return .probation(until: until)
-            }
+            if let until = row.date("probation_until"), until > now { return .probation(until: until) }
             return .clear
+        }
+    }
+
+    /// A reserved guess was not evaluated to a verdict (the server failed): its count is given
+    /// back, and the probation it set in advance with it when it was the one that started it.
+    func releaseAttempt(tenant: String, username: String, method: String, settings: AuthenticationSettings) async throws {
+        try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                UPDATE method_failures SET consecutive = GREATEST(consecutive - 1, 0),
+                    probation_until = CASE WHEN consecutive - 1 < \(settings.probationAfterFailures)::int THEN NULL ELSE probation_until END
+                WHERE tenant_id = \(tenant) AND username = \(username) AND method = \(method) AND locked_at IS NULL
+                """)
         }
     }
 

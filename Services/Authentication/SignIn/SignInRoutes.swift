@@ -220,8 +220,11 @@ struct SignInRoutes: Sendable {
             throw HTTPError(ProblemCode("no_pending_challenge", status: 409, title: "No challenge"), detail: "Ask for this method's challenge first.")
         }
         let now = Date()
+        // The guess is counted before it is evaluated (atomically: parallel guesses cannot
+        // all pass a check made before any of them is counted).
         if let username = flow.username {
-            let standing = try await antiHammering.record(tenant: flow.tenant, username: username).standing(method.name, now: now)
+            let standing = try await antiHammering.reserveAttempt(
+                tenant: flow.tenant, username: username, method: method.name, settings: policy.settings, now: now)
             try AntiHammering.require(standing, now: now)
         }
         // The challenge is used up whatever happens next.
@@ -238,6 +241,13 @@ struct SignInRoutes: Sendable {
                 if standing == .locked {
                     ctx.logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method.name)])
                 }
+            }
+            throw error
+        } catch {
+            // Not a wrong answer (only those count, as before): the server or another service
+            // failed, or the step was refused for another reason. The guess is given back.
+            if let username = flow.username {
+                try? await antiHammering.releaseAttempt(tenant: flow.tenant, username: username, method: method.name, settings: policy.settings)
             }
             throw error
         }
