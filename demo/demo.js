@@ -1,5 +1,8 @@
 // Signet demo relying party: passkey registration and sign-in against the demo tenant.
-// The backend routes under /demo/api/ are served by the gateway, which adds the RP API key.
+// The backend routes under /demo/api/ are served by the gateway. Only the sign-up route carries
+// the RP API key (added by the gateway, for usernames that have nothing registered yet); a
+// passkey is registered with that sign-up token, or with the signed-in user's own session
+// token, so nobody can add a passkey to somebody else's account.
 "use strict";
 
 (() => {
@@ -82,12 +85,14 @@
     }
   }
 
-  async function post(path, body) {
+  async function post(path, body, token) {
     let res;
+    const headers = { "Content-Type": "application/json", Accept: "application/json, application/problem+json" };
+    if (token) headers.Authorization = `Bearer ${token}`;
     try {
       res = await fetch(API + path, {
         method: "POST",
-        headers: { "Content-Type": "application/json", Accept: "application/json, application/problem+json" },
+        headers,
         body: JSON.stringify(body),
         credentials: "omit",
         cache: "no-store",
@@ -104,7 +109,8 @@
 
   // ---- page state ----
 
-  const state = { busy: false, conditional: null };
+  // session: the signed-in user's { username, token }, in this page's memory only.
+  const state = { busy: false, conditional: null, session: null };
 
   function status(text) {
     $("status").textContent = text;
@@ -281,7 +287,15 @@
         attestation: "none",
       };
       if (displayName) body.displayName = displayName;
-      const options = await post("/registrations/options", body);
+      // The signed-in user adds a passkey to their own account with their session token;
+      // anyone else signs up, which the server allows only for a username with nothing
+      // registered.
+      let token = state.session && state.session.username === username ? state.session.token : null;
+      if (!token) {
+        status("Opening a sign-up…");
+        token = (await post("/signups", { username })).signUpToken;
+      }
+      const options = await post("/registrations/options", body, token);
       status("Follow your browser's prompt to create a passkey…");
       const credential = await navigator.credentials.create({ publicKey: creationOptions(options.publicKey) });
       status("Registering the passkey…");
@@ -289,7 +303,7 @@
         handle: options.handle,
         credential: credentialJSON(credential),
         friendlyName: "Passkey created in the demo",
-      });
+      }, token);
       $("register-form").reset();
       showRegistered(username, resource);
       status(`Passkey registered for ${username}.`);
@@ -323,12 +337,14 @@
 
   async function finishSignIn(handle, credential) {
     const result = await post("/authentications", { handle, credential: credentialJSON(credential) });
+    state.session = { username: result.username, token: result.sessionToken };
     showSession(result);
     status(`Signed in as ${result.username}.`);
   }
 
   function signOut() {
     // The token lives only in this page's memory; forgetting it ends the demo session.
+    state.session = null;
     $("session-token").textContent = "";
     $("token-header").textContent = "";
     $("claims-body").replaceChildren();

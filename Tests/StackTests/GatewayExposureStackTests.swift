@@ -71,6 +71,31 @@ struct GatewayExposureStackTests {
         #expect(try Self.raw("GET", "/authentication/.well-known/jwks.json").0 == 200)
     }
 
+    /// The demo relying party's backend (the gateway's /demo/api/ routes) adds no passkey to
+    /// an existing user's account for a stranger: registration needs the page's sign-up token
+    /// (opened only for a username with nothing registered) or the user's own session token.
+    @Test func theDemoBackendAddsNoPasskeyToSomeoneElsesAccount() async throws {
+        try TestStack.require()
+        let gateway = "http://127.0.0.1:8080/demo/api"
+        let victim = "demo-victim-\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await AdaptiveSignInStackTests().register(victim, in: .init(id: "demo", key: TestStack.environment["SIGNET_DEMO_RP_API_KEY"] ?? "dev-demo-rp-key"))
+        let json = ["Content-Type": "application/json"]
+        let options = try await TestHTTP.send("POST", "\(gateway)/registrations/options", headers: json, body: Array(#"{"username":"\#(victim)"}"#.utf8))
+        #expect(options.status == 401, "\(options.text)")
+        let signup = try await TestHTTP.send("POST", "\(gateway)/signups", headers: json, body: Array(#"{"username":"\#(victim)"}"#.utf8))
+        let signupCode = try signup.json()["code"] as? String
+        #expect(signup.status == 409 && signupCode == "username_taken", "\(signup.text)")
+        // A newcomer signs up and registers for their own username only.
+        let newcomer = "demo-new-\(UInt32.random(in: 0...UInt32.max))"
+        let opened = try await TestHTTP.send("POST", "\(gateway)/signups", headers: json, body: Array(#"{"username":"\#(newcomer)"}"#.utf8))
+        let token = try #require(try opened.json()["signUpToken"] as? String, "\(opened.text)")
+        let auth = json.merging(["Authorization": "Bearer \(token)"]) { $1 }
+        let own = try await TestHTTP.send("POST", "\(gateway)/registrations/options", headers: auth, body: Array(#"{"username":"\#(newcomer)"}"#.utf8))
+        #expect(own.status == 200, "\(own.text)")
+        let other = try await TestHTTP.send("POST", "\(gateway)/registrations/options", headers: auth, body: Array(#"{"username":"\#(victim)"}"#.utf8))
+        #expect(other.status == 403, "\(other.text)")
+    }
+
     @Test func aServiceOffLoopbackRefusesTheDevelopmentTokens() async throws {
         try TestStack.require()
         // Port 0: nothing is bound if it were (wrongly) to start.
