@@ -217,5 +217,26 @@ enum AuthenticationMigrations {
             );
             CREATE INDEX user_methods_by_user ON user_methods (tenant_id, username);
             """),
+        Migration(
+            106, "refresh_token_successor",
+            """
+            -- The token a refresh token was exchanged for: a retired token presented again within
+            -- the reuse grace, while its successor is still unused, is a parallel refresh of the
+            -- same client (it gets a sibling), not a copy (which revokes the session).
+            ALTER TABLE refresh_tokens ADD COLUMN replaced_by bytea;
+            """),
+        Migration(
+            107, "code_sends",
+            """
+            -- One-time codes sent per destination and client address (CodeSendBudget), kept for
+            -- the budget's window and purged after.
+            CREATE TABLE code_sends (
+                tenant_id text NOT NULL,
+                method_id text NOT NULL,
+                client text NOT NULL,
+                sent_at timestamptz NOT NULL
+            );
+            CREATE INDEX code_sends_by_destination ON code_sends (tenant_id, method_id, sent_at);
+            """),
     ]
 }

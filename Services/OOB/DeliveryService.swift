@@ -16,7 +16,10 @@ struct DeliveryService: Sendable {
     let configuration: DeliveryConfiguration
     let smtp: SMTPClient
     let sms: SMSClient
-    let limiter = DestinationRateLimiter(limit: .init(count: 5, window: .seconds(600)))
+    /// A backstop per destination, above the budgets the requesting services enforce and tell
+    /// their clients about (the authentication service's `CodeSendBudget`: 10 codes per
+    /// destination in 10 minutes): a request past it is a bug or an abuse upstream.
+    let limiter = DestinationRateLimiter(limit: .init(count: 20, window: .seconds(600)))
     let logger: Logger
 
     var handlers: EventHandlers {

@@ -174,11 +174,15 @@ struct AdaptiveSignInStackTests {
         #expect(r1.status == 200)
         let refresh2 = try Self.decode(SessionTokens.self, r1).refreshToken
         #expect(refresh2 != refresh1)
-        // The retired token again: the whole session ends, including the newer token.
+        // The newer token is used; then the retired one comes back: a copy. The whole session
+        // ends, including the newest token.
+        let r2 = try await refresh(refresh2)
+        #expect(r2.status == 200)
+        let refresh3 = try Self.decode(SessionTokens.self, r2).refreshToken
         let reused = try await refresh(refresh1)
         let reusedCode = try reused.json()["code"] as? String
         #expect(reused.status == 401 && reusedCode == "refresh_token_reused")
-        let after = try await refresh(refresh2)
+        let after = try await refresh(refresh3)
         let afterCode = try after.json()["code"] as? String
         #expect(after.status == 401 && afterCode == "invalid_refresh_token")
         // Logout of a fresh session.
@@ -188,6 +192,36 @@ struct AdaptiveSignInStackTests {
             body: try Self.json(RefreshTokenRequest(refreshToken: try #require(next.refreshToken))))
         #expect(logout.status == 204)
         #expect(try await refresh(try #require(next.refreshToken)).status == 401)
+    }
+
+    /// Two refreshes of one token at once (two tabs): both get working tokens and the user stays
+    /// signed in; a retired token shown again after its successor was used still revokes.
+    @Test func parallelRefreshesOfOneTokenKeepTheSession() async throws {
+        try TestStack.require()
+        let t = try await tenant()
+        let authenticator = try await register("erin", in: t)
+        let result = try Self.decode(SignInProgress.self, try await step(t, try await start(t, username: "erin").signinId, with: authenticator))
+        let token = try #require(result.refreshToken)
+        let url = "\(Self.authentication)/v1/tenants/\(t.id)/sessions/refresh"
+        func refresh(_ token: String) async throws -> TestHTTP.Response {
+            try await TestHTTP.send("POST", url, headers: ["Content-Type": "application/json"], body: try Self.json(RefreshTokenRequest(refreshToken: token)))
+        }
+        async let a = refresh(token)
+        async let b = refresh(token)
+        let (ra, rb) = try await (a, b)
+        #expect(ra.status == 200 && rb.status == 200, "\(ra.text) \(rb.text)")
+        let na = try Self.decode(SessionTokens.self, ra).refreshToken
+        let nb = try Self.decode(SessionTokens.self, rb).refreshToken
+        #expect(na != nb)
+        // Each sibling works once.
+        let fa = try await refresh(na)
+        #expect(fa.status == 200, "\(fa.text)")
+        let fb = try await refresh(nb)
+        #expect(fb.status == 200, "\(fb.text)")
+        // The first token again, now that what it was exchanged for has been used: a copy.
+        let copied = try await refresh(token)
+        let copiedCode = try copied.json()["code"] as? String
+        #expect(copied.status == 401 && copiedCode == "refresh_token_reused", "\(copied.text)")
     }
 
     @Test func repeatedFailuresPutTheMethodOnProbationThenLockIt() async throws {

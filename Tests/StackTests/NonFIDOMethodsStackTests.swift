@@ -231,6 +231,52 @@ struct NonFIDOMethodsStackTests {
     }
 
     /// Whether `text` contains `token` not surrounded by digits.
+    /// Codes past a destination's budget are refused to the client that asked (429 with
+    /// Retry-After) instead of answered 200 and dropped by the oob service; and someone asking
+    /// for another person's codes from their own address spends their own budget, so the owner
+    /// still receives a code and signs in.
+    @Test func codeSendLimitsAreToldToTheClientAndLockNobodyOut() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let username = "kim-\(UInt32.random(in: 0...UInt32.max))"
+        let email = "kim.\(UInt32.random(in: 0...UInt32.max))@example.org"
+        _ = try await adaptive.register(username, in: t)
+        let methods = "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)/methods"
+        let started = Date()
+        let created = try await post(methods, #"{"type": "email_otp", "email": "\#(email)"}"#, token: t.key)
+        let method = try AdaptiveSignInStackTests.decode(MethodResource.self, created)
+        let confirmCode = try #require(await Self.emailedCode(to: email, after: started), "no confirmation e-mail in the sink")
+        #expect(try await post("\(methods)/\(method.methodId)/confirm", #"{"code": "\#(confirmCode)"}"#, token: t.key).status == 200)
+        #expect(try await adaptive.putRuleset(t, #"{"rules": [{"name": "code", "action": "TRIGGER_AUTHENTICATION", "sequences": [["email_otp"]]}]}"#).status == 200)
+        #expect(await TestStack.eventually { (try? await adaptive.start(t, username: username))?.sequences == [["email_otp"]] })
+
+        func challenge(from address: String) async throws -> (TestHTTP.Response, String) {
+            let signin = try await adaptive.start(t, username: username, ip: address)
+            let base = "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(signin.signinId)/methods/email_otp"
+            let r = try await TestHTTP.send(
+                "POST", "\(base)/challenge", headers: ["Content-Type": "application/json", "X-Forwarded-For": address], body: Array("{}".utf8))
+            return (r, base)
+        }
+        // A stranger asks again and again from one address: the fourth is refused, and told so.
+        for _ in 0..<3 {
+            let (ok, _) = try await challenge(from: "198.51.100.23")
+            #expect(ok.status == 200, "\(ok.text)")
+        }
+        let (refused, _) = try await challenge(from: "198.51.100.23")
+        let refusedCode = try refused.json()["code"] as? String
+        #expect(refused.status == 429 && refusedCode == "code_send_limited", "\(refused.text)")
+        let retryAfter = Int(refused.headers["retry-after"] ?? "") ?? 0
+        #expect(retryAfter > 0 && retryAfter <= 600)
+        // The owner, from their own address, still gets a code that arrives, and signs in.
+        let asked = Date()
+        let (own, base) = try await challenge(from: "203.0.113.77")
+        #expect(own.status == 200, "\(own.text)")
+        let code = try #require(await Self.emailedCode(to: email, after: asked, excluding: [confirmCode]), "the owner's code was not delivered")
+        let verified = try await TestHTTP.send(
+            "POST", "\(base)/verify", headers: ["Content-Type": "application/json", "X-Forwarded-For": "203.0.113.77"], body: Array(#"{"code": "\#(code)"}"#.utf8))
+        #expect((try? AdaptiveSignInStackTests.decode(SignInProgress.self, verified))?.status == "SUCCEEDED", "\(verified.text)")
+    }
+
     /// The services' and the gateway's log files under the stack's data folder.
     static var logNames: [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: "\(TestStack.dataDir)/logs")) ?? []).filter {

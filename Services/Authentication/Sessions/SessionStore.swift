@@ -12,13 +12,20 @@ import Tokens
 ///
 /// Each refresh returns a new refresh token and retires the presented one. A retired token
 /// presented again means it was copied: the whole session (the token family) is revoked, with
-/// a `SessionRevoked` event, and both holders must sign in again. Refresh tokens are random
+/// a `SessionRevoked` event, and both holders must sign in again — except within
+/// ``reuseGrace`` of its rotation while the token it was exchanged for is still unused: that is
+/// one client refreshing twice in parallel (two tabs, a retry after a lost answer), and the
+/// late request gets a sibling token instead of logging the user out (OAuth 2.0 Security BCP,
+/// RFC 9700 §4.14.2, lets an authorization server tolerate this). Refresh tokens are random
 /// (256 bits) and stored as SHA-256 only.
 struct SessionStore: Sendable {
     let context: ServiceContext
     let issuer: SessionIssuer
     /// How long a session (its refresh tokens) lasts: 30 days.
     static let sessionLifetime: TimeInterval = 30 * 86_400
+    /// How long after its rotation a retired refresh token may come back as a parallel
+    /// refresh (while its successor is unused) instead of counting as a copy.
+    static let reuseGrace: TimeInterval = 10
 
     struct Issued: Sendable {
         let sid: String
@@ -62,7 +69,7 @@ struct SessionStore: Sendable {
         let outcome = try await context.withTransaction { conn -> Outcome in
             let row = try await conn.query(
                 """
-                SELECT r.used_at, s.sid, s.username, array_to_json(s.amr)::text AS amr, s.acr, s.expires_at, s.revoked_at
+                SELECT r.used_at, r.replaced_by, s.sid, s.username, array_to_json(s.amr)::text AS amr, s.acr, s.expires_at, s.revoked_at
                 FROM refresh_tokens r JOIN sessions s ON s.sid = r.sid
                 WHERE r.token_hash = \(PostgresBytes(hash)) AND s.tenant_id = \(tenant)
                 FOR UPDATE OF r, s
@@ -70,7 +77,20 @@ struct SessionStore: Sendable {
             ).first
             guard let row, let sid = row.string("sid"), let username = row.string("username"), let acr = row.string("acr") else { return .invalid }
             guard row.string("revoked_at") == nil, let expires = row.date("expires_at"), expires > now else { return .invalid }
-            if row.string("used_at") != nil {
+            let next = "rt_" + SecureRandom.token(byteCount: 32)
+            let nextHash = SHA256.hash(Array(next.utf8))
+            if let usedAt = row.date("used_at") {
+                // A parallel refresh of the same client: the token it was exchanged for moments
+                // ago is still unused. The late request gets a sibling in the same session.
+                if now.timeIntervalSince(usedAt) <= Self.reuseGrace, let successor = row.bytes("replaced_by"),
+                    try await conn.query("SELECT 1 AS unused FROM refresh_tokens WHERE token_hash = \(PostgresBytes(successor)) AND used_at IS NULL").first != nil
+                {
+                    try await conn.query(
+                        "INSERT INTO refresh_tokens (token_hash, sid, issued_at) VALUES (\(PostgresBytes(nextHash)), \(sid), \(now))")
+                    let access = try issuer.issue(
+                        tenant: tenant, username: username, amr: row.stringArray("amr") ?? [], acr: acr, credentialID: nil, sessionID: sid, at: now)
+                    return .issued(SessionTokens(sessionToken: access.token, refreshToken: next, expiresAt: access.expiresAt))
+                }
                 // A retired token came back: someone else holds a copy. End the session.
                 try await conn.query("UPDATE sessions SET revoked_at = \(now), revoked_reason = 'refresh_token_reuse' WHERE sid = \(sid)")
                 try await Outbox.enqueue(
@@ -78,10 +98,10 @@ struct SessionStore: Sendable {
                     subject: tenant, key: tenant, on: conn)
                 return .reused
             }
-            try await conn.query("UPDATE refresh_tokens SET used_at = \(now) WHERE token_hash = \(PostgresBytes(hash))")
-            let next = "rt_" + SecureRandom.token(byteCount: 32)
             try await conn.query(
-                "INSERT INTO refresh_tokens (token_hash, sid, issued_at) VALUES (\(PostgresBytes(SHA256.hash(Array(next.utf8)))), \(sid), \(now))")
+                "UPDATE refresh_tokens SET used_at = \(now), replaced_by = \(PostgresBytes(nextHash)) WHERE token_hash = \(PostgresBytes(hash))")
+            try await conn.query(
+                "INSERT INTO refresh_tokens (token_hash, sid, issued_at) VALUES (\(PostgresBytes(nextHash)), \(sid), \(now))")
             let access = try issuer.issue(
                 tenant: tenant, username: username, amr: row.stringArray("amr") ?? [], acr: acr, credentialID: nil, sessionID: sid, at: now)
             return .issued(SessionTokens(sessionToken: access.token, refreshToken: next, expiresAt: access.expiresAt))

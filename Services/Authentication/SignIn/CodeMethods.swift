@@ -39,6 +39,8 @@ struct OneTimeCodeMethod: AuthenticationMethod {
             throw HTTPError(ProblemCode("method_unavailable", status: 409, title: "Method unavailable"), detail: "This user has no such method.")
         }
         let now = Date()
+        // Told to the client (429) rather than dropped by the oob service.
+        try await CodeSendBudget(pool: pool).spend(tenant: flow.tenant, methodID: method.id, client: SignInRoutes.clientIP(request), now: now)
         let lifetime = Double(user.settings.otpLifetimeSeconds)
         let code = try OneTimeCode.generate(digits: 6)
         let hash = try OneTimeCode.storageHash(of: code, key: keys.codeHashKey, context: Array("\(flow.id)/\(method.id)".utf8))

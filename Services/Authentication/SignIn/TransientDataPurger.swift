@@ -35,7 +35,9 @@ final class TransientDataPurger: Service {
                 """)
             let sessions = try await conn.query(
                 "DELETE FROM sessions WHERE sid IN (SELECT sid FROM sessions WHERE expires_at < \(now.addingTimeInterval(-86_400)) LIMIT 10000)")
-            let total = flows.affectedRows + challenges.affectedRows + sessions.affectedRows
+            let sends = try await conn.query(
+                "DELETE FROM code_sends WHERE sent_at < \(now.addingTimeInterval(-CodeSendBudget.window))")
+            let total = flows.affectedRows + challenges.affectedRows + sessions.affectedRows + sends.affectedRows
             if total > 0 {
                 logger.debug("transient data purged", metadata: ["signet.count": "\(total)"])
             }
