@@ -19,7 +19,9 @@ import Testing
     @Test(.enabled(if: MetadataVectors.enabled, VectorFiles.skipMessage))
     func vectorStatementsDecode() throws {
         let vectors = Self.statementsWithAttestation
-        #expect(vectors.count == 5)
+        // A missing or changed vector file fails here, with the reason, before anything is
+        // indexed (an index past the end would trap and end the whole test process).
+        try #require(vectors.count == 5, "mds.json statements_with_attestation: \(vectors.count) entries at \(VectorFiles.directory.path)")
         for vector in vectors {
             let raw = try #require(vector["metadata_statement"] as? [String: Any])
             let statement = try MetadataStatement(json: try Self.json(raw))
