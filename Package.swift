@@ -79,11 +79,27 @@ let package = Package(
             path: "Shared/ServiceKit"),
 
         // MARK: - Services
-        .executableTarget(name: "Registration", dependencies: ["ServiceKit", "FIDO", "Crypto", "OTP", "QRCode"], path: "Services/Registration"),
-        .executableTarget(name: "Authentication", dependencies: ["ServiceKit", "FIDO", "Tokens", "JSON", "Crypto", "Rules", "OTP"], path: "Services/Authentication"),
-        .executableTarget(name: "Transaction", dependencies: ["ServiceKit", "FIDO", "Tokens", "JSON", "Crypto"], path: "Services/Transaction"),
-        .executableTarget(name: "OOB", dependencies: ["ServiceKit", "Delivery", "Crypto"], path: "Services/OOB"),
-        .executableTarget(name: "PII", dependencies: ["ServiceKit", "Crypto"], path: "Services/PII"),
+        // Each service is a library (its routes, stores, consumers, assembly) and an executable
+        // whose main.swift only runs it; tests assemble the library in process.
+        .target(
+            name: "RegistrationService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "FIDO", "Crypto", "Tokens", "OTP", "QRCode"],
+            path: "Services/Registration", exclude: ["main"]),
+        .target(
+            name: "AuthenticationService",
+            dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto", "Rules", "OTP"],
+            path: "Services/Authentication", exclude: ["main"]),
+        .target(
+            name: "TransactionService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto"],
+            path: "Services/Transaction", exclude: ["main"]),
+        .target(
+            name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto"],
+            path: "Services/OOB", exclude: ["main"]),
+        .target(name: "PIIService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Crypto"], path: "Services/PII", exclude: ["main"]),
+        .executableTarget(name: "Registration", dependencies: ["RegistrationService", "ServiceKit"], path: "Services/Registration/main"),
+        .executableTarget(name: "Authentication", dependencies: ["AuthenticationService", "ServiceKit"], path: "Services/Authentication/main"),
+        .executableTarget(name: "Transaction", dependencies: ["TransactionService", "ServiceKit"], path: "Services/Transaction/main"),
+        .executableTarget(name: "OOB", dependencies: ["OOBService", "ServiceKit"], path: "Services/OOB/main"),
+        .executableTarget(name: "PII", dependencies: ["PIIService", "ServiceKit"], path: "Services/PII/main"),
 
         // MARK: - Tools
         .executableTarget(
@@ -113,6 +129,27 @@ let package = Package(
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka"],
             path: "Tests/ServiceKitTests"),
+        // Services assembled in process (ServiceHarness): routes and guards, stores against a
+        // scratch database, consumers fed directly. No broker, no other service.
+        .target(
+            name: "ServiceTestSupport", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Kafka", "Platform", "Schema", "TestSupport"],
+            path: "Tests/ServiceTestSupport"),
+        .testTarget(
+            name: "RegistrationServiceTests", dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            path: "Tests/RegistrationServiceTests"),
+        .testTarget(
+            name: "AuthenticationServiceTests",
+            dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            path: "Tests/AuthenticationServiceTests"),
+        .testTarget(
+            name: "TransactionServiceTests", dependencies: ["TransactionService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            path: "Tests/TransactionServiceTests"),
+        .testTarget(
+            name: "OOBServiceTests", dependencies: ["OOBService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            path: "Tests/OOBServiceTests"),
+        .testTarget(
+            name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            path: "Tests/PIIServiceTests"),
         .testTarget(
             name: "StackTests",
             dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto", "ServiceKit", "TestSupport", "Tokens", "FIDO"],

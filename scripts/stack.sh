@@ -337,6 +337,8 @@ test)
     # SIGNET_TEST_FILTER=<regex>: only the Swift tests it matches (swift test --filter), for a
     # quick run against the stack while working on one suite.
     if [ -n "${SIGNET_TEST_FILTER:-}" ]; then
+        [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv" >/dev/null
+        "$DATA/venv/bin/pip" install -q -r "$ROOT/Tests/contract/requirements.txt" -r "$ROOT/Tests/e2e/requirements.txt"
         swift test --skip-build --no-parallel --filter "$SIGNET_TEST_FILTER" 2>&1 | tee "$DATA/logs/swift-test.log" || status=$?
         exit $status
     fi

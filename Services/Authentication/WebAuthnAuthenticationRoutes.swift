@@ -18,10 +18,10 @@ struct WebAuthnAuthenticationRoutes: Sendable {
 
     static let ceremonyLifetime: TimeInterval = 300
 
-    func register(on router: inout Router) {
-        router.post("/v1/tenants/{tenant}/webauthn/authentications/options") { request, ctx in try await options(request, ctx) }
-        router.post("/v1/tenants/{tenant}/webauthn/authentications") { request, ctx in try await finish(request, ctx) }
-        router.get("/.well-known/jwks.json") { _, _ in
+    func register(on router: inout GuardedRouter) {
+        router.post("/v1/tenants/{tenant}/webauthn/authentications/options", .open) { request, ctx in try await options(request, ctx) }
+        router.post("/v1/tenants/{tenant}/webauthn/authentications", .open) { request, ctx in try await finish(request, ctx) }
+        router.get("/.well-known/jwks.json", .open) { _, _ in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
                 body: Array(sessions.keys.jwksJSON.utf8))

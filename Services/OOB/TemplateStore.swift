@@ -33,9 +33,8 @@ struct TemplateStore: Sendable {
         var smsText: String
     }
 
-    func register(on router: inout Router) {
-        router.put("/v1/admin/tenants/{tenant}/templates/{kind}/{locale}") { request, ctx in
-            _ = try context.requireAdmin(request)
+    func register(on router: inout GuardedRouter) {
+        router.put("/v1/admin/tenants/{tenant}/templates/{kind}/{locale}", context.admin) { request, ctx in
             let (tenant, kind, locale) = try target(ctx)
             let body = try request.decode(Document.self)
             guard [body.emailSubject, body.emailText, body.smsText].allSatisfy({ !$0.isEmpty && $0.count <= 10_000 }) else {
@@ -59,16 +58,14 @@ struct TemplateStore: Sendable {
             }
             return try .json(body)
         }
-        router.get("/v1/admin/tenants/{tenant}/templates/{kind}/{locale}") { request, ctx in
-            _ = try context.requireAdmin(request)
+        router.get("/v1/admin/tenants/{tenant}/templates/{kind}/{locale}", context.admin) { request, ctx in
             let (tenant, kind, locale) = try target(ctx)
             guard let text = try await context.pool.withConnection({ conn in
                 try await conn.query("SELECT document FROM message_templates WHERE tenant_id = \(tenant) AND kind = \(kind) AND locale = \(locale)")
             }).first?.string("document") else { throw HTTPError(.notFound, detail: "No template of this tenant for this kind and locale.") }
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
         }
-        router.delete("/v1/admin/tenants/{tenant}/templates/{kind}/{locale}") { request, ctx in
-            _ = try context.requireAdmin(request)
+        router.delete("/v1/admin/tenants/{tenant}/templates/{kind}/{locale}", context.admin) { request, ctx in
             let (tenant, kind, locale) = try target(ctx)
             try await context.pool.withConnection { conn in
                 try await conn.query("DELETE FROM message_templates WHERE tenant_id = \(tenant) AND kind = \(kind) AND locale = \(locale)")

@@ -50,22 +50,20 @@ struct PIIVault: Sendable {
             """),
     ]
 
-    func register(on router: inout Router) {
-        router.post("/v1/internal/tenants/{tenant}/pii") { request, ctx in
-            _ = try calls.requireCaller(request)
+    func register(on router: inout GuardedRouter) {
+        router.post("/v1/internal/tenants/{tenant}/pii", calls.guardInternal) { request, ctx in
             let body = try request.decode(PIIStoreRequest.self)
             let stored = try await store(body, tenant: ctx.parameter("tenant"))
             return try .json(stored, status: 201, headers: [("Cache-Control", "no-store")])
         }
-        router.post("/v1/internal/tenants/{tenant}/pii/{ref}/read") { request, ctx in
-            let caller = try calls.requireCaller(request)
+        router.post("/v1/internal/tenants/{tenant}/pii/{ref}/read", calls.guardInternal) { request, ctx in
+            guard case .service(let caller) = ctx.principal else { throw HTTPError(.unauthorized) }
             let body = try request.decode(PIIReadRequest.self)
             guard (1...64).contains(body.purpose.utf8.count) else { throw HTTPError.invalid("purpose", "purpose must be 1-64 characters.") }
             let value = try await read(ctx.parameter("ref"), tenant: ctx.parameter("tenant"), reader: caller, purpose: body.purpose)
             return try .json(value, headers: [("Cache-Control", "no-store")])
         }
-        router.delete("/v1/internal/tenants/{tenant}/subjects/{subject}") { request, ctx in
-            _ = try calls.requireCaller(request)
+        router.delete("/v1/internal/tenants/{tenant}/subjects/{subject}", calls.guardInternal) { request, ctx in
             try await erase(subject: ctx.parameter("subject"), tenant: ctx.parameter("tenant"))
             return HTTPResponse(status: 204)
         }

@@ -10,9 +10,8 @@ import ServiceKit
 struct FIDOPolicyRoutes: Sendable {
     let context: ServiceContext
 
-    func register(on router: inout Router) {
-        router.put("/v1/admin/tenants/{tenant}/fido-policy") { request, ctx in
-            _ = try context.requireAdmin(request)
+    func register(on router: inout GuardedRouter) {
+        router.put("/v1/admin/tenants/{tenant}/fido-policy", context.admin) { request, ctx in
             let tenantID = ctx.parameter("tenant")
             let ct = request.header("content-type")?.lowercased() ?? ""
             guard ct.hasPrefix("application/json") else { throw HTTPError(.unsupportedMediaType, detail: "The body must be application/json.") }
@@ -38,8 +37,7 @@ struct FIDOPolicyRoutes: Sendable {
             ctx.logger.info("fido policy updated")
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: policy.document())
         }
-        router.get("/v1/admin/tenants/{tenant}/fido-policy") { request, ctx in
-            _ = try context.requireAdmin(request)
+        router.get("/v1/admin/tenants/{tenant}/fido-policy", context.admin) { request, ctx in
             guard try await context.tenants.find(ctx.parameter("tenant")) != nil else { throw HTTPError(.tenantNotFound) }
             let policy = try await FIDOPolicyRoutes.policy(for: ctx.parameter("tenant"), pool: context.pool)
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: policy.document())

@@ -11,9 +11,8 @@ struct MetadataRoutes: Sendable {
     let metadata: MetadataService?
     let refresher: MetadataRefresher?
 
-    func register(on router: inout Router) {
-        router.get("/v1/admin/metadata") { request, _ in
-            _ = try context.requireAdmin(request)
+    func register(on router: inout GuardedRouter) {
+        router.get("/v1/admin/metadata", context.admin) { _, _ in
             let blob = metadata?.blob
             let day = DateFormatter()
             day.locale = Locale(identifier: "en_US_POSIX")
@@ -25,8 +24,7 @@ struct MetadataRoutes: Sendable {
                     entries: blob?.entries.count ?? 0),
                 headers: [("Cache-Control", "no-store")])
         }
-        router.post("/v1/admin/metadata/refresh") { request, ctx in
-            _ = try context.requireAdmin(request)
+        router.post("/v1/admin/metadata/refresh", context.admin) { request, ctx in
             guard let refresher else {
                 throw HTTPError(
                     ProblemCode("metadata_not_configured", status: 409, title: "No metadata source"),

@@ -63,35 +63,32 @@ struct MethodRoutes: Sendable {
         CREATE INDEX user_methods_by_user ON user_methods (tenant_id, username);
         """)
 
-    func register(on router: inout Router) {
-        router.post("/v1/tenants/{tenant}/users/{username}/methods") { request, ctx in try await create(request, ctx) }
-        router.get("/v1/tenants/{tenant}/users/{username}/methods") { request, ctx in try await list(request, ctx) }
-        router.post("/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm") { request, ctx in try await confirm(request, ctx) }
-        router.patch("/v1/tenants/{tenant}/users/{username}/methods/{methodId}") { request, ctx in
-            _ = try await authorize(request, ctx, registering: false)
+    func register(on router: inout GuardedRouter) {
+        let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
+        router.post("/v1/tenants/{tenant}/users/{username}/methods", selfOrRP) { request, ctx in try await create(request, ctx) }
+        router.get("/v1/tenants/{tenant}/users/{username}/methods", selfOrRP) { request, ctx in try await list(request, ctx) }
+        router.post("/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", selfOrRP) { request, ctx in try await confirm(request, ctx) }
+        router.patch("/v1/tenants/{tenant}/users/{username}/methods/{methodId}", selfOrRP) { request, ctx in
+            _ = try authorize(ctx, registering: false)
             return try await rename(request, ctx)
         }
-        router.delete("/v1/tenants/{tenant}/users/{username}/methods/{methodId}") { request, ctx in
-            _ = try await authorize(request, ctx, registering: false)
+        router.delete("/v1/tenants/{tenant}/users/{username}/methods/{methodId}", selfOrRP) { request, ctx in
+            _ = try authorize(ctx, registering: false)
             return try await remove(request, ctx)
         }
     }
 
-    /// The RP (API key) or the user themself (session token).
-    /// A sign-up token may register (create, confirm, list) but not rename or remove.
-    func authorize(_ request: HTTPRequest, _ ctx: RequestContext, registering: Bool = true) async throws -> (tenant: String, username: String) {
-        let tenant = ctx.parameter("tenant")
-        let username = try ctx.username()
-        let principal = try await context.tenants.authenticateRelyingPartyOrUser(request, tenant: tenant, sessions: sessions)
-        try WebAuthnRegistrationRoutes.requireOwnAccount(principal, username: username)
-        if !registering { try WebAuthnRegistrationRoutes.refuseSignUp(principal) }
-        return (tenant, username)
+    /// The tenant and user of the path (the guard admitted the RP or the user themself). A
+    /// sign-up token may register (create, confirm, list) but not rename or remove.
+    func authorize(_ ctx: RequestContext, registering: Bool = true) throws -> (tenant: String, username: String) {
+        if !registering { try WebAuthnRegistrationRoutes.refuseSignUp(ctx.principal) }
+        return (ctx.parameter("tenant"), try ctx.username())
     }
 
     // MARK: - Create and confirm
 
     func create(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        let (tenantID, username) = try await authorize(request, ctx)
+        let (tenantID, username) = try authorize(ctx)
         let body = try request.decode(MethodCreateRequest.self)
         guard MethodTypes.registrable.contains(body.type) else { throw HTTPError.invalid("type", "type must be email_otp, sms_otp or totp.") }
         if let name = body.friendlyName, name.isEmpty || name.count > 100 { throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters.") }
@@ -147,7 +144,7 @@ struct MethodRoutes: Sendable {
     }
 
     func confirm(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        let (tenantID, username) = try await authorize(request, ctx)
+        let (tenantID, username) = try authorize(ctx)
         let methodID = ctx.parameter("methodId")
         let body = try request.decode(CodeRequest.self)
         let now = Date()
@@ -212,7 +209,7 @@ struct MethodRoutes: Sendable {
     // MARK: - List, rename, remove
 
     func list(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        let (tenantID, username) = try await authorize(request, ctx)
+        let (tenantID, username) = try authorize(ctx)
         let (methods, credentials) = try await context.pool.withConnection { conn in
             (
                 try await conn.query(
@@ -243,7 +240,7 @@ struct MethodRoutes: Sendable {
     }
 
     func rename(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        let (tenantID, username) = try await authorize(request, ctx)
+        let (tenantID, username) = try authorize(ctx)
         struct Rename: Codable { var friendlyName: String }
         let body = try request.decode(Rename.self)
         guard !body.friendlyName.isEmpty, body.friendlyName.count <= 100 else { throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters.") }
@@ -259,7 +256,7 @@ struct MethodRoutes: Sendable {
     }
 
     func remove(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        let (tenantID, username) = try await authorize(request, ctx)
+        let (tenantID, username) = try authorize(ctx)
         let methodID = ctx.parameter("methodId")
         let now = Date()
         try await context.withTransaction { conn in

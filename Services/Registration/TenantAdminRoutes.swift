@@ -10,14 +10,13 @@ import ServiceKit
 struct TenantAdminRoutes: Sendable {
     let context: ServiceContext
 
-    func register(on router: inout Router) {
-        router.put("/v1/admin/tenants/{tenant}") { request, ctx in try await upsertTenant(request, ctx) }
-        router.post("/v1/admin/tenants/{tenant}/api-keys") { request, ctx in try await issueAPIKey(request, ctx) }
-        router.put("/v1/admin/tenants/{tenant}/api-keys/{keyId}") { request, ctx in try await importAPIKey(request, ctx) }
-        router.delete("/v1/admin/tenants/{tenant}/api-keys/{keyId}") { request, ctx in try await revokeAPIKey(request, ctx) }
-        router.get("/v1/tenants/{tenant}/api-keys/current") { request, ctx in
-            let principal = try await context.tenants.authenticateRelyingParty(request, tenant: ctx.parameter("tenant"))
-            guard case .relyingParty(let tenant, let keyID) = principal else { throw HTTPError(.unauthorized) }
+    func register(on router: inout GuardedRouter) {
+        router.put("/v1/admin/tenants/{tenant}", context.admin) { request, ctx in try await upsertTenant(request, ctx) }
+        router.post("/v1/admin/tenants/{tenant}/api-keys", context.admin) { request, ctx in try await issueAPIKey(request, ctx) }
+        router.put("/v1/admin/tenants/{tenant}/api-keys/{keyId}", context.admin) { request, ctx in try await importAPIKey(request, ctx) }
+        router.delete("/v1/admin/tenants/{tenant}/api-keys/{keyId}", context.admin) { request, ctx in try await revokeAPIKey(request, ctx) }
+        router.get("/v1/tenants/{tenant}/api-keys/current", context.relyingParty) { _, ctx in
+            guard case .relyingParty(let tenant, let keyID) = ctx.principal else { throw HTTPError(.unauthorized) }
             return try .json(APIKeyIdentity(tenantId: tenant, keyId: keyID))
         }
     }
@@ -25,7 +24,6 @@ struct TenantAdminRoutes: Sendable {
     /// `PUT /v1/admin/tenants/{tenant}`: 201 when created, 200 when updated or unchanged. An
     /// unchanged tenant emits no event.
     func upsertTenant(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        _ = try context.requireAdmin(request)
         let body = try request.decode(TenantUpsertRequest.self)
         if let v = body.violation() { throw HTTPError.invalid(v.field, v.message) }
         let tenantID = ctx.parameter("tenant")
@@ -75,7 +73,6 @@ struct TenantAdminRoutes: Sendable {
 
     /// `POST /v1/admin/tenants/{tenant}/api-keys`: a new RP API key, shown once.
     func issueAPIKey(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        _ = try context.requireAdmin(request)
         let tenantID = ctx.parameter("tenant")
         let keyID = "k_" + Hex.encode(SecureRandom.bytes(8))
         let apiKey = "sk_\(keyID)_\(SecureRandom.token(byteCount: 32))"
@@ -98,7 +95,6 @@ struct TenantAdminRoutes: Sendable {
     /// `keyId`: 201 when new, 200 when that id already holds the same key, 409 when the id or
     /// the key is already used otherwise.
     func importAPIKey(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        _ = try context.requireAdmin(request)
         let tenantID = ctx.parameter("tenant")
         let keyID = ctx.parameter("keyId")
         guard TenantValidation.isValidKeyID(keyID) else { throw HTTPError.invalid("keyId", "Key ids are k_ and 16 hex digits.") }
@@ -138,7 +134,6 @@ struct TenantAdminRoutes: Sendable {
     /// `DELETE /v1/admin/tenants/{tenant}/api-keys/{keyId}`: 204, or 404 for an unknown or
     /// already revoked key.
     func revokeAPIKey(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        _ = try context.requireAdmin(request)
         let tenantID = ctx.parameter("tenant")
         let keyID = ctx.parameter("keyId")
         guard TenantValidation.isValidKeyID(keyID) else { throw HTTPError.invalid("keyId", "Key ids are k_ and 16 hex digits.") }

@@ -20,11 +20,6 @@ struct WebAuthnRegistrationRoutes: Sendable {
     /// The registration decision rules (nil: not consulted).
     var rules: RegistrationRules? = nil
 
-    /// The RP backend (API key) or the signed-in user (session token) calling.
-    func authenticate(_ request: HTTPRequest, tenant: String) async throws -> Principal {
-        try await context.tenants.authenticateRelyingPartyOrUser(request, tenant: tenant, sessions: sessions)
-    }
-
     /// A user's session token acts on that user's own account only.
     static func requireOwnAccount(_ principal: Principal, username: String) throws {
         // By bytes (UsernameRules.identical), as the database compares usernames.
@@ -61,13 +56,14 @@ struct WebAuthnRegistrationRoutes: Sendable {
         var algorithms: [Int]
     }
 
-    func register(on router: inout Router) {
-        router.get("/v1/tenants/{tenant}/webauthn/related-origins") { _, ctx in try await relatedOrigins(ctx) }
-        router.post("/v1/tenants/{tenant}/webauthn/registrations/options") { request, ctx in try await options(request, ctx) }
-        router.post("/v1/tenants/{tenant}/webauthn/registrations") { request, ctx in try await finish(request, ctx) }
-        router.get("/v1/tenants/{tenant}/users/{username}/credentials") { request, ctx in try await list(request, ctx) }
-        router.patch("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}") { request, ctx in try await update(request, ctx) }
-        router.delete("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}") { request, ctx in try await deregister(request, ctx) }
+    func register(on router: inout GuardedRouter) {
+        let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
+        router.get("/v1/tenants/{tenant}/webauthn/related-origins", .open) { _, ctx in try await relatedOrigins(ctx) }
+        router.post("/v1/tenants/{tenant}/webauthn/registrations/options", selfOrRP) { request, ctx in try await options(request, ctx) }
+        router.post("/v1/tenants/{tenant}/webauthn/registrations", selfOrRP) { request, ctx in try await finish(request, ctx) }
+        router.get("/v1/tenants/{tenant}/users/{username}/credentials", selfOrRP) { request, ctx in try await list(request, ctx) }
+        router.patch("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", selfOrRP) { request, ctx in try await update(request, ctx) }
+        router.delete("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", selfOrRP) { request, ctx in try await deregister(request, ctx) }
     }
 
     // MARK: - Related origins
@@ -85,7 +81,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
 
     func options(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        let principal = try await authenticate(request, tenant: tenantID)
+        let principal = ctx.principal
         let body = try request.decode(RegistrationOptionsRequest.self)
         try UsernameRules.require(body.username)
         try Self.requireOwnAccount(principal, username: body.username)
@@ -170,7 +166,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
 
     func finish(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        let principal = try await authenticate(request, tenant: tenantID)
+        let principal = ctx.principal
         let body = try request.decode(RegistrationFinishRequest.self)
         let state = try handles.open(body.handle, as: HandleState.self, purpose: Self.handlePurpose)
         guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "The handle belongs to another tenant.") }
@@ -282,9 +278,8 @@ struct WebAuthnRegistrationRoutes: Sendable {
     /// event; a suspension stops sign-in as soon as the authentication service applies it.
     func update(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        let principal = try await authenticate(request, tenant: tenantID)
+        let principal = ctx.principal
         let username = try ctx.username()
-        try Self.requireOwnAccount(principal, username: username)
         try Self.refuseSignUp(principal)
         guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
             throw HTTPError.invalid("credentialId", "credentialId must be base64url.")
@@ -338,9 +333,8 @@ struct WebAuthnRegistrationRoutes: Sendable {
     /// `DELETE …/credentials/{credentialId}`: deregisters; 204, or 404 when unknown.
     func deregister(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        let principal = try await authenticate(request, tenant: tenantID)
+        let principal = ctx.principal
         let username = try ctx.username()
-        try Self.requireOwnAccount(principal, username: username)
         try Self.refuseSignUp(principal)
         guard let credentialID = Base64URL.decode(ctx.parameter("credentialId")), !credentialID.isEmpty else {
             throw HTTPError.invalid("credentialId", "credentialId must be base64url.")
@@ -365,9 +359,7 @@ struct WebAuthnRegistrationRoutes: Sendable {
 
     func list(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        let principal = try await authenticate(request, tenant: tenantID)
         let username = try ctx.username()
-        try Self.requireOwnAccount(principal, username: username)
         return try .json(CredentialList(credentials: try await credentials(tenantID: tenantID, username: username)))
     }
 

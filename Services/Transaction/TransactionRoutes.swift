@@ -17,44 +17,40 @@ struct TransactionRoutes: Sendable {
     static let defaultLifetime = 300
     static let maximumLifetime = 86_400
 
-    func register(on router: inout Router) {
-        router.post("/v1/tenants/{tenant}/transactions") { request, ctx in try await create(request, ctx) }
-        router.get("/v1/tenants/{tenant}/transactions/{transactionId}") { request, ctx in
+    func register(on router: inout GuardedRouter) {
+        router.post("/v1/tenants/{tenant}/transactions", context.relyingParty) { request, ctx in try await create(request, ctx) }
+        router.get("/v1/tenants/{tenant}/transactions/{transactionId}", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
-            _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
             return try .json(try await load(ctx.parameter("transactionId"), tenant: tenant).resource, headers: [("Cache-Control", "no-store")])
         }
-        router.patch("/v1/tenants/{tenant}/transactions/{transactionId}") { request, ctx in try await amend(request, ctx) }
-        router.post("/v1/tenants/{tenant}/transactions/{transactionId}/cancel") { request, ctx in
+        router.patch("/v1/tenants/{tenant}/transactions/{transactionId}", context.relyingParty) { request, ctx in try await amend(request, ctx) }
+        router.post("/v1/tenants/{tenant}/transactions/{transactionId}/cancel", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
-            _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
             let changed = try await change(ctx.parameter("transactionId"), tenant: tenant, to: "CANCELLED")
             return try .json(changed.resource)
         }
-        router.post("/v1/tenants/{tenant}/transactions/{transactionId}/tctoken/verify") { request, ctx in try await verify(request, ctx) }
-        router.get("/v1/tenants/{tenant}/transactions/{transactionId}/evidence") { request, ctx in
+        router.post("/v1/tenants/{tenant}/transactions/{transactionId}/tctoken/verify", context.relyingParty) { request, ctx in try await verify(request, ctx) }
+        router.get("/v1/tenants/{tenant}/transactions/{transactionId}/evidence", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
-            _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
             let tx = try await load(ctx.parameter("transactionId"), tenant: tenant)
             guard let evidence = tx.evidence else {
                 throw HTTPError(ProblemCode("not_confirmed", status: 409, title: "Not confirmed"), detail: "The transaction has no confirmation.")
             }
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: Array(evidence.utf8))
         }
-        router.get("/.well-known/jwks.json") { _, _ in
+        router.get("/.well-known/jwks.json", .open) { _, _ in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
                 body: Array(try await keys.allKeys().jsonString.utf8))
         }
-        router.get("/v1/tenants/{tenant}/.well-known/jwks.json") { _, ctx in
+        router.get("/v1/tenants/{tenant}/.well-known/jwks.json", .open) { _, ctx in
             let tenant = ctx.parameter("tenant")
             guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
                 body: Array(try await keys.ring(for: tenant).keySet.jsonString.utf8))
         }
-        router.post("/v1/admin/tenants/{tenant}/tctoken-keys/rotate") { request, ctx in
-            _ = try context.requireAdmin(request)
+        router.post("/v1/admin/tenants/{tenant}/tctoken-keys/rotate", context.admin) { request, ctx in
             let tenant = ctx.parameter("tenant")
             guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
             let kid = try await keys.rotate(tenant)
@@ -66,7 +62,6 @@ struct TransactionRoutes: Sendable {
 
     func create(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenant = ctx.parameter("tenant")
-        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
         let body = try request.decode(TransactionCreateRequest.self)
         try UsernameRules.require(body.username)
         let details = body.details
@@ -94,7 +89,6 @@ struct TransactionRoutes: Sendable {
 
     func amend(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenant = ctx.parameter("tenant")
-        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
         let body = try request.decode(TransactionAmendRequest.self)
         let id = ctx.parameter("transactionId")
         let now = Date()
@@ -145,7 +139,6 @@ struct TransactionRoutes: Sendable {
     /// issued for this transaction; the first successful verification consumes it.
     func verify(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenant = ctx.parameter("tenant")
-        _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
         let body = try request.decode(TCTokenVerifyRequest.self)
         let id = ctx.parameter("transactionId")
         let ring = try await keys.ring(for: tenant)

@@ -11,6 +11,8 @@ public enum Principal: Sendable, Equatable {
     case user(tenant: String, username: String)
     /// A user signing up, by a sign-up token (`sign_up` claim): may register methods, nothing else.
     case signingUp(tenant: String, username: String)
+    /// Another Signet service, by the internal token (`/v1/internal/…` routes).
+    case service(String)
 }
 
 /// The typed per-request context handed to every handler.

@@ -39,16 +39,6 @@ public enum ServiceName: String, CaseIterable, Sendable {
         case .pii: 8085
         }
     }
-    /// Topics it consumes.
-    public var consumedTopics: [String] {
-        switch self {
-        case .registration: [Topic.authentication]
-        case .authentication: [Topic.registration, Topic.transaction]
-        case .transaction: [Topic.registration, Topic.authentication]
-        case .oob: [Topic.registration, Topic.deliveryRequests]
-        case .pii: [Topic.registration]
-        }
-    }
 }
 
 /// Kafka header names of the CloudEvents binary binding.

@@ -16,8 +16,17 @@ public struct EventHandlers: Sendable {
     /// `max.poll.interval.ms` (300 s): set it to 1 when a handler may take seconds (a call
     /// outside the database, retried), as the delivery of one-time codes does.
     public var maxBatch = 256
+    /// The topics the handled types are published on: what the consumer subscribes to.
+    public private(set) var topics: [String] = []
 
     public init() {}
+
+    /// The CloudEvents types handled.
+    public var eventTypes: [String] { handlers.keys.sorted() }
+
+    private mutating func consume(_ topic: String) {
+        if !topics.contains(topic) { topics.append(topic) }
+    }
 
     /// Handles `P`: the payload is decoded and validated first; `body` runs inside the
     /// transaction that records the event id, so the effect and the dedupe commit together.
@@ -27,6 +36,7 @@ public struct EventHandlers: Sendable {
             try payload.validate()
             try await body(payload, envelope, conn)
         }
+        consume(P.topic)
     }
 
     /// Handles `P` a run of events at a time: consecutive events of this type in a polled batch
@@ -46,6 +56,7 @@ public struct EventHandlers: Sendable {
         }
         batchHandlers[P.eventType] = batch
         handlers[P.eventType] = { envelope, conn in try await batch([envelope], conn) }
+        consume(P.topic)
     }
 
     /// Adds `other`'s handlers; for a type both handle, `other`'s wins.
@@ -54,10 +65,21 @@ public struct EventHandlers: Sendable {
             handlers[type] = h
             batchHandlers[type] = other.batchHandlers[type]
         }
+        for topic in other.topics { consume(topic) }
         maxBatch = min(maxBatch, other.maxBatch)
     }
 
     public var isEmpty: Bool { handlers.isEmpty }
+
+    /// Runs the handler of `envelope`'s type on `conn` (the caller's transaction), without the
+    /// consumer's dedupe: for tests that feed a service its events directly.
+    ///
+    /// - Throws: `EventDecodingError.invalidData` when no handler takes the type; what the
+    ///   handler throws.
+    public func apply(_ envelope: EventEnvelope, on conn: PostgresConnection) async throws {
+        guard let handler = handlers[envelope.type] else { throw EventDecodingError.invalidData("type") }
+        try await handler(envelope, conn)
+    }
 }
 
 /// Consumes a service's topics as its consumer group, idempotently, with a dead-letter topic.
@@ -104,7 +126,7 @@ public final class EventConsumerService: Service {
             Counter(label: "signet_events_consumed_total", dimensions: [("service", service.rawValue), ("outcome", outcome)])
         }
         counters = (counter("applied"), counter("duplicate"), counter("skipped"))
-        consumer = try KafkaConsumer(configuration: kafka, groupID: self.groupID, topics: topics ?? service.consumedTopics, logger: logger)
+        consumer = try KafkaConsumer(configuration: kafka, groupID: self.groupID, topics: topics ?? handlers.topics, logger: logger)
     }
 
     public func run() async throws {

@@ -25,16 +25,16 @@ public final class HealthRoutes: Sendable {
         self.draining = draining
     }
 
-    public func register(on router: inout Router) {
-        router.get("/healthz") { _, _ in try .json(HealthStatus(status: "ok", checks: nil)) }
-        router.get("/readyz") { [self] _, _ in
+    public func register(on router: inout GuardedRouter) {
+        router.get("/healthz", .open) { _, _ in try .json(HealthStatus(status: "ok", checks: nil)) }
+        router.get("/readyz", .open) { [self] _, _ in
             var checks = await currentChecks()
             let ready = checks["postgres"] == "ok" && !draining.isSet
             if draining.isSet { checks["shutdown"] = "draining" }
             let status = !ready ? "unavailable" : checks["kafka"] == "ok" ? "ok" : "degraded"
             return try .json(HealthStatus(status: status, checks: checks), status: ready ? 200 : 503)
         }
-        router.get("/metrics") { _, _ in
+        router.get("/metrics", .open) { _, _ in
             .text(MetricsRegistry.shared.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
     }

@@ -13,6 +13,14 @@ public struct ServiceContext: Sendable {
     public let tenants: TenantDirectory
     public let logger: Logger
 
+    public init(configuration: ServiceConfiguration, pool: PostgresPool, relay: OutboxRelay, tenants: TenantDirectory, logger: Logger) {
+        self.configuration = configuration
+        self.pool = pool
+        self.relay = relay
+        self.tenants = tenants
+        self.logger = logger
+    }
+
     /// Runs `body` in a transaction and wakes the outbox relay after it commits.
     @discardableResult
     public func withTransaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
@@ -22,45 +30,26 @@ public struct ServiceContext: Sendable {
     }
 }
 
-/// A service's own long-running parts, made once its context exists.
-public struct BackgroundServices: Sendable {
-    let make: @Sendable (ServiceContext) -> [any Service]
-
-    /// No background services.
-    public init() { make = { _ in [] } }
-
-    public init(_ make: @escaping @Sendable (ServiceContext) -> [any Service]) { self.make = make }
-}
-
 /// Wires a service: configuration, database and migrations, Kafka producer, outbox relay,
 /// consumer, HTTP, and graceful shutdown in reverse order.
 public enum ServiceRuntime {
-    /// Runs the service until SIGTERM/SIGINT; exits the process on failure.
-    ///
-    /// - Parameters:
-    ///   - migrations: the service's own migrations, versions above 100 (1–99 are common).
-    ///   - handlers: event handlers beyond the tenant read model (which every service but
-    ///     registration keeps).
-    ///   - background: the service's own long-running parts (schedulers, refreshers), started
-    ///     after the consumer and stopped before it.
-    ///   - routes: adds the service's own routes.
-    public static func main(
-        service: ServiceName, migrations: [Migration] = [], handlers: EventHandlers = EventHandlers(),
-        background: BackgroundServices = BackgroundServices(),
-        routes: @Sendable (inout Router, ServiceContext) -> Void = { _, _ in }
-    ) async {
-        var logger = Logger(label: "signet.\(service.rawValue)")
-        logger[metadataKey: LogKey.service] = .string(service.rawValue)
+    /// Runs `S` until SIGTERM/SIGINT; exits the process on failure (78, `EX_CONFIG`, for a
+    /// configuration error).
+    public static func main<S: SignetService>(_: S.Type) async {
+        var logger = Logger(label: "signet.\(S.name.rawValue)")
+        logger[metadataKey: LogKey.service] = .string(S.name.rawValue)
         let configuration: ServiceConfiguration
+        let own: S.Configuration
         do {
-            configuration = try ServiceConfiguration(service: service)
+            let env = Environment()
+            configuration = try ServiceConfiguration(service: S.name, environment: env)
+            own = try await S.configuration(env, logger: logger)
         } catch {
             logger.critical("configuration error", metadata: [LogKey.error: "\(error)"])
             exit(78)  // EX_CONFIG
         }
         do {
-            try await run(
-                configuration: configuration, migrations: migrations, handlers: handlers, background: background, routes: routes, logger: logger)
+            try await run(S.self, own, configuration: configuration, logger: logger)
             exit(0)
         } catch {
             logger.critical("service stopped on error", metadata: [LogKey.error: "\(error)"])
@@ -68,38 +57,31 @@ public enum ServiceRuntime {
         }
     }
 
-    static func run(
-        configuration: ServiceConfiguration, migrations: [Migration], handlers extraHandlers: EventHandlers,
-        background: BackgroundServices = BackgroundServices(),
-        routes: @Sendable (inout Router, ServiceContext) -> Void, logger: Logger
-    ) async throws {
-        let service = configuration.service
+    static func run<S: SignetService>(_: S.Type, _ own: S.Configuration, configuration: ServiceConfiguration, logger: Logger) async throws {
         let pool = PostgresPool(configuration: configuration.postgres, logger: logger)
         try await waitForDatabase(pool, timeout: configuration.startupTimeout, logger: logger)
-        try await Migrator.migrate(pool: pool, migrations: Outbox.commonMigrations + migrations, logger: logger)
+        try await Migrator.migrate(pool: pool, migrations: Outbox.commonMigrations + S.migrations, logger: logger)
 
         let producer = try KafkaProducer(configuration: configuration.kafka, logger: logger)
-        let relay = OutboxRelay(pool: pool, producer: producer, logger: logger, service: service.rawValue)
+        let relay = OutboxRelay(pool: pool, producer: producer, logger: logger, service: S.name.rawValue)
         let tenants = TenantDirectory(pool: pool)
         let context = ServiceContext(configuration: configuration, pool: pool, relay: relay, tenants: tenants, logger: logger)
-
-        var handlers = service == .registration ? EventHandlers() : TenantDirectory.readModelHandlers
-        handlers.merge(extraHandlers)
+        let assembly = try S.assemble(own, context: context)
 
         var services: [any Service] = [relay]
-        if !service.consumedTopics.isEmpty {
+        if !assembly.handlers.isEmpty {
             services.append(
                 try EventConsumerService(
-                    service: service, kafka: configuration.kafka, producer: producer, pool: pool, handlers: handlers, logger: logger,
-                    groupID: configuration.consumerGroup))
+                    service: S.name, kafka: configuration.kafka, producer: producer, pool: pool, handlers: assembly.handlers, logger: logger,
+                    groupID: configuration.consumerGroup, topics: assembly.handlers.topics))
         }
-        services += background.make(context)
+        services += assembly.background
         let draining = AtomicFlag(false)
-        var router = Router()
+        var router = GuardedRouter()
         HealthRoutes(pool: pool, producer: producer, draining: draining).register(on: &router)
-        router.get("/v1/tenants/{tenant}", tenants.routeGetTenant())
-        routes(&router, context)
-        let app = HTTPApplication(router: router, logger: logger)
+        commonRoutes(tenants: tenants, on: &router)
+        assembly.routes(&router)
+        let app = HTTPApplication(router: router.router, logger: logger)
         let http = HTTPServer(configuration: configuration.http, logger: logger) { await app.respond(to: $0) }
         try http.start()
         services.append(DrainFlagService(flag: draining))
@@ -110,6 +92,11 @@ public enum ServiceRuntime {
         try await group.run()
         await producer.flush(timeoutMs: 5000)
         pool.close()
+    }
+
+    /// Routes every service has besides health: its tenants' public description.
+    public static func commonRoutes(tenants: TenantDirectory, on router: inout GuardedRouter) {
+        router.get("/v1/tenants/{tenant}", .open, tenants.routeGetTenant())
     }
 
     private static func waitForDatabase(_ pool: PostgresPool, timeout: Duration, logger: Logger) async throws {

@@ -12,22 +12,19 @@ struct PolicyAdminRoutes: Sendable {
     let context: ServiceContext
     let policies: PolicyStore
 
-    func register(on router: inout Router) {
-        router.put("/v1/admin/tenants/{tenant}/rulesets/{kind}") { request, ctx in
-            _ = try context.requireAdmin(request)
+    func register(on router: inout GuardedRouter) {
+        router.put("/v1/admin/tenants/{tenant}/rulesets/{kind}", context.admin) { request, ctx in
             let (tenant, kind) = try await target(ctx)
             let body = try request.decode(JSONValue.self)
             let stored = try await policies.putRuleset(body, kind: kind, tenant: tenant, context: context)
             ctx.logger.info("ruleset stored", metadata: ["signet.ruleset.kind": .string(kind.rawValue), "signet.ruleset.version": "\(stored.version)"])
             return try .json(stored, headers: [("Cache-Control", "no-store")])
         }
-        router.get("/v1/admin/tenants/{tenant}/rulesets/{kind}") { request, ctx in
-            _ = try context.requireAdmin(request)
+        router.get("/v1/admin/tenants/{tenant}/rulesets/{kind}", context.admin) { request, ctx in
             let (tenant, kind) = try await target(ctx)
             return try .json(try await policies.getRuleset(kind: kind, tenant: tenant), headers: [("Cache-Control", "no-store")])
         }
-        router.post("/v1/admin/tenants/{tenant}/rulesets/{kind}/explain") { request, ctx in
-            _ = try context.requireAdmin(request)
+        router.post("/v1/admin/tenants/{tenant}/rulesets/{kind}/explain", context.admin) { request, ctx in
             let (tenant, kind) = try await target(ctx)
             let body = try request.decode(RulesetExplainRequest.self)
             let policy = try await policies.policy(for: tenant)
@@ -36,16 +33,14 @@ struct PolicyAdminRoutes: Sendable {
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: Array(trace.json.jsonString.utf8))
         }
-        router.put("/v1/admin/tenants/{tenant}/authentication-settings") { request, ctx in
-            _ = try context.requireAdmin(request)
+        router.put("/v1/admin/tenants/{tenant}/authentication-settings", context.admin) { request, ctx in
             let tenant = ctx.parameter("tenant")
             guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
             let settings = try request.decode(AuthenticationSettings.self)
             try await policies.putSettings(settings, tenant: tenant, context: context)
             return try .json(Self.redacted(settings), headers: [("Cache-Control", "no-store")])
         }
-        router.get("/v1/admin/tenants/{tenant}/authentication-settings") { request, ctx in
-            _ = try context.requireAdmin(request)
+        router.get("/v1/admin/tenants/{tenant}/authentication-settings", context.admin) { request, ctx in
             let tenant = ctx.parameter("tenant")
             guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
             return try .json(Self.redacted(try await policies.policy(for: tenant).settings), headers: [("Cache-Control", "no-store")])

@@ -17,13 +17,13 @@ struct SessionRoutes: Sendable {
     let sessions: SessionStore
     let antiHammering: AntiHammering
 
-    func register(on router: inout Router) {
-        router.post("/v1/tenants/{tenant}/sessions/refresh") { request, ctx in
+    func register(on router: inout GuardedRouter) {
+        router.post("/v1/tenants/{tenant}/sessions/refresh", .open) { request, ctx in
             let body = try request.decode(RefreshTokenRequest.self)
             let tokens = try await sessions.refresh(body.refreshToken, tenant: ctx.parameter("tenant"))
             return try .json(tokens, headers: [("Cache-Control", "no-store")])
         }
-        router.post("/v1/tenants/{tenant}/sessions/revoke") { request, ctx in
+        router.post("/v1/tenants/{tenant}/sessions/revoke", .open) { request, ctx in
             let body = try request.decode(RefreshTokenRequest.self)
             // Logout answers 204 whether or not the token was known: nothing to learn from it.
             if try await sessions.revoke(tenant: ctx.parameter("tenant"), refreshToken: body.refreshToken, reason: "logout") {
@@ -31,9 +31,8 @@ struct SessionRoutes: Sendable {
             }
             return HTTPResponse(status: 204)
         }
-        router.delete("/v1/tenants/{tenant}/sessions/{sid}") { request, ctx in
+        router.delete("/v1/tenants/{tenant}/sessions/{sid}", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
-            _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
             let sid = ctx.parameter("sid")
             guard (1...64).contains(sid.utf8.count), try await sessions.revoke(tenant: tenant, sid: sid, reason: "relying_party") else {
                 throw HTTPError(.notFound, detail: "No active session with this id.")
@@ -41,20 +40,16 @@ struct SessionRoutes: Sendable {
             context.relay.notify()
             return HTTPResponse(status: 204)
         }
-        router.post("/v1/tenants/{tenant}/users/{username}/methods/{method}/unlock") { request, ctx in
+        router.post("/v1/tenants/{tenant}/users/{username}/methods/{method}/unlock", context.relyingPartyOrAdmin) { _, ctx in
             let tenant = ctx.parameter("tenant")
-            if (try? context.requireAdmin(request)) == nil {
-                _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
-            }
             guard try await antiHammering.unlock(tenant: tenant, username: try ctx.username(), method: ctx.parameter("method")) else {
                 throw HTTPError(.notFound, detail: "This method is neither locked nor on probation for this user.")
             }
             ctx.logger.info("method unlocked", metadata: ["signet.method": .string(ctx.parameter("method"))])
             return HTTPResponse(status: 204)
         }
-        router.delete("/v1/tenants/{tenant}/users/{username}/registration-answer") { request, ctx in
+        router.delete("/v1/tenants/{tenant}/users/{username}/registration-answer", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
-            _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
             let username = try ctx.username()
             try await context.pool.withConnection { conn in
                 try await conn.query(

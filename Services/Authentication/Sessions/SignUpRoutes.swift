@@ -33,10 +33,9 @@ struct SignUpRoutes: Sendable {
         var signUpToken: String
     }
 
-    func register(on router: inout Router) {
-        router.post("/v1/tenants/{tenant}/signups") { request, ctx in
+    func register(on router: inout GuardedRouter) {
+        router.post("/v1/tenants/{tenant}/signups", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
-            _ = try await context.tenants.authenticateRelyingParty(request, tenant: tenant)
             let body = try request.decode(Start.self)
             try UsernameRules.require(body.username)
             guard try await registeredCount(tenant: tenant, username: body.username) == 0 else {
@@ -51,7 +50,7 @@ struct SignUpRoutes: Sendable {
             ctx.logger.info("sign-up opened")
             return try .json(Started(signUpToken: token, expiresAt: expires), status: 201, headers: [("Cache-Control", "no-store")])
         }
-        router.post("/v1/tenants/{tenant}/signups/finish") { request, ctx in
+        router.post("/v1/tenants/{tenant}/signups/finish", .open) { request, ctx in
             let tenant = ctx.parameter("tenant")
             let body = try request.decode(Finish.self)
             let verifier = issuer.keys.verifier(options: JWTValidationOptions(issuer: issuer.issuer, audience: tenant, requiredClaims: ["sub", "jti", "sign_up"]))

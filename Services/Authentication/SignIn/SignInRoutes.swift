@@ -27,11 +27,10 @@ struct SignInRoutes: Sendable {
     let calls: InternalCalls
     let limiter = RateLimiter()
 
-    func register(on router: inout Router) {
-        router.post("/v1/tenants/{tenant}/signins") { request, ctx in try await start(request, ctx) }
-        router.post("/v1/tenants/{tenant}/signins/quick") { request, ctx in try await quick(request, ctx) }
-        router.post("/v1/internal/tenants/{tenant}/registration-decision") { request, ctx in
-            _ = try calls.requireCaller(request)
+    func register(on router: inout GuardedRouter) {
+        router.post("/v1/tenants/{tenant}/signins", .open) { request, ctx in try await start(request, ctx) }
+        router.post("/v1/tenants/{tenant}/signins/quick", .open) { request, ctx in try await quick(request, ctx) }
+        router.post("/v1/internal/tenants/{tenant}/registration-decision", calls.guardInternal) { request, ctx in
             let tenant = ctx.parameter("tenant")
             let body = try request.decode(RegistrationDecisionRequest.self)
             try UsernameRules.require(body.username)
@@ -41,14 +40,14 @@ struct SignInRoutes: Sendable {
             let decision = policy.registration.evaluate(document)
             return try .json(RegistrationDecision(action: decision.actionName, methods: decision.methods, matchedRule: decision.matchedRule))
         }
-        router.get("/v1/tenants/{tenant}/signins/{signinId}") { _, ctx in
+        router.get("/v1/tenants/{tenant}/signins/{signinId}", .open) { _, ctx in
             let flow = try await SignInFlow.load(ctx.parameter("signinId"), tenant: ctx.parameter("tenant"), pool: context.pool)
             return try .json(progressBody(flow), headers: [("Cache-Control", "no-store")])
         }
-        router.post("/v1/tenants/{tenant}/signins/{signinId}/methods/{method}/challenge") { request, ctx in try await challenge(request, ctx) }
-        router.post("/v1/tenants/{tenant}/signins/{signinId}/methods/{method}/verify") { request, ctx in try await verify(request, ctx) }
-        router.put("/v1/tenants/{tenant}/signins/{signinId}/registration-answer") { request, ctx in try await answer(request, ctx) }
-        router.post("/v1/tenants/{tenant}/signins/{signinId}/reject") { _, ctx in try await reject(ctx) }
+        router.post("/v1/tenants/{tenant}/signins/{signinId}/methods/{method}/challenge", .open) { request, ctx in try await challenge(request, ctx) }
+        router.post("/v1/tenants/{tenant}/signins/{signinId}/methods/{method}/verify", .open) { request, ctx in try await verify(request, ctx) }
+        router.put("/v1/tenants/{tenant}/signins/{signinId}/registration-answer", .open) { request, ctx in try await answer(request, ctx) }
+        router.post("/v1/tenants/{tenant}/signins/{signinId}/reject", .open) { _, ctx in try await reject(ctx) }
     }
 
     func method(_ name: String) -> (any AuthenticationMethod)? { methods.first { $0.name == name } }

@@ -1,0 +1,81 @@
+import Crypto
+import Foundation
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+
+/// The authentication service: WebAuthn sign-in over its own read model of credentials,
+/// adaptive sign-in flows (rulesets, methods, anti-hammering), and sessions.
+public enum AuthenticationService: SignetService {
+    public struct Configuration: Sendable {
+        let handles: CeremonyHandles
+        let issuer: SessionIssuer
+        let codeKeys: CodeMethodKeys
+        let calls: InternalCalls
+    }
+
+    public static let name = ServiceName.authentication
+    public static var migrations: [Migration] { AuthenticationMigrations.all }
+
+    public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
+        Configuration(
+            handles: try CeremonyHandles.fromEnvironment(env, logger: logger),
+            issuer: try SessionIssuer.fromEnvironment(env),
+            codeKeys: CodeMethodKeys(
+                methodSecrets: try AES256GCM(key: try ServiceKeys.key("SIGNET_METHOD_SECRET_KEY", env, logger: logger)),
+                delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
+                codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger)),
+            calls: InternalCalls.fromEnvironment(env, service: "authentication"))
+    }
+
+    public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
+        let codeKeys = configuration.codeKeys
+        let issuer = configuration.issuer
+        let ceremony = AssertionCeremony(context: context)
+        let policies = PolicyStore(pool: context.pool)
+        let antiHammering = AntiHammering(context: context)
+        let sessions = SessionStore(context: context, issuer: issuer)
+        let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
+        let policyAdmin = PolicyAdminRoutes(context: context, policies: policies)
+        let signIn = SignInRoutes(
+            context: context, policies: policies,
+            methods: [
+                FIDO2Method(ceremony: ceremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
+                OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
+                ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
+            ],
+            antiHammering: antiHammering,
+            facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions, ceremony: ceremony,
+            calls: configuration.calls)
+        let sessionRoutes = SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering)
+        let signUp = SignUpRoutes(context: context, issuer: issuer, sessions: sessions)
+
+        var background: [any Service] = [TransientDataPurger(pool: context.pool, logger: context.logger)]
+        do {
+            // Every replica drops its compiled policy when any replica changes it.
+            background.append(
+                try BroadcastListener(
+                    configuration: context.configuration, topics: [Topic.authentication], types: [AuthenticationPolicyChanged.eventType],
+                    logger: context.logger
+                ) { envelope in
+                    guard envelope.type == AuthenticationPolicyChanged.eventType,
+                        let change = try? EventCoding.decode(AuthenticationPolicyChanged.self, from: envelope.data)
+                    else { return }
+                    policies.invalidate(change.tenantId)
+                })
+        } catch {
+            context.logger.error("policy change listener not started; policies refresh within a minute", metadata: [LogKey.error: "\(error)"])
+        }
+        var handlers = TenantDirectory.readModelHandlers
+        handlers.merge(CredentialReadModel.handlers)
+        return ServiceAssembly(
+            routes: { router in
+                webAuthn.register(on: &router)
+                policyAdmin.register(on: &router)
+                signIn.register(on: &router)
+                sessionRoutes.register(on: &router)
+                signUp.register(on: &router)
+            }, handlers: handlers, background: background)
+    }
+}

@@ -1,0 +1,4 @@
+import AuthenticationService
+import ServiceKit
+
+await ServiceRuntime.main(AuthenticationService.self)

@@ -1,0 +1,4 @@
+import OOBService
+import ServiceKit
+
+await ServiceRuntime.main(OOBService.self)

@@ -1,0 +1,29 @@
+import Crypto
+import Foundation
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+
+/// The pii service: the vault of personal data (encrypted per subject, reads audited), which the
+/// other services reach over internal HTTP calls with opaque references.
+public enum PIIService: SignetService {
+    public struct Configuration: Sendable {
+        let kek: AES256GCM
+        let calls: InternalCalls
+    }
+
+    public static let name = ServiceName.pii
+    public static var migrations: [Migration] { PIIVault.migrations }
+
+    public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
+        Configuration(
+            kek: try AES256GCM(key: try ServiceKeys.key("SIGNET_PII_KEK", env, logger: logger)),
+            calls: InternalCalls.fromEnvironment(env, service: "pii"))
+    }
+
+    public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
+        let vault = PIIVault(context: context, kek: configuration.kek, calls: configuration.calls)
+        return ServiceAssembly(routes: { vault.register(on: &$0) }, handlers: TenantDirectory.readModelHandlers)
+    }
+}

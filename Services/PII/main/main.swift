@@ -1,0 +1,4 @@
+import PIIService
+import ServiceKit
+
+await ServiceRuntime.main(PIIService.self)

@@ -1,0 +1,86 @@
+import Crypto
+import FIDO
+import Foundation
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+
+/// The registration service: tenants and their RP API keys (admin API), FIDO policies and
+/// metadata, WebAuthn credential registration and management, and other methods.
+public enum RegistrationService: SignetService {
+    public struct Configuration: Sendable {
+        let handles: CeremonyHandles
+        let sessions: SessionTokenVerifier
+        let methodSecrets: MethodSecrets
+        let rules: RegistrationRules
+        let metadata: Metadata?
+
+        /// FIDO MDS3: the service, where its BLOB comes from, and the first load.
+        struct Metadata: Sendable {
+            let service: MetadataService
+            let source: any MetadataSource
+            let refreshInterval: Duration
+            let firstUpdate: MetadataUpdate
+        }
+    }
+
+    public static let name = ServiceName.registration
+    public static var migrations: [Migration] { RegistrationMigrations.all }
+
+    public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
+        let refreshInterval = Duration.seconds(try env.int("SIGNET_MDS_REFRESH_SECONDS", default: 86_400, range: 60...604_800))
+        // FIDO MDS3: a BLOB file (refreshed by the deployment) or URL, and the root it must chain to.
+        var source: (any MetadataSource)?
+        if let blobFile = env.optionalString("SIGNET_MDS_BLOB_FILE") {
+            source = MetadataFileSource(path: blobFile)
+        } else if let blobURL = env.optionalString("SIGNET_MDS_BLOB_URL") {
+            guard let url = URL(string: blobURL), url.scheme == "https" || url.scheme == "http" else {
+                throw Environment.ConfigurationError(variable: "SIGNET_MDS_BLOB_URL", reason: "expected an http(s) URL")
+            }
+            source = MetadataURLSource(url: url)
+        }
+        var metadata: Configuration.Metadata?
+        if let source {
+            let roots: [X509Certificate]
+            if let rootFile = env.optionalString("SIGNET_MDS_ROOT_FILE") {
+                roots = try X509Certificate.certificates(fromPEM: String(contentsOfFile: rootFile, encoding: .utf8))
+            } else {
+                roots = try MetadataBLOB.Configuration.production().roots
+            }
+            let service = MetadataService(configuration: MetadataBLOB.Configuration(roots: roots))
+            let update = try await service.load(from: source)
+            logger.notice(
+                "FIDO metadata loaded", metadata: ["signet.mds.number": "\(update.number)", "signet.mds.revoked_models": "\(update.newlyRevokedAAGUIDs.count)"])
+            metadata = .init(service: service, source: source, refreshInterval: refreshInterval, firstUpdate: update)
+        }
+        return Configuration(
+            handles: try CeremonyHandles.fromEnvironment(env, logger: logger),
+            sessions: try SessionTokenVerifier.fromEnvironment(env),
+            methodSecrets: try MethodSecrets.fromEnvironment(env, logger: logger, service: "registration"),
+            rules: RegistrationRules.fromEnvironment(env),
+            metadata: metadata)
+    }
+
+    public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
+        let refresher = configuration.metadata.map {
+            MetadataRefresher(metadata: $0.service, source: $0.source, context: context, interval: $0.refreshInterval, initialUpdate: $0.firstUpdate)
+        }
+        let tenants = TenantAdminRoutes(context: context)
+        let policies = FIDOPolicyRoutes(context: context)
+        let metadata = MetadataRoutes(context: context, metadata: configuration.metadata?.service, refresher: refresher)
+        let webAuthn = WebAuthnRegistrationRoutes(
+            context: context, handles: configuration.handles, metadata: configuration.metadata?.service, sessions: configuration.sessions,
+            rules: configuration.rules)
+        let methods = MethodRoutes(context: context, secrets: configuration.methodSecrets, rules: configuration.rules, sessions: configuration.sessions)
+        // Registration owns the tenants: it keeps no read model of them.
+        return ServiceAssembly(
+            routes: { router in
+                tenants.register(on: &router)
+                policies.register(on: &router)
+                metadata.register(on: &router)
+                webAuthn.register(on: &router)
+                methods.register(on: &router)
+            }, handlers: AuthenticationResults.handlers, background: refresher.map { [$0] } ?? [])
+    }
+}

@@ -1,0 +1,4 @@
+import RegistrationService
+import ServiceKit
+
+await ServiceRuntime.main(RegistrationService.self)

@@ -1,0 +1,34 @@
+import Crypto
+import Foundation
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+
+/// The transaction service: transactions created by relying parties, confirmed by users through
+/// the authentication service's sign-in flow (dynamic linking), and tcTokens the RP verifies.
+public enum TransactionService: SignetService {
+    public struct Configuration: Sendable {
+        let seal: AES256GCM
+        let issuer: String
+    }
+
+    public static let name = ServiceName.transaction
+    public static var migrations: [Migration] { TransactionMigrations.all }
+
+    public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
+        Configuration(
+            seal: try AES256GCM(key: try ServiceKeys.key("SIGNET_TCTOKEN_KEY_SEAL", env, logger: logger)),
+            issuer: env.string("SIGNET_TCTOKEN_ISSUER", default: "http://localhost:8080/transaction"))
+    }
+
+    public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
+        let keys = TCTokenKeys(pool: context.pool, seal: configuration.seal)
+        let decisions = TransactionDecisions(keys: keys, issuer: configuration.issuer, logger: context.logger)
+        let routes = TransactionRoutes(context: context, keys: keys, issuer: configuration.issuer)
+        var handlers = TenantDirectory.readModelHandlers
+        handlers.merge(decisions.handlers)
+        handlers.merge(CredentialOwners.handlers)
+        return ServiceAssembly(routes: { routes.register(on: &$0) }, handlers: handlers, background: [TransactionExpirer(context: context)])
+    }
+}

@@ -1,0 +1,4 @@
+import TransactionService
+import ServiceKit
+
+await ServiceRuntime.main(TransactionService.self)

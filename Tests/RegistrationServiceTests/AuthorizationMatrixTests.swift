@@ -1,0 +1,60 @@
+import HTTPServer
+import Schema
+import ServiceKit
+import ServiceTestSupport
+import Testing
+@testable import RegistrationService
+
+/// The registration service's authorization matrix: every route it registers, with the guard that
+/// admits its callers. Registration owns the tenants and the users' enrolments: admin for tenants, keys, policy and metadata; the RP or the user themself for a user's credentials and methods.
+///
+/// A route added without its line here fails ``everyRouteHasTheGuardOfTheTable()``; a route
+/// cannot be registered without a guard at all (`GuardedRouter`).
+@Suite struct RegistrationAuthorizationMatrixTests {
+    static let matrix: [(method: String, template: String, guard: String)] = [
+        ("GET", "/healthz", "public"),
+        ("GET", "/metrics", "public"),
+        ("GET", "/readyz", "public"),
+        ("GET", "/v1/admin/metadata", "admin"),
+        ("POST", "/v1/admin/metadata/refresh", "admin"),
+        ("PUT", "/v1/admin/tenants/{tenant}", "admin"),
+        ("POST", "/v1/admin/tenants/{tenant}/api-keys", "admin"),
+        ("DELETE", "/v1/admin/tenants/{tenant}/api-keys/{keyId}", "admin"),
+        ("PUT", "/v1/admin/tenants/{tenant}/api-keys/{keyId}", "admin"),
+        ("GET", "/v1/admin/tenants/{tenant}/fido-policy", "admin"),
+        ("PUT", "/v1/admin/tenants/{tenant}/fido-policy", "admin"),
+        ("GET", "/v1/tenants/{tenant}", "public"),
+        ("GET", "/v1/tenants/{tenant}/api-keys/current", "relyingParty"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/credentials", "relyingPartyOrSelf"),
+        ("DELETE", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
+        ("PATCH", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrSelf"),
+        ("DELETE", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
+        ("PATCH", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/webauthn/registrations", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/webauthn/registrations/options", "relyingPartyOrSelf"),
+        ("GET", "/v1/tenants/{tenant}/webauthn/related-origins", "public"),
+    ]
+
+    @Test func everyRouteHasTheGuardOfTheTable() async throws {
+        let h = try await ServiceHarness<RegistrationService>.offline()
+        defer { Task { await h.close() } }
+        try AuthorizationMatrix.check(h.router.registered, against: Self.matrix)
+    }
+
+    /// Every guarded route refuses a request without credentials before its handler runs (no
+    /// database is reachable here: a handler that ran would fail otherwise).
+    @Test func guardedRoutesRefuseAnonymousCallers() async throws {
+        let h = try await ServiceHarness<RegistrationService>.offline()
+        defer { Task { await h.close() } }
+        try await AuthorizationMatrix.checkAnonymousRefused(h)
+    }
+
+    @Test func consumedTopicsFollowFromTheHandlers() async throws {
+        let h = try await ServiceHarness<RegistrationService>.offline()
+        defer { Task { await h.close() } }
+        #expect(h.assembly.handlers.topics.sorted() == ["signet.authentication"].sorted())
+    }
+}
