@@ -132,7 +132,7 @@ let package = Package(
         // Services assembled in process (ServiceHarness): routes and guards, stores against a
         // scratch database, consumers fed directly. No broker, no other service.
         .target(
-            name: "ServiceTestSupport", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Kafka", "Platform", "Schema", "TestSupport"],
+            name: "ServiceTestSupport", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Kafka", "Platform", "Schema", "Crypto", "TestSupport"],
             path: "Tests/ServiceTestSupport"),
         .testTarget(
             name: "RegistrationServiceTests", dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],

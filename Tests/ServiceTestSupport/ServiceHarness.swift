@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 import Kafka
@@ -133,5 +134,17 @@ public enum AuthorizationMatrix {
             if response.status != 401 { problems.append("\(route): \(response.status) without credentials") }
         }
         if !problems.isEmpty { throw Mismatch(description: problems.joined(separator: "\n")) }
+    }
+}
+
+extension ServiceHarness {
+    /// Gives the service tenant `id` and an RP API key for it, by the events registration
+    /// publishes (every service but registration keeps them as its read model).
+    public func seedTenant(_ id: String, apiKey: String, rpId: String = "localhost", origins: [String] = ["http://localhost:8080"]) async throws {
+        let now = Date()
+        try await consume(TenantUpserted(tenantId: id, displayName: "Harness", rpId: rpId, origins: origins, revision: 1, updatedAt: now), source: .registration)
+        try await consume(
+            TenantAPIKeyCreated(tenantId: id, keyId: "k_0000000000000001", keyHash: Hex.encode(SHA256.hash(Array(apiKey.utf8))), createdAt: now),
+            source: .registration)
     }
 }

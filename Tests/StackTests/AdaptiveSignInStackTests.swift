@@ -41,6 +41,11 @@ struct AdaptiveSignInStackTests {
         let issued = try await TestHTTP.json("POST", "\(Self.registration)/v1/admin/tenants/\(id)/api-keys", token: TestStack.adminToken, json: "{}")
         let key = try #require(try issued.json()["apiKey"] as? String)
         #expect(await TestStack.eventually { (try? await TestHTTP.send("GET", "\(Self.authentication)/v1/tenants/\(id)"))?.status == 200 })
+        // The key's own event may trail the tenant's: wait until the authentication service
+        // takes it (an unknown session is 404 to the RP, 401 to anyone else).
+        #expect(await TestStack.eventually {
+            (try? await TestHTTP.send("DELETE", "\(Self.authentication)/v1/tenants/\(id)/sessions/none", headers: ["Authorization": "Bearer \(key)"]))?.status == 404
+        })
         return Tenant(id: id, key: key)
     }
 

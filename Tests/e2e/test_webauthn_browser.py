@@ -501,9 +501,21 @@ def test_the_demo_backend_keeps_the_rp_key_and_exposes_only_its_routes(stack):
         assert status == 200 and DEMO_RP_API_KEY.encode() not in body
     status, headers, _ = http("GET", DEMO)
     assert "script-src 'self'" in headers.get("Content-Security-Policy", "")
-    status, _, body = http("POST", DEMO + "api/registrations/options", {"username": f"e2e-{secrets.token_hex(4)}"},
+    # The key opens a sign-up only (for a username with nothing registered); registering needs
+    # that sign-up token or the user's own session token, never the RP key.
+    username = f"e2e-{secrets.token_hex(4)}"
+    status, _, body = http("POST", DEMO + "api/registrations/options", {"username": username},
                            {"Authorization": "Bearer not-the-key"})
+    assert status == 401, status
+    status, _, body = http("POST", DEMO + "api/signups", {"username": username})
+    assert status == 201, (status, body)
+    token = json.loads(body)["signUpToken"]
+    status, _, body = http("POST", DEMO + "api/registrations/options", {"username": username},
+                           {"Authorization": f"Bearer {token}"})
     assert status == 200 and json.loads(body)["publicKey"]["rp"]["id"] == RP_ID
+    status, _, body = http("POST", DEMO + "api/registrations/options", {"username": username + "-other"},
+                           {"Authorization": f"Bearer {token}"})
+    assert status == 403, status
 
     # Without the gateway's help the same call needs the key.
     status, _, body = http("POST", GATEWAY + "/registration/v1/tenants/demo/webauthn/registrations/options",

@@ -1,0 +1,41 @@
+import Foundation
+import HTTPServer
+import Schema
+import ServiceKit
+import ServiceTestSupport
+import Testing
+import TestSupport
+@testable import AuthenticationService
+
+/// The authentication service in process, over a scratch database.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct SettingsAndSignInTests {
+    @Test func settingsChangeIsPublishedAndItsSecretNeverAnswered() async throws {
+        let h = try await ServiceHarness<AuthenticationService>.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "sk_harness_0123456789abcdefghijklmnopqrstuv")
+        let admin = ServiceHarness<AuthenticationService>.adminToken
+        let put = await h.send(
+            "PUT", "/v1/admin/tenants/acme/authentication-settings", bearer: admin,
+            json: #"{"lockAfterFailures": 4, "probationAfterFailures": 2, "externalPassword": {"url": "https://rp.example/check", "bearerToken": "rp-secret-token"}}"#)
+        #expect(put.status == 200, "\(String(decoding: put.body, as: UTF8.self))")
+        let got = await h.send("GET", "/v1/admin/tenants/acme/authentication-settings", bearer: admin)
+        let text = String(decoding: got.body, as: UTF8.self)
+        #expect(got.status == 200 && text.contains("\"lockAfterFailures\":4") && !text.contains("rp-secret-token"), "\(text)")
+        let events = try await h.published()
+        #expect(events.map(\.type).contains(AuthenticationPolicyChanged.eventType))
+        #expect(events.allSatisfy { !$0.data.contains("rp-secret-token") })
+    }
+
+    @Test func aSignInForAnUnknownUserFindsNoSequence() async throws {
+        let h = try await ServiceHarness<AuthenticationService>.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "sk_harness_0123456789abcdefghijklmnopqrstuv")
+        let started = await h.send("POST", "/v1/tenants/acme/signins", json: #"{"username":"nobody"}"#)
+        let json = try JSONSerialization.jsonObject(with: Data(started.body)) as? [String: Any]
+        #expect(started.status == 201 && json?["status"] as? String == "FAILED", "\(String(decoding: started.body, as: UTF8.self))")
+        // A non-NFC username never reaches the flow.
+        let refused = await h.send("POST", "/v1/tenants/acme/signins", json: #"{"username":"jose\u0301"}"#)
+        #expect(refused.status == 400)
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import HTTPServer
+import Schema
+import ServiceKit
+import ServiceTestSupport
+import Testing
+import TestSupport
+@testable import TransactionService
+
+/// The transaction service in process, over a scratch database: a transaction created by the RP
+/// is published from the outbox; consumed events (tenants, credentials, decisions) are fed to
+/// its handlers directly.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct TransactionLifecycleTests {
+    static let key = "sk_harness_0123456789abcdefghijklmnopqrstuv"
+
+    @Test func createdTransactionsArePublishedAndOnlyTheRPReadsThem() async throws {
+        let h = try await ServiceHarness<TransactionService>.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("shop", apiKey: Self.key)
+        let body = #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME","type":"payment"}"#
+        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        let object = try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any]
+        let id = try #require(object?["transactionId"] as? String)
+        #expect(try await h.published().map(\.type) == [TransactionChanged.eventType])
+        #expect(await h.send("GET", "/v1/tenants/shop/transactions/\(id)", bearer: Self.key).status == 200)
+        #expect(await h.send("GET", "/v1/tenants/shop/transactions/\(id)").status == 401)
+        // Another tenant's key does not open it.
+        try await h.seedTenant("other", apiKey: Self.key + "x")
+        #expect(await h.send("GET", "/v1/tenants/shop/transactions/\(id)", bearer: Self.key + "x").status == 401)
+    }
+
+    @Test func aDecisionForAnUnknownCredentialConfirmsNothing() async throws {
+        let h = try await ServiceHarness<TransactionService>.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("shop", apiKey: Self.key)
+        let body = #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME"}"#
+        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
+        let object = try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any]
+        let id = try #require(object?["transactionId"] as? String)
+        let hash = try #require(object?["detailsHash"] as? String)
+        let evidence = SignedAssertionEvidence(
+            credentialId: "AAAA", authenticatorData: "AAAA", clientDataJSON: "AAAA", signature: "AAAA", publicKeyCose: "AAAA",
+            nonce: "AAAAAAAAAAAAAAAAAAAAAA")
+        try await h.consume(
+            TransactionDecision(
+                tenantId: "shop", transactionId: id, decision: "confirmed", detailsHash: hash, signinId: "si_1", amr: ["fido2"],
+                assertions: [evidence], decidedAt: Date()),
+            source: .authentication)
+        let read = await h.send("GET", "/v1/tenants/shop/transactions/\(id)", bearer: Self.key)
+        let status = (try JSONSerialization.jsonObject(with: Data(read.body)) as? [String: Any])?["status"] as? String
+        #expect(status == "PENDING")
+        #expect(try await h.published().map(\.type) == [TransactionChanged.eventType])
+    }
+}
