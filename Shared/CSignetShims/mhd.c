@@ -5,6 +5,16 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 
+// libmicrohttpd's own unescaping decodes the path in place, so `%00` ends the C string the
+// access handler receives (`/t/a%00b` arrived as `/t/a`) and `%2F` becomes a separator. This
+// one leaves every escape in place: the router decodes each segment after splitting, and
+// query arguments are decoded in Swift ('+' is already a space there, done by MHD before).
+static size_t signet_keep_escapes(void *cls, struct MHD_Connection *connection, char *s) {
+    (void)cls;
+    (void)connection;
+    return strlen(s);
+}
+
 void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind_ipv4,
                        unsigned int thread_pool_size, unsigned int connection_limit,
                        unsigned int connection_timeout_seconds,
@@ -26,6 +36,7 @@ void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+        MHD_OPTION_UNESCAPE_CALLBACK, signet_keep_escapes, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)completed_handler, completed_cls,
         MHD_OPTION_END);
     return d;

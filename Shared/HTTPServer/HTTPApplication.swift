@@ -25,6 +25,10 @@ public struct HTTPApplication: Sendable {
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
             response = .problem(HTTPError(.notFound, detail: "No route for this path."), requestID: request.requestID)
+        case .invalidPath:
+            response = .problem(
+                HTTPError(.invalidPath, detail: "The path holds a control character, invalid UTF-8, a broken escape or an encoded slash."),
+                requestID: request.requestID)
         case .methodNotAllowed(let t, let allowed):
             template = t
             response = .problem(

@@ -183,12 +183,11 @@ struct ConnectionHandle: @unchecked Sendable {
 private let headerIterator: MHD_KeyValueIterator = { cls, kind, key, value in
     guard let cls, let key else { return MHD_Result.YES }
     let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
-    let k = String(cString: key)
-    let v = value.map { String(cString: $0) } ?? ""
     if kind == MHD_ValueKind.HEADER_KIND {
-        if state.headers.count < 100 { state.headers.append((k.lowercased(), v)) }
+        if state.headers.count < 100 { state.headers.append((String(cString: key).lowercased(), value.map { String(cString: $0) } ?? "")) }
     } else if kind == MHD_ValueKind.GET_ARGUMENT_KIND {
-        if state.query.count < 100 { state.query[k] = v }
+        // Left escaped by the server's unescape callback (see mhd.c): decoded here.
+        if state.query.count < 100 { state.query[percentDecoded(key)] = value.map(percentDecoded) ?? "" }
     }
     return MHD_Result.YES
 }
@@ -201,7 +200,7 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
     guard let existing = conCls.pointee else {
         let state = RequestState()
         state.method = method.map { String(cString: $0) } ?? "GET"
-        state.path = url.map { String(cString: $0) } ?? "/"
+        state.path = url.map(requestPath) ?? "/"
         let opaque = Unmanaged.passUnretained(state).toOpaque()
         MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerIterator, opaque)
         MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, headerIterator, opaque)
@@ -294,6 +293,51 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
         finish(r)
     } }
     return MHD_Result.YES
+}
+
+/// The request path as sent (escapes kept, see mhd.c), with any raw byte outside printable
+/// ASCII escaped, so that the router judges every byte (and invalid UTF-8 is not repaired
+/// into U+FFFD on the way).
+private func requestPath(_ url: UnsafePointer<CChar>) -> String {
+    let raw = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
+    if raw.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return String(decoding: raw, as: UTF8.self) }
+    var escaped = ""
+    for b in raw {
+        if b > 0x20 && b < 0x7F { escaped.unicodeScalars.append(Unicode.Scalar(b)) } else { escaped += "%" + String(b, radix: 16, uppercase: true).leftPadded() }
+    }
+    return escaped
+}
+
+/// Percent-decodes a query key or value; a broken escape stays as it is (as libmicrohttpd
+/// did), invalid UTF-8 is repaired.
+private func percentDecoded(_ c: UnsafePointer<CChar>) -> String {
+    let raw = UnsafeBufferPointer(start: UnsafeRawPointer(c).assumingMemoryBound(to: UInt8.self), count: strlen(c))
+    guard raw.contains(UInt8(ascii: "%")) else { return String(decoding: raw, as: UTF8.self) }
+    func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x41...0x46: c - 0x41 + 10
+        case 0x61...0x66: c - 0x61 + 10
+        default: nil
+        }
+    }
+    var out: [UInt8] = []
+    out.reserveCapacity(raw.count)
+    var i = 0
+    while i < raw.count {
+        if raw[i] == UInt8(ascii: "%"), i + 2 < raw.count, let hi = hex(raw[i + 1]), let lo = hex(raw[i + 2]) {
+            out.append(hi << 4 | lo)
+            i += 3
+        } else {
+            out.append(raw[i])
+            i += 1
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+private extension String {
+    func leftPadded() -> String { count < 2 ? "0" + self : self }
 }
 
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
