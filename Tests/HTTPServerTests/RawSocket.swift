@@ -72,10 +72,14 @@ final class RawSocket: @unchecked Sendable {
         return (status, String(text[..<end.lowerBound]), String(text[end.upperBound...]))
     }
 
-    /// Whether the peer has closed the connection (a read returns end of file or an error).
+    /// Whether the peer closes the connection within the socket's read timeout (a read
+    /// returns end of file or a reset, rather than timing out).
     func isClosedByPeer() -> Bool {
         var byte: UInt8 = 0
-        return recv(fd, &byte, 1, 0) <= 0
+        let n = recv(fd, &byte, 1, 0)
+        if n == 0 { return true }
+        if n < 0 { return errno != EAGAIN && errno != EWOULDBLOCK }
+        return false
     }
 
     /// Runs blocking socket work off the cooperative pool.
