@@ -58,6 +58,13 @@ public struct HTTPApplication: Sendable {
                     }
                 } catch is CancellationError {
                     response = .problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: request.requestID)
+                } catch let error as any HTTPErrorConvertible where error.httpError != nil {
+                    let mapped = error.httpError ?? HTTPError(.internalError)
+                    response = .problem(mapped, requestID: request.requestID)
+                    // Such errors' descriptions name kinds and codes only (no SQL, no values).
+                    logger.log(
+                        level: mapped.code.status >= 500 ? .error : .info, "request failed",
+                        metadata: [LogKey.errorCode: "\(mapped.code.rawValue)", LogKey.error: "\(error)"])
                 } catch {
                     // Unknown errors: logged with their type only (descriptions of driver errors
                     // may carry SQL or values); the client gets no internals.
