@@ -334,6 +334,8 @@ test)
     build --build-tests
     up debug
     export SIGNET_TEST_STACK=1 SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" SIGNET_DATA_DIR="$DATA" SIGNET_SINK_PYTHON="$DATA/venv/bin/python"
+    # Where the cluster lives, for tests that restart PostgreSQL under load (pg_ctl restart).
+    export SIGNET_PG_DIR="$(pg_dir)" SIGNET_PG_BIN="$(pg_bin)"
     status=0
     # SIGNET_TEST_FILTER=<regex>: only the Swift tests it matches (swift test --filter), for a
     # quick run against the stack while working on one suite.
