@@ -99,7 +99,7 @@ public final class PostgresPool: Sendable {
             return try await transaction(body)
         } catch let error as PostgresError where retryingOnConnectionLoss && error.isRetryableTransactionFailure {
             retries.increment()
-            logger.warning("database connection lost before COMMIT; running the transaction again", metadata: [LogKey.error: "\(error)"])
+            logger.warning("database unreachable before COMMIT; running the transaction again", metadata: [LogKey.error: "\(error)"])
             // A lost session says little about the server (a terminated backend, a dropped
             // link): try at once. A refused connect means it is not accepting yet: pause.
             if error.code == .connectFailed { try await Task.sleep(for: Self.reconnectDelay) }
