@@ -117,7 +117,7 @@ let package = Package(
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestRandom"], path: "Tests/CryptoTests"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestRandom"], path: "Tests/JSONTests"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform", "JSON"], path: "Tests/HTTPServerTests"),
-        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport"], path: "Tests/PostgresTests"),
+        .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport", "HTTPServer", "ServiceKit"], path: "Tests/PostgresTests"),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "Crypto", "JSON"], path: "Tests/TokensTests"),
         .testTarget(name: "RulesTests", dependencies: ["Rules", "Tokens", "JSON", "TestRandom"], path: "Tests/RulesTests"),

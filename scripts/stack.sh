@@ -228,7 +228,8 @@ start_gateway() {
     chmod 600 "$DATA/nginx/nginx.conf"
     nginx -c "$DATA/nginx/nginx.conf" -p "$DATA/nginx" -g "daemon off;" >>"$DATA/logs/gateway.log" 2>&1 &
     echo $! >"$DATA/run/gateway.pid"
-    wait_http "http://127.0.0.1:$GATEWAY_PORT/registration/healthz" 20 || { log "gateway did not start; see $DATA/logs/gateway.log"; exit 1; }
+    # (the services' probes are not reachable through it: the demo page shows it is up)
+    wait_http "http://127.0.0.1:$GATEWAY_PORT/demo/" 20 || { log "gateway did not start; see $DATA/logs/gateway.log"; exit 1; }
 }
 
 seed() {
@@ -333,6 +334,8 @@ test)
     build --build-tests
     up debug
     export SIGNET_TEST_STACK=1 SIGNET_DEVBROKER_PIDFILE="$DATA/run/devbroker.pid" SIGNET_DATA_DIR="$DATA" SIGNET_SINK_PYTHON="$DATA/venv/bin/python"
+    # Where the cluster lives, for tests that restart PostgreSQL under load (pg_ctl restart).
+    export SIGNET_PG_DIR="$(pg_dir)" SIGNET_PG_BIN="$(pg_bin)"
     status=0
     # SIGNET_TEST_FILTER=<regex>: only the Swift tests it matches (swift test --filter), for a
     # quick run against the stack while working on one suite.

@@ -25,6 +25,10 @@ public struct HTTPApplication: Sendable {
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
             response = .problem(HTTPError(.notFound, detail: "No route for this path."), requestID: request.requestID)
+        case .invalidPath:
+            response = .problem(
+                HTTPError(.invalidPath, detail: "The path holds a control character, invalid UTF-8, a broken escape or an encoded slash."),
+                requestID: request.requestID)
         case .methodNotAllowed(let t, let allowed):
             template = t
             response = .problem(
@@ -54,6 +58,13 @@ public struct HTTPApplication: Sendable {
                     }
                 } catch is CancellationError {
                     response = .problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: request.requestID)
+                } catch let error as any HTTPErrorConvertible where error.httpError != nil {
+                    let mapped = error.httpError ?? HTTPError(.internalError)
+                    response = .problem(mapped, requestID: request.requestID)
+                    // Such errors' descriptions name kinds and codes only (no SQL, no values).
+                    logger.log(
+                        level: mapped.code.status >= 500 ? .error : .info, "request failed",
+                        metadata: [LogKey.errorCode: "\(mapped.code.rawValue)", LogKey.error: "\(error)"])
                 } catch {
                     // Unknown errors: logged with their type only (descriptions of driver errors
                     // may carry SQL or values); the client gets no internals.

@@ -105,6 +105,14 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
     }
 }
 
+/// An error from below the HTTP layer that knows its answer (the database being unreachable
+/// is 503, not 500). The edge asks it before falling back to a logged 500; conformances live
+/// where both modules are known (ServiceKit for the PostgreSQL pool).
+public protocol HTTPErrorConvertible: Error {
+    /// The problem to answer with, or nil for a plain 500.
+    var httpError: HTTPError? { get }
+}
+
 /// The body of an `application/problem+json` response.
 public struct ProblemDetails: Codable, Sendable, Equatable {
     public var type: String

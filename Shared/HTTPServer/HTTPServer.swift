@@ -11,15 +11,31 @@ public struct HTTPServerConfiguration: Sendable {
     /// libmicrohttpd's epoll thread pool size.
     public var threads: Int
     public var maxBodyBytes: Int
+    /// Open connections at most, all clients together.
     public var maxConnections: Int
     /// Idle connections are closed after this many seconds.
     public var idleTimeoutSeconds: Int
     /// A handler that has not answered by then gets 503 `request_timeout`.
     public var requestTimeout: Duration
+    /// Open connections one client address may hold (see ``ConnectionLimiter``).
+    public var maxConnectionsPerAddress: Int
+    /// Addresses bounded by `maxConnections` only: gateways and proxies, whose connections
+    /// carry everyone's requests.
+    public var unlimitedAddresses: [AddressRange]
+    /// Past this many open connections, idle ones are closed after
+    /// `pressureIdleTimeoutSeconds` (nil: three quarters of `maxConnections`).
+    public var pressureHighWater: Int?
+    public var pressureIdleTimeoutSeconds: Int
+    /// A second listener that serves only `/healthz`, `/readyz` and `/metrics`, with
+    /// connections of its own, so that probes are answered when the main listener's
+    /// connections are all taken (nil: none).
+    public var healthPort: Int?
 
     public init(
         host: String = "127.0.0.1", port: Int, threads: Int = 2, maxBodyBytes: Int = 64 * 1024,
-        maxConnections: Int = 1024, idleTimeoutSeconds: Int = 30, requestTimeout: Duration = .seconds(10)
+        maxConnections: Int = 1024, idleTimeoutSeconds: Int = 30, requestTimeout: Duration = .seconds(10),
+        maxConnectionsPerAddress: Int = 256, unlimitedAddresses: [AddressRange] = [], pressureHighWater: Int? = nil,
+        pressureIdleTimeoutSeconds: Int = 2, healthPort: Int? = nil
     ) {
         self.host = host
         self.port = port
@@ -28,6 +44,22 @@ public struct HTTPServerConfiguration: Sendable {
         self.maxConnections = maxConnections
         self.idleTimeoutSeconds = idleTimeoutSeconds
         self.requestTimeout = requestTimeout
+        self.maxConnectionsPerAddress = maxConnectionsPerAddress
+        self.unlimitedAddresses = unlimitedAddresses
+        self.pressureHighWater = pressureHighWater
+        self.pressureIdleTimeoutSeconds = pressureIdleTimeoutSeconds
+        self.healthPort = healthPort
+    }
+
+    /// Paths the health listener serves.
+    static let probePaths: Set<String> = ["/healthz", "/readyz", "/metrics"]
+
+    /// The health listener's own configuration: one thread, few connections, short timeouts.
+    func healthListener(port: Int) -> HTTPServerConfiguration {
+        HTTPServerConfiguration(
+            host: host, port: port, threads: 1, maxBodyBytes: 1024, maxConnections: 64, idleTimeoutSeconds: 5,
+            requestTimeout: requestTimeout, maxConnectionsPerAddress: 16, unlimitedAddresses: [], pressureHighWater: 48,
+            pressureIdleTimeoutSeconds: 1, healthPort: nil)
     }
 }
 
@@ -53,6 +85,10 @@ public final class HTTPServer: Service, @unchecked Sendable {
     let handlerExecutor: BlockingExecutor = .shared
     private let stopped: AsyncStream<Void>
     private let stoppedContinuation: AsyncStream<Void>.Continuation
+    /// Per-address caps and idle closing under pressure.
+    let connections: ConnectionLimiter
+    /// The probes' own listener, when configured.
+    let healthListener: HTTPServer?
 
     struct ServerState {
         /// Admitted requests whose responses have not completed.
@@ -68,11 +104,31 @@ public final class HTTPServer: Service, @unchecked Sendable {
 
     /// - Parameters:
     ///   - respond: produces the response for a request; must not throw.
-    public init(configuration: HTTPServerConfiguration, logger: Logger, respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
+    public convenience init(configuration: HTTPServerConfiguration, logger: Logger, respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
+        self.init(configuration: configuration, logger: logger, listener: "main", respond: respond)
+    }
+
+    /// - Parameter listener: names the listener in metrics (`main`, `health`).
+    init(configuration: HTTPServerConfiguration, logger: Logger, listener: String, respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
         self.configuration = configuration
         self.logger = logger
         self.respond = respond
         (stopped, stoppedContinuation) = AsyncStream.makeStream(of: Void.self)
+        connections = ConnectionLimiter(
+            perAddressLimit: configuration.maxConnectionsPerAddress, unlimited: configuration.unlimitedAddresses,
+            highWater: configuration.pressureHighWater ?? configuration.maxConnections * 3 / 4,
+            pressureIdleTimeout: .seconds(configuration.pressureIdleTimeoutSeconds),
+            listener: listener)
+        healthListener = configuration.healthPort.map { port in
+            HTTPServer(configuration: configuration.healthListener(port: port), logger: logger, listener: "health") { request in
+                guard HTTPServerConfiguration.probePaths.contains(request.path) else {
+                    var r = HTTPResponse.problem(HTTPError(.notFound, detail: "This listener serves probes only."), requestID: request.requestID)
+                    r.headers.append(("X-Request-Id", request.requestID))
+                    return r
+                }
+                return await respond(request)
+            }
+        }
     }
 
     /// The port bound (differs from the configured one when that was 0).
@@ -86,14 +142,30 @@ public final class HTTPServer: Service, @unchecked Sendable {
             UInt32(configuration.threads), UInt32(configuration.maxConnections),
             UInt32(configuration.idleTimeoutSeconds),
             unsafeBitCast(mhdAccessHandler, to: UnsafeMutableRawPointer.self), cls,
-            unsafeBitCast(mhdCompletedHandler, to: UnsafeMutableRawPointer.self), cls)
+            unsafeBitCast(mhdCompletedHandler, to: UnsafeMutableRawPointer.self), cls,
+            unsafeBitCast(mhdAcceptPolicy, to: UnsafeMutableRawPointer.self),
+            unsafeBitCast(mhdConnectionNotification, to: UnsafeMutableRawPointer.self), cls)
         guard let d else {
             throw HTTPServerError(description: "could not listen on \(configuration.host):\(configuration.port)")
         }
         daemon = OpaquePointer(d)
         boundPort = Int(signet_mhd_bound_port(d))
+        connections.start()
         logger.notice("listening", metadata: ["signet.http.address": "\(configuration.host):\(boundPort)"])
+        if let healthListener {
+            do {
+                try healthListener.start()
+            } catch {
+                MHD_stop_daemon(daemon)
+                daemon = nil
+                connections.stop()
+                throw error
+            }
+        }
     }
+
+    /// The health listener's port (0 when there is none).
+    public var healthPort: Int { healthListener?.boundPort ?? 0 }
 
     /// Serves until ``shutdown()``.
     public func run() async throws {
@@ -123,6 +195,9 @@ public final class HTTPServer: Service, @unchecked Sendable {
         MHD_stop_daemon(daemon)
         self.daemon = nil
         deadlines.stop()
+        connections.stop()
+        // Probes are answered (readiness says "draining") until the main listener has stopped.
+        await healthListener?.shutdown()
         stoppedContinuation.yield()
         stoppedContinuation.finish()
     }
@@ -183,12 +258,11 @@ struct ConnectionHandle: @unchecked Sendable {
 private let headerIterator: MHD_KeyValueIterator = { cls, kind, key, value in
     guard let cls, let key else { return MHD_Result.YES }
     let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
-    let k = String(cString: key)
-    let v = value.map { String(cString: $0) } ?? ""
     if kind == MHD_ValueKind.HEADER_KIND {
-        if state.headers.count < 100 { state.headers.append((k.lowercased(), v)) }
+        if state.headers.count < 100 { state.headers.append((String(cString: key).lowercased(), value.map { String(cString: $0) } ?? "")) }
     } else if kind == MHD_ValueKind.GET_ARGUMENT_KIND {
-        if state.query.count < 100 { state.query[k] = v }
+        // Left escaped by the server's unescape callback (see mhd.c): decoded here.
+        if state.query.count < 100 { state.query[percentDecoded(key)] = value.map(percentDecoded) ?? "" }
     }
     return MHD_Result.YES
 }
@@ -199,9 +273,12 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
 
     // First call for this request: headers are in.
     guard let existing = conCls.pointee else {
+        if let record = signet_mhd_connection_context(UnsafeMutableRawPointer(connection)) {
+            Unmanaged<ConnectionLimiter.Record>.fromOpaque(record).takeUnretainedValue().requestStarted()
+        }
         let state = RequestState()
         state.method = method.map { String(cString: $0) } ?? "GET"
-        state.path = url.map { String(cString: $0) } ?? "/"
+        state.path = url.map(requestPath) ?? "/"
         let opaque = Unmanaged.passUnretained(state).toOpaque()
         MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerIterator, opaque)
         MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, headerIterator, opaque)
@@ -296,6 +373,51 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
     return MHD_Result.YES
 }
 
+/// The request path as sent (escapes kept, see mhd.c), with any raw byte outside printable
+/// ASCII escaped, so that the router judges every byte (and invalid UTF-8 is not repaired
+/// into U+FFFD on the way).
+private func requestPath(_ url: UnsafePointer<CChar>) -> String {
+    let raw = UnsafeBufferPointer(start: UnsafeRawPointer(url).assumingMemoryBound(to: UInt8.self), count: strlen(url))
+    if raw.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) { return String(decoding: raw, as: UTF8.self) }
+    var escaped = ""
+    for b in raw {
+        if b > 0x20 && b < 0x7F { escaped.unicodeScalars.append(Unicode.Scalar(b)) } else { escaped += "%" + String(b, radix: 16, uppercase: true).leftPadded() }
+    }
+    return escaped
+}
+
+/// Percent-decodes a query key or value; a broken escape stays as it is (as libmicrohttpd
+/// did), invalid UTF-8 is repaired.
+private func percentDecoded(_ c: UnsafePointer<CChar>) -> String {
+    let raw = UnsafeBufferPointer(start: UnsafeRawPointer(c).assumingMemoryBound(to: UInt8.self), count: strlen(c))
+    guard raw.contains(UInt8(ascii: "%")) else { return String(decoding: raw, as: UTF8.self) }
+    func hex(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: c - 0x30
+        case 0x41...0x46: c - 0x41 + 10
+        case 0x61...0x66: c - 0x61 + 10
+        default: nil
+        }
+    }
+    var out: [UInt8] = []
+    out.reserveCapacity(raw.count)
+    var i = 0
+    while i < raw.count {
+        if raw[i] == UInt8(ascii: "%"), i + 2 < raw.count, let hi = hex(raw[i + 1]), let lo = hex(raw[i + 2]) {
+            out.append(hi << 4 | lo)
+            i += 3
+        } else {
+            out.append(raw[i])
+            i += 1
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}
+
+private extension String {
+    func leftPadded() -> String { count < 2 ? "0" + self : self }
+}
+
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool) -> MHD_Result {
     let mhdResponse = response.body.withUnsafeBytes { buf in
         MHD_create_response_from_buffer(buf.count, UnsafeMutableRawPointer(mutating: buf.baseAddress), MHD_ResponseMemoryMode(rawValue: 2)! /* MHD_RESPMEM_MUST_COPY */)
@@ -310,12 +432,51 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closi
     return rc
 }
 
-private let mhdCompletedHandler: MHD_RequestCompletedCallback = { cls, _, conCls, _ in
+private let mhdCompletedHandler: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
+    if let connection, let record = signet_mhd_connection_context(UnsafeMutableRawPointer(connection)) {
+        Unmanaged<ConnectionLimiter.Record>.fromOpaque(record).takeUnretainedValue().requestFinished()
+    }
     guard let cls, let conCls, let existing = conCls.pointee else { return }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     let state = Unmanaged<RequestState>.fromOpaque(existing).takeRetainedValue()
     if state.counted { server.requestFinished() }
     conCls.pointee = nil
+}
+
+// MARK: - Connection admission (see ConnectionLimiter)
+
+private let mhdAcceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
+    guard let cls else { return MHD_Result.NO }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    var bytes = [UInt8](repeating: 0, count: 16)
+    let n = bytes.withUnsafeMutableBufferPointer { signet_sockaddr_bytes(address, $0.baseAddress) }
+    guard let client = bytes.withUnsafeBufferPointer({ ClientAddress(bytes: UnsafeBufferPointer(rebasing: $0[0..<n])) }) else {
+        return MHD_Result.YES  // not IP (no such listener here): nothing to count by
+    }
+    return server.connections.admits(client) ? MHD_Result.YES : MHD_Result.NO
+}
+
+/// Started: the connection's record becomes its socket context (retained until closed).
+/// Closed: called before libmicrohttpd closes the socket (the sweeper relies on that).
+private let mhdConnectionNotification: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
+    guard let cls, let connection, let socketContext else { return }
+    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    // MHD_CONNECTION_NOTIFY_STARTED = 0, MHD_CONNECTION_NOTIFY_CLOSED = 1 (an open C enum).
+    switch code.rawValue {
+    case 0:
+        var bytes = [UInt8](repeating: 0, count: 16)
+        let n = bytes.withUnsafeMutableBufferPointer { signet_mhd_connection_address(UnsafeMutableRawPointer(connection), $0.baseAddress) }
+        let client = bytes.withUnsafeBufferPointer { ClientAddress(bytes: UnsafeBufferPointer(rebasing: $0[0..<n])) } ?? ClientAddress(value: 0)
+        let record = server.connections.opened(fd: signet_mhd_connection_fd(UnsafeMutableRawPointer(connection)), address: client)
+        socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+    case 1:
+        guard let opaque = socketContext.pointee else { return }
+        let record = Unmanaged<ConnectionLimiter.Record>.fromOpaque(opaque).takeRetainedValue()
+        socketContext.pointee = nil
+        server.connections.closed(record)
+    default:
+        break
+    }
 }
 
 // MARK: - Request deadlines

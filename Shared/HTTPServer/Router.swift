@@ -65,6 +65,9 @@ public struct Router: Sendable {
         case found(handler: Handler, template: String, parameters: [String: String])
         case methodNotAllowed(template: String, allowed: [String])
         case notFound
+        /// The path cannot name anything here (see ``Router/segments(of:)``): 400
+        /// `invalid_path`, before any handler runs. `reason` is for logs, not for clients.
+        case invalidPath(reason: String)
     }
 
     private(set) var routes: [Route] = []
@@ -90,8 +93,18 @@ public struct Router: Sendable {
     public static let maxParameterLength = 256
 
     /// Finds the handler for `method` and `path`.
+    ///
+    /// `path` is the request target's path as sent, still percent-encoded (the server does
+    /// not decode it: libmicrohttpd's decoding turned `%00` into a C string's end, so `a%00b`
+    /// reached handlers as `a`). Matching is exact: a trailing or doubled slash makes
+    /// another path, which matches no route (404), as the gateway's location rules see it.
     public func match(method: String, path: String) -> Match {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: true)
+        guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
+        let parts: [String]
+        switch Router.segments(of: path) {
+        case .success(let p): parts = p
+        case .failure(let error): return .invalidPath(reason: error.reason)
+        }
         var allowed: [String] = []
         var allowedTemplate: String?
         for route in routes where route.segments.count == parts.count {
@@ -102,11 +115,14 @@ public struct Router: Sendable {
                 case .literal(let l):
                     if l != part { ok = false }
                 case .parameter(let name):
-                    if part.isEmpty || part.utf8.count > Router.maxParameterLength { ok = false } else { params[name] = String(part) }
+                    if part.isEmpty || part.utf8.count > Router.maxParameterLength { ok = false } else { params[name] = part }
                 }
                 if !ok { break }
             }
             guard ok else { continue }
+            // Dot segments name nothing as values; refused rather than passed to a handler
+            // that might build another URL from them.
+            if params.values.contains(where: { $0 == "." || $0 == ".." }) { return .invalidPath(reason: "dot segment") }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
                 return .found(handler: route.handler, template: route.template, parameters: params)
             }
@@ -116,4 +132,71 @@ public struct Router: Sendable {
         if let allowedTemplate { return .methodNotAllowed(template: allowedTemplate, allowed: allowed) }
         return .notFound
     }
+
+    /// Why a path was refused.
+    public struct PathError: Error, Sendable {
+        public let reason: String
+    }
+
+    /// The segments of `path`, each percent-decoded after splitting on `/`, empty segments
+    /// kept (`/a/` is `["a", ""]`; `/` is `[]`).
+    ///
+    /// A segment is refused when it has a broken escape (`%zz`, `%4`), is not UTF-8 once
+    /// decoded, holds a control character (U+0000–U+001F, U+007F, U+0080–U+009F: they end C
+    /// strings, split log lines, or hide in terminals), or holds an encoded `/` (`%2F`): no
+    /// name in Signet contains a slash, and a value with one would be a second segment to
+    /// whoever rebuilds a URL from it.
+    static func segments(of path: String) -> Result<[String], PathError> {
+        var utf8 = Substring(path).utf8
+        if utf8.first == UInt8(ascii: "/") { utf8 = utf8.dropFirst() }
+        if utf8.isEmpty { return .success([]) }
+        var result: [String] = []
+        for raw in utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            // Fast path: printable ASCII without escapes is its own decoding.
+            if raw.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "%") }) {
+                result.append(String(decoding: raw, as: UTF8.self))
+                continue
+            }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(raw.count)
+            var i = raw.startIndex
+            while i != raw.endIndex {
+                let b = raw[i]
+                if b == UInt8(ascii: "%") {
+                    let h = raw.index(after: i)
+                    guard h != raw.endIndex, raw.index(after: h) != raw.endIndex,
+                        let hi = hexValue(raw[h]), let lo = hexValue(raw[raw.index(after: h)])
+                    else { return .failure(PathError(reason: "broken percent escape")) }
+                    let decoded = hi << 4 | lo
+                    if decoded == UInt8(ascii: "/") { return .failure(PathError(reason: "encoded slash")) }
+                    bytes.append(decoded)
+                    i = raw.index(h, offsetBy: 2)
+                } else {
+                    bytes.append(b)
+                    i = raw.index(after: i)
+                }
+            }
+            guard let segment = String(validating: bytes, as: UTF8.self) else { return .failure(PathError(reason: "not UTF-8")) }
+            if segment.unicodeScalars.contains(where: { $0.value < 0x20 || ($0.value >= 0x7F && $0.value <= 0x9F) }) {
+                return .failure(PathError(reason: "control character"))
+            }
+            result.append(segment)
+        }
+        return .success(result)
+    }
+
+    private static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+extension ProblemCode {
+    /// The path cannot name a resource: a control character, invalid UTF-8, a broken escape,
+    /// an encoded slash or a dot segment where a name belongs.
+    public static let invalidPath = ProblemCode("invalid_path", status: 400, title: "Invalid path")
 }

@@ -2,6 +2,9 @@ import Platform
 import CLibPQ
 import Dispatch
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Owns one libpq connection. Every method blocks and must run on the connection's own
 /// queue (see ``PostgresConnection``), never on the cooperative pool.
@@ -13,6 +16,9 @@ final class PQConnection: @unchecked Sendable {
     /// is parsed and planned by the server once per connection, not on every call.
     private var prepared: [String: String] = [:]
     private var nextStatement = 0
+    /// Set when a call reported the session over (SQLSTATE 57P…/08…) while libpq still says
+    /// CONNECTION_OK (it has not read the end of the stream yet): reconnect before next use.
+    private var lost = false
     /// Beyond this many, new statements run unnamed (the text of a statement may vary, e.g.
     /// with the length of a list; the cache must not grow without bound).
     static let maxPreparedStatements = 512
@@ -26,13 +32,39 @@ final class PQConnection: @unchecked Sendable {
     }
 
     var isHealthy: Bool {
-        guard let conn else { return false }
+        guard let conn, !lost else { return false }
         return PQstatus(conn) == CONNECTION_OK
     }
+
+    /// Whether the server ended this session while it sat idle in the pool: a restart or
+    /// `pg_terminate_backend` sends an idle backend's client a FATAL message (57P01) and closes
+    /// the socket, which libpq only notices on its next read, i.e. as the failure of the next
+    /// statement. An idle session receives nothing otherwise (no LISTEN here), so a readable
+    /// socket is read now, without sending anything, and a closed one is known before any
+    /// statement is sent. Cost: one `poll` with a zero timeout per lease.
+    func endedWhileIdle() -> Bool {
+        guard let conn, PQtransactionStatus(conn) == PQTRANS_IDLE else { return false }
+        let fd = PQsocket(conn)
+        var pfd = pollfd(fd: fd, events: Self.readable | Self.peerClosed, revents: 0)
+        guard poll(&pfd, 1, 0) > 0 else { return false }
+        if pfd.revents & Self.closedOrFailed != 0 { return true }
+        // Readable: an error or notice the server sent on its own. Consume it; a session it
+        // ended is CONNECTION_BAD once the end of the stream is read.
+        if PQconsumeInput(conn) == 0 || PQstatus(conn) != CONNECTION_OK { return true }
+        var again = pollfd(fd: fd, events: Self.peerClosed, revents: 0)
+        return poll(&again, 1, 0) > 0 && again.revents != 0
+    }
+
+    private static let readable = Int16(POLLIN)
+    /// POLLRDHUP (Linux; Glibc exports it only under _GNU_SOURCE): the peer closed its side.
+    private static let peerClosed: Int16 = 0x2000
+    private static let closedOrFailed: Int16 = peerClosed | Int16(POLLHUP) | Int16(POLLERR) | Int16(POLLNVAL)
 
     /// Connects (or reconnects) and sets the session defaults Signet relies on.
     func connect() throws {
         if let conn { PQfinish(conn) }
+        conn = nil
+        lost = false
         prepared = [:]
         nextStatement = 0
         conn = PQconnectdb(conninfo)
@@ -46,9 +78,25 @@ final class PQConnection: @unchecked Sendable {
         _ = try execSimple("SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, YMD'; SET client_min_messages = warning")
     }
 
-    /// Reconnects when the connection is gone or broken.
+    /// Reconnects when the connection is gone or broken, or the server ended it while idle.
+    /// Nothing has been sent on it yet, so this is always safe.
     func ensureConnected() throws {
-        if !isHealthy { try connect() }
+        if !isHealthy || endedWhileIdle() { try connect() }
+    }
+
+    /// Commits the open transaction.
+    ///
+    /// - Throws: `connectionLost` when the connection was already known lost, so COMMIT was
+    ///   never sent and the transaction cannot have committed (safe to run again);
+    ///   `commitOutcomeUnknown` when it was lost while COMMIT was on its way: the server may
+    ///   have committed or not, and nothing may be repeated blindly.
+    func commit() throws {
+        guard isHealthy else { throw PostgresError(.connectionLost, message: "connection lost before COMMIT was sent") }
+        do {
+            _ = try execSimple("COMMIT")
+        } catch let error as PostgresError where error.code == .connectionLost {
+            throw PostgresError(.commitOutcomeUnknown, sqlState: error.sqlState, message: error.message)
+        }
     }
 
     /// Runs one statement with bound text parameters (extended protocol), as a statement
@@ -134,10 +182,14 @@ final class PQConnection: @unchecked Sendable {
 
     private func lostOrServer(sqlState: String?, message: String) -> PostgresError {
         if conn == nil || PQstatus(conn) != CONNECTION_OK {
+            lost = true
             return PostgresError(.connectionLost, sqlState: sqlState, message: message)
         }
-        // Class 57P (operator intervention: admin shutdown) and 08 (connection exception).
+        // The session is over: 57P01 admin_shutdown (restart, pg_terminate_backend), 57P02
+        // crash_shutdown, 57P03 cannot_connect_now, 57P04/57P05 (database dropped, idle
+        // session timeout), and class 08 (connection exception).
         if let s = sqlState, s.hasPrefix("57P") || s.hasPrefix("08") {
+            lost = true
             return PostgresError(.connectionLost, sqlState: s, message: message)
         }
         return PostgresError(.server, sqlState: sqlState, message: message)
@@ -177,6 +229,11 @@ public final class PostgresConnection: Sendable {
     func reconnect() async throws {
         let pq = self.pq
         try await runBlockingPQ { try pq.connect() }
+    }
+
+    func commit() async throws {
+        let pq = self.pq
+        try await runBlockingPQ { try pq.commit() }
     }
 
     var isHealthy: Bool {

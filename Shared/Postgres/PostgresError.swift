@@ -2,10 +2,15 @@
 /// (which may quote values) is in `debugDescription`, for debugging, not for logs.
 public struct PostgresError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Base: String, Sendable { case connectFailed, connectionLost, server, protocolViolation, poolClosed }
+        enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed }
         let base: Base
         public static let connectFailed = Code(base: .connectFailed)
+        /// The session ended (server restart, terminated backend, network) before the
+        /// statement's outcome was known, or while a transaction was open (it rolled back).
         public static let connectionLost = Code(base: .connectionLost)
+        /// The connection was lost while COMMIT was on its way: the transaction may or may
+        /// not have committed. Never retried by the pool.
+        public static let commitOutcomeUnknown = Code(base: .commitOutcomeUnknown)
         public static let server = Code(base: .server)
         public static let protocolViolation = Code(base: .protocolViolation)
         public static let poolClosed = Code(base: .poolClosed)
@@ -35,6 +40,11 @@ public struct PostgresError: Error, CustomStringConvertible, CustomDebugStringCo
 
     /// A unique-constraint violation.
     public var isUniqueViolation: Bool { sqlState == "23505" }
-    /// Worth retrying on a fresh connection: the connection broke.
-    public var isConnectionError: Bool { code == .connectionLost || code == .connectFailed }
+    /// The database could not be reached or the connection broke (the outcome of a COMMIT
+    /// included): the database is unavailable for now, not the request at fault.
+    public var isConnectionError: Bool { code == .connectionLost || code == .connectFailed || code == .commitOutcomeUnknown }
+
+    /// Nothing can have taken effect: the connection could not be made, or a transaction
+    /// lost its connection before COMMIT was sent (see ``PostgresPool/withTransaction(retryingOnConnectionLoss:isolation:_:)``).
+    var isRetryableTransactionFailure: Bool { code == .connectionLost || code == .connectFailed }
 }

@@ -95,7 +95,9 @@ public final class OutboxRelay: Service {
 
     /// Publishes one batch; returns how many rows were sent and how many failed.
     func publishBatch() async throws -> (sent: Int, failed: Int) {
-        try await pool.withTransaction { conn in
+        // Not run again by the pool on a lost connection: the body sends to Kafka. The relay's
+        // own loop tries again later (and consumers drop what was sent twice).
+        try await pool.withTransaction(retryingOnConnectionLoss: false) { conn in
             // Unsent rows are read through the partial index `outbox_unsent` in a plain index
             // scan, whatever the statistics say: that scan marks the entries of rows published
             // since the last vacuum as dead and skips them afterwards, where a bitmap scan would

@@ -40,7 +40,11 @@ public struct ServiceConfiguration: Sendable {
             maxBodyBytes: try env.int("SIGNET_HTTP_MAX_BODY_BYTES", default: 64 * 1024, range: 1024...(16 * 1024 * 1024)),
             maxConnections: try env.int("SIGNET_HTTP_MAX_CONNECTIONS", default: 1024, range: 1...100_000),
             idleTimeoutSeconds: try env.int("SIGNET_HTTP_IDLE_TIMEOUT_SECONDS", default: 30, range: 1...3600),
-            requestTimeout: .milliseconds(try env.int("SIGNET_HTTP_REQUEST_TIMEOUT_MS", default: 10_000, range: 100...600_000)))
+            requestTimeout: .milliseconds(try env.int("SIGNET_HTTP_REQUEST_TIMEOUT_MS", default: 10_000, range: 100...600_000)),
+            maxConnectionsPerAddress: try env.int("SIGNET_HTTP_MAX_CONNECTIONS_PER_IP", default: 256, range: 1...100_000),
+            unlimitedAddresses: try Self.addressRanges(env, "SIGNET_HTTP_UNLIMITED_ADDRESSES", default: "127.0.0.0/8,::1"),
+            pressureIdleTimeoutSeconds: try env.int("SIGNET_HTTP_PRESSURE_IDLE_TIMEOUT_SECONDS", default: 2, range: 1...3600),
+            healthPort: try env.optionalString("SIGNET_HTTP_HEALTH_PORT").map { _ in try env.int("SIGNET_HTTP_HEALTH_PORT", default: 0, range: 0...65535) })
         let pgHost = env.string("SIGNET_PG_HOST", default: "127.0.0.1")
         let pgPort = try env.int("SIGNET_PG_PORT", default: 54329, range: 1...65535)
         let pgUser = env.string("SIGNET_PG_USER", default: "signet")
@@ -88,5 +92,12 @@ public struct ServiceConfiguration: Sendable {
         if host == "localhost" || host == "::1" || host == "[::1]" { return true }
         let parts = host.split(separator: ".", omittingEmptySubsequences: false)
         return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { p in UInt8(p) != nil }
+    }
+
+    private static func addressRanges(_ env: Environment, _ name: String, default value: String) throws -> [AddressRange] {
+        guard let ranges = AddressRange.list(env.string(name, default: value)) else {
+            throw Environment.ConfigurationError(variable: name, reason: "expected addresses or CIDR blocks, comma-separated")
+        }
+        return ranges
     }
 }

@@ -129,3 +129,22 @@ func problem(_ response: HTTPResponse) throws -> ProblemDetails {
         #expect(wrongMethod.header("Allow") == "POST")
     }
 }
+
+@Suite struct HTTPApplicationPathTests {
+    @Test func controlCharactersInPathParametersAre400BeforeAnyHandler() async throws {
+        let ran = Locked(false)
+        var r = Router()
+        r.put("/v1/tenants/{tenant}") { _, _ in
+            ran.withLock { $0 = true }
+            return HTTPResponse(status: 201)
+        }
+        let client = HTTPTestClient(HTTPApplication(router: r, logger: Logger(label: "test", level: .critical)))
+        for path in ["/v1/tenants/a%00b", "/v1/tenants/a%0Ab", "/v1/tenants/a%C2%85b", "/v1/tenants/a%FF", "/v1/tenants/a%2Fb"] {
+            let response = await client.execute("PUT", path)
+            #expect(response.status == 400, "\(path)")
+            #expect(try problem(response).code == "invalid_path", "\(path)")
+        }
+        #expect(ran.value == false)
+        #expect(await client.execute("PUT", "/v1/tenants/a/").status == 404)
+    }
+}

@@ -18,6 +18,7 @@ import Testing
             return .text("late")
         }
         r.get("/q") { request, _ in .text(request.query["a"] ?? "-") }
+        r.get("/t/{id}") { _, context in .text(context.parameter("id")) }
         let app = HTTPApplication(router: r, logger: Logger(label: "test", level: .critical))
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: maxBody, requestTimeout: timeout),
@@ -100,5 +101,27 @@ import Testing
         await server.shutdown()
         let (status, body, _) = try await inFlight.value
         #expect(status == 200 && String(decoding: body, as: UTF8.self) == "done")
+    }
+
+    /// libmicrohttpd would decode `%00` into a NUL that ends the C string (`a%00b` became `a`):
+    /// the path reaches the router undecoded, and the router refuses what cannot be a name.
+    @Test func pathsReachTheRouterUndecoded() async throws {
+        try await withServer { port in
+            func get(_ target: String) async throws -> (status: Int, headers: String, body: String)? {
+                try await RawSocket.run {
+                    try RawSocket(port: port).exchange("GET \(target) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                }
+            }
+            let nul = try #require(try await get("/t/a%00b"))
+            #expect(nul.status == 400 && nul.body.contains("invalid_path"))
+            #expect(try await get("/t/a%2Fb")?.status == 400)
+            #expect(try await get("/t/a%C2%85b")?.status == 400)
+            let spaced = try #require(try await get("/t/a%20b%C3%A9"))
+            #expect(spaced.status == 200 && spaced.body == "a bé")
+            #expect(try await get("/t/x/")?.status == 404)
+            // Query arguments are still decoded ('+' is a space there, %2B a plus).
+            let query = try #require(try await get("/q?a=%2B+x%26y"))
+            #expect(query.body == "+ x&y")
+        }
     }
 }

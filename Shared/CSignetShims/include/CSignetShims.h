@@ -6,13 +6,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// Starts a libmicrohttpd daemon: epoll, internal thread pool, suspend/resume.
-/// `bind_ipv4` may be NULL (all interfaces). Returns the `struct MHD_Daemon *` or NULL.
+/// Starts a libmicrohttpd daemon: epoll, internal thread pool, suspend/resume, path escapes
+/// left in place (see mhd.c). `bind_ipv4` may be NULL (all interfaces). `accept_policy`
+/// (an MHD_AcceptPolicyCallback) and `notify_connection` (an MHD_NotifyConnectionCallback)
+/// share `connection_cls`; either may be NULL. Returns the `struct MHD_Daemon *` or NULL.
 void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind_ipv4,
                        unsigned int thread_pool_size, unsigned int connection_limit,
                        unsigned int connection_timeout_seconds,
                        void *access_handler, void *access_cls,
-                       void *completed_handler, void *completed_cls);
+                       void *completed_handler, void *completed_cls,
+                       void *accept_policy, void *notify_connection, void *connection_cls);
+
+/// The address of a `struct sockaddr` (IPv4: 4 bytes, IPv6: 16) copied into `out`; its length,
+/// or 0 for another family.
+size_t signet_sockaddr_bytes(const void *address, uint8_t out[16]);
+
+/// A connection's client address, as signet_sockaddr_bytes.
+size_t signet_mhd_connection_address(void *connection, uint8_t out[16]);
+
+/// A connection's socket (MHD_CONNECTION_INFO_CONNECTION_FD), or -1.
+int signet_mhd_connection_fd(void *connection);
+
+/// The socket context set by the connection-notification callback, or NULL.
+void *signet_mhd_connection_context(void *connection);
 
 /// The port a daemon listens on (useful when started on port 0).
 uint16_t signet_mhd_bound_port(void *daemon);

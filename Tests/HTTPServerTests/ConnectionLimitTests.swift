@@ -1,0 +1,114 @@
+import Foundation
+import Platform
+import Testing
+@testable import HTTPServer
+
+/// Idle connections from one address must not stop a service serving everyone else.
+@Suite(.serialized) struct ConnectionLimitTests {
+    func withServer(_ configure: (inout HTTPServerConfiguration) -> Void, _ body: (HTTPServer) async throws -> Void) async throws {
+        var r = Router()
+        r.get("/hello") { _, _ in .text("hello") }
+        r.get("/healthz") { _, _ in .text("ok") }
+        let app = HTTPApplication(router: r, logger: Logger(label: "test", level: .critical))
+        var configuration = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2, maxConnections: 100, idleTimeoutSeconds: 30)
+        configure(&configuration)
+        let server = HTTPServer(configuration: configuration, logger: Logger(label: "test", level: .critical)) { await app.respond(to: $0) }
+        try server.start()
+        do {
+            try await body(server)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    /// Opens `count` connections from `source` that never send a byte.
+    func idle(_ count: Int, port: Int, source: String) async throws -> [RawSocket] {
+        try await RawSocket.run {
+            var sockets: [RawSocket] = []
+            for _ in 0..<count {
+                guard let s = try? RawSocket(port: port, source: source, timeout: 2) else { break }
+                sockets.append(s)
+            }
+            return sockets
+        }
+    }
+
+    func get(_ path: String, port: Int, source: String) async throws -> Int? {
+        try await RawSocket.run {
+            let s = try RawSocket(port: port, source: source, timeout: 3)
+            return s.exchange("GET \(path) HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")?.status
+        }
+    }
+
+    @Test func idleConnectionsFromOneAddressDoNotStarveOthers() async throws {
+        try await withServer({ $0.maxConnectionsPerAddress = 20 }) { server in
+            let port = server.boundPort
+            // As many idle connections as the server's whole limit, all from one address.
+            let hog = try await idle(100, port: port, source: "127.0.0.1")
+            try await Task.sleep(for: .milliseconds(200))
+            // The cap holds (concurrent accepts may pass it by one per libmicrohttpd thread).
+            #expect(server.connections.openCount <= 20 + 2)
+            #expect(try await get("/hello", port: port, source: "127.0.0.2") == 200)
+            // The address itself gets a connection again once it holds fewer.
+            withExtendedLifetime(hog) {}
+        }
+    }
+
+    @Test func unlimitedAddressesAreBoundByTheGlobalLimitOnly() async throws {
+        try await withServer({
+            $0.maxConnectionsPerAddress = 5
+            $0.unlimitedAddresses = [AddressRange("127.0.0.4")!]
+        }) { server in
+            let gateway = try await idle(30, port: server.boundPort, source: "127.0.0.4")
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(server.connections.openCount == 30)
+            #expect(try await get("/hello", port: server.boundPort, source: "127.0.0.4") == 200)
+            withExtendedLifetime(gateway) {}
+        }
+    }
+
+    @Test func probesAreServedWhenEveryConnectionIsTaken() async throws {
+        try await withServer({
+            $0.maxConnections = 40
+            $0.maxConnectionsPerAddress = 10
+            $0.pressureIdleTimeoutSeconds = 60
+            $0.healthPort = 0
+        }) { server in
+            var hogs: [RawSocket] = []
+            for source in ["127.0.0.5", "127.0.0.6", "127.0.0.7", "127.0.0.8", "127.0.0.9"] {
+                hogs += try await idle(10, port: server.boundPort, source: source)
+            }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(server.connections.openCount >= 40)
+            // The main listener has nothing left for a newcomer…
+            #expect(try await get("/hello", port: server.boundPort, source: "127.0.0.10") == nil)
+            // …the probes' listener answers, and only probes.
+            #expect(server.healthPort != 0)
+            #expect(try await get("/healthz", port: server.healthPort, source: "127.0.0.10") == 200)
+            #expect(try await get("/hello", port: server.healthPort, source: "127.0.0.10") == 404)
+            withExtendedLifetime(hogs) {}
+        }
+    }
+
+    @Test func idleConnectionsAreClosedSoonerUnderPressure() async throws {
+        try await withServer({
+            $0.maxConnections = 100
+            $0.maxConnectionsPerAddress = 100
+            $0.pressureHighWater = 10
+            $0.pressureIdleTimeoutSeconds = 1
+        }) { server in
+            // Below the high-water mark idle connections keep the normal timeout (30 s here).
+            let few = try await idle(5, port: server.boundPort, source: "127.0.0.11")
+            try await Task.sleep(for: .milliseconds(1600))
+            #expect(server.connections.openCount == 5)
+            // Past it, they go after a second of idleness, the older ones included…
+            let many = try await idle(20, port: server.boundPort, source: "127.0.0.12")
+            let closed = try await RawSocket.run { (few + many).filter { $0.isClosedByPeer() }.count }
+            #expect(closed == 25)
+            // …and the server still serves.
+            #expect(try await get("/hello", port: server.boundPort, source: "127.0.0.13") == 200)
+        }
+    }
+}
