@@ -65,6 +65,10 @@ struct ConnectionLossTests {
         }
         let before = Set([try await a, try await b])
         try await Self.terminate(database: scratch.name)
+        // A backend leaves pg_stat_activity before its process exits and its socket closes:
+        // give the closes a moment to arrive (the pool replaces only what it can see is dead;
+        // a connection that dies while in use is a 503, tested below).
+        try await Task.sleep(for: .milliseconds(300))
         // Plain statements (no transaction, nothing retried) on the pool's dead connections.
         for _ in 0..<3 {
             let pid = try await pool.withConnection { try await Self.backendPID($0) }

@@ -93,12 +93,13 @@ def stack():
     if os.environ.get("SIGNET_TEST_STACK") != "1":
         unavailable("SIGNET_TEST_STACK is not set: start the local stack (bash scripts/stack.sh test)")
     try:
-        status, _, _ = http("GET", GATEWAY + "/authentication/readyz")
+        # The services' probes are not served through the gateway: a public route is.
+        status, _, _ = http("GET", GATEWAY + "/authentication/.well-known/jwks.json")
         demo_status, _, _ = http("GET", DEMO)
     except OSError as e:
         pytest.fail(f"SIGNET_TEST_STACK=1 but the gateway at {GATEWAY} does not answer: {e}", pytrace=False)
     if status != 200 or demo_status != 200:
-        pytest.fail(f"gateway at {GATEWAY}: authentication readyz {status}, /demo/ {demo_status}", pytrace=False)
+        pytest.fail(f"gateway at {GATEWAY}: authentication JWKS {status}, /demo/ {demo_status}", pytrace=False)
     return GATEWAY
 
 
