@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import time
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -61,6 +62,9 @@ MAX_EXAMPLES = int(os.environ.get("SIGNET_FUZZ_MAX_EXAMPLES", "20"))
 SEED = int(os.environ.get("SIGNET_FUZZ_SEED", "20240807"))
 COVERAGE = os.environ.get("SIGNET_FUZZ_COVERAGE", "0") == "1"
 REQUEST_TIMEOUT = 15
+# What was sent and answered, written to $SIGNET_DATA_DIR/logs/contract-fuzz.log (or .data/logs).
+TALLY: Counter = Counter()
+LOG = Path(os.environ.get("SIGNET_DATA_DIR", ROOT / ".data")) / "logs" / "contract-fuzz.log"
 
 
 def _base_url(service: str) -> str:
@@ -87,8 +91,16 @@ def _wait(predicate, seconds: float, what: str) -> None:
         time.sleep(0.2)
 
 
+def _write_tally() -> None:
+    if not TALLY:
+        return
+    LOG.parent.mkdir(parents=True, exist_ok=True)
+    lines = [f"{count:6d}  {label}  {status}" for (label, status), count in sorted(TALLY.items())]
+    LOG.write_text(f"{sum(TALLY.values())} requests, {len({l for l, _ in TALLY})} operations\n" + "\n".join(lines) + "\n")
+
+
 @pytest.fixture(scope="module")
-def fuzz_tenant() -> str:
+def fuzz_tenant():
     """Creates the suite's own tenant and RP API key and waits until every service knows both."""
     try:
         for service in SERVICES:
@@ -117,7 +129,8 @@ def fuzz_tenant() -> str:
         f"{_base_url('transaction')}/v1/tenants/{FUZZ_TENANT}/transactions/00000000-0000-4000-8000-000000000000",
         headers={"Authorization": f"Bearer {FUZZ_KEY}"}, timeout=2).status_code == 404,
         30, f"the transaction service did not learn of {FUZZ_TENANT}'s API key")
-    return FUZZ_TENANT
+    yield FUZZ_TENANT
+    _write_tally()
 
 
 # MARK: - Requests as a relying party sends them
@@ -199,6 +212,7 @@ def _fuzz_test(service: str):
     def test(case, fuzz_tenant) -> None:
         _prepare(case)
         response = case.call(timeout=REQUEST_TIMEOUT)
+        TALLY[(f"{service} {case.operation.label}", response.status_code)] += 1
         case.validate_response(response, checks=CHECKS)
 
     test.__name__ = f"test_fuzz_{service}"
