@@ -20,7 +20,7 @@ find `demo` as the stack seeded it: no user locked, no key revoked, no ruleset c
 generated tenant ids are kept as generated, so unknown tenants (404) and malformed ids (400) are
 exercised too.
 
-Bounded for CI: `SIGNET_FUZZ_MAX_EXAMPLES` (default 20) generated cases per operation and
+Bounded for CI: `SIGNET_FUZZ_MAX_EXAMPLES` (default 60) generated cases per operation and
 generation mode beside schemathesis's deterministic coverage cases, derandomised with a fixed
 seed (`SIGNET_FUZZ_SEED`, default 20240807), no example database, a request timeout of 15 s.
 
@@ -58,7 +58,7 @@ FUZZ_TENANT = "fuzz-contract"
 FUZZ_KEY_ID = "k_f022c0de0000f022"
 FUZZ_KEY = "fuzz-contract-rp-key-0123456789abcdef"
 
-MAX_EXAMPLES = int(os.environ.get("SIGNET_FUZZ_MAX_EXAMPLES", "20"))
+MAX_EXAMPLES = int(os.environ.get("SIGNET_FUZZ_MAX_EXAMPLES", "60"))
 SEED = int(os.environ.get("SIGNET_FUZZ_SEED", "20240807"))
 COVERAGE = os.environ.get("SIGNET_FUZZ_COVERAGE", "0") == "1"
 REQUEST_TIMEOUT = 15
