@@ -25,12 +25,12 @@ extension OpenAPITests {
 
     /// 400 codes of `POST …/webauthn/registrations`.
     static let registrationRefusals = unique(
-        ["invalid_field", "malformed_json", "invalid_handle", "handle_expired", "challenge_replayed", "credential_id_mismatch"]
+        ["invalid_field", "malformed_json", "invalid_path", "invalid_handle", "handle_expired", "challenge_replayed", "credential_id_mismatch"]
             + webAuthnErrorCodes)
     /// 400 codes of `POST …/webauthn/authentications`.
     static let signInRefusals = unique(
         [
-            "invalid_field", "malformed_json", "invalid_handle", "handle_expired", "challenge_replayed", "credential_not_found",
+            "invalid_field", "malformed_json", "invalid_path", "invalid_handle", "handle_expired", "challenge_replayed", "credential_not_found",
             "credential_not_allowed", "credential_suspended", "sign_count_conflict",
         ] + webAuthnErrorCodes)
 
@@ -38,32 +38,35 @@ extension OpenAPITests {
         Operation(
             "post", "/v1/tenants/{tenant}/webauthn/registrations/options", security: "rpApiKey,sessionToken",
             [
-                "200": [], "400": ["invalid_field", "malformed_json"], "401": ["unauthorized"], "404": ["tenant_not_found"],
-                "413": ["payload_too_large"], "415": ["unsupported_media_type"],
+                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"],
+                "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"], "415": ["unsupported_media_type"],
+                "503": unavailable,
             ]),
         Operation(
             "post", "/v1/tenants/{tenant}/webauthn/registrations", security: "rpApiKey,sessionToken",
             [
-                "201": [], "400": registrationRefusals, "401": ["unauthorized"], "404": ["tenant_not_found"],
-                "409": ["credential_exists", "conflict"], "413": ["payload_too_large"], "415": ["unsupported_media_type"],
+                "201": [], "400": registrationRefusals, "401": ["unauthorized"], "403": ["forbidden"],
+                "404": ["not_found", "tenant_not_found"], "409": ["credential_exists", "conflict"], "413": ["payload_too_large"],
+                "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(
             "get", "/v1/tenants/{tenant}/users/{username}/credentials", security: "rpApiKey,sessionToken",
-            ["200": [], "400": ["invalid_field"], "401": ["unauthorized"]]),
+            ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"], "404": ["not_found"],
+             "503": unavailable]),
     ]
 
     static let webAuthnAuthentication: [Operation] = [
         Operation(
             "post", "/v1/tenants/{tenant}/webauthn/authentications/options",
             [
-                "200": [], "400": ["invalid_field", "malformed_json"], "404": ["tenant_not_found"], "413": ["payload_too_large"],
-                "415": ["unsupported_media_type"],
+                "200": [], "400": bodyRefusals, "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"],
+                "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(
             "post", "/v1/tenants/{tenant}/webauthn/authentications",
             [
-                "200": [], "400": signInRefusals, "404": ["tenant_not_found"], "413": ["payload_too_large"],
-                "415": ["unsupported_media_type"],
+                "200": [], "400": signInRefusals, "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"],
+                "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation("get", "/.well-known/jwks.json", ["200": []]),
     ]

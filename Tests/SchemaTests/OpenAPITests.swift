@@ -26,29 +26,38 @@ import Testing
         }
     }
 
+    /// 503 on every route that reaches PostgreSQL or another service (`components/responses/Unavailable`).
+    static let unavailable = ["request_timeout", "service_unavailable", "database_unavailable"]
+    /// 400 of a route with path parameters: a malformed one, or one with a control character.
+    static let pathRefusals = ["invalid_field", "invalid_path"]
+    /// 400 of a route with a JSON body and path parameters.
+    static let bodyRefusals = ["malformed_json", "invalid_field", "invalid_path"]
+
     static let everyService: [Operation] = [
         Operation("get", "/healthz", ["200": []]),
         Operation("get", "/readyz", ["200": [], "503": []]),
         Operation("get", "/metrics", ["200": []]),
-        Operation("get", "/v1/tenants/{tenant}", ["200": [], "400": ["invalid_field"], "404": ["tenant_not_found"]]),
+        Operation(
+            "get", "/v1/tenants/{tenant}",
+            ["200": [], "400": pathRefusals, "404": ["not_found", "tenant_not_found"], "503": unavailable]),
     ]
 
     static let registrationOnly: [Operation] = [
         Operation(
             "put", "/v1/admin/tenants/{tenant}", security: "adminToken",
             [
-                "200": [], "201": [], "400": ["malformed_json", "invalid_field"], "401": ["unauthorized"],
-                "409": ["conflict"], "413": ["payload_too_large"], "415": ["unsupported_media_type"],
+                "200": [], "201": [], "400": bodyRefusals, "401": ["unauthorized"], "404": ["not_found"],
+                "409": ["conflict"], "413": ["payload_too_large"], "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(
             "post", "/v1/admin/tenants/{tenant}/api-keys", security: "adminToken",
-            ["201": [], "400": ["invalid_field"], "401": ["unauthorized"], "404": ["tenant_not_found"]]),
+            ["201": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found", "tenant_not_found"], "503": unavailable]),
         Operation(
             "delete", "/v1/admin/tenants/{tenant}/api-keys/{keyId}", security: "adminToken",
-            ["204": [], "400": ["invalid_field"], "401": ["unauthorized"], "404": ["not_found"]]),
+            ["204": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found"], "503": unavailable]),
         Operation(
             "get", "/v1/tenants/{tenant}/api-keys/current", security: "rpApiKey",
-            ["200": [], "400": ["invalid_field"], "401": ["unauthorized"]]),
+            ["200": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found"], "503": unavailable]),
     ]
 
     static func operations(of service: ServiceName) -> [Operation] {
