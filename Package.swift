@@ -60,16 +60,16 @@ let package = Package(
         .target(name: "JSON", path: "Shared/JSON"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CCryptoShims"], path: "Shared/Crypto"),
         .target(
-            name: "HTTPServer", dependencies: ["Platform", "Schema", "JSON", "CMicroHTTPD", "CSignetShims"],
+            name: "HTTPServer", dependencies: ["Platform", "JSON", "CMicroHTTPD", "CSignetShims"],
             path: "Shared/HTTPServer"),
         .target(name: "Postgres", dependencies: ["Platform", "JSON", "CLibPQ"], path: "Shared/Postgres"),
         .target(
             name: "Kafka", dependencies: ["Platform", "CRDKafka", "CSignetShims"],
             path: "Shared/Kafka"),
-        .target(name: "Schema", dependencies: ["JSON"], path: "Shared/Schema"),
+        .target(name: "Schema", dependencies: ["JSON", "Platform"], path: "Shared/Schema"),
         .target(name: "Tokens", dependencies: ["Crypto", "JSON"], path: "Shared/Tokens"),
-        .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON"], path: "Shared/FIDO"),
-        .target(name: "Rules", dependencies: ["Tokens", "JSON"], path: "Shared/Rules"),
+        .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON", "COpenSSL"], path: "Shared/FIDO"),
+        .target(name: "Rules", dependencies: ["JSON"], path: "Shared/Rules"),
         .target(name: "OTP", dependencies: ["COpenSSL"], path: "Shared/OTP"),
         .target(name: "QRCode", dependencies: ["CQREncode", "CZlib"], path: "Shared/QRCode"),
         .target(name: "Delivery", dependencies: ["CCurl", "CCurlShims"], path: "Shared/Delivery"),
@@ -120,14 +120,14 @@ let package = Package(
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport", "HTTPServer", "ServiceKit"], path: "Tests/PostgresTests"),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "Crypto", "JSON"], path: "Tests/TokensTests"),
-        .testTarget(name: "RulesTests", dependencies: ["Rules", "Tokens", "JSON", "TestRandom"], path: "Tests/RulesTests"),
+        .testTarget(name: "RulesTests", dependencies: ["Rules", "JSON", "TestRandom"], path: "Tests/RulesTests"),
         .testTarget(name: "OTPTests", dependencies: ["OTP"], path: "Tests/OTPTests"),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "CZlib"], path: "Tests/QRCodeTests"),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "CCurl", "TestRandom"], path: "Tests/DeliveryTests"),
         .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
-            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka"],
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform"],
             path: "Tests/ServiceKitTests"),
         // Services assembled in process (ServiceHarness): routes and guards, stores against a
         // scratch database, consumers fed directly. No broker, no other service.
@@ -152,7 +152,7 @@ let package = Package(
             path: "Tests/PIIServiceTests"),
         .testTarget(
             name: "StackTests",
-            dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto", "ServiceKit", "TestSupport", "Tokens", "FIDO"],
+            dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto", "ServiceKit", "HTTPServer", "OTP", "TestSupport", "Tokens", "FIDO"],
             path: "Tests/StackTests"),
     ]
 )

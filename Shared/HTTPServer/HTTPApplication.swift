@@ -1,6 +1,5 @@
 import Foundation
 import Platform
-import Schema
 import Synchronization
 
 /// The responder that production and tests share: routing, the per-request context, error
@@ -8,11 +7,25 @@ import Synchronization
 public struct HTTPApplication: Sendable {
     public let router: Router
     public let logger: Logger
+    /// Checks of path parameters by name, made before any handler runs (a service checks
+    /// `{tenant}` this way). A parameter that fails its check is 400 `invalid_field`.
+    public let parameterChecks: [String: ParameterCheck]
     private let metrics = RequestMetrics()
 
-    public init(router: Router, logger: Logger) {
+    /// A path parameter's rule: whether a value is valid, and what the problem says otherwise.
+    public struct ParameterCheck: Sendable {
+        public let isValid: @Sendable (String) -> Bool
+        public let requirement: String
+        public init(requirement: String, isValid: @escaping @Sendable (String) -> Bool) {
+            self.isValid = isValid
+            self.requirement = requirement
+        }
+    }
+
+    public init(router: Router, logger: Logger, parameterChecks: [String: ParameterCheck] = [:]) {
         self.router = router
         self.logger = logger
+        self.parameterChecks = parameterChecks
     }
 
     /// Produces the response for `request`. Never throws: every failure becomes problem+json.
@@ -38,16 +51,14 @@ public struct HTTPApplication: Sendable {
         case .found(let handler, let t, let parameters):
             template = t
             logger[metadataKey: LogKey.route] = .string(t)
-            if let tenant = parameters["tenant"] {
-                if TenantValidation.isValidTenantID(tenant) {
-                    logger[metadataKey: LogKey.tenant] = .string(tenant)
-                }
+            let refused = parameterChecks.sorted { $0.key < $1.key }.first { name, check in parameters[name].map { !check.isValid($0) } ?? false }
+            // Only a checked value reaches the logs.
+            if let tenant = parameters["tenant"], let check = parameterChecks["tenant"], check.isValid(tenant) {
+                logger[metadataKey: LogKey.tenant] = .string(tenant)
             }
             let context = RequestContext(requestID: request.requestID, route: t, parameters: parameters, logger: logger)
-            if let tenant = parameters["tenant"], !TenantValidation.isValidTenantID(tenant) {
-                response = .problem(
-                    .invalid("tenant", "Tenant ids are 1-63 lower-case letters, digits or dashes."),
-                    requestID: request.requestID)
+            if let (name, check) = refused {
+                response = .problem(.invalid(name, check.requirement), requestID: request.requestID)
             } else {
                 do {
                     response = try await handler(request, context)

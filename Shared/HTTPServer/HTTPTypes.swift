@@ -1,6 +1,6 @@
 import Foundation
 import JSON
-import Schema
+import Platform
 
 /// An HTTP request as the router and handlers see it: fully read, size-bounded.
 public struct HTTPRequest: Sendable {

@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// A ruleset checked and compiled for evaluation: immutable, `Sendable`, meant to be compiled

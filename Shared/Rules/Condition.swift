@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// When a rule applies: a test of one fact, or `all`, `any` or `not` of other conditions.

@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// The dotted path of a fact: a root (`signals`, `context`, `user`, `time`) and 1–8 segments

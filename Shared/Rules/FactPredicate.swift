@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// A test of one fact: `{"fact": "context.transactionAmount", "op": "gt", "value": 1000}`.

@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// How a compiled ruleset lays out and recognises facts.

@@ -1,4 +1,4 @@
-import Tokens
+import JSON
 
 #if canImport(Darwin)
 import Darwin

@@ -6,7 +6,6 @@ import Glibc
 import Musl
 #endif
 
-import Tokens
 import JSON
 
 /// A point on Earth in decimal degrees, as `withinKm` compares them: `{"lat": 48.85, "lon": 2.35}`.

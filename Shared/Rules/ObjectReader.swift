@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// Reads the members of one JSON object of a ruleset document, refusing members it does not

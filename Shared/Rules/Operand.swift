@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// A JSON scalar as predicates compare them: numbers as `Double`, so that 1 equals 1.0.

@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// A request's facts laid out for one compiled ruleset: every fact path the ruleset uses

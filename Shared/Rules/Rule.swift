@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// One rule of a ruleset: a name, an optional condition and the action it answers.

@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// What a rule answers when it matches.

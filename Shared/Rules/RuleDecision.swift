@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// The answer of a ruleset for one request: the action of the first rule that matched, or the

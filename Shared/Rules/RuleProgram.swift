@@ -1,4 +1,4 @@
-import Tokens
+import JSON
 
 /// A compiled ruleset: conditions flattened into one table of nodes in pre-order, each node
 /// knowing where its subtree ends, so that evaluation walks plain memory without following

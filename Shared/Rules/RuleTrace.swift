@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// Why a ruleset decided what it did for one request: each rule tried, in order, up to the one

@@ -1,4 +1,3 @@
-import Tokens
 import JSON
 
 /// A tenant's ruleset as written: an ordered list of rules, the first match winning.

@@ -1,4 +1,4 @@
-import Tokens
+import JSON
 
 /// Checks a ``Ruleset`` for a kind and a tenant's location lists, and builds its
 /// ``RuleProgram``: fact paths interned into slots, string operands into ids, operands parsed,

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import JSON
 
 /// A CloudEvents 1.0 event as Signet carries it over Kafka in binary mode: the attributes in

@@ -61,3 +61,12 @@ extension InternalCalls {
         RouteGuard(name: "internal") { request, _ in .service(try requireCaller(request)) }
     }
 }
+
+extension HTTPApplication {
+    /// Path parameters every Signet service checks before routing to a handler: `{tenant}`
+    /// (``TenantValidation``). Usernames are checked where they are read
+    /// (``RequestContext/username()``), as their rule answers with its own field.
+    public static let signetParameterChecks: [String: ParameterCheck] = [
+        "tenant": ParameterCheck(requirement: "Tenant ids are 1-63 lower-case letters, digits or dashes.") { TenantValidation.isValidTenantID($0) }
+    ]
+}

@@ -81,7 +81,7 @@ public enum ServiceRuntime {
         HealthRoutes(pool: pool, producer: producer, draining: draining).register(on: &router)
         commonRoutes(tenants: tenants, on: &router)
         assembly.routes(&router)
-        let app = HTTPApplication(router: router.router, logger: logger)
+        let app = HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks)
         let http = HTTPServer(configuration: configuration.http, logger: logger) { await app.respond(to: $0) }
         try http.start()
         services.append(DrainFlagService(flag: draining))

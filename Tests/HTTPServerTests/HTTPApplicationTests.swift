@@ -21,7 +21,11 @@ func makeApplication() -> HTTPApplication {
         throw Secret()
     }
     r.get("/teapot") { _, _ in throw HTTPError(ProblemCode("teapot", status: 418, title: "I'm a teapot"), detail: "short and stout") }
-    return HTTPApplication(router: r, logger: Logger(label: "test", level: .critical))
+    // A service's own parameter rule (Signet's services check {tenant} with TenantValidation).
+    let tenant = HTTPApplication.ParameterCheck(requirement: "lower-case letters and digits") { value in
+        !value.isEmpty && value.unicodeScalars.allSatisfy { ("a"..."z").contains($0) || ("0"..."9").contains($0) }
+    }
+    return HTTPApplication(router: r, logger: Logger(label: "test", level: .critical), parameterChecks: ["tenant": tenant])
 }
 
 func problem(_ response: HTTPResponse) throws -> ProblemDetails {

@@ -1,6 +1,5 @@
 import Rules
 import Testing
-import Tokens
 import JSON
 
 /// IP address parsing and CIDR matching: IPv4, IPv6 with `::` compression, IPv4-mapped

@@ -1,6 +1,5 @@
 import Rules
 import Testing
-import Tokens
 import JSON
 
 /// Combinators, rule order, decisions and the defaults of both kinds.

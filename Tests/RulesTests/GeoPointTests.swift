@@ -1,7 +1,6 @@
 import Foundation
 import Rules
 import Testing
-import Tokens
 import JSON
 
 /// Great-circle distances and `withinKm`, with points and with named location lists.

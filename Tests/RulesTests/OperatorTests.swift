@@ -1,6 +1,5 @@
 import Rules
 import Testing
-import Tokens
 import JSON
 
 /// Every operator on matching, non-matching, missing and mistyped facts, through a one-rule

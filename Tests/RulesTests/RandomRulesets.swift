@@ -1,6 +1,5 @@
 import TestRandom
 import Rules
-import Tokens
 import JSON
 
 /// Random rulesets and facts over a small vocabulary of facts, with values of the right type

@@ -1,5 +1,4 @@
 import Rules
-import Tokens
 import JSON
 import TestRandom
 

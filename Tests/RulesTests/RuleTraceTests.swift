@@ -1,7 +1,6 @@
 import Foundation
 import Rules
 import Testing
-import Tokens
 import JSON
 
 /// Explain: the shape of traces, and agreement of explain, compiled evaluation and the

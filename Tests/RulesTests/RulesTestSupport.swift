@@ -1,7 +1,6 @@
 import Foundation
 import Rules
 import Testing
-import Tokens
 import JSON
 
 /// Helpers shared by the suites: JSON from text, one-rule rulesets, facts objects.

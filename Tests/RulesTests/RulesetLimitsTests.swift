@@ -1,6 +1,5 @@
 import Rules
 import Testing
-import Tokens
 import JSON
 
 /// The limits, at and just past each one, and the checks compiling applies to rulesets built

@@ -1,7 +1,6 @@
 import Foundation
 import Rules
 import Testing
-import Tokens
 import JSON
 
 /// The model: reading the wire JSON into typed values and writing it back unchanged, through

@@ -1,6 +1,6 @@
 import Rules
 import Testing
-import Tokens
+import JSON
 
 /// Every way a ruleset is refused, each with the exact code and path.
 @Suite struct RulesetValidationTests {

@@ -67,7 +67,7 @@ public struct ServiceHarness<S: SignetService>: Sendable {
         ServiceRuntime.commonRoutes(tenants: tenants, on: &router)
         assembly.routes(&router)
         return ServiceHarness(
-            context: context, assembly: assembly, router: router, client: HTTPTestClient(HTTPApplication(router: router.router, logger: logger)),
+            context: context, assembly: assembly, router: router, client: HTTPTestClient(HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks)),
             database: database, dropDatabase: drop)
     }
 

@@ -1,5 +1,5 @@
 import Rules
-import Tokens
+import JSON
 
 /// `signet-bench rules [seconds]`: a 50-rule authentication ruleset (RulesWorkload) evaluated
 /// on one thread. Prints `rule_evaluations_per_s` (evaluate on prepared facts: whole-ruleset

@@ -1,5 +1,5 @@
 import Foundation
-import Schema
+import Platform
 import Testing
 
 @Suite struct RandomUUIDTests {
