@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "Tokens", dependencies: ["Crypto", "JSON"], path: "Shared/Tokens"),
         .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON", "COpenSSL"], path: "Shared/FIDO"),
         .target(name: "Rules", dependencies: ["JSON"], path: "Shared/Rules"),
-        .target(name: "OTP", dependencies: ["COpenSSL"], path: "Shared/OTP"),
+        .target(name: "OTP", dependencies: ["Crypto"], path: "Shared/OTP"),
         .target(name: "QRCode", dependencies: ["CQREncode", "CZlib"], path: "Shared/QRCode"),
         .target(name: "Delivery", dependencies: ["CCurl", "CCurlShims"], path: "Shared/Delivery"),
         .target(

@@ -13,18 +13,9 @@ public enum SHA256 {
         return out
     }
 
-    /// HMAC-SHA-256 of `data` under `key`.
+    /// HMAC-SHA-256 of `data` under `key` (``HMAC``).
     public static func hmac<K: DataProtocol, D: DataProtocol>(key: K, data: D) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
-        var len: UInt32 = 32
-        let k = Array(key)
-        let d = Array(data)
-        k.withUnsafeBufferPointer { kb in
-            d.withUnsafeBufferPointer { db in
-                _ = HMAC(EVP_sha256(), kb.baseAddress, Int32(kb.count), db.baseAddress, db.count, &out, &len)
-            }
-        }
-        return out
+        HMAC.authenticationCode(.sha256, key: Array(key), message: Array(data))
     }
 }
 
@@ -47,15 +38,37 @@ public enum SecureRandom {
     }
 }
 
-/// Comparison of secrets in constant time.
+/// Comparison of secrets in constant time: the one implementation every module uses.
 public enum ConstantTime {
-    /// Whether `a` and `b` are equal, in time that depends only on their lengths.
+    /// Whether `a` and `b` hold the same bytes, in time that depends only on their lengths: of
+    /// equal lengths through OpenSSL's `CRYPTO_memcmp`; of different lengths (a presented code
+    /// against the expected one) by a loop over the longer input that folds every byte
+    /// difference, and the length difference, into one accumulator tested once at the end.
     public static func equals(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        if a.isEmpty { return true }
-        return a.withUnsafeBytes { pa in
-            b.withUnsafeBytes { pb in CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 }
+        if a.count == b.count {
+            if a.isEmpty { return true }
+            return a.withUnsafeBytes { pa in
+                b.withUnsafeBytes { pb in CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, a.count) == 0 }
+            }
         }
+        return unequalLengthsCompare(a, b)
+    }
+
+    @inline(never)
+    private static func unequalLengthsCompare(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        var difference = UInt64(truncatingIfNeeded: a.count ^ b.count)
+        for i in 0..<max(a.count, b.count) {
+            let x = i < a.count ? a[i] : 0
+            let y = i < b.count ? b[i] : 0
+            difference |= UInt64(x ^ y)
+        }
+        return difference == 0
+    }
+
+    /// Whether two strings have the same UTF-8 bytes, in time that depends only on their
+    /// lengths (digit strings are compared as text, so that leading zeros count).
+    public static func equals(_ a: String, _ b: String) -> Bool {
+        equals(Array(a.utf8), Array(b.utf8))
     }
 
     /// Compares two secrets of any length by comparing their SHA-256 digests in constant

@@ -1,3 +1,4 @@
+import Crypto
 /// HMAC-based one-time passwords (RFC 4226): a code is the dynamic truncation of
 /// HMAC(secret, counter) to 6–8 decimal digits.
 ///

@@ -1,4 +1,4 @@
-import COpenSSL
+import Crypto
 
 /// The HMAC hash function of an HOTP or TOTP credential.
 ///
@@ -47,41 +47,19 @@ public enum OTPAlgorithm: String, Sendable, Hashable, CaseIterable, CustomString
     /// length ``OTPSecret`` generates by default for SHA-1 (RFC 4226 §4 R6 recommends 160 bits).
     public var recommendedSecretByteCount: Int { macByteCount }
 
-    /// OpenSSL's message digest for this algorithm. The returned object is static in OpenSSL
-    /// and must not be freed.
-    private var digest: OpaquePointer? {
+    /// Crypto's HMAC algorithm of the same hash.
+    private var hmacAlgorithm: HMAC.Algorithm {
         switch self {
-        case .sha1: EVP_sha1()
-        case .sha256: EVP_sha256()
-        case .sha512: EVP_sha512()
+        case .sha1: .sha1
+        case .sha256: .sha256
+        case .sha512: .sha512
         }
     }
 
-    /// HMAC of `message` under `key` with this algorithm, through OpenSSL's one-shot `HMAC()`.
+    /// HMAC of `message` under `key` with this algorithm (Crypto's ``HMAC``).
     ///
-    /// - Parameters:
-    ///   - key: The HMAC key; may be any length (keys longer than the hash block are hashed).
-    ///   - message: The data to authenticate.
     /// - Returns: ``macByteCount`` bytes.
-    /// - Important: Traps if OpenSSL fails, which happens only when it cannot allocate memory
-    ///   or its default provider is missing: returning anything else would accept or issue
-    ///   codes that are not the credential's.
     func hmac(key: [UInt8], message: [UInt8]) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
-        var length: UInt32 = 0
-        // HMAC() with a NULL key pointer is allowed only for a zero length; an empty array's
-        // base address may be nil, so a one-byte dummy stands in (never read when count is 0).
-        let dummy: [UInt8] = [0]
-        let result = (key.isEmpty ? dummy : key).withUnsafeBufferPointer { kb in
-            message.withUnsafeBufferPointer { mb in
-                out.withUnsafeMutableBufferPointer { ob in
-                    HMAC(
-                        digest, kb.baseAddress, Int32(key.count), mb.baseAddress, mb.count,
-                        ob.baseAddress, &length)
-                }
-            }
-        }
-        precondition(result != nil && Int(length) == macByteCount, "OpenSSL HMAC(\(rawValue)) failed")
-        return Array(out.prefix(Int(length)))
+        HMAC.authenticationCode(hmacAlgorithm, key: key, message: message)
     }
 }

@@ -1,4 +1,4 @@
-import COpenSSL
+import Crypto
 
 /// The shared secret of an HOTP or TOTP credential: the HMAC key that the server and the
 /// authenticator hold.
@@ -103,11 +103,6 @@ public struct OTPSecret: Sendable, Hashable, CustomStringConvertible, CustomDebu
         }
     }
 
-    /// `count` bytes from OpenSSL's CSPRNG; traps if it fails.
-    static func randomBytes(_ count: Int) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: count)
-        let rc = out.withUnsafeMutableBufferPointer { RAND_bytes($0.baseAddress, Int32(count)) }
-        precondition(rc == 1, "OpenSSL RAND_bytes failed")
-        return out
-    }
+    /// `count` bytes from OpenSSL's CSPRNG (Crypto's ``SecureRandom``); traps if it fails.
+    static func randomBytes(_ count: Int) -> [UInt8] { SecureRandom.bytes(count) }
 }

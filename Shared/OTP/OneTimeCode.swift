@@ -1,3 +1,4 @@
+import Crypto
 /// Random numeric codes sent out of band (SMS, e-mail, push), and the keyed hash under which
 /// the server stores them.
 ///

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// Time-based one-time passwords (RFC 6238): HOTP whose counter is the number of whole

@@ -116,18 +116,4 @@ struct RFC4226Vector: Sendable, CustomTestStringConvertible {
         #expect(try hotp.verify(last, counter: .max, lookAhead: 5) == .max)
         #expect(try hotp.verify(last, counter: .max - 1, lookAhead: 5) == .max)
     }
-
-    // MARK: - Constant-time comparison
-
-    @Test func constantTimeComparison() {
-        #expect(ConstantTime.equals("123456", "123456"))
-        #expect(!ConstantTime.equals("123456", "123457"))
-        #expect(!ConstantTime.equals("023456", "123456"))
-        #expect(!ConstantTime.equals("123456", "1234567"))
-        #expect(!ConstantTime.equals("1234567", "123456"))
-        #expect(!ConstantTime.equals([0], []))
-        #expect(ConstantTime.equals([UInt8](), []))
-        // A prefix padded with zero bytes differs from the longer input by length alone.
-        #expect(!ConstantTime.equals([1, 2], [1, 2, 0]))
-    }
 }

@@ -24,8 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Shared libraries by layer; a module may import modules of lower layers only.
 LAYERS: list[set[str]] = [
-    {"Platform", "JSON", "Crypto", "OTP", "QRCode", "Delivery", "TestRandom"},
-    {"Schema", "Tokens", "Postgres", "Kafka", "HTTPServer"},
+    {"Platform", "JSON", "Crypto", "QRCode", "Delivery", "TestRandom"},
+    {"Schema", "Tokens", "OTP", "Postgres", "Kafka", "HTTPServer"},
     {"FIDO", "Rules"},
     {"ServiceKit"},
 ]
