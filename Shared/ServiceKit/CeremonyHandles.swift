@@ -1,3 +1,4 @@
+import JSON
 import Crypto
 import Foundation
 import HTTPServer
@@ -34,8 +35,8 @@ public struct CeremonyHandles: Sendable {
     /// Seals `state` for `purpose` (bound as associated data, so a handle of one ceremony
     /// kind can never be used as another).
     public func seal<T: Encodable>(_ state: T, purpose: String) throws -> String {
-        let json = try JSONEncoder().encode(state)
-        return Base64URL.encode(try box.seal(Array(json), associatedData: Array(purpose.utf8)))
+        let json = try JSONValueEncoder().encodeToBytes(state)
+        return Base64URL.encode(try box.seal(json, associatedData: Array(purpose.utf8)))
     }
 
     /// Seals bytes the caller encoded itself (a compact binary state: JSON coding of the state
@@ -59,7 +60,7 @@ public struct CeremonyHandles: Sendable {
     public func open<T: Decodable>(_ handle: String, as: T.Type, purpose: String) throws -> T {
         guard handle.utf8.count <= 8192, let sealed = Base64URL.decode(handle),
             let plain = try? box.open(sealed, associatedData: Array(purpose.utf8)),
-            let state = try? JSONDecoder().decode(T.self, from: Data(plain))
+            let state = try? JSONValueDecoder().decode(T.self, from: plain)
         else {
             throw HTTPError(ProblemCode.invalidHandle, detail: "The ceremony handle is not valid.")
         }

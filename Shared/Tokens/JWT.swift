@@ -1,3 +1,4 @@
+import JSON
 import Foundation
 
 /// A verified JWT: its header and claims, available only from ``JWTVerifier/verify(_:now:)``
@@ -19,10 +20,11 @@ public struct JWT: Sendable {
     /// Decodes the payload into a service's own claim type (a tcToken's transaction fields,
     /// a device JWT's claims).
     ///
-    /// - Throws: `DecodingError` from `JSONDecoder`.
+    /// Read by the strict parser (a duplicate member is an error, not a silent choice):
+    /// NumericDate claims (`exp`, `iat`, `nbf`) decode as numbers (`Int64`), not `Date`.
+    ///
+    /// - Throws: `DecodingError` (or the parser's syntax error).
     public func decodePayload<Claims: Decodable>(as type: Claims.Type = Claims.self) throws -> Claims {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return try decoder.decode(Claims.self, from: Data(payload))
+        try JSONValueDecoder().decode(Claims.self, from: payload)
     }
 }

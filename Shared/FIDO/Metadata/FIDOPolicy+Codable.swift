@@ -168,7 +168,7 @@ extension FIDOPolicy: Codable {
         }
         guard case .object = parsed else { throw FIDOPolicyError(.malformed, path: "", "a policy is a JSON object") }
         do {
-            self = try JSONDecoder().decode(FIDOPolicy.self, from: Data(bytes))
+            self = try JSONValueDecoder().decode(FIDOPolicy.self, from: parsed)
         } catch let error as DecodingError {
             throw Self.policyError(error)
         } catch {
@@ -188,10 +188,9 @@ extension FIDOPolicy: Codable {
 
     /// The policy as a JSON document (sorted keys), for storage.
     public func document() -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding strings, booleans and integers cannot fail.
-        return (try? Array(encoder.encode(self))) ?? []
+        // Sorted keys (the strict writer's form). Encoding strings, booleans and integers
+        // cannot fail.
+        (try? JSONValueEncoder().encodeToBytes(self)) ?? []
     }
 
     private static func policyError(_ error: DecodingError) -> FIDOPolicyError {
