@@ -1,10 +1,12 @@
+import Platform
+
 /// Why a one-time password, a secret, an otpauth URI or a one-time code was refused.
 ///
 /// `code` is stable and meant for problem+json bodies, metrics and tests; `description` names
 /// only the code. The detail (which parameter, which limit, which position) is in
 /// `debugDescription`, for debugging: it never carries a secret, a presented code or a
 /// generated code.
-public struct OTPError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct OTPError: CodedError {
     /// A stable error code, `rawValue` in snake_case (`code_mismatch`).
     ///
     /// A struct over a private enum so that codes can be added without breaking callers that
@@ -56,7 +58,7 @@ public struct OTPError: Error, Sendable, Hashable, CustomStringConvertible, Cust
     /// The stable code.
     public let code: Code
     /// What exactly was wrong: parameter names, limits and positions only.
-    let detail: String
+    public let detail: String
     /// The file where the error was raised (`#fileID`).
     public let file: String
     /// The line where the error was raised.
@@ -74,22 +76,9 @@ public struct OTPError: Error, Sendable, Hashable, CustomStringConvertible, Cust
         self.line = line
     }
 
-    /// The code only: safe for logs and problem bodies.
-    public var description: String { "OTPError(\(code))" }
 
-    /// The code, the detail and the place: for debugging.
-    public var debugDescription: String { "OTPError(\(code)): \(detail) [\(file):\(line)]" }
 
-    /// Errors are equal when their codes and details are; where they were raised does not count.
-    public static func == (lhs: OTPError, rhs: OTPError) -> Bool {
-        lhs.code == rhs.code && lhs.detail == rhs.detail
-    }
 
-    /// Hashes what ``==(_:_:)`` compares.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
-        hasher.combine(detail)
-    }
 
     // MARK: - Factories shared by several types
 

@@ -1,9 +1,11 @@
+import Platform
+
 /// Why a text could not be encoded as a QR code.
 ///
 /// `code` is stable and meant for problem+json bodies, metrics and tests; `description` names
 /// only the code. The detail (which limit, which errno) is in `debugDescription`; neither ever
 /// contains the text, which for an enrolment QR code is an otpauth URI with its secret.
-public struct QRCodeError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct QRCodeError: CodedError {
     /// A stable error code, `rawValue` in snake_case (`input_too_long`).
     ///
     /// A struct over a private enum so that codes can be added without breaking callers that
@@ -40,7 +42,7 @@ public struct QRCodeError: Error, Sendable, Hashable, CustomStringConvertible, C
     /// The stable code.
     public let code: Code
     /// What exactly was wrong: limits and errno values only.
-    let detail: String
+    public let detail: String
     /// The file where the error was raised (`#fileID`).
     public let file: String
     /// The line where the error was raised.
@@ -58,20 +60,7 @@ public struct QRCodeError: Error, Sendable, Hashable, CustomStringConvertible, C
         self.line = line
     }
 
-    /// The code only: safe for logs and problem bodies.
-    public var description: String { "QRCodeError(\(code))" }
 
-    /// The code, the detail and the place: for debugging.
-    public var debugDescription: String { "QRCodeError(\(code)): \(detail) [\(file):\(line)]" }
 
-    /// Errors are equal when their codes and details are; where they were raised does not count.
-    public static func == (lhs: QRCodeError, rhs: QRCodeError) -> Bool {
-        lhs.code == rhs.code && lhs.detail == rhs.detail
-    }
 
-    /// Hashes what ``==(_:_:)`` compares.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
-        hasher.combine(detail)
-    }
 }

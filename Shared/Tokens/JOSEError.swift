@@ -1,9 +1,11 @@
+import Platform
+
 /// Why a JOSE object (JWS, JWT, JWK, JWK Set) was refused or could not be produced.
 ///
 /// `code` is stable and meant for problem+json bodies, metrics and tests; `description` names
 /// only the code. The detail (which member, which limit) is in `debugDescription`, for
 /// debugging: it names members and limits, never claim values, keys or tokens.
-public struct JOSEError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {
+public struct JOSEError: CodedError {
     /// A stable error code, `rawValue` in snake_case (`signature_invalid`).
     ///
     /// A struct over a private enum so that codes can be added without breaking callers that
@@ -81,7 +83,7 @@ public struct JOSEError: Error, CustomStringConvertible, CustomDebugStringConver
     /// The stable code.
     public let code: Code
     /// What exactly was wrong; member names and limits only.
-    let detail: String
+    public let detail: String
     /// The file where the error was raised (`#fileID`).
     public let file: String
     /// The line where the error was raised.
@@ -94,9 +96,5 @@ public struct JOSEError: Error, CustomStringConvertible, CustomDebugStringConver
         self.line = line
     }
 
-    /// The code only: safe for logs and problem bodies.
-    public var description: String { "JOSEError(\(code))" }
 
-    /// The code, the detail and the place: for debugging.
-    public var debugDescription: String { "JOSEError(\(code)): \(detail) [\(file):\(line)]" }
 }

@@ -1,10 +1,12 @@
+import Platform
+
 /// Why a FIDO Metadata Service (MDS3) BLOB was refused, or a metadata source failed.
 ///
 /// - Important: ``description`` carries only the code, so it can go into logs and problem+json
 ///   bodies. ``debugDescription`` adds a fixed explanation: which member (as a JSON Pointer),
 ///   which certificate of `x5c` (by index), OpenSSL's reason for a rejected path. It never
 ///   carries certificate contents, key material or signature bytes.
-public struct MetadataError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct MetadataError: CodedError {
     /// A stable name for each way metadata can be refused. Compare with the static members; use
     /// ``rawValue`` on the wire.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
@@ -78,7 +80,5 @@ public struct MetadataError: Error, Sendable, CustomStringConvertible, CustomDeb
         self.line = line
     }
 
-    public var description: String { "MetadataError(\(code))" }
 
-    public var debugDescription: String { "MetadataError(\(code)): \(detail) [\(file):\(line)]" }
 }
