@@ -17,7 +17,7 @@ struct SettingsAndSignInTests {
         let admin = ServiceHarness<AuthenticationService>.adminToken
         let put = await h.send(
             "PUT", "/v1/admin/tenants/acme/authentication-settings", bearer: admin,
-            json: #"{"lockAfterFailures": 4, "probationAfterFailures": 2, "externalPassword": {"url": "https://rp.example/check", "bearerToken": "rp-secret-token"}}"#)
+            json: #"{"lockAfterFailures": 4, "probationAfterFailures": 2, "externalPassword": {"verifyURL": "https://rp.example/check", "bearerToken": "rp-secret-token"}}"#)
         #expect(put.status == 200, "\(String(decoding: put.body, as: UTF8.self))")
         let got = await h.send("GET", "/v1/admin/tenants/acme/authentication-settings", bearer: admin)
         let text = String(decoding: got.body, as: UTF8.self)
