@@ -61,13 +61,13 @@ struct AssertionCeremony: Sendable {
         }
         let credentialID = Base64URL.encode(rawID)
         if excluding.contains(credentialID) {
-            throw HTTPError.signInRefused("credential_already_used", "This credential already completed a step of this sign-in; use another.")
+            throw HTTPError(.credentialAlreadyUsed, detail: "This credential already completed a step of this sign-in; use another.")
         }
         let challengeHash = SHA256.hash(challenge)
         let stored = try await load(tenant: tenantID, id: rawID)
         // §7.2 step 6: the credential must belong to the identified user.
         if let expectedUsername, !UsernameRules.identical(expectedUsername, stored.username) {
-            throw HTTPError.signInRefused("credential_not_allowed", "This credential does not belong to the user signing in.")
+            throw HTTPError(.credentialNotAllowed, detail: "This credential does not belong to the user signing in.")
         }
         // The counter is judged by record_assertion against the stored value, in the
         // transaction that consumes the challenge; the verifier is given 0 so that it accepts
@@ -96,7 +96,7 @@ struct AssertionCeremony: Sendable {
                 response, expectedChallenge: challenge, credential: record, userIdentification: expectedUsername == nil ? .byUserHandle : .beforeCeremony)
         } catch {
             logger.info("sign-in refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])
-            throw HTTPError.signInRefused(error.code.rawValue, error.description)
+            throw HTTPError(.signInRefused(error), detail: error.description)
         }
         let now = Date()
         let event = try EventEnvelope(
@@ -124,7 +124,7 @@ struct AssertionCeremony: Sendable {
             throw HTTPError(.challengeReplayed, detail: "This sign-in was already completed.")
         case "credential_suspended":
             credentials.remove(tenant: tenantID, id: rawID)
-            throw HTTPError.signInRefused("credential_suspended", "This credential is suspended.")
+            throw HTTPError(.credentialSuspended, detail: "This credential is suspended.")
         case "sign_count_not_increased":
             // WebAuthn L3 §7.2 step 22: a possible clone. The credential stops working until an
             // administrator resumes it; the flag and its event commit together.
@@ -140,10 +140,10 @@ struct AssertionCeremony: Sendable {
             }
             credentials.remove(tenant: tenantID, id: rawID)
             logger.warning("possible cloned authenticator; credential flagged")
-            throw HTTPError.signInRefused("sign_count_not_increased", "The signature counter did not increase; the authenticator may have been cloned.")
+            throw HTTPError(.signCountNotIncreased, detail: "The signature counter did not increase; the authenticator may have been cloned.")
         default:
             credentials.remove(tenant: tenantID, id: rawID)
-            throw HTTPError.signInRefused("credential_not_found", "This credential is not registered for this tenant.")
+            throw HTTPError(.credentialNotFound, detail: "This credential is not registered for this tenant.")
         }
         return Verified(
             username: stored.username, userHandle: stored.userHandle, rawID: rawID, credentialID: credentialID,
@@ -166,9 +166,9 @@ struct AssertionCeremony: Sendable {
         }.first
         guard let row, row.string("status") != "deleted", let username = row.string("username"), let handle = row.bytes("user_handle"),
             let cose = row.bytes("public_key_cose")
-        else { throw HTTPError.signInRefused("credential_not_found", "This credential is not registered for this tenant.") }
+        else { throw HTTPError(.credentialNotFound, detail: "This credential is not registered for this tenant.") }
         guard row.string("status") == "active", row.bool("clone_suspected") != true else {
-            throw HTTPError.signInRefused("credential_suspended", "This credential is suspended.")
+            throw HTTPError(.credentialSuspended, detail: "This credential is suspended.")
         }
         guard let key = try? COSEKey(bytes: cose) else { throw HTTPError(.internalError, detail: "Stored key unusable.") }
         let credential = CachedCredential(

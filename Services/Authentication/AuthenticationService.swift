@@ -38,16 +38,16 @@ public enum AuthenticationService: SignetService {
         let sessions = SessionStore(context: context, issuer: issuer)
         let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
         let policyAdmin = PolicyAdminRoutes(context: context, policies: policies)
-        let signIn = SignInRoutes(
+        let coordinator = SignInCoordinator(
             context: context, policies: policies,
             methods: [
                 FIDO2Method(ceremony: ceremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
                 OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
             ],
-            antiHammering: antiHammering,
-            facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions, ceremony: ceremony,
-            calls: configuration.calls)
+            antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions,
+            ceremony: ceremony, flows: SignInFlowStore(pool: context.pool), limiter: RateLimiter())
+        let signIn = SignInRoutes(coordinator: coordinator, calls: configuration.calls)
         let sessionRoutes = SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering)
         let signUp = SignUpRoutes(context: context, issuer: issuer, sessions: sessions)
 
@@ -69,6 +69,8 @@ public enum AuthenticationService: SignetService {
         }
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(CredentialReadModel.handlers)
+        handlers.merge(MethodReadModel.handlers)
+        handlers.merge(TransactionReadModel.handlers)
         return ServiceAssembly(
             routes: { router in
                 webAuthn.register(on: &router)

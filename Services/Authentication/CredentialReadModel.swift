@@ -1,12 +1,11 @@
 import Crypto
-import FIDO
-import Foundation
 import Postgres
 import Schema
 import ServiceKit
-import Synchronization
 
-/// The authentication service's copy of registration's credentials, kept from events.
+/// The authentication service's copy of registration's WebAuthn credentials (`credentials`),
+/// kept from `CredentialRegistered` and `CredentialStatusChanged` events: what assertions are
+/// verified against.
 enum CredentialReadModel {
     static var handlers: EventHandlers {
         var h = EventHandlers()
@@ -33,75 +32,6 @@ enum CredentialReadModel {
                 WHERE tenant_id = \(e.tenantId) AND credential_id = \(PostgresBytes(id))
                 """)
         }
-        h.on(MethodChanged.self) { e, _, conn in
-            let sealed = e.sealedSecret.flatMap(Base64URL.decode)
-            try await conn.query(
-                """
-                INSERT INTO user_methods (tenant_id, method_id, username, type, status, pii_ref, masked, sealed_secret, last_totp_step)
-                VALUES (\(e.tenantId), \(e.methodId), \(e.username), \(e.type), \(e.status), \(e.piiRef), \(e.masked),
-                    \(sealed.map(PostgresBytes.init)), \(e.lastTotpStep.map(Int64.init)))
-                ON CONFLICT (tenant_id, method_id) DO UPDATE SET status = EXCLUDED.status,
-                    pii_ref = COALESCE(EXCLUDED.pii_ref, user_methods.pii_ref), masked = COALESCE(EXCLUDED.masked, user_methods.masked),
-                    sealed_secret = CASE WHEN EXCLUDED.status = 'DELETED' THEN NULL ELSE COALESCE(EXCLUDED.sealed_secret, user_methods.sealed_secret) END
-                """)
-        }
-        h.on(TransactionChanged.self) { e, _, conn in
-            guard let hash = Base64URL.decode(e.detailsHash) else { throw EventDecodingError.invalidData("detailsHash") }
-            let details = String(decoding: try JSONEncoder().encode(e.details), as: UTF8.self)
-            try await conn.query(
-                """
-                INSERT INTO transactions (tenant_id, id, revision, status, username, details, details_hash, expires_at)
-                VALUES (\(e.tenantId), \(e.transactionId), \(e.revision), \(e.status), \(e.username), \(details), \(PostgresBytes(hash)),
-                    \(e.expiresAt))
-                ON CONFLICT (tenant_id, id) DO UPDATE SET revision = EXCLUDED.revision, status = EXCLUDED.status,
-                    details = EXCLUDED.details, details_hash = EXCLUDED.details_hash, expires_at = EXCLUDED.expires_at
-                WHERE transactions.revision < EXCLUDED.revision
-                """)
-        }
         return h
-    }
-}
-
-/// What a sign-in needs of a credential that never changes once registered: its owner, user
-/// handle, public key (parsed: building an OpenSSL key costs more than verifying a signature
-/// with it) and backup eligibility.
-///
-/// Mutable state (counter, status, clone flag) is never taken from here: `record_assertion`
-/// checks it in the database, in the transaction that consumes the challenge, and also
-/// checks that the stored key is still the one verified here.
-struct CachedCredential: Sendable {
-    let username: String
-    let userHandle: [UInt8]
-    let publicKeyCOSE: [UInt8]
-    let key: COSEKey
-    let backupEligible: Bool
-}
-
-/// Credentials by tenant and credential id, per process. Bounded: cleared wholesale when full
-/// (entries are cheap to read again).
-final class CredentialCache: Sendable {
-    private struct Key: Hashable {
-        let tenant: String
-        let credentialID: [UInt8]
-    }
-
-    private let entries = Mutex<[Key: CachedCredential]>([:])
-    private let capacity: Int
-
-    init(capacity: Int = 100_000) { self.capacity = capacity }
-
-    func credential(tenant: String, id: [UInt8]) -> CachedCredential? {
-        entries.withLock { $0[Key(tenant: tenant, credentialID: id)] }
-    }
-
-    func store(_ credential: CachedCredential, tenant: String, id: [UInt8]) {
-        entries.withLock { e in
-            if e.count >= capacity { e.removeAll(keepingCapacity: true) }
-            e[Key(tenant: tenant, credentialID: id)] = credential
-        }
-    }
-
-    func remove(tenant: String, id: [UInt8]) {
-        _ = entries.withLock { $0.removeValue(forKey: Key(tenant: tenant, credentialID: id)) }
     }
 }

@@ -1,6 +1,7 @@
 import Delivery
 import Foundation
 import HTTPServer
+import JSON
 import Postgres
 import Schema
 import ServiceKit
@@ -46,9 +47,9 @@ struct TemplateStore: Sendable {
                     try MessageTemplate(emailSubject: body.emailSubject, emailText: body.emailText, emailHTML: body.emailHTML, smsText: body.smsText),
                     kind: MessageKind(rawValue: kind), locale: locale, tenant: tenant)
             } catch let error as DeliveryError {
-                throw HTTPError(ProblemCode("invalid_template", status: 400, title: "Invalid template"), detail: "The template was refused (\(error.code.rawValue)).")
+                throw HTTPError(.invalidTemplate, detail: "The template was refused (\(error.code.rawValue)).")
             }
-            let document = String(decoding: try JSONEncoder().encode(body), as: UTF8.self)
+            let document = String(decoding: try JSONValueEncoder().encodeToBytes(body), as: UTF8.self)
             try await context.pool.withConnection { conn in
                 try await conn.query(
                     """
@@ -86,11 +87,12 @@ struct TemplateStore: Sendable {
     static func templates(for tenant: String, on conn: PostgresConnection) async throws -> MessageTemplates {
         var templates = MessageTemplates()
         for row in try await conn.query("SELECT kind, locale, document FROM message_templates WHERE tenant_id = \(tenant)") {
-            guard let kind = row.string("kind"), let locale = row.string("locale"), let text = row.string("document"),
-                let d = try? JSONDecoder().decode(Document.self, from: Data(text.utf8)),
-                let template = try? MessageTemplate(emailSubject: d.emailSubject, emailText: d.emailText, emailHTML: d.emailHTML, smsText: d.smsText)
-            else { continue }
-            try? templates.register(template, kind: MessageKind(rawValue: kind), locale: locale, tenant: tenant)
+            guard let kind = row.string("kind"), let locale = row.string("locale"), let text = row.string("document") else { continue }
+            // Stored after the same checks at PUT: a document that no longer reads or renders is
+            // an error, never a silent fall back to the built-in template.
+            let d = try JSONValueDecoder().decode(Document.self, from: Array(text.utf8))
+            let template = try MessageTemplate(emailSubject: d.emailSubject, emailText: d.emailText, emailHTML: d.emailHTML, smsText: d.smsText)
+            try templates.register(template, kind: MessageKind(rawValue: kind), locale: locale, tenant: tenant)
         }
         return templates
     }

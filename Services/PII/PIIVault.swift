@@ -97,7 +97,7 @@ struct PIIVault: Sendable {
     }
 
     func read(_ ref: String, tenant: String, reader: String, purpose: String) async throws -> PIIValue {
-        let notFound = HTTPError(ProblemCode("pii_not_found", status: 404, title: "Not found"), detail: "No such value (or it was erased).")
+        let notFound = HTTPError(.piiNotFound, detail: "No such value (or it was erased).")
         guard ref.hasPrefix("pii_"), ref.utf8.count == 36 else { throw notFound }
         return try await context.pool.withTransaction { conn in
             guard let row = try await conn.query(
@@ -139,7 +139,7 @@ struct PIIVault: Sendable {
         guard let row = try await conn.query(
             "SELECT wrapped_key FROM subject_keys WHERE tenant_id = \(tenant) AND subject = \(subject) FOR SHARE"
         ).first, let wrapped = row.bytes("wrapped_key"), let key = try? kek.open(wrapped, associatedData: aad)
-        else { throw HTTPError(ProblemCode("pii_not_found", status: 404, title: "Not found"), detail: "The subject's key is gone.") }
+        else { throw HTTPError(.piiNotFound, detail: "The subject's key is gone.") }
         return key
     }
 }

@@ -27,7 +27,7 @@ struct MetadataRoutes: Sendable {
         router.post("/v1/admin/metadata/refresh", context.admin) { request, ctx in
             guard let refresher else {
                 throw HTTPError(
-                    ProblemCode("metadata_not_configured", status: 409, title: "No metadata source"),
+                    .metadataNotConfigured,
                     detail: "Set SIGNET_MDS_BLOB_FILE or SIGNET_MDS_BLOB_URL to use FIDO metadata.")
             }
             do {
@@ -37,7 +37,7 @@ struct MetadataRoutes: Sendable {
             } catch let error as MetadataError {
                 // The code names the failed check (signature, chain, size…); the BLOB in force stays.
                 throw HTTPError(
-                    ProblemCode(error.code.rawValue, status: 502, title: "Metadata refresh failed"),
+                    .metadataRefreshFailed(error),
                     detail: "The BLOB was not loaded; the one in force stays.")
             }
         }

@@ -56,13 +56,33 @@ enum RegistrationMigrations {
                 updated_at timestamptz NOT NULL
             );
             """),
-            Migration(
+        Migration(
             103, "credential_status_reason",
             """
             -- Why a credential was suspended when the relying party did not do it
             -- (clone_suspected, authenticator_revoked); NULL otherwise.
             ALTER TABLE credentials ADD COLUMN status_reason text;
             """),
-            MethodRoutes.migration,
+        Migration(
+            104, "user_methods",
+            """
+            CREATE TABLE user_methods (
+                id text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                username text NOT NULL,
+                type text NOT NULL,
+                status text NOT NULL,
+                pii_ref text,
+                masked text,
+                sealed_secret bytea,
+                code_hash bytea,
+                code_expires_at timestamptz,
+                confirm_attempts integer NOT NULL DEFAULT 0,
+                friendly_name text,
+                created_at timestamptz NOT NULL,
+                confirmed_at timestamptz
+            );
+            CREATE INDEX user_methods_by_user ON user_methods (tenant_id, username);
+            """),
     ]
 }

@@ -28,11 +28,11 @@ struct RegistrationRules: Sendable {
         switch decision.action {
         case "DENY":
             throw HTTPError(
-                ProblemCode("registration_denied", status: 403, title: "Registration denied"),
+                .registrationDenied,
                 detail: "The tenant's registration rules deny registering methods now (rule \(decision.matchedRule)).")
         case "SUGGEST_REGISTRATION" where !decision.methods.contains(type), "ENFORCE_REGISTRATION" where !decision.methods.contains(type):
             throw HTTPError(
-                ProblemCode("method_not_offered", status: 403, title: "Method not offered"),
+                .methodNotOffered,
                 detail: "The tenant's registration rules offer \(decision.methods.joined(separator: ", ")) now (rule \(decision.matchedRule)).")
         default:
             return

@@ -66,21 +66,28 @@ public enum RegistrationService: SignetService {
         let refresher = configuration.metadata.map {
             MetadataRefresher(metadata: $0.service, source: $0.source, context: context, interval: $0.refreshInterval, initialUpdate: $0.firstUpdate)
         }
-        let tenants = TenantAdminRoutes(context: context)
-        let policies = FIDOPolicyRoutes(context: context)
+        let users = UserStore(pool: context.pool)
+        let credentials = CredentialStore(context: context)
+        let methods = MethodStore(context: context)
+        let policies = FIDOPolicyStore(pool: context.pool)
+        let tenantAdmin = TenantAdminRoutes(context: context, tenants: TenantStore(context: context), keys: APIKeyStore(context: context))
+        let policyAdmin = FIDOPolicyRoutes(context: context, policies: policies)
         let metadata = MetadataRoutes(context: context, metadata: configuration.metadata?.service, refresher: refresher)
-        let webAuthn = WebAuthnRegistrationRoutes(
-            context: context, handles: configuration.handles, metadata: configuration.metadata?.service, sessions: configuration.sessions,
-            rules: configuration.rules)
-        let methods = MethodRoutes(context: context, secrets: configuration.methodSecrets, rules: configuration.rules, sessions: configuration.sessions)
+        let ceremony = WebAuthnRegistrationCeremony(
+            tenants: context.tenants, handles: configuration.handles, policies: policies, credentials: credentials,
+            metadata: configuration.metadata?.service, rules: configuration.rules)
+        let webAuthn = WebAuthnRegistrationRoutes(context: context, ceremony: ceremony, credentials: credentials, sessions: configuration.sessions)
+        let enrollment = MethodEnrollment(
+            tenants: context.tenants, users: users, methods: methods, secrets: configuration.methodSecrets, rules: configuration.rules)
+        let methodRoutes = MethodRoutes(context: context, enrollment: enrollment, methods: methods, sessions: configuration.sessions)
         // Registration owns the tenants: it keeps no read model of them.
         return ServiceAssembly(
             routes: { router in
-                tenants.register(on: &router)
-                policies.register(on: &router)
+                tenantAdmin.register(on: &router)
+                policyAdmin.register(on: &router)
                 metadata.register(on: &router)
                 webAuthn.register(on: &router)
-                methods.register(on: &router)
+                methodRoutes.register(on: &router)
             }, handlers: AuthenticationResults.handlers, background: refresher.map { [$0] } ?? [])
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTPServer
+import JSON
 import Postgres
 import Schema
 
@@ -34,8 +35,9 @@ struct StoredTransaction: Sendable {
             detailsHash: Base64URL.encode(detailsHash), expiresAt: expiresAt, changedAt: updatedAt)
     }
 
-    private static func json<T: Encodable>(_ value: T) -> String {
-        String(decoding: (try? JSONEncoder().encode(value)) ?? Data("null".utf8), as: UTF8.self)
+    /// A stored document: JSON written by the strict JSON module.
+    private static func json<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try JSONValueEncoder().encodeToBytes(value), as: UTF8.self)
     }
 
     func insert(on conn: PostgresConnection) async throws {
@@ -43,15 +45,15 @@ struct StoredTransaction: Sendable {
             """
             INSERT INTO transactions (id, tenant_id, username, details, details_hash, payer_account, custom_fields, status, revision,
                 created_at, expires_at, updated_at)
-            VALUES (\(id), \(tenant), \(username), \(Self.json(details)), \(PostgresBytes(detailsHash)), \(payerAccount),
-                \(customFields.map(Self.json)), \(status), \(revision), \(createdAt), \(expiresAt), \(updatedAt))
+            VALUES (\(id), \(tenant), \(username), \(try Self.json(details)), \(PostgresBytes(detailsHash)), \(payerAccount),
+                \(try customFields.map(Self.json)), \(status), \(revision), \(createdAt), \(expiresAt), \(updatedAt))
             """)
     }
 
     func update(on conn: PostgresConnection) async throws {
         try await conn.query(
             """
-            UPDATE transactions SET details = \(Self.json(details)), details_hash = \(PostgresBytes(detailsHash)), status = \(status),
+            UPDATE transactions SET details = \(try Self.json(details)), details_hash = \(PostgresBytes(detailsHash)), status = \(status),
                 revision = \(revision), updated_at = \(updatedAt), tc_token = \(tcToken), evidence = \(evidence)
             WHERE id = \(id)
             """)
@@ -59,7 +61,7 @@ struct StoredTransaction: Sendable {
 
     /// The transaction `id` of `tenant`, or 404 `transaction_not_found`.
     static func load(_ id: String, tenant: String, on conn: PostgresConnection, forUpdate: Bool) async throws -> StoredTransaction {
-        let notFound = HTTPError(ProblemCode("transaction_not_found", status: 404, title: "Transaction not found"), detail: "No such transaction.")
+        let notFound = HTTPError(.transactionNotFound, detail: "No such transaction.")
         guard TransactionID.isValid(id) else { throw notFound }
         let rows =
             forUpdate
@@ -73,14 +75,18 @@ struct StoredTransaction: Sendable {
                 SELECT id, tenant_id, username, details, payer_account, custom_fields, status, revision, created_at, expires_at, updated_at,
                     tc_token, evidence FROM transactions WHERE id = \(id) AND tenant_id = \(tenant)
                 """)
-        guard let row = rows.first, let username = row.string("username"), let detailsText = row.string("details"),
-            let details = try? JSONDecoder().decode(TransactionDetails.self, from: Data(detailsText.utf8)), let status = row.string("status"),
+        guard let row = rows.first, let username = row.string("username"), let detailsText = row.string("details"), let status = row.string("status"),
             let revision = row.int("revision"), let created = row.date("created_at"), let expires = row.date("expires_at"),
             let updated = row.date("updated_at")
         else { throw notFound }
+        // Stored documents that do not read back are an error (a 500), never a transaction
+        // without its details or custom fields.
+        let decoder = JSONValueDecoder()
+        let details = try decoder.decode(TransactionDetails.self, from: Array(detailsText.utf8))
+        let customFields = try row.string("custom_fields").map { try decoder.decode([String: String].self, from: Array($0.utf8)) }
         return StoredTransaction(
             id: id, tenant: tenant, username: username, details: details, payerAccount: row.string("payer_account"),
-            customFields: row.string("custom_fields").flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) },
+            customFields: customFields,
             status: status, revision: revision, createdAt: created, expiresAt: expires, updatedAt: updated, tcToken: row.string("tc_token"),
             evidence: row.string("evidence"))
     }

@@ -73,12 +73,9 @@ struct TransactionDecisions: Sendable {
             let evidence = TransactionEvidence(
                 transactionId: tx.id, displayed: tx.details.canonicalJSON, detailsHash: Base64URL.encode(tx.detailsHash), assertions: e.assertions,
                 amr: e.amr, tcToken: token, confirmedAt: now)
-            let encoder = JSONEncoder()
-            encoder.dateEncodingStrategy = .iso8601
-            encoder.outputFormatting = [.sortedKeys]
             tx.status = "CONFIRMED"
             tx.tcToken = token
-            tx.evidence = String(decoding: try encoder.encode(evidence), as: UTF8.self)
+            tx.evidence = String(decoding: try JSONValueEncoder().encodeToBytes(evidence), as: UTF8.self)
             try await conn.query("UPDATE transactions SET tc_jti = \(jti) WHERE id = \(tx.id)")
         }
         try await tx.update(on: conn)

@@ -34,7 +34,7 @@ struct TransactionRoutes: Sendable {
             let tenant = ctx.parameter("tenant")
             let tx = try await load(ctx.parameter("transactionId"), tenant: tenant)
             guard let evidence = tx.evidence else {
-                throw HTTPError(ProblemCode("not_confirmed", status: 409, title: "Not confirmed"), detail: "The transaction has no confirmation.")
+                throw HTTPError(.notConfirmed, detail: "The transaction has no confirmation.")
             }
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: Array(evidence.utf8))
         }
@@ -110,7 +110,7 @@ struct TransactionRoutes: Sendable {
 
     static func notPending(_ tx: StoredTransaction) -> HTTPError {
         HTTPError(
-            ProblemCode("transaction_not_pending", status: 409, title: "Transaction not pending"),
+            .transactionNotPending,
             detail: "The transaction is \(tx.status == "PENDING" ? "EXPIRED" : tx.status).")
     }
 

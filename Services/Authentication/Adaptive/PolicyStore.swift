@@ -49,7 +49,7 @@ final class PolicyStore: Sendable {
         for row in rows {
             guard let document = row.string("document") else { continue }
             if row.string("what") == "settings" {
-                settings = try JSONDecoder().decode(AuthenticationSettings.self, from: Data(document.utf8))
+                settings = try JSONValueDecoder().decode(AuthenticationSettings.self, from: Array(document.utf8))
             } else if let kind = row.string("kind").flatMap(Ruleset.Kind.init(rawValue:)), let version = row.int("version") {
                 documents[kind] = (version, document)
             }
@@ -57,7 +57,7 @@ final class PolicyStore: Sendable {
         let locations = Self.geoPoints(settings.locations)
         func compile(_ kind: Ruleset.Kind) throws -> (CompiledRuleset, Int) {
             guard let (version, document) = documents[kind] else { return (CompiledRuleset(defaultFor: kind), 0) }
-            let json = try JSONDecoder().decode(JSONValue.self, from: Data(document.utf8))
+            let json = try JSONParser.parse(Array(document.utf8), maximumDepth: HTTPRequest.maximumJSONDepth)
             return (try Ruleset(json: json).compile(for: kind, locations: locations), version)
         }
         let (authentication, av) = try compile(.authentication)
@@ -94,7 +94,7 @@ final class PolicyStore: Sendable {
             _ = try ruleset.compile(for: kind, locations: Self.geoPoints(current.settings.locations))
         } catch {
             throw HTTPError(
-                ProblemCode("invalid_ruleset", status: 400, title: "Invalid ruleset"),
+                .invalidRuleset,
                 detail: "\(error.path): \(error.message) (\(error.code.rawValue))", field: error.path)
         }
         let document = ruleset.json.jsonString
@@ -149,7 +149,7 @@ final class PolicyStore: Sendable {
                 throw HTTPError.invalid("locations", "The \(compiled.kind.rawValue) ruleset needs them: \(error.path): \(error.message).")
             }
         }
-        let document = String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
+        let document = String(decoding: try JSONValueEncoder().encodeToBytes(settings), as: UTF8.self)
         let now = Date()
         try await context.withTransaction { conn in
             try await conn.query(

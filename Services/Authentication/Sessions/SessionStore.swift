@@ -61,7 +61,7 @@ struct SessionStore: Sendable {
     /// - Throws: 401 `invalid_refresh_token` (unknown, expired, revoked session) or
     ///   `refresh_token_reused` (the session is now revoked).
     func refresh(_ token: String, tenant: String) async throws -> SessionTokens {
-        let invalid = HTTPError(ProblemCode("invalid_refresh_token", status: 401, title: "Invalid refresh token"), detail: "Sign in again.")
+        let invalid = HTTPError(.invalidRefreshToken, detail: "Sign in again.")
         guard token.hasPrefix("rt_"), token.utf8.count <= 128 else { throw invalid }
         let hash = SHA256.hash(Array(token.utf8))
         let now = Date()
@@ -112,7 +112,7 @@ struct SessionStore: Sendable {
         case .reused:
             context.relay.notify()
             throw HTTPError(
-                ProblemCode("refresh_token_reused", status: 401, title: "Refresh token reused"),
+                .refreshTokenReused,
                 detail: "This refresh token was already used; the session is revoked. Sign in again.")
         case .invalid:
             throw invalid

@@ -39,7 +39,7 @@ struct SignUpRoutes: Sendable {
             let body = try request.decode(Start.self)
             try UsernameRules.require(body.username)
             guard try await registeredCount(tenant: tenant, username: body.username) == 0 else {
-                throw HTTPError(ProblemCode("username_taken", status: 409, title: "Username taken"), detail: "This user already has methods; sign in instead.")
+                throw HTTPError(.usernameTaken, detail: "This user already has methods; sign in instead.")
             }
             let now = Date()
             let expires = now.addingTimeInterval(Self.lifetime)
@@ -54,12 +54,12 @@ struct SignUpRoutes: Sendable {
             let tenant = ctx.parameter("tenant")
             let body = try request.decode(Finish.self)
             let verifier = issuer.keys.verifier(options: JWTValidationOptions(issuer: issuer.issuer, audience: tenant, requiredClaims: ["sub", "jti", "sign_up"]))
-            let invalid = HTTPError(ProblemCode("invalid_sign_up_token", status: 401, title: "Invalid sign-up token"), detail: "Open a new sign-up.")
+            let invalid = HTTPError(.invalidSignUpToken, detail: "Open a new sign-up.")
             guard let jwt = try? verifier.verify(body.signUpToken, now: Date()), jwt.claims[claim: "sign_up"] == .bool(true),
                 let username = jwt.claims.subject, let jti = jwt.claims.id, let expires = jwt.claims.expiresAt
             else { throw invalid }
             guard try await registeredCount(tenant: tenant, username: username) > 0 else {
-                throw HTTPError(ProblemCode("nothing_registered", status: 409, title: "Nothing registered"), detail: "Register a method first.")
+                throw HTTPError(.nothingRegistered, detail: "Register a method first.")
             }
             let now = Date()
             let issued = try await context.withTransaction { conn -> SessionStore.Issued in

@@ -57,11 +57,11 @@ struct AntiHammering: Sendable {
         switch standing {
         case .clear: return
         case .locked:
-            throw HTTPError(ProblemCode("method_locked", status: 423, title: "Method locked"), detail: "Too many failures: this method is locked until the relying party unlocks it.")
+            throw HTTPError(.methodLocked, detail: "Too many failures: this method is locked until the relying party unlocks it.")
         case .probation(let until):
             let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
             throw HTTPError(
-                ProblemCode("method_probation", status: 429, title: "Method on probation"),
+                .methodProbation,
                 detail: "Too many failures: try again in \(seconds) s.", headers: [("Retry-After", String(seconds))])
         }
     }

@@ -2,6 +2,7 @@ import Crypto
 import FIDO
 import Foundation
 import HTTPServer
+import JSON
 import Schema
 import ServiceKit
 
@@ -122,13 +123,13 @@ struct FIDO2Method: AuthenticationMethod {
         }
         if flow.username != nil, allow.isEmpty {
             throw HTTPError(
-                ProblemCode("method_unavailable", status: 409, title: "Method unavailable"),
+                .methodUnavailable,
                 detail: "No credential of this user is left for this step.")
         }
         let options = RequestOptionsJSON(
             challenge: Base64URL.encode(challenge), timeout: Int(Self.challengeLifetime * 1000), rpId: tenant.rpId, allowCredentials: allow,
             userVerification: "preferred", hints: [])
-        let body = try JSONEncoder().encode(FIDO2Challenge(publicKey: options))
+        let body = try JSONValueEncoder().encodeToBytes(FIDO2Challenge(publicKey: options))
         return MethodChallenge(response: Array(body), pending: pending)
     }
 
@@ -155,7 +156,7 @@ struct FIDO2Method: AuthenticationMethod {
         // Secure Payment Confirmation: what the browser displayed must be the transaction.
         if let transaction, let payment = try? CollectedClientData(bytes: verified.clientDataJSON).payment {
             guard payment.shows(currency: transaction.details.currency, amount: transaction.details.amount, payee: transaction.details.payee) else {
-                throw HTTPError.signInRefused("payment_details_mismatch", "The payment the browser displayed is not this transaction's total or payee.")
+                throw HTTPError(.paymentDetailsMismatch, detail: "The payment the browser displayed is not this transaction's total or payee.")
             }
         }
         var outcome = MethodOutcome(username: verified.username, userHandle: Base64URL.encode(verified.userHandle), credentialID: verified.credentialID)

@@ -36,7 +36,7 @@ struct OneTimeCodeMethod: AuthenticationMethod {
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
         guard let method = user.methods.first(where: { $0.type == name }), let piiRef = method.piiRef else {
-            throw HTTPError(ProblemCode("method_unavailable", status: 409, title: "Method unavailable"), detail: "This user has no such method.")
+            throw HTTPError(.methodUnavailable, detail: "This user has no such method.")
         }
         let now = Date()
         // Told to the client (429) rather than dropped by the oob service.
@@ -64,9 +64,7 @@ struct OneTimeCodeMethod: AuthenticationMethod {
             let delivery: [String: String]
             let expiresAt: Date
         }
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .iso8601
-        let body = try encoder.encode(Sent(delivery: ["channel": channel, "destination": method.masked ?? ""], expiresAt: now.addingTimeInterval(lifetime)))
+        let body = try JSONValueEncoder().encodeToBytes(Sent(delivery: ["channel": channel, "destination": method.masked ?? ""], expiresAt: now.addingTimeInterval(lifetime)))
         return MethodChallenge(response: Array(body), pending: pending, outbox: [envelope])
     }
 
@@ -77,9 +75,9 @@ struct OneTimeCodeMethod: AuthenticationMethod {
         for i in 1...8 { expiry = expiry << 8 | UInt64(pending[i]) }
         let hash = Array(pending[9..<41])
         let methodID = String(decoding: pending[41...], as: UTF8.self)
-        guard Double(expiry) > Date().timeIntervalSince1970 else { throw HTTPError.signInRefused("code_expired", "The code expired; ask for another.") }
+        guard Double(expiry) > Date().timeIntervalSince1970 else { throw HTTPError(.codeExpired, detail: "The code expired; ask for another.") }
         guard OneTimeCode.matches(body.code, digits: 6, storedHash: hash, key: keys.codeHashKey, context: Array("\(flow.id)/\(methodID)".utf8)) else {
-            throw HTTPError.signInRefused("code_mismatch", "The code is not right.")
+            throw HTTPError(.codeMismatch, detail: "The code is not right.")
         }
         return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
     }
@@ -96,7 +94,7 @@ struct TOTPMethod: AuthenticationMethod {
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
         guard let method = user.methods.first(where: { $0.type == name }) else {
-            throw HTTPError(ProblemCode("method_unavailable", status: 409, title: "Method unavailable"), detail: "This user has no authenticator app.")
+            throw HTTPError(.methodUnavailable, detail: "This user has no authenticator app.")
         }
         return MethodChallenge(response: Array(#"{"prompt":"totp","digits":6}"#.utf8), pending: [3] + Array(method.id.utf8))
     }
@@ -113,15 +111,15 @@ struct TOTPMethod: AuthenticationMethod {
                 """)
         }).first, let sealed = row.bytes("sealed_secret"),
             let secret = try? keys.methodSecrets.open(sealed, associatedData: Array("\(flow.tenant)/\(methodID)".utf8))
-        else { throw HTTPError.signInRefused("method_unavailable", "This authenticator app is no longer registered.") }
+        else { throw HTTPError(.methodGone, detail: "This authenticator app is no longer registered.") }
         let last = row.int64("last_totp_step").map { UInt64($0) }
         let step: UInt64
         do {
             step = try TOTP(secret: try OTPSecret(bytes: secret)).verify(body.code, at: Date(), window: 1, after: last)
         } catch let error as OTPError where error.code == .replayedCode {
-            throw HTTPError.signInRefused("code_replayed", "This code was already used.")
+            throw HTTPError(.codeReplayed, detail: "This code was already used.")
         } catch {
-            throw HTTPError.signInRefused("code_mismatch", "The code is not right.")
+            throw HTTPError(.codeMismatch, detail: "The code is not right.")
         }
         // The step is recorded only if no concurrent verification recorded it (or a later one).
         let updated = try await pool.withConnection { conn in
@@ -131,7 +129,7 @@ struct TOTPMethod: AuthenticationMethod {
                 WHERE tenant_id = \(flow.tenant) AND method_id = \(methodID) AND (last_totp_step IS NULL OR last_totp_step < \(Int64(step)))
                 """)
         }
-        guard updated.affectedRows == 1 else { throw HTTPError.signInRefused("code_replayed", "This code was already used.") }
+        guard updated.affectedRows == 1 else { throw HTTPError(.codeReplayed, detail: "This code was already used.") }
         return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
     }
 }
@@ -154,16 +152,16 @@ struct ExternalJWTMethod: AuthenticationMethod {
         struct Body: Decodable { let jwt: String }
         guard pending == [4], let username = flow.username else { throw HTTPError(.invalidHandle, detail: "Ask for the challenge first.") }
         let body = try request.decode(Body.self)
-        guard let settings = try await policies.policy(for: flow.tenant).settings.externalJWT else { throw HTTPError.signInRefused("method_unavailable", "The tenant has no external JWT method.") }
+        guard let settings = try await policies.policy(for: flow.tenant).settings.externalJWT else { throw HTTPError(.methodGone, detail: "The tenant has no external JWT method.") }
         let keys = try await keySet(settings.jwksURL)
         let options = JWTValidationOptions(
             issuer: settings.issuer, audience: settings.audience, allowedAlgorithms: [.es256, .es384, .es512, .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .edDSA], maximumLifetime: 3600,
             requiredClaims: ["sub", "iat"])
         do {
             let jwt = try JWTVerifier(keySet: keys, options: options).verify(body.jwt, now: Date())
-            guard let subject = jwt.claims.subject, UsernameRules.identical(subject, username) else { throw HTTPError.signInRefused("jwt_subject_mismatch", "The token is for another user.") }
+            guard let subject = jwt.claims.subject, UsernameRules.identical(subject, username) else { throw HTTPError(.jwtSubjectMismatch, detail: "The token is for another user.") }
         } catch let error as JOSEError {
-            throw HTTPError.signInRefused("jwt_" + error.code.rawValue, "The token was refused (\(error.code.rawValue)).")
+            throw HTTPError(.externalJWTRefused(error), detail: "The token was refused (\(error.code.rawValue)).")
         }
         return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
     }
@@ -202,7 +200,7 @@ struct ExternalPasswordMethod: AuthenticationMethod {
     func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {
         guard pending == [5], let username = flow.username else { throw HTTPError(.invalidHandle, detail: "Ask for the challenge first.") }
         guard let settings = try await policies.policy(for: flow.tenant).settings.externalPassword, let url = URL(string: settings.verifyURL) else {
-            throw HTTPError.signInRefused("method_unavailable", "The tenant has no external password method.")
+            throw HTTPError(.methodGone, detail: "The tenant has no external password method.")
         }
         guard var password = PasswordBody.password(in: request.body) else { throw HTTPError.invalid("password", "Give the password.") }
         var outgoing = Array(#"{"username":"#.utf8) + JSONEscaping.quoted(Array(username.utf8)) + Array(#","password":"#.utf8)
@@ -221,7 +219,7 @@ struct ExternalPasswordMethod: AuthenticationMethod {
         }
         switch status {
         case 200..<300: return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
-        case 400..<500: throw HTTPError.signInRefused("password_invalid", "The password was refused.")
+        case 400..<500: throw HTTPError(.passwordInvalid, detail: "The password was refused.")
         default: throw HTTPError(.unavailable, detail: "The relying party's password check is unavailable.")
         }
     }

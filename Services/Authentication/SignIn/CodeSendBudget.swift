@@ -3,11 +3,6 @@ import HTTPServer
 import Postgres
 import ServiceKit
 
-extension ProblemCode {
-    /// 429: no more one-time codes to this destination for now (`Retry-After` says when).
-    static let codeSendLimited = ProblemCode("code_send_limited", status: 429, title: "Too many codes")
-}
-
 /// How many one-time codes a destination (an `email_otp` or `sms_otp` method) receives, decided
 /// where the client can be told: the sign-in's challenge answers 429 `code_send_limited` with
 /// `Retry-After` instead of 200 for a message the oob-notification service would drop.

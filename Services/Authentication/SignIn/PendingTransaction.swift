@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSON
 import Postgres
 import Schema
 
@@ -17,18 +18,20 @@ struct PendingTransaction: Sendable {
     /// - Throws: 404 `transaction_not_found`; 409 `transaction_not_pending` (confirmed,
     ///   rejected, cancelled or expired).
     static func load(_ id: String, tenant: String, pool: PostgresPool, now: Date = Date()) async throws -> PendingTransaction {
-        let notFound = HTTPError(ProblemCode("transaction_not_found", status: 404, title: "Transaction not found"), detail: "No such transaction.")
+        let notFound = HTTPError(.transactionNotFound, detail: "No such transaction.")
         guard TransactionID.isValid(id) else { throw notFound }
         let row = try await pool.withConnection { conn in
             try await conn.query("SELECT username, details, details_hash, status, expires_at FROM transactions WHERE tenant_id = \(tenant) AND id = \(id)")
         }.first
-        guard let row, let username = row.string("username"), let text = row.string("details"),
-            let details = try? JSONDecoder().decode(TransactionDetails.self, from: Data(text.utf8)), let hash = row.bytes("details_hash"),
+        guard let row, let username = row.string("username"), let text = row.string("details"), let hash = row.bytes("details_hash"),
             let status = row.string("status"), let expires = row.date("expires_at")
         else { throw notFound }
+        // Written by TransactionReadModel: details that do not read back are an error (a 500),
+        // never a transaction shown without them.
+        let details = try JSONValueDecoder().decode(TransactionDetails.self, from: Array(text.utf8))
         guard status == "PENDING", expires > now else {
             throw HTTPError(
-                ProblemCode("transaction_not_pending", status: 409, title: "Transaction not pending"),
+                .transactionNotPending,
                 detail: "The transaction is \(status == "PENDING" ? "EXPIRED" : status).")
         }
         return PendingTransaction(id: id, username: username, details: details, detailsHash: hash, status: status, expiresAt: expires)

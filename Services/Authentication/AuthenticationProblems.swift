@@ -1,0 +1,108 @@
+import FIDO
+import HTTPServer
+import Tokens
+
+/// The problem codes the authentication service answers with, beyond the shared ones
+/// (`HTTPServer`'s and `ServiceKit`'s). Every code here is listed in
+/// `schemas/openapi/authentication.yaml` (checked by `ProblemCodeTests` in SchemaTests), and no
+/// other file of the service spells a problem code.
+///
+/// A step refused by a method's check answers 400 with the title "Sign-in refused"; only those
+/// count towards anti-hammering.
+extension ProblemCode {
+    // MARK: - Sign-in refused (400, counted by anti-hammering when a method's check refuses)
+
+    /// The credential already completed a step of this sign-in.
+    static let credentialAlreadyUsed = ProblemCode("credential_already_used", status: 400, title: "Sign-in refused")
+    /// The credential is not one of the user signing in.
+    static let credentialNotAllowed = ProblemCode("credential_not_allowed", status: 400, title: "Sign-in refused")
+    /// The credential is suspended (or flagged as a possible clone).
+    static let credentialSuspended = ProblemCode("credential_suspended", status: 400, title: "Sign-in refused")
+    /// The credential is not registered in the tenant.
+    static let credentialNotFound = ProblemCode("credential_not_found", status: 400, title: "Sign-in refused")
+    /// The signature counter did not increase: the authenticator may have been cloned.
+    static let signCountNotIncreased = ProblemCode("sign_count_not_increased", status: 400, title: "Sign-in refused")
+    /// Quick authentication: the challenge's time is outside the tenant's window.
+    static let quickAuthTimeOutOfWindow = ProblemCode("quick_auth_time_out_of_window", status: 400, title: "Sign-in refused")
+    /// Secure Payment Confirmation: the browser displayed another total or payee.
+    static let paymentDetailsMismatch = ProblemCode("payment_details_mismatch", status: 400, title: "Sign-in refused")
+    /// A one-time code expired.
+    static let codeExpired = ProblemCode("code_expired", status: 400, title: "Sign-in refused")
+    /// A one-time or TOTP code is wrong.
+    static let codeMismatch = ProblemCode("code_mismatch", status: 400, title: "Sign-in refused")
+    /// A TOTP code (its time step) was already used.
+    static let codeReplayed = ProblemCode("code_replayed", status: 400, title: "Sign-in refused")
+    /// The method went away between challenge and verification (a removed authenticator app,
+    /// the tenant's external method switched off).
+    static let methodGone = ProblemCode("method_unavailable", status: 400, title: "Sign-in refused")
+    /// An external JWT is for another user.
+    static let jwtSubjectMismatch = ProblemCode("jwt_subject_mismatch", status: 400, title: "Sign-in refused")
+    /// The relying party refused the password.
+    static let passwordInvalid = ProblemCode("password_invalid", status: 400, title: "Sign-in refused")
+
+    /// `FIDO.AssertionVerifier` refused the assertion (WebAuthn L3 §7.2): the code is the
+    /// `WebAuthnError`'s, each listed in the document's SignInRefused enum.
+    static func signInRefused(_ error: WebAuthnError) -> ProblemCode {
+        ProblemCode(error.code.rawValue, status: 400, title: "Sign-in refused")
+    }
+
+    /// An external JWT was refused: `jwt_` and the `JOSEError` code.
+    static func externalJWTRefused(_ error: JOSEError) -> ProblemCode {
+        ProblemCode("jwt_" + error.code.rawValue, status: 400, title: "Sign-in refused")
+    }
+
+    // MARK: - Sign-in flows
+
+    /// No such sign-in (or another tenant's).
+    static let signInNotFound = ProblemCode("signin_not_found", status: 404, title: "Sign-in not found")
+    /// The sign-in succeeded, failed, was denied or rejected.
+    static let signInFinished = ProblemCode("signin_finished", status: 409, title: "Sign-in finished")
+    /// The sign-in outlived its rules' maximum time.
+    static let signInExpired = ProblemCode("signin_expired", status: 409, title: "Sign-in expired")
+    /// Another step of the sign-in changed it first.
+    static let signInConflict = ProblemCode("signin_conflict", status: 409, title: "Sign-in changed")
+    /// A registration answer needs a sign-in that succeeded.
+    static let signInNotSucceeded = ProblemCode("signin_not_succeeded", status: 409, title: "Sign-in not complete")
+    /// No remaining sequence has the method as a next step.
+    static let methodNotAllowedNow = ProblemCode("method_not_allowed_now", status: 409, title: "Method not expected")
+    /// The user has no such method (or no credential left for the step).
+    static let methodUnavailable = ProblemCode("method_unavailable", status: 409, title: "Method unavailable")
+    /// Verification before the method's challenge.
+    static let noPendingChallenge = ProblemCode("no_pending_challenge", status: 409, title: "No challenge")
+    /// A reject for a sign-in that confirms no transaction.
+    static let notATransaction = ProblemCode("not_a_transaction", status: 409, title: "Nothing to reject")
+
+    // MARK: - Anti-hammering and budgets
+
+    /// The method is locked for the user until the relying party unlocks it.
+    static let methodLocked = ProblemCode("method_locked", status: 423, title: "Method locked")
+    /// The method is on probation (`Retry-After`).
+    static let methodProbation = ProblemCode("method_probation", status: 429, title: "Method on probation")
+    /// No more one-time codes to this destination for now (`Retry-After` says when).
+    static let codeSendLimited = ProblemCode("code_send_limited", status: 429, title: "Too many codes")
+
+    // MARK: - Transactions
+
+    /// No such transaction in this service's read model.
+    static let transactionNotFound = ProblemCode("transaction_not_found", status: 404, title: "Transaction not found")
+    /// The transaction is confirmed, rejected, cancelled or expired.
+    static let transactionNotPending = ProblemCode("transaction_not_pending", status: 409, title: "Transaction not pending")
+
+    // MARK: - Sessions and sign-ups
+
+    /// An unknown, expired or revoked session's refresh token.
+    static let invalidRefreshToken = ProblemCode("invalid_refresh_token", status: 401, title: "Invalid refresh token")
+    /// A retired refresh token came back: the session is revoked.
+    static let refreshTokenReused = ProblemCode("refresh_token_reused", status: 401, title: "Refresh token reused")
+    /// The user already has credentials or methods.
+    static let usernameTaken = ProblemCode("username_taken", status: 409, title: "Username taken")
+    /// The sign-up token is invalid or was already used.
+    static let invalidSignUpToken = ProblemCode("invalid_sign_up_token", status: 401, title: "Invalid sign-up token")
+    /// A sign-up finished before any method was active.
+    static let nothingRegistered = ProblemCode("nothing_registered", status: 409, title: "Nothing registered")
+
+    // MARK: - Administration
+
+    /// A ruleset that does not validate or compile.
+    static let invalidRuleset = ProblemCode("invalid_ruleset", status: 400, title: "Invalid ruleset")
+}

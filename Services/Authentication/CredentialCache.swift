@@ -1,0 +1,46 @@
+import FIDO
+import Synchronization
+
+/// What a sign-in needs of a credential that never changes once registered: its owner, user
+/// handle, public key (parsed: building an OpenSSL key costs more than verifying a signature
+/// with it) and backup eligibility.
+///
+/// Mutable state (counter, status, clone flag) is never taken from here: `record_assertion`
+/// checks it in the database, in the transaction that consumes the challenge, and also
+/// checks that the stored key is still the one verified here.
+struct CachedCredential: Sendable {
+    let username: String
+    let userHandle: [UInt8]
+    let publicKeyCOSE: [UInt8]
+    let key: COSEKey
+    let backupEligible: Bool
+}
+
+/// Credentials by tenant and credential id, per process. Bounded: cleared wholesale when full
+/// (entries are cheap to read again).
+final class CredentialCache: Sendable {
+    private struct Key: Hashable {
+        let tenant: String
+        let credentialID: [UInt8]
+    }
+
+    private let entries = Mutex<[Key: CachedCredential]>([:])
+    private let capacity: Int
+
+    init(capacity: Int = 100_000) { self.capacity = capacity }
+
+    func credential(tenant: String, id: [UInt8]) -> CachedCredential? {
+        entries.withLock { $0[Key(tenant: tenant, credentialID: id)] }
+    }
+
+    func store(_ credential: CachedCredential, tenant: String, id: [UInt8]) {
+        entries.withLock { e in
+            if e.count >= capacity { e.removeAll(keepingCapacity: true) }
+            e[Key(tenant: tenant, credentialID: id)] = credential
+        }
+    }
+
+    func remove(tenant: String, id: [UInt8]) {
+        _ = entries.withLock { $0.removeValue(forKey: Key(tenant: tenant, credentialID: id)) }
+    }
+}

@@ -1,0 +1,140 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Platform
+import Schema
+import ServiceKit
+
+/// One step of a sign-in: a method's challenge, then its verification, counted by
+/// anti-hammering. The step that completes a sequence issues the session.
+extension SignInCoordinator {
+    /// Starts the step of `methodName`: the method's challenge (its pending state kept in the
+    /// flow, its messages in the outbox).
+    ///
+    /// - Returns: the challenge body for the client (JSON).
+    /// - Throws: ``activeFlow(_:tenant:)``'s and ``resolve(_:flow:)``'s; 423 `method_locked`;
+    ///   429 `method_probation` or `too_many_requests`; the method's refusals.
+    func challenge(signin id: String, tenant: String, method methodName: String, request: HTTPRequest, client: String) async throws -> [UInt8] {
+        var flow = try await activeFlow(id, tenant: tenant)
+        let method = try resolve(methodName, flow: flow)
+        guard let tenant = try await context.tenants.find(flow.tenant) else { throw HTTPError(.tenantNotFound) }
+        let policy = try await policies.policy(for: flow.tenant)
+        try admit(client: client, tenant: flow.tenant, settings: policy.settings)
+        let now = Date()
+        let user = try await facts.load(tenant: flow.tenant, username: flow.username, settings: policy.settings)
+        try AntiHammering.require(user.failures.standing(method.name, now: now), now: now)
+        let started = try await method.challenge(flow: flow, user: user, tenant: tenant, request: request)
+        flow.pendingMethod = method.name
+        flow.pendingState = started.pending
+        let pending = flow
+        try await context.withTransaction { conn in
+            var flow = pending
+            try await flows.save(&flow, on: conn)
+            for envelope in started.outbox {
+                try await Outbox.enqueue(envelope, topic: Topic.deliveryRequests, key: flow.tenant, on: conn)
+            }
+        }
+        return started.response
+    }
+
+    /// Verifies the pending step of `methodName`. The guess is counted before it is evaluated;
+    /// a refusal (400) counts as a failure, anything else gives the guess back. The step that
+    /// completes a sequence issues the session (and, for a transaction, publishes the
+    /// confirmation with the signed evidence).
+    ///
+    /// - Returns: the progress, with the session and a registration suggestion when it succeeded.
+    /// - Throws: ``challenge(signin:tenant:method:request:client:)``'s; 409 `no_pending_challenge`;
+    ///   400 with the method's refusal, or `credential_not_allowed` for another user's credential.
+    func verify(signin id: String, tenant: String, method methodName: String, request: HTTPRequest, client: String, logger: Logger) async throws
+        -> SignInProgress
+    {
+        var flow = try await activeFlow(id, tenant: tenant)
+        let method = try resolve(methodName, flow: flow)
+        guard let tenant = try await context.tenants.find(flow.tenant) else { throw HTTPError(.tenantNotFound) }
+        let policy = try await policies.policy(for: flow.tenant)
+        try admit(client: client, tenant: flow.tenant, settings: policy.settings)
+        guard flow.pendingMethod == method.name, let pending = flow.pendingState else {
+            throw HTTPError(.noPendingChallenge, detail: "Ask for this method's challenge first.")
+        }
+        let now = Date()
+        // The guess is counted before it is evaluated (atomically: parallel guesses cannot
+        // all pass a check made before any of them is counted).
+        if let username = flow.username {
+            let standing = try await antiHammering.reserveAttempt(
+                tenant: flow.tenant, username: username, method: method.name, settings: policy.settings, now: now)
+            try AntiHammering.require(standing, now: now)
+        }
+        // The challenge is used up whatever happens next.
+        flow.pendingMethod = nil
+        flow.pendingState = nil
+        let outcome: MethodOutcome
+        do {
+            outcome = try await method.verify(flow: flow, pending: pending, tenant: tenant, request: request)
+        } catch let error as HTTPError where error.code.status == 400 {
+            try await flows.save(&flow)
+            if let username = flow.username {
+                let standing = try await antiHammering.recordFailure(
+                    tenant: flow.tenant, username: username, method: method.name, settings: policy.settings, now: now)
+                if standing == .locked {
+                    logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method.name)])
+                }
+            }
+            throw error
+        } catch {
+            // Not a wrong answer (only those count): the server or another service failed, or
+            // the step was refused for another reason. The guess is given back.
+            if let username = flow.username {
+                try? await antiHammering.releaseAttempt(tenant: flow.tenant, username: username, method: method.name, settings: policy.settings)
+            }
+            throw error
+        }
+        if let expected = flow.username, !UsernameRules.identical(expected, outcome.username) {
+            throw HTTPError(.credentialNotAllowed, detail: "This credential belongs to someone else.")
+        }
+        flow.username = outcome.username
+        flow.completed.append(method.name)
+        if let id = outcome.credentialID { flow.usedCredentials.append(id) }
+        if let evidence = outcome.evidence { flow.evidence.append(evidence) }
+        guard let satisfied = flow.progress.satisfied else {
+            let stepped = flow
+            flow = try await context.withTransaction { conn in
+                var flow = stepped
+                try await flows.save(&flow, on: conn)
+                try await antiHammering.recordSuccess(tenant: flow.tenant, username: outcome.username, method: method.name, on: conn)
+                return flow
+            }
+            return Self.progress(flow)
+        }
+        flow.status = .succeeded
+        let user = try await facts.load(tenant: flow.tenant, username: outcome.username, settings: policy.settings)
+        let suggestion = registrationSuggestion(policy: policy, user: user, now: now)
+        var decision: TransactionDecision?
+        if let id = flow.transactionId {
+            let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: context.pool, now: now)
+            decision = TransactionDecision(
+                tenantId: flow.tenant, transactionId: id, decision: "confirmed", detailsHash: Base64URL.encode(tx.detailsHash), signinId: flow.id,
+                amr: flow.completed, assertions: flow.evidence, decidedAt: now)
+        }
+        let succeeded = flow
+        let (saved, issued) = try await context.withTransaction { conn -> (SignInFlow, SessionStore.Issued) in
+            var flow = succeeded
+            try await flows.save(&flow, on: conn)
+            if let decision {
+                try await Outbox.enqueue(decision, source: .authentication, subject: flow.tenant, key: flow.tenant, on: conn)
+            }
+            try await antiHammering.recordSuccess(tenant: flow.tenant, username: outcome.username, method: method.name, on: conn)
+            let issued = try await sessions.create(
+                tenant: flow.tenant, username: outcome.username, userHandle: outcome.userHandle, amr: flow.completed,
+                acr: satisfied.joined(separator: "+"), credentialID: outcome.credentialID, at: now, on: conn)
+            try await flows.recordSignIn(tenant: flow.tenant, username: outcome.username, at: now, on: conn)
+            return (flow, issued)
+        }
+        logger.info("sign-in succeeded", metadata: ["signet.signin.acr": .string(satisfied.joined(separator: "+"))])
+        var body = Self.progress(saved)
+        body.sessionToken = issued.accessToken
+        body.refreshToken = issued.refreshToken
+        body.expiresAt = issued.expiresAt
+        body.registration = suggestion
+        return body
+    }
+}

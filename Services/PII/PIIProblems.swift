@@ -1,0 +1,9 @@
+import HTTPServer
+
+/// The problem codes the pii service answers with, beyond the shared ones (`HTTPServer`'s and
+/// `ServiceKit`'s). Every code here is listed in `schemas/openapi/pii.yaml` (checked by
+/// `ProblemCodeTests` in SchemaTests), and no other file of the service spells a problem code.
+extension ProblemCode {
+    /// No such value in the vault, it was erased, or its subject's key is gone.
+    static let piiNotFound = ProblemCode("pii_not_found", status: 404, title: "Not found")
+}

@@ -1,0 +1,170 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+import Schema
+import ServiceKit
+
+/// A user's non-FIDO methods (`user_methods`): set up PENDING_CONFIRMATION, ACTIVE once a first
+/// code confirms them, DELETED when removed (the row stays, its secrets cleared). Activation and
+/// removal commit with their `MethodChanged` event; a code's delivery request commits with the
+/// method it confirms.
+struct MethodStore: Sendable {
+    let context: ServiceContext
+    /// Wrong codes a setup takes before it must start again.
+    static let maximumConfirmAttempts = 5
+
+    /// A method set up and waiting for its first code.
+    struct Pending: Sendable {
+        var id: String
+        var tenant: String
+        var username: String
+        var type: String
+        /// The vault reference and masked form of an address or number (`email_otp`, `sms_otp`).
+        var piiRef: String?
+        var masked: String?
+        /// The keyed hash of the code delivered, and its expiry (`email_otp`, `sms_otp`).
+        var codeHash: [UInt8]?
+        var codeExpiresAt: Date?
+        /// The sealed TOTP secret (`totp`).
+        var sealedSecret: [UInt8]?
+        var friendlyName: String?
+        var createdAt: Date
+    }
+
+    /// What the caller found of a code given for a pending method.
+    enum Check: Sendable {
+        /// Right; for TOTP, the time step it matched (later codes must be of later steps).
+        case accepted(lastTotpStep: Int?)
+        case refused
+    }
+
+    /// Stores a pending method, with the delivery request of its code when it has one.
+    func insert(_ method: Pending, delivery: DeliveryRequested?) async throws {
+        try await context.withTransaction { conn in
+            try await conn.query(
+                """
+                INSERT INTO user_methods (id, tenant_id, username, type, status, pii_ref, masked, sealed_secret, code_hash, code_expires_at,
+                    friendly_name, created_at)
+                VALUES (\(method.id), \(method.tenant), \(method.username), \(method.type), 'PENDING_CONFIRMATION', \(method.piiRef),
+                    \(method.masked), \(method.sealedSecret.map(PostgresBytes.init)), \(method.codeHash.map(PostgresBytes.init)),
+                    \(method.codeExpiresAt), \(method.friendlyName), \(method.createdAt))
+                """)
+            if let delivery {
+                try await Outbox.enqueue(delivery, source: .registration, subject: method.tenant, key: method.tenant, on: conn)
+            }
+        }
+    }
+
+    /// Confirms the user's pending method `id`: `check` decides on the code (under the row's
+    /// lock, so parallel guesses are counted one by one); a refusal counts an attempt, an
+    /// acceptance activates the method with its `MethodChanged` event.
+    ///
+    /// - Returns: the active method, or nil when `check` refused the code.
+    /// - Throws: 404 `not_found`; 409 `method_already_confirmed`; 400 `too_many_attempts`
+    ///   once the attempts are used up; whatever `check` throws.
+    func confirm(
+        id: String, tenant: String, username: String, at now: Date, check: @Sendable (Pending) throws -> Check
+    ) async throws -> MethodResource? {
+        try await context.withTransaction { conn -> MethodResource? in
+            guard let row = try await conn.query(
+                """
+                SELECT type, status, pii_ref, masked, sealed_secret, code_hash, code_expires_at, confirm_attempts, friendly_name, created_at
+                FROM user_methods WHERE id = \(id) AND tenant_id = \(tenant) AND username = \(username) FOR UPDATE
+                """
+            ).first, let type = row.string("type"), let created = row.date("created_at")
+            else { throw HTTPError(.notFound, detail: "No such method for this user.") }
+            guard row.string("status") == "PENDING_CONFIRMATION" else {
+                throw HTTPError(.methodAlreadyConfirmed, detail: "This method is already confirmed.")
+            }
+            guard (row.int("confirm_attempts") ?? 0) < Self.maximumConfirmAttempts else {
+                throw HTTPError(.tooManyConfirmAttempts, detail: "Too many wrong codes; set the method up again.")
+            }
+            let pending = Pending(
+                id: id, tenant: tenant, username: username, type: type, piiRef: row.string("pii_ref"), masked: row.string("masked"),
+                codeHash: row.bytes("code_hash"), codeExpiresAt: row.date("code_expires_at"), sealedSecret: row.bytes("sealed_secret"),
+                friendlyName: row.string("friendly_name"), createdAt: created)
+            guard case .accepted(let lastStep) = try check(pending) else {
+                try await conn.query("UPDATE user_methods SET confirm_attempts = confirm_attempts + 1 WHERE id = \(id)")
+                return nil
+            }
+            try await conn.query(
+                "UPDATE user_methods SET status = 'ACTIVE', confirmed_at = \(now), code_hash = NULL, code_expires_at = NULL WHERE id = \(id)")
+            try await Outbox.enqueue(
+                MethodChanged(
+                    tenantId: tenant, username: username, methodId: id, type: type, status: "ACTIVE", piiRef: pending.piiRef,
+                    masked: pending.masked, sealedSecret: pending.sealedSecret.map(Base64URL.encode), lastTotpStep: lastStep, changedAt: now),
+                source: .registration, subject: tenant, key: tenant, on: conn)
+            return MethodResource(
+                methodId: id, type: type, status: "ACTIVE", masked: pending.masked, friendlyName: pending.friendlyName, createdAt: created,
+                confirmedAt: now)
+        }
+    }
+
+    /// Every method of the user not deleted, FIDO credentials first (as `fido2`, ACTIVE or
+    /// SUSPENDED), each kind oldest first.
+    func list(tenant: String, username: String) async throws -> [MethodResource] {
+        let (methods, credentials) = try await context.pool.withConnection { conn in
+            (
+                try await conn.query(
+                    """
+                    SELECT id, type, status, masked, friendly_name, created_at, confirmed_at FROM user_methods
+                    WHERE tenant_id = \(tenant) AND username = \(username) AND status <> 'DELETED' ORDER BY created_at
+                    """),
+                try await conn.query(
+                    """
+                    SELECT credential_id, status, friendly_name, created_at FROM credentials
+                    WHERE tenant_id = \(tenant) AND username = \(username) AND status <> 'deleted' ORDER BY created_at
+                    """)
+            )
+        }
+        var list = credentials.compactMap { row -> MethodResource? in
+            guard let id = row.bytes("credential_id"), let created = row.date("created_at") else { return nil }
+            return MethodResource(
+                methodId: Base64URL.encode(id), type: "fido2", status: row.string("status") == "active" ? "ACTIVE" : "SUSPENDED",
+                friendlyName: row.string("friendly_name"), createdAt: created, confirmedAt: created)
+        }
+        list += methods.compactMap { row -> MethodResource? in
+            guard let id = row.string("id"), let type = row.string("type"), let status = row.string("status"), let created = row.date("created_at") else { return nil }
+            return MethodResource(
+                methodId: id, type: type, status: status, masked: row.string("masked"), friendlyName: row.string("friendly_name"), createdAt: created,
+                confirmedAt: row.date("confirmed_at"))
+        }
+        return list
+    }
+
+    /// Renames the user's method `id`.
+    ///
+    /// - Throws: 404 `not_found` for a method the user does not have (or removed).
+    func rename(id: String, tenant: String, username: String, to friendlyName: String) async throws {
+        let updated = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                UPDATE user_methods SET friendly_name = \(friendlyName)
+                WHERE id = \(id) AND tenant_id = \(tenant) AND username = \(username) AND status <> 'DELETED'
+                """)
+        }
+        guard updated.affectedRows == 1 else { throw HTTPError(.notFound, detail: "No such method for this user.") }
+    }
+
+    /// Removes the user's method `id` (its secrets cleared) with its `MethodChanged` event.
+    ///
+    /// - Throws: 404 `not_found` for a method the user does not have (or removed).
+    func remove(id: String, tenant: String, username: String, at now: Date) async throws {
+        try await context.withTransaction { conn in
+            guard let row = try await conn.query(
+                """
+                UPDATE user_methods SET status = 'DELETED', code_hash = NULL, sealed_secret = NULL
+                WHERE id = \(id) AND tenant_id = \(tenant) AND username = \(username) AND status <> 'DELETED'
+                RETURNING type
+                """
+            ).first, let type = row.string("type")
+            else { throw HTTPError(.notFound, detail: "No such method for this user.") }
+            try await Outbox.enqueue(
+                MethodChanged(
+                    tenantId: tenant, username: username, methodId: id, type: type, status: "DELETED", piiRef: nil, sealedSecret: nil,
+                    lastTotpStep: nil, changedAt: now),
+                source: .registration, subject: tenant, key: tenant, on: conn)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import FIDO
+import HTTPServer
+
+/// The problem codes the registration service answers with, beyond the shared ones
+/// (`HTTPServer`'s and `ServiceKit`'s). Every code here is listed in
+/// `schemas/openapi/registration.yaml` (checked by `ProblemCodeTests` in SchemaTests), and no
+/// other file of the service spells a problem code.
+extension ProblemCode {
+    // MARK: - WebAuthn registration
+
+    /// The credential `id`/`rawId` the client reports is not the attested credential id.
+    static let credentialIDMismatch = ProblemCode("credential_id_mismatch", status: 400, title: "Registration refused")
+    /// The credential id is already registered in the tenant.
+    static let credentialExists = ProblemCode("credential_exists", status: 409, title: "Credential already registered")
+
+    /// `FIDO.RegistrationVerifier` refused the response (WebAuthn L3 §7.1): the code is the
+    /// `WebAuthnError`'s, each listed in the document's RegistrationRefused enum.
+    static func registrationRefused(_ error: WebAuthnError) -> ProblemCode {
+        ProblemCode(error.code.rawValue, status: 400, title: "Registration refused")
+    }
+
+    /// The tenant's FIDO policy refused the credential: the code is the refusal's (`policy_*`).
+    static func refusedByPolicy(_ refusal: PolicyRefusal) -> ProblemCode {
+        ProblemCode(refusal.code.rawValue, status: 400, title: "Registration refused by policy")
+    }
+
+    // MARK: - Registration decision rules
+
+    /// The tenant's registration rules deny registering methods now.
+    static let registrationDenied = ProblemCode("registration_denied", status: 403, title: "Registration denied")
+    /// The tenant's registration rules offer other methods now.
+    static let methodNotOffered = ProblemCode("method_not_offered", status: 403, title: "Method not offered")
+
+    // MARK: - Other methods
+
+    /// The method is already confirmed.
+    static let methodAlreadyConfirmed = ProblemCode("method_already_confirmed", status: 409, title: "Already confirmed")
+    /// The confirmation code is wrong.
+    static let confirmationCodeMismatch = ProblemCode("code_mismatch", status: 400, title: "Confirmation refused")
+    /// The delivered confirmation code expired.
+    static let confirmationCodeExpired = ProblemCode("code_expired", status: 400, title: "Confirmation refused")
+    /// Too many wrong confirmation codes: the setup must start again.
+    static let tooManyConfirmAttempts = ProblemCode("too_many_attempts", status: 400, title: "Confirmation refused")
+
+    // MARK: - Metadata
+
+    /// No FIDO MDS3 source is configured.
+    static let metadataNotConfigured = ProblemCode("metadata_not_configured", status: 409, title: "No metadata source")
+
+    /// A metadata refresh failed; the code names the failed check (`MetadataError`).
+    static func metadataRefreshFailed(_ error: MetadataError) -> ProblemCode {
+        ProblemCode(error.code.rawValue, status: 502, title: "Metadata refresh failed")
+    }
+}

@@ -1,0 +1,42 @@
+import Crypto
+import HTTPServer
+import Postgres
+import ServiceKit
+
+/// The registration service's users (`users`): a username and the opaque user handle that
+/// WebAuthn and the other services know the user by. A user is created by its first credential
+/// or method and never renamed.
+struct UserStore: Sendable {
+    let pool: PostgresPool
+
+    /// The user's handle, or nil for a user not registered yet.
+    func handle(tenant: String, username: String) async throws -> [UInt8]? {
+        try await pool.withConnection { conn in try await Self.handle(tenant: tenant, username: username, on: conn) }
+    }
+
+    /// The user's handle, creating the user (with a new random handle, the username as its
+    /// display name) when new.
+    func ensure(tenant: String, username: String) async throws -> [UInt8] {
+        try await pool.withConnection { conn in
+            try await Self.insert(tenant: tenant, username: username, handle: SecureRandom.bytes(32), displayName: username, on: conn)
+            guard let handle = try await Self.handle(tenant: tenant, username: username, on: conn) else { throw HTTPError(.internalError) }
+            return handle
+        }
+    }
+
+    /// Creates the user unless it exists (the existing user keeps its handle), in the caller's
+    /// transaction.
+    static func insert(tenant: String, username: String, handle: [UInt8], displayName: String, on conn: PostgresConnection) async throws {
+        try await conn.query(
+            """
+            INSERT INTO users (tenant_id, username, user_handle, display_name)
+            VALUES (\(tenant), \(username), \(PostgresBytes(handle)), \(displayName))
+            ON CONFLICT (tenant_id, username) DO NOTHING
+            """)
+    }
+
+    /// The user's handle on `conn`, or nil.
+    static func handle(tenant: String, username: String, on conn: PostgresConnection) async throws -> [UInt8]? {
+        try await conn.query("SELECT user_handle FROM users WHERE tenant_id = \(tenant) AND username = \(username)").first?.bytes("user_handle")
+    }
+}
