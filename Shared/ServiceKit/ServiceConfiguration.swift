@@ -22,6 +22,9 @@ public struct ServiceConfiguration: Sendable {
     /// How long start-up waits for PostgreSQL to accept connections.
     public var startupTimeout: Duration
     public var instanceID: String
+    /// How long a Kafka consumer of this process may be out of its group before `/readyz` says
+    /// 503 (`SIGNET_KAFKA_UNASSIGNED_READY_SECONDS`; 0 turns the check off).
+    public var kafkaUnassignedReadyBound: Duration
 
     /// The local stack's admin token; a service using it off loopback logs a warning.
     public static let developmentAdminToken = "dev-admin-token"
@@ -62,5 +65,6 @@ public struct ServiceConfiguration: Sendable {
         adminToken = env.string("SIGNET_ADMIN_TOKEN", default: ServiceConfiguration.developmentAdminToken)
         shutdownGrace = .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600))
         startupTimeout = .seconds(try env.int("SIGNET_STARTUP_TIMEOUT_SECONDS", default: 60, range: 1...3600))
+        kafkaUnassignedReadyBound = .seconds(try env.int("SIGNET_KAFKA_UNASSIGNED_READY_SECONDS", default: 30, range: 0...86_400))
     }
 }
