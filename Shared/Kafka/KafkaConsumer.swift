@@ -374,8 +374,10 @@ public final class KafkaConsumer: @unchecked Sendable {
             rd_kafka_error_destroy(error)
             return
         }
-        for i in 0..<Int(list!.pointee.cnt) { list!.pointee.elems[i].offset = targets[i].offset }
-        let err = rd_kafka_offsets_store(rk, list)
+        let stored = rd_kafka_topic_partition_list_new(Int32(targets.count))
+        defer { rd_kafka_topic_partition_list_destroy(stored) }
+        for t in targets { rd_kafka_topic_partition_list_add(stored, t.topic, t.partition)?.pointee.offset = t.offset }
+        let err = rd_kafka_offsets_store(rk, stored)
         if err != RD_KAFKA_RESP_ERR_NO_ERROR {
             logger.debug("offset not stored after seek", metadata: [LogKey.error: "\(KafkaError(err))"])
         }
