@@ -146,6 +146,15 @@ public final class KafkaProducer: @unchecked Sendable {
         }
     }
 
+    /// The id of the cluster the producer last had metadata from (cached: does not block);
+    /// nil before the first metadata, or from a broker too old to report one. A different id
+    /// means another cluster, whose logs do not hold what was sent to the previous one.
+    public func clusterID() -> String? {
+        guard let id = rd_kafka_clusterid(rk, 0) else { return nil }
+        defer { rd_kafka_mem_free(rk, id) }
+        return String(cString: id)
+    }
+
     /// Waits up to `timeoutMs` for every queued message to be delivered or fail.
     public func flush(timeoutMs: Int32 = 10_000) async {
         let handle = RDKafkaHandle(rk: rk)

@@ -84,9 +84,12 @@ public struct APIKeyIssued: Codable, Sendable, Equatable {
 
 /// `/healthz` and `/readyz` bodies.
 public struct HealthStatus: Codable, Sendable, Equatable {
-    /// `ok`, `degraded` (ready, but Kafka is unreachable: events are delayed) or `unavailable`.
+    /// `ok` (ready, 200); `degraded` (503: the database works, but Kafka is unreachable or a
+    /// consumer has been out of its group for too long, so events are delayed) or `unavailable`
+    /// (503: PostgreSQL is unreachable, or the instance drains).
     public var status: String
-    /// Per dependency (`postgres`, `kafka`): `ok` or `unavailable`. Absent for `/healthz`.
+    /// Per dependency: `postgres` and `kafka` (`ok` or `unavailable`), `consumers` (`ok` or
+    /// `unassigned`), and `shutdown` (`draining`) while the instance drains. Absent for `/healthz`.
     public var checks: [String: String]?
 
     public init(status: String, checks: [String: String]?) {
@@ -94,7 +97,7 @@ public struct HealthStatus: Codable, Sendable, Equatable {
         self.checks = checks
     }
 
-    public static var fullExample: HealthStatus { HealthStatus(status: "ok", checks: ["postgres": "ok", "kafka": "ok"]) }
+    public static var fullExample: HealthStatus { HealthStatus(status: "ok", checks: ["postgres": "ok", "kafka": "ok", "consumers": "ok"]) }
 }
 
 /// `GET /v1/tenants/{tenant}/api-keys/current` response: which key the caller presented.

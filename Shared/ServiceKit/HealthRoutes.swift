@@ -6,37 +6,59 @@ import Postgres
 import Schema
 import Synchronization
 
-/// `/healthz` (the process serves), `/readyz` (PostgreSQL and Kafka answer; cached for a
-/// second so probes cannot hammer them) and `/metrics` (Prometheus text).
+/// `/healthz` (the process serves: liveness, never tied to a dependency), `/readyz` (whether
+/// the instance should get traffic; PostgreSQL and Kafka checked, cached for a second so
+/// probes cannot hammer them) and `/metrics` (Prometheus text).
 ///
-/// Readiness fails (503) when PostgreSQL is unreachable or the process is draining. A Kafka
-/// outage is reported (`"kafka": "unavailable"`, `"status": "degraded"`) but keeps the
-/// instance ready: requests still succeed and their events wait in the outbox, so taking
-/// every replica out of rotation would turn a delay into an outage.
+/// `/readyz` answers 200 `{"status":"ok"}` only when every check is `ok`; otherwise 503, so
+/// that load balancers and orchestrators act on it, with `checks` naming what is wrong:
+/// - `unavailable`: PostgreSQL is unreachable, or the instance is draining (`shutdown`);
+/// - `degraded`: the process and its database work, but events do not flow: the Kafka
+///   cluster does not answer (`kafka`), or a Kafka consumer of this process has been out of
+///   its group (no partition, no member id) for `unassignedBound` (`consumers`: `unassigned`).
+/// Requests that reach a degraded instance still succeed (their events wait in the outbox);
+/// what 503 says is that this instance's events are not moving.
 public final class HealthRoutes: Sendable {
     let pool: PostgresPool
     let producer: KafkaProducer
     let draining: AtomicFlag
+    let unassignedBound: Duration
+    let consumers: KafkaConsumerHealth
     private let cache = Mutex<(at: ContinuousClock.Instant, checks: [String: String])?>(nil)
 
-    public init(pool: PostgresPool, producer: KafkaProducer, draining: AtomicFlag) {
+    /// - Parameter unassignedBound: how long a consumer may be out of its group before the
+    ///   instance is not ready (`SIGNET_KAFKA_UNASSIGNED_READY_SECONDS`); zero turns it off.
+    public init(
+        pool: PostgresPool, producer: KafkaProducer, draining: AtomicFlag, unassignedBound: Duration = .seconds(30),
+        consumers: KafkaConsumerHealth = .shared
+    ) {
         self.pool = pool
         self.producer = producer
         self.draining = draining
+        self.unassignedBound = unassignedBound
+        self.consumers = consumers
     }
 
     public func register(on router: inout GuardedRouter) {
         router.get("/healthz", .open) { _, _ in try .json(HealthStatus(status: "ok", checks: nil)) }
         router.get("/readyz", .open) { [self] _, _ in
             var checks = await currentChecks()
-            let ready = checks["postgres"] == "ok" && !draining.isSet
+            checks["consumers"] = consumers.unassignedGroups(bound: unassignedBound).isEmpty ? "ok" : "unassigned"
             if draining.isSet { checks["shutdown"] = "draining" }
-            let status = !ready ? "unavailable" : checks["kafka"] == "ok" ? "ok" : "degraded"
-            return try .json(HealthStatus(status: status, checks: checks), status: ready ? 200 : 503)
+            let (status, code) = Self.readiness(checks)
+            return try .json(HealthStatus(status: status, checks: checks), status: code)
         }
         router.get("/metrics", .open) { _, _ in
             .text(MetricsRegistry.shared.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
         }
+    }
+
+    /// The `/readyz` status and HTTP status for `checks` (`postgres`, `kafka`, `consumers`,
+    /// and `shutdown` while draining).
+    static func readiness(_ checks: [String: String]) -> (status: String, code: Int) {
+        if checks["postgres"] != "ok" || checks["shutdown"] != nil { return ("unavailable", 503) }
+        if checks["kafka"] != "ok" || (checks["consumers"] ?? "ok") != "ok" { return ("degraded", 503) }
+        return ("ok", 200)
     }
 
     private func currentChecks() async -> [String: String] {

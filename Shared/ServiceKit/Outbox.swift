@@ -98,5 +98,12 @@ public enum Outbox {
             ALTER TABLE processed_events SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 10000,
                 autovacuum_analyze_scale_factor = 0, autovacuum_analyze_threshold = 10000);
             """),
+        // The cluster that acknowledged each sent row: rows a cluster acknowledged are sent
+        // again when another one replaces it (see OutboxRelay).
+        Migration(
+            6, "outbox_sent_cluster",
+            """
+            ALTER TABLE outbox ADD COLUMN sent_cluster text;
+            """),
     ]
 }

@@ -13,6 +13,12 @@ import Synchronization
 /// the lock taken waits for its next turn. When the broker is down the batch fails, the
 /// rows stay unsent, and the relay retries with backoff: events are delayed, never lost, and
 /// the requests that wrote them never wait for Kafka.
+///
+/// Each sent row records the id of the cluster that acknowledged it. When the producer finds
+/// itself on another cluster (the development broker restarted without its log, a cluster
+/// rebuilt), the rows acknowledged by an earlier one and still kept (a day) are sent again,
+/// in outbox order: the old cluster may have died before anyone consumed them, and consumers
+/// drop the duplicates. A real cluster keeps its id, so this never happens there.
 public final class OutboxRelay: Service {
     public let name = "outbox-relay"
     let pool: PostgresPool
@@ -26,6 +32,9 @@ public final class OutboxRelay: Service {
     private let backlog: Gauge
     private let published: Counter
     private let failures: Counter
+    private let republished: Counter
+    /// The cluster id the last turn published to (relay task only).
+    private let lastCluster = Mutex<String?>(nil)
 
     public init(pool: PostgresPool, producer: KafkaProducer, logger: Logger, service: String, batchSize: Int = 256) {
         self.pool = pool
@@ -35,6 +44,7 @@ public final class OutboxRelay: Service {
         backlog = Gauge(label: "signet_outbox_backlog", dimensions: [("service", service)])
         published = Counter(label: "signet_outbox_published_total", dimensions: [("service", service)])
         failures = Counter(label: "signet_outbox_publish_failures_total", dimensions: [("service", service)])
+        republished = Counter(label: "signet_outbox_republished_total", dimensions: [("service", service)])
     }
 
     /// Advisory lock key of the publishing turn ("signet.outbox" as bytes).
@@ -95,6 +105,15 @@ public final class OutboxRelay: Service {
 
     /// Publishes one batch; returns how many rows were sent and how many failed.
     func publishBatch() async throws -> (sent: Int, failed: Int) {
+        let turn = try await publishTurn()
+        // Only once the requeue (if any) has committed is the cluster taken as known.
+        if let cluster = turn.cluster { lastCluster.withLock { $0 = cluster } }
+        return (turn.sent, turn.failed)
+    }
+
+    /// One turn in one transaction; `cluster` is the cluster id it checked the sent rows
+    /// against (nil when it did not hold the lock or knew no cluster).
+    private func publishTurn() async throws -> (sent: Int, failed: Int, cluster: String?) {
         // Not run again by the pool on a lost connection: the body sends to Kafka. The relay's
         // own loop tries again later (and consumers drop what was sent twice).
         try await pool.withTransaction(retryingOnConnectionLoss: false) { conn in
@@ -107,13 +126,26 @@ public final class OutboxRelay: Service {
                 SELECT pg_try_advisory_xact_lock(\(OutboxRelay.lockKey)) AS locked,
                   set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)
                 """)
-            guard lock.first?.bool("locked") == true else { return (0, 0) }
+            guard lock.first?.bool("locked") == true else { return (0, 0, nil) }
+            // Read before sending: a row is marked with the cluster known before its send, so
+            // one acknowledged by a cluster that was replaced meanwhile is sent again.
+            let cluster = producer.clusterID()
+            if let cluster, lastCluster.withLock({ $0 }) != cluster {
+                let requeued = try await conn.query(
+                    "UPDATE outbox SET sent_at = NULL WHERE sent_at IS NOT NULL AND sent_cluster <> \(cluster)")
+                if requeued.affectedRows > 0 {
+                    republished.increment(by: requeued.affectedRows)
+                    logger.warning(
+                        "outbox relay: the Kafka cluster changed; events acknowledged by the previous one are sent again",
+                        metadata: ["signet.outbox.requeued": .string(String(requeued.affectedRows))])
+                }
+            }
             let rows = try await conn.query(
                 """
                 SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data
                 FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT \(batchSize)
                 """)
-            if rows.isEmpty { return (0, 0) }
+            if rows.isEmpty { return (0, 0, cluster) }
             var ids: [Int64] = []
             var messages: [KafkaOutgoingMessage] = []
             for row in rows {
@@ -134,10 +166,11 @@ public final class OutboxRelay: Service {
                 sentIDs.append(id)
             }
             if !sentIDs.isEmpty {
-                try await conn.query("UPDATE outbox SET sent_at = now() WHERE id = ANY(\(PostgresArray(sentIDs)))")
+                try await conn.query(
+                    "UPDATE outbox SET sent_at = now(), sent_cluster = \(cluster ?? producer.clusterID()) WHERE id = ANY(\(PostgresArray(sentIDs)))")
                 published.increment(by: sentIDs.count)
             }
-            return (sentIDs.count, ids.count - sentIDs.count)
+            return (sentIDs.count, ids.count - sentIDs.count, cluster)
         }
     }
 

@@ -24,6 +24,9 @@ public struct ServiceConfiguration: Sendable {
     /// How long start-up waits for PostgreSQL to accept connections.
     public var startupTimeout: Duration
     public var instanceID: String
+    /// How long a Kafka consumer of this process may be out of its group before `/readyz` says
+    /// 503 (`SIGNET_KAFKA_UNASSIGNED_READY_SECONDS`; 0 turns the check off).
+    public var kafkaUnassignedReadyBound: Duration
 
     /// The local stack's admin token; a service listening off loopback refuses to start with it.
     public static let developmentAdminToken = "dev-admin-token"
@@ -84,6 +87,7 @@ public struct ServiceConfiguration: Sendable {
         }
         shutdownGrace = .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600))
         startupTimeout = .seconds(try env.int("SIGNET_STARTUP_TIMEOUT_SECONDS", default: 60, range: 1...3600))
+        kafkaUnassignedReadyBound = .seconds(try env.int("SIGNET_KAFKA_UNASSIGNED_READY_SECONDS", default: 30, range: 0...86_400))
     }
 
     /// Whether `host` is a loopback listening address (`127.0.0.0/8`, `::1`, `localhost`):

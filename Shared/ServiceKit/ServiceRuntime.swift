@@ -78,7 +78,8 @@ public enum ServiceRuntime {
         services += assembly.background
         let draining = AtomicFlag(false)
         var router = GuardedRouter()
-        HealthRoutes(pool: pool, producer: producer, draining: draining).register(on: &router)
+        HealthRoutes(pool: pool, producer: producer, draining: draining, unassignedBound: configuration.kafkaUnassignedReadyBound)
+            .register(on: &router)
         commonRoutes(tenants: tenants, on: &router)
         assembly.routes(&router)
         let app = HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks)

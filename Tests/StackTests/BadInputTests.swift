@@ -46,7 +46,7 @@ struct BadInputTests {
             try expectProblem(try await TestHTTP.send("DELETE", "\(base)/v1/tenants/demo"), 405, "method_not_allowed")
             let ready = try await TestHTTP.send("GET", "\(base)/readyz")
             #expect(ready.status == 200)
-            #expect(try ready.json()["checks"] as? [String: String] == ["postgres": "ok", "kafka": "ok"])
+            #expect(try ready.json()["checks"] as? [String: String] == ["postgres": "ok", "kafka": "ok", "consumers": "ok"])
             let metrics = try await TestHTTP.send("GET", "\(base)/metrics")
             #expect(metrics.text.contains("signet_http_requests_total{method=\"GET\",route=\"/v1/tenants/{tenant}\",status=\"404\"}"))
             #expect(metrics.text.contains("signet_http_request_duration_seconds_bucket"))

@@ -139,3 +139,73 @@ public struct TestStackError: Error, CustomStringConvertible {
     public let description: String
     public init(_ description: String) { self.description = description }
 }
+
+extension TestStack {
+    public static var brokerPidfile: String { environment["SIGNET_DEVBROKER_PIDFILE"] ?? "\(dataDir)/run/devbroker.pid" }
+    public static var brokerAddress: String { environment["SIGNET_DEVBROKER_ADDRESS"] ?? "127.0.0.1:19092" }
+
+    /// The development broker's pid, from its pid file.
+    public static func brokerPID() throws -> Int32 {
+        guard let text = try? String(contentsOfFile: brokerPidfile, encoding: .utf8), let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw Missing(description: "no development broker pid file at \(brokerPidfile)")
+        }
+        return pid
+    }
+
+    /// Kills the development broker (SIGKILL: its in-memory log and group state are gone) and
+    /// waits until its bootstrap port is closed.
+    public static func killBroker() async throws {
+        let pid = try brokerPID()
+        guard kill(pid, SIGKILL) == 0 else { throw Missing(description: "could not kill the development broker") }
+        let closed = await eventually(timeout: .seconds(10), every: .milliseconds(50)) { !acceptsConnections(brokerAddress) }
+        guard closed else { throw TestStackError("the development broker's port is still open after SIGKILL") }
+    }
+
+    /// Starts a new development broker the way `scripts/stack.sh` does (same address, pid file
+    /// and log), and waits until it accepts connections. It outlives the test process; the
+    /// stack's `down` stops it through the pid file.
+    public static func startBroker() async throws {
+        guard let bin = binDir else { throw TestStackError("SIGNET_BIN_DIR is not set") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "\(bin)/signet-devbroker")
+        process.environment = ProcessInfo.processInfo.environment.merging(
+            ["SIGNET_DEVBROKER_ADDRESS": brokerAddress, "SIGNET_DEVBROKER_PIDFILE": brokerPidfile]) { _, new in new }
+        let logPath = "\(dataDir)/logs/devbroker.log"
+        if !FileManager.default.fileExists(atPath: logPath) { _ = FileManager.default.createFile(atPath: logPath, contents: nil) }
+        let log = FileHandle(forWritingAtPath: logPath)
+        _ = try log?.seekToEnd()
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        let up = await eventually(timeout: .seconds(20), every: .milliseconds(50)) {
+            acceptsConnections(brokerAddress) && (try? brokerPID()) == process.processIdentifier
+        }
+        guard up else { throw TestStackError("the development broker did not start; see \(logPath)") }
+    }
+
+    /// Whether a TCP connection to `host:port` succeeds now.
+    public static func acceptsConnections(_ address: String) -> Bool {
+        let parts = address.split(separator: ":")
+        guard parts.count == 2, let port = UInt16(parts[1]) else { return false }
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, String(parts[0]), &addr.sin_addr) == 1 else { return false }
+        return withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+    }
+
+    /// The value of the Prometheus sample `name{labels}` in a service's `/metrics`, for every
+    /// sample whose labels contain `labelFragment`.
+    public static func metricValues(_ base: String, name: String, labelFragment: String) async -> [Double] {
+        guard let r = try? await TestHTTP.send("GET", "\(base)/metrics", timeout: 5), r.status == 200 else { return [] }
+        return r.text.split(separator: "\n").compactMap { line -> Double? in
+            guard line.hasPrefix("\(name){"), line.contains(labelFragment), let space = line.lastIndex(of: " ") else { return nil }
+            return Double(line[line.index(after: space)...])
+        }
+    }
+}

@@ -12,6 +12,15 @@ import Schema
 // sends them to the mock broker's own listener). It creates every topic the schema module
 // declares. Not for production: its data lives in this process's memory.
 //
+// It cannot keep its log across a restart. librdkafka 2.0.2's mock has no call to load a log
+// or append records at chosen offsets, and recording from inside (a consumer writing a file)
+// would trail the producers' acknowledgements, so a SIGKILL could still lose acknowledged
+// events. A restarted broker is a new cluster instead: another cluster id (the mock derives it
+// from its addresses), empty logs and no groups, on another ephemeral listener. The services
+// cope with that (Tests/StackTests/BrokerRestartStackTests kills and restarts this process
+// during a burst): the outbox relays send again what the old cluster acknowledged, and the
+// consumers rejoin with new clients and read the new logs from the beginning.
+//
 //   SIGNET_DEVBROKER_ADDRESS   bootstrap address to listen on (default 127.0.0.1:19092)
 //   SIGNET_DEVBROKER_PIDFILE   write the pid here (tests use it to send signals)
 //   SIGUSR1 takes the broker down (connections dropped, data kept), SIGUSR2 brings it back,
