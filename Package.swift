@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "Rules", dependencies: ["JSON"], path: "Shared/Rules"),
         .target(name: "OTP", dependencies: ["Crypto", "Platform"], path: "Shared/OTP"),
         .target(name: "QRCode", dependencies: ["Platform", "CQREncode", "CZlib"], path: "Shared/QRCode"),
-        .target(name: "Delivery", dependencies: ["CCurl", "CCurlShims"], path: "Shared/Delivery"),
+        .target(name: "Delivery", dependencies: ["Platform", "CCurl", "CCurlShims"], path: "Shared/Delivery"),
         .target(
             name: "ServiceKit",
             dependencies: ["Platform", "JSON", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
@@ -135,7 +135,7 @@ let package = Package(
             name: "ServiceTestSupport", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Kafka", "Platform", "Schema", "Crypto", "TestSupport"],
             path: "Tests/ServiceTestSupport"),
         .testTarget(
-            name: "RegistrationServiceTests", dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            name: "RegistrationServiceTests", dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "Crypto", "TestSupport"],
             path: "Tests/RegistrationServiceTests"),
         .testTarget(
             name: "AuthenticationServiceTests",

@@ -1,3 +1,5 @@
+import Platform
+
 /// When to try a failed delivery again: exponential backoff with jitter, a cap on the delay and
 /// on the number of attempts, and a rule for which errors are worth another attempt.
 ///
@@ -49,21 +51,14 @@ public struct RetryPolicy: Sendable, Hashable {
 
     // MARK: - Schedule
 
+    /// The schedule (Platform's ``Backoff``, shared by every retry loop).
+    public var backoff: Backoff { Backoff(initial: baseDelay, factor: factor, maximum: maximumDelay, jitter: jitter) }
+
     /// The delay before the next attempt when attempt `attempt` (1-based) failed, without
     /// jitter: `min(maximumDelay, baseDelay × factor^(attempt−1))`.
     ///
     /// - Parameter attempt: The attempt that failed, from 1.
-    public func nominalDelay(afterAttempt attempt: Int) -> Duration {
-        let cap = Self.seconds(maximumDelay)
-        var seconds = Self.seconds(baseDelay)
-        // Multiply step by step and stop at the cap, so large attempt numbers cannot overflow.
-        var step = 1
-        while step < attempt, seconds < cap {
-            seconds *= factor
-            step += 1
-        }
-        return seconds >= cap ? maximumDelay : .seconds(seconds)
-    }
+    public func nominalDelay(afterAttempt attempt: Int) -> Duration { backoff.nominalDelay(afterFailures: attempt) }
 
     /// The delay before the next attempt when attempt `attempt` failed, with jitter: a value in
     /// `nominal × (1 − jitter) … nominal`.
@@ -72,10 +67,7 @@ public struct RetryPolicy: Sendable, Hashable {
     ///   - attempt: The attempt that failed, from 1.
     ///   - generator: The source of randomness.
     public func delay(afterAttempt attempt: Int, using generator: inout some RandomNumberGenerator) -> Duration {
-        let nominal = nominalDelay(afterAttempt: attempt)
-        guard jitter > 0 else { return nominal }
-        let cut = Double.random(in: 0...jitter, using: &generator)
-        return .seconds(Self.seconds(nominal) * (1 - cut))
+        backoff.delay(afterFailures: attempt, using: &generator)
     }
 
     /// ``delay(afterAttempt:using:)`` with the system's random number generator.
@@ -131,10 +123,5 @@ public struct RetryPolicy: Sendable, Hashable {
                 attempt += 1
             }
         }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        let (seconds, attoseconds) = duration.components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

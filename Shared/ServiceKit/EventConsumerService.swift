@@ -185,7 +185,7 @@ public final class EventConsumerService: Service {
     /// A run of batch-handled events in one transaction, retried while the database is away;
     /// if it fails otherwise, record by record. False when stopping with the run not done.
     private func applyRun(_ run: [(record: KafkaRecord, envelope: EventEnvelope)]) async -> Bool {
-        var backoff = Duration.milliseconds(100)
+        var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         while true {
             do {
                 let applied = try await applyTogether(run)
@@ -253,7 +253,7 @@ public final class EventConsumerService: Service {
         logger[metadataKey: LogKey.eventID] = .string(String(envelope.id.prefix(64)))
         logger[metadataKey: LogKey.eventType] = .string(String(envelope.type.prefix(128)))
         var attempt = 0
-        var backoff = Duration.milliseconds(100)
+        var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         while true {
             attempt += 1
             do {
@@ -284,19 +284,17 @@ public final class EventConsumerService: Service {
                     return await deadLetter(record, reason: "handler failed \(attempt) times: \(error)", logger: logger)
                 }
                 logger.warning("event handler failed; retrying", metadata: [LogKey.error: "\(error)"])
-                try? await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
+                try? await Task.sleep(for: backoff.next())
             }
         }
     }
 
     /// After a lost database: false when stopping (the caller gives up, its offsets uncommitted),
     /// else waits out `backoff` (doubled, up to 5 s) before the caller retries.
-    private func waitForDatabase(after error: PostgresError, backoff: inout Duration, logger: Logger) async -> Bool {
+    private func waitForDatabase(after error: PostgresError, backoff: inout Backoff, logger: Logger) async -> Bool {
         if stopping.isSet { return false }
         logger.warning("database unavailable while consuming; retrying", metadata: [LogKey.error: "\(error)"])
-        try? await Task.sleep(for: backoff)
-        backoff = min(backoff * 2, .seconds(5))
+        try? await Task.sleep(for: backoff.next())
         return true
     }
 
@@ -310,7 +308,7 @@ public final class EventConsumerService: Service {
         headers.append((CloudEventHeader.deadLetterOrigin, "\(record.topic)/\(record.partition)/\(record.offset)"))
         let key = record.key.map { String(decoding: $0, as: UTF8.self) } ?? ""
         let message = KafkaOutgoingMessage(topic: topic, key: key, value: record.value, headers: headers)
-        var backoff = Duration.milliseconds(100)
+        var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         while true {
             do {
                 try await producer.send(message)
@@ -318,8 +316,7 @@ public final class EventConsumerService: Service {
             } catch {
                 logger.warning("dead-letter publish failed; retrying", metadata: [LogKey.error: "\(error)"])
                 if stopping.isSet { return .abandoned }
-                try? await Task.sleep(for: backoff)
-                backoff = min(backoff * 2, .seconds(5))
+                try? await Task.sleep(for: backoff.next())
             }
         }
         Counter(label: "signet_events_consumed_total", dimensions: [("service", service.rawValue), ("outcome", "dead_lettered")]).increment()

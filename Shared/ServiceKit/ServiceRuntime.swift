@@ -102,16 +102,16 @@ public enum ServiceRuntime {
 
     private static func waitForDatabase(_ pool: PostgresPool, timeout: Duration, logger: Logger) async throws {
         let deadline = ContinuousClock.now + timeout
-        var delay = Duration.milliseconds(200)
+        var backoff = Backoff(initial: .milliseconds(200), maximum: .seconds(3))
         while true {
             do {
                 try await pool.ping()
                 return
             } catch {
+                let delay = backoff.next()
                 if ContinuousClock.now + delay > deadline { throw error }
                 logger.warning("database not reachable yet; retrying", metadata: [LogKey.error: "\(error)"])
                 try await Task.sleep(for: delay)
-                delay = min(delay * 2, .seconds(3))
             }
         }
     }
