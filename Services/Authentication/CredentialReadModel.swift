@@ -34,4 +34,19 @@ enum CredentialReadModel {
         }
         return h
     }
+
+    /// The user's active credentials as allow-list descriptors, oldest first.
+    static func activeDescriptors(tenant: String, username: String, pool: PostgresPool) async throws -> [CredentialDescriptorJSON] {
+        let rows = try await pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT credential_id, array_to_json(transports)::text AS transports FROM credentials
+                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active' ORDER BY registered_at
+                """)
+        }
+        return rows.compactMap { row in
+            guard let id = row.bytes("credential_id") else { return nil }
+            return CredentialDescriptorJSON(id: Base64URL.encode(id), transports: row.stringArray("transports"))
+        }
+    }
 }

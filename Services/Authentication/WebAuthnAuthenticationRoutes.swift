@@ -45,18 +45,7 @@ struct WebAuthnAuthenticationRoutes: Sendable {
         if let username = body.username {
             // An unknown username gets options with no credentials, like a known one without
             // credentials: the response does not reveal whether the account exists.
-            let rows = try await context.pool.withConnection { conn in
-                try await conn.query(
-                    """
-                    SELECT credential_id, array_to_json(transports)::text AS transports FROM credentials
-                    WHERE tenant_id = \(tenantID) AND username = \(username) AND status = 'active' ORDER BY registered_at
-                    """)
-            }
-            allow = rows.compactMap { row in
-                guard let id = row.bytes("credential_id") else { return nil }
-                let transports = row.stringArray("transports")
-                return CredentialDescriptorJSON(id: Base64URL.encode(id), transports: transports)
-            }
+            allow = try await CredentialReadModel.activeDescriptors(tenant: tenantID, username: username, pool: context.pool)
         }
         let challenge = SecureRandom.bytes(32)
         let state = SignInHandle(

@@ -90,4 +90,16 @@ struct StoredTransaction: Sendable {
             status: status, revision: revision, createdAt: created, expiresAt: expires, updatedAt: updated, tcToken: row.string("tc_token"),
             evidence: row.string("evidence"))
     }
+
+    /// What presenting a tcToken did.
+    enum TCTokenUse { case mismatch, alreadyConsumed, consumed }
+
+    /// Marks the transaction's tcToken `jti` consumed (the caller holds the row's lock).
+    static func consumeTCToken(jti: String, transaction id: String, at now: Date, on conn: PostgresConnection) async throws -> TCTokenUse {
+        let row = try await conn.query("SELECT tc_jti, tc_consumed_at FROM transactions WHERE id = \(id)").first
+        guard row?.string("tc_jti") == jti else { return .mismatch }
+        if row?.string("tc_consumed_at") != nil { return .alreadyConsumed }
+        try await conn.query("UPDATE transactions SET tc_consumed_at = \(now) WHERE id = \(id)")
+        return .consumed
+    }
 }

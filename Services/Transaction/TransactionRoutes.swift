@@ -160,11 +160,11 @@ struct TransactionRoutes: Sendable {
             guard jwt.claims[claim: "txn_hash"] == .string(Base64URL.encode(tx.detailsHash)) else {
                 return TCTokenVerifyResult(valid: false, reason: "details_mismatch", alreadyConsumed: false)
             }
-            let row = try await conn.query("SELECT tc_jti, tc_consumed_at FROM transactions WHERE id = \(id)").first
-            guard row?.string("tc_jti") == jti else { return TCTokenVerifyResult(valid: false, reason: "token_mismatch", alreadyConsumed: false) }
-            if row?.string("tc_consumed_at") != nil { return TCTokenVerifyResult(valid: true, alreadyConsumed: true) }
-            try await conn.query("UPDATE transactions SET tc_consumed_at = \(now) WHERE id = \(id)")
-            return TCTokenVerifyResult(valid: true, alreadyConsumed: false)
+            switch try await StoredTransaction.consumeTCToken(jti: jti, transaction: id, at: now, on: conn) {
+            case .mismatch: return TCTokenVerifyResult(valid: false, reason: "token_mismatch", alreadyConsumed: false)
+            case .alreadyConsumed: return TCTokenVerifyResult(valid: true, alreadyConsumed: true)
+            case .consumed: return TCTokenVerifyResult(valid: true, alreadyConsumed: false)
+            }
         }
         return try .json(result, headers: [("Cache-Control", "no-store")])
     }

@@ -50,14 +50,7 @@ struct SessionRoutes: Sendable {
         }
         router.delete("/v1/tenants/{tenant}/users/{username}/registration-answer", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
-            let username = try ctx.username()
-            try await context.pool.withConnection { conn in
-                try await conn.query(
-                    """
-                    UPDATE user_state SET registration_answer = NULL, registration_answered_at = NULL
-                    WHERE tenant_id = \(tenant) AND username = \(username)
-                    """)
-            }
+            try await SignInFlowStore(pool: context.pool).forgetRegistrationAnswer(tenant: tenant, username: try ctx.username())
             return HTTPResponse(status: 204)
         }
     }

@@ -64,12 +64,7 @@ struct SignUpRoutes: Sendable {
             let now = Date()
             let issued = try await context.withTransaction { conn -> SessionStore.Issued in
                 // Each sign-up token finishes once (its id is kept until it would have expired).
-                let used = try await conn.query(
-                    """
-                    INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (\(PostgresBytes(SHA256.hash(Array("signup/\(jti)".utf8)))), \(expires))
-                    ON CONFLICT DO NOTHING
-                    """)
-                guard used.affectedRows == 1 else { throw invalid }
+                guard try await SignUpStore.useToken(jti: jti, expiresAt: expires, on: conn) else { throw invalid }
                 return try await sessions.create(
                     tenant: tenant, username: username, userHandle: nil, amr: ["sign_up"], acr: "sign_up", credentialID: nil, at: now, on: conn)
             }
@@ -78,14 +73,7 @@ struct SignUpRoutes: Sendable {
         }
     }
 
-    /// Active credentials and methods of the user, in this service's read model.
     func registeredCount(tenant: String, username: String) async throws -> Int {
-        try await context.pool.withConnection { conn in
-            try await conn.query(
-                """
-                SELECT (SELECT count(*) FROM credentials WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active')
-                     + (SELECT count(*) FROM user_methods WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'ACTIVE') AS n
-                """)
-        }.first?.int("n") ?? 0
+        try await SignUpStore(pool: context.pool).registeredCount(tenant: tenant, username: username)
     }
 }

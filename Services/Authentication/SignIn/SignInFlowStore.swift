@@ -110,6 +110,17 @@ struct SignInFlowStore: Sendable {
         }
     }
 
+    /// Forgets the user's answer to registration suggestions (the RP resets it).
+    func forgetRegistrationAnswer(tenant: String, username: String) async throws {
+        try await pool.withConnection { conn in
+            try await conn.query(
+                """
+                UPDATE user_state SET registration_answer = NULL, registration_answered_at = NULL
+                WHERE tenant_id = \(tenant) AND username = \(username)
+                """)
+        }
+    }
+
     // MARK: - Documents
 
     static func document<T: Encodable>(_ value: T) throws -> String {
