@@ -1,3 +1,5 @@
+import Platform
+
 /// A failed WebAuthn check: which one (``code``), at which step of the ceremony, and a detail for
 /// operators.
 ///
@@ -5,7 +7,7 @@
 ///   problem+json bodies. ``debugDescription`` adds a fixed explanation and, where relevant, the
 ///   code of an underlying CBOR/COSE error; neither ever includes challenges, keys, signatures,
 ///   user handles or other values taken from the request.
-public struct WebAuthnError: Error, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct WebAuthnError: CodedError {
     /// A stable name for each check that can fail. Compare with the static members; use
     /// ``rawValue`` on the wire.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
@@ -141,6 +143,7 @@ public struct WebAuthnError: Error, Sendable, CustomStringConvertible, CustomDeb
         self.line = line
     }
 
+    /// The code and the step (both fixed texts): safe for logs and problem bodies.
     public var description: String { "WebAuthnError(\(code), \(step))" }
 
     public var debugDescription: String { "WebAuthnError(\(code), \(step)): \(detail) [\(file):\(line)]" }
