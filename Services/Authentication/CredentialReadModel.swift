@@ -3,8 +3,8 @@ import FIDO
 import Foundation
 import Postgres
 import Schema
+import Platform
 import ServiceKit
-import Synchronization
 
 /// The authentication service's copy of registration's credentials, kept from events.
 enum CredentialReadModel {
@@ -85,7 +85,9 @@ final class CredentialCache: Sendable {
         let credentialID: [UInt8]
     }
 
-    private let entries = Mutex<[Key: CachedCredential]>([:])
+    /// Read by every sign-in ceremony: a `PlainLock`, as on the whole request path (see
+    /// `RateLimiter` for the figure against an actor hop).
+    private let entries = PlainLock<[Key: CachedCredential]>([:])
     private let capacity: Int
 
     init(capacity: Int = 100_000) { self.capacity = capacity }

@@ -5,7 +5,6 @@ import Postgres
 import Rules
 import Schema
 import ServiceKit
-import Synchronization
 import Tokens
 import JSON
 
@@ -30,7 +29,7 @@ final class PolicyStore: Sendable {
     }
 
     let pool: PostgresPool
-    private let cache = Mutex<[String: Compiled]>([:])
+    private let cache = PlainLock<[String: Compiled]>([:])
 
     init(pool: PostgresPool) { self.pool = pool }
 

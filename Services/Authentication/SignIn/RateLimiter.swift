@@ -1,6 +1,6 @@
 import Foundation
 import HTTPServer
-import Synchronization
+import Platform
 
 /// Fixed-window request counters per key (client IP, tenant), per process: a cheap first line
 /// against floods of sign-in attempts. Replicas count separately, so a deployment's limit is
@@ -12,7 +12,7 @@ final class RateLimiter: Sendable {
         var count: Int
     }
 
-    private let windows = Mutex<[String: Window]>([:])
+    private let windows = PlainLock<[String: Window]>([:])
     private let capacity: Int
 
     init(capacity: Int = 100_000) { self.capacity = capacity }
