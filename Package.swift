@@ -107,7 +107,7 @@ let package = Package(
             path: "Tools/DevBroker"),
 
         .executableTarget(
-            name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport", "TestRandom", "Rules", "Tokens", "JSON"], path: "Tools/Bench"),
+            name: "Bench", dependencies: ["FIDO", "Crypto", "Schema", "TestSupport", "TestRandom", "Rules", "Tokens", "JSON", "Platform"], path: "Tools/Bench"),
 
         // MARK: - Tests
         // SplitMix64, the seeded generator of fuzz tests and benchmark workloads. No dependencies.
@@ -127,7 +127,7 @@ let package = Package(
         .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
-            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform"],
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform", "Postgres", "TestSupport"],
             path: "Tests/ServiceKitTests"),
         // Services assembled in process (ServiceHarness): routes and guards, stores against a
         // scratch database, consumers fed directly. No broker, no other service.

@@ -1,5 +1,5 @@
 import FIDO
-import Synchronization
+import Platform
 
 /// What a sign-in needs of a credential that never changes once registered: its owner, user
 /// handle, public key (parsed: building an OpenSSL key costs more than verifying a signature
@@ -24,7 +24,10 @@ final class CredentialCache: Sendable {
         let credentialID: [UInt8]
     }
 
-    private let entries = Mutex<[Key: CachedCredential]>([:])
+
+    /// Read by every sign-in ceremony: a `PlainLock`, as on the whole request path (see
+    /// `RateLimiter` for the figure against an actor hop).
+    private let entries = PlainLock<[Key: CachedCredential]>([:])
     private let capacity: Int
 
     init(capacity: Int = 100_000) { self.capacity = capacity }

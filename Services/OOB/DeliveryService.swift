@@ -44,7 +44,7 @@ struct DeliveryService: Sendable {
             logger.warning("delivery failed", metadata: ["signet.delivery.id": .string(e.deliveryId), LogKey.errorCode: .string(reason)])
         }
         guard e.expiresAt > now else { return try await deadLetter("expired") }
-        if case .limited = limiter.acquire("\(e.tenantId)/\(e.piiRef)") { return try await deadLetter("rate_limited") }
+        if case .limited = await limiter.acquire("\(e.tenantId)/\(e.piiRef)") { return try await deadLetter("rate_limited") }
         guard let sealed = Base64URL.decode(e.sealedCode), let codeBytes = try? configuration.deliveryKey.open(sealed, associatedData: Array(e.deliveryId.utf8))
         else { return try await deadLetter("sealed_code_invalid") }
         let code = String(decoding: codeBytes, as: UTF8.self)

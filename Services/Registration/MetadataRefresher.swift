@@ -8,7 +8,6 @@ import Platform
 import Postgres
 import Schema
 import ServiceKit
-import Synchronization
 
 /// Keeps the FIDO metadata (MDS3) current: loads the BLOB again on a schedule (and when an
 /// administrator asks), and when a newer BLOB reports a model revoked or compromised, suspends
@@ -17,17 +16,21 @@ import Synchronization
 ///
 /// Only FIDO2 models (AAGUIDs) can be matched to stored credentials; U2F attestation key
 /// identifiers and UAF AAIDs in the update are logged, not matched.
-final class MetadataRefresher: Service {
-    let name = "metadata-refresher"
-    let metadata: MetadataService
-    let source: any MetadataSource
-    let context: ServiceContext
-    let interval: Duration
+///
+/// An actor: its state is whether a refresh is running (scheduled and requested refreshes run
+/// one at a time). Loading and verifying the BLOB and suspending credentials run outside it
+/// (``MetadataService`` verifies on a queue of its own; libpq through the pool).
+actor MetadataRefresher: Service {
+    nonisolated let name = "metadata-refresher"
+    nonisolated let metadata: MetadataService
+    nonisolated let source: any MetadataSource
+    nonisolated let context: ServiceContext
+    nonisolated let interval: Duration
     /// The update of the load at start-up, applied once the database is there.
-    let initialUpdate: MetadataUpdate?
-    private let schedule: PeriodicTask
-    /// Refreshes run one at a time (scheduled and requested ones alike).
-    private let refreshing = Mutex(false)
+    nonisolated let initialUpdate: MetadataUpdate?
+    private nonisolated let schedule: PeriodicTask
+    /// A refresh is running.
+    private var refreshing = false
 
     init(metadata: MetadataService, source: any MetadataSource, context: ServiceContext, interval: Duration, initialUpdate: MetadataUpdate?) {
         self.metadata = metadata
@@ -52,22 +55,18 @@ final class MetadataRefresher: Service {
         await schedule.run(logger: context.logger, failure: "FIDO metadata refresh failed") { _ = try await self.refresh() }
     }
 
-    func shutdown() async { schedule.stopRunning() }
+    func shutdown() async { await schedule.stopRunning() }
 
     /// Loads the source's BLOB; a newer one is installed and its revocations applied.
     ///
     /// - Throws: `MetadataError` when the BLOB cannot be read or does not verify (the one in
     ///   force stays), or a database error while suspending credentials.
     func refresh() async throws -> Outcome {
-        let started = refreshing.withLock { busy -> Bool in
-            if busy { return false }
-            busy = true
-            return true
-        }
-        guard started else {
+        guard !refreshing else {
             throw MetadataError(.sourceUnavailable, "a refresh is already running")
         }
-        defer { refreshing.withLock { $0 = false } }
+        refreshing = true
+        defer { refreshing = false }
         let loaded: Result<MetadataUpdate, MetadataError>
         do {
             loaded = .success(try await metadata.load(from: source))
@@ -87,7 +86,7 @@ final class MetadataRefresher: Service {
     }
 
     /// Suspends the active credentials of the models `update` newly revokes.
-    func apply(_ update: MetadataUpdate) async throws -> Outcome {
+    nonisolated func apply(_ update: MetadataUpdate) async throws -> Outcome {
         let aaguids = update.newlyRevokedAAGUIDs.map { $0.description }
         if !update.newlyRevokedKeyIdentifiers.isEmpty || !update.newlyRevokedAAIDs.isEmpty {
             context.logger.notice(

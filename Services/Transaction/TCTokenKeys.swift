@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import Platform
 import Postgres
-import Synchronization
 import Tokens
 import JSON
 
@@ -13,7 +12,8 @@ import JSON
 final class TCTokenKeys: Sendable {
     let pool: PostgresPool
     private let seal: AES256GCM
-    private let rings = Mutex<[String: Ring]>([:])
+    /// Read by every tcToken issued or verified: a `PlainLock`, as on the whole request path.
+    private let rings = PlainLock<[String: Ring]>([:])
 
     struct Ring: Sendable {
         let signer: JWTSigner

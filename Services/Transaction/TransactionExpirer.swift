@@ -21,7 +21,7 @@ final class TransactionExpirer: Service {
         await schedule.run(logger: context.logger, failure: "expiring transactions failed") { try await self.expire(now: Date()) }
     }
 
-    func shutdown() async { schedule.stopRunning() }
+    func shutdown() async { await schedule.stopRunning() }
 
     func expire(now: Date) async throws {
         let ids = try await context.pool.withConnection { conn in

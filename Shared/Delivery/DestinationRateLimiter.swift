@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Limits how many messages go to one destination (an e-mail address or a phone number) in a
 /// window of time, e.g. 5 per 10 minutes, so that a one-time-code endpoint cannot be used to
 /// flood someone's inbox or phone.
@@ -17,9 +15,10 @@ import Synchronization
 /// least recently is dropped, which forgets their history (an attacker would need that many
 /// distinct destinations within one window to reset someone's limit).
 ///
-/// State lives behind a `Mutex`; ``acquire(_:now:)`` holds it for a dictionary lookup, except
-/// for the rare sweep at the bound.
-public final class DestinationRateLimiter: Sendable {
+/// An actor: a long-lived table consulted by the delivery consumer (one message at a time, each
+/// taking a vault read and an SMTP or SMS call), where one hop per message costs nothing that
+/// matters. ``acquire(_:now:)`` is a dictionary lookup, except for the rare sweep at the bound.
+public actor DestinationRateLimiter {
     /// How many sends a destination may have in a window.
     public struct Limit: Sendable, Hashable {
         /// Sends allowed per window; at least 1.
@@ -57,12 +56,12 @@ public final class DestinationRateLimiter: Sendable {
     }
 
     /// The limit applied to every destination.
-    public let limit: Limit
+    public nonisolated let limit: Limit
     /// How windows are counted.
-    public let strategy: Strategy
+    public nonisolated let strategy: Strategy
     /// The most destinations tracked at once.
-    public let maximumDestinations: Int
-    private let state: Mutex<State>
+    public nonisolated let maximumDestinations: Int
+    private var state = State()
 
     /// A limiter.
     ///
@@ -74,7 +73,6 @@ public final class DestinationRateLimiter: Sendable {
         self.limit = limit
         self.strategy = strategy
         self.maximumDestinations = max(1, maximumDestinations)
-        state = Mutex(State())
     }
 
     /// Counts a send to `destination` if the limit allows it.
@@ -85,23 +83,19 @@ public final class DestinationRateLimiter: Sendable {
     ///   - now: The current instant; the continuous clock's by default.
     /// - Returns: Whether the send may go ahead.
     public func acquire(_ destination: String, now: ContinuousClock.Instant = .now) -> Decision {
-        let key = Self.key(destination)
-        return state.withLock { state in
-            state.acquire(key, now: now, limit: limit, strategy: strategy, maximumDestinations: maximumDestinations)
-        }
+        state.acquire(Self.key(destination), now: now, limit: limit, strategy: strategy, maximumDestinations: maximumDestinations)
     }
 
     /// Forgets a destination's history, e.g. after an administrator's unblock.
     ///
     /// - Parameter destination: The address or number, as given to ``acquire(_:now:)``.
     public func reset(_ destination: String) {
-        let key = Self.key(destination)
-        _ = state.withLock { $0.entries.removeValue(forKey: key) }
+        state.entries.removeValue(forKey: Self.key(destination))
     }
 
     /// How many destinations are tracked now.
     public var trackedDestinations: Int {
-        state.withLock { $0.entries.count }
+        state.entries.count
     }
 
     private static func key(_ destination: String) -> String {
@@ -119,7 +113,7 @@ public final class DestinationRateLimiter: Sendable {
         var lastUse: ContinuousClock.Instant
     }
 
-    /// The table behind the lock. Its methods decide; they do no I/O.
+    /// The table. Its methods decide; they do no I/O.
     private struct State {
         var entries: [String: Entry] = [:]
 
@@ -141,8 +135,8 @@ public final class DestinationRateLimiter: Sendable {
             case .slidingWindow:
                 entry.instants.removeAll { now - $0 >= limit.window }
                 guard entry.instants.count < limit.count else {
-                    // Instants are taken before the lock, so two threads may append slightly out
-                    // of order: the oldest is the minimum, not necessarily the first.
+                    // Instants are taken by the callers before the hop, so two of them may append
+                    // slightly out of order: the oldest is the minimum, not necessarily the first.
                     let oldest = entry.instants.min() ?? now
                     return .limited(retryAfter: oldest + limit.window - now)
                 }

@@ -2,7 +2,6 @@ import CMicroHTTPD
 import CSignetShims
 import Foundation
 import Platform
-import Synchronization
 
 /// Server limits and binding, from the environment (`SIGNET_HTTP_*`).
 public struct HTTPServerConfiguration: Sendable {
@@ -72,13 +71,13 @@ public struct HTTPServerConfiguration: Sendable {
 /// libmicrohttpd's threads, and no libmicrohttpd call blocks the cooperative pool.
 public final class HTTPServer: Service, @unchecked Sendable {
     // @unchecked Sendable: `daemon` is written once in start() before any request can arrive
-    // and read in shutdown(); every other mutable field is behind a Mutex.
+    // and read in shutdown(); every other mutable field is behind a PlainLock.
     public let name = "http"
     let configuration: HTTPServerConfiguration
     let respond: @Sendable (HTTPRequest) async -> HTTPResponse
     let logger: Logger
     private var daemon: OpaquePointer?
-    private let state = Mutex(ServerState())
+    private let state = PlainLock(ServerState())
     let deadlines = RequestDeadlines()
     /// Where handlers run: threads that may block (see ``BlockingExecutor``), shared by every
     /// server of the process, as many as the blocking calls that may run at once.
@@ -234,8 +233,8 @@ public struct HTTPServerError: Error, CustomStringConvertible {
 // MARK: - Per-request state
 
 /// What one request accumulates across libmicrohttpd's calls. libmicrohttpd calls back for
-/// one connection on one thread at a time; the handler task only writes `response` (under
-/// the lock) before resuming the connection.
+/// one connection on one thread at a time; the handler task (or the request's timeout) only
+/// touches `completion`, under its lock, before resuming the connection.
 final class RequestState: @unchecked Sendable {
     var method = ""
     var path = ""
@@ -245,7 +244,14 @@ final class RequestState: @unchecked Sendable {
     var tooLarge = false
     var dispatched = false
     var counted = false
-    let response = Mutex<HTTPResponse?>(nil)
+    let completion = PlainLock(Completion())
+
+    /// The end of a dispatched request: the response (the first of the handler's and the
+    /// timeout's wins) and the request's entry among the deadlines.
+    struct Completion: Sendable {
+        var response: HTTPResponse?
+        var deadline: Int?
+    }
 }
 
 struct ConnectionHandle: @unchecked Sendable {
@@ -311,7 +317,7 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
 
     // Resumed with the handler's response.
     if state.dispatched {
-        guard let response = state.response.withLock({ $0 }) else { return MHD_Result.NO }
+        guard let response = state.completion.withLock({ $0.response }) else { return MHD_Result.NO }
         return queue(response, on: connection, closing: server.isDraining)
     }
 
@@ -343,33 +349,31 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
     state.counted = true
     MHD_suspend_connection(connection)
     let handle = ConnectionHandle(pointer: connection)
-    let finished = Mutex(false)
     let finish: @Sendable (HTTPResponse) -> Void = { response in
-        let first = finished.withLock { done -> Bool in
-            if done { return false }
-            done = true
+        let first = state.completion.withLock { c -> Bool in
+            if c.response != nil { return false }
+            c.response = response
             return true
         }
         guard first else { return }
-        state.response.withLock { $0 = response }
         server.resume(handle.pointer)
     }
     let respond = server.respond
     let deadlines = server.deadlines
-    let ticket = Locked<Int?>(nil)
     let work = Task(executorPreference: server.handlerExecutor) {
         let response = await respond(request)
-        if let t = ticket.value { deadlines.remove(t) }
+        if let t = state.completion.withLock({ $0.deadline }) { deadlines.remove(t) }
         finish(response)
     }
     // One sweeper enforces every request's timeout: no timer task per request.
     let rid = requestID
-    ticket.withLock { $0 = deadlines.add(after: server.configuration.requestTimeout) {
+    let deadline = deadlines.add(after: server.configuration.requestTimeout) {
         work.cancel()
         var r = HTTPResponse.problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: rid)
         r.headers.append(("X-Request-Id", rid))
         finish(r)
-    } }
+    }
+    state.completion.withLock { $0.deadline = deadline }
     return MHD_Result.YES
 }
 
@@ -491,7 +495,7 @@ final class RequestDeadlines: Sendable {
         var stopped = false
     }
 
-    private let state = Mutex(State())
+    private let state = PlainLock(State())
 
     /// Calls `fire` after `timeout` unless ``remove(_:)`` comes first.
     func add(after timeout: Duration, _ fire: @escaping @Sendable () -> Void) -> Int {

@@ -1,4 +1,4 @@
-import Synchronization
+import Platform
 
 /// The consumers of this process and how long each has been out of its group (no partition,
 /// no member id), for `/readyz`. Every running ``KafkaConsumer`` is registered here from ``KafkaConsumer/run(maxBatch:_:)``
@@ -8,14 +8,14 @@ public final class KafkaConsumerHealth: Sendable {
 
     final class Member: Sendable {
         let groupID: String
-        let watch: Mutex<KafkaAssignmentWatch>
+        let watch: PlainLock<KafkaAssignmentWatch>
         init(groupID: String) {
             self.groupID = groupID
-            watch = Mutex(KafkaAssignmentWatch(startedAt: .now))
+            watch = PlainLock(KafkaAssignmentWatch(startedAt: .now))
         }
     }
 
-    private let members = Mutex<[ObjectIdentifier: Member]>([:])
+    private let members = PlainLock<[ObjectIdentifier: Member]>([:])
 
     init() {}
 

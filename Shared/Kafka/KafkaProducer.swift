@@ -3,7 +3,6 @@ import CSignetShims
 import Dispatch
 import Foundation
 import Platform
-import Synchronization
 
 /// A message to publish.
 public struct KafkaOutgoingMessage: Sendable {
@@ -172,7 +171,12 @@ struct RDKafkaHandle: @unchecked Sendable {
 
 /// Carries one message's delivery outcome from librdkafka's callback to the awaiting task.
 final class DeliveryBox: Sendable {
-    private let state = Mutex<(result: Result<Void, KafkaError>?, continuation: CheckedContinuation<Result<Void, KafkaError>, Never>?)>((nil, nil))
+    private let state = PlainLock<DeliveryState>(DeliveryState())
+
+    struct DeliveryState: Sendable {
+        var result: Result<Void, KafkaError>?
+        var continuation: CheckedContinuation<Result<Void, KafkaError>, Never>?
+    }
 
     func wait() -> Task<Result<Void, KafkaError>, Never> {
         Task {

@@ -14,7 +14,7 @@ import Synchronization
 /// There are as many threads as calls that may block at once (the database pool's size), so a
 /// blocked thread never keeps a runnable handler waiting for long.
 public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
-    // @unchecked Sendable: `jobs` is behind a Mutex, `available` is a semaphore, `threads` is
+    // @unchecked Sendable: `jobs` is behind a PlainLock, `available` is a semaphore, `threads` is
     // written once in init.
     private let jobs = PlainLock<[UnownedJob]>([])
     private let available = DispatchSemaphore(value: 0)

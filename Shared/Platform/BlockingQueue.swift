@@ -31,11 +31,3 @@ public final class AtomicFlag: Sendable {
 public func stringFromCBuffer(_ buffer: [CChar]) -> String {
     buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
 }
-
-/// A value behind a lock that closures can share (a `Mutex` in a class).
-public final class Locked<Value: Sendable>: Sendable {
-    private let mutex: Mutex<Value>
-    public init(_ value: Value) { mutex = Mutex(value) }
-    public func withLock<R: Sendable>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
-    public var value: Value { mutex.withLock { $0 } }
-}

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 
 /// A structured logger shaped like swift-log's `Logger`: a label, a level, metadata, and
 /// messages built lazily. Lines go to standard error as JSON (or `key=value` text).
@@ -144,7 +143,7 @@ public enum LoggingSystem {
 /// Serialises log lines to standard error; one lock keeps lines whole.
 final class LogSink: Sendable {
     let format: LoggingSystem.Format
-    private let lock = Mutex<Void>(())
+    private let lock = PlainLock<Void>(())
 
     init(format: LoggingSystem.Format) { self.format = format }
 

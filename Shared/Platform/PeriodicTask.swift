@@ -1,20 +1,22 @@
-import Foundation
-
 /// The loop of a service that does one pass of work every `interval` until shutdown: waits
 /// (interruptibly), runs the pass, logs a failure and goes on. Schedulers (metadata refresh,
 /// transaction expiry, transient data purge) hold one.
-public final class PeriodicTask: Sendable {
-    private let stop = AsyncSignal()
-    private let stopped = AtomicFlag(false)
-    public let interval: Duration
+///
+/// An actor: `stopped` is its state, read by the loop and set by ``stopRunning()``, which runs
+/// while the loop is suspended (waiting, or in a pass).
+public actor PeriodicTask {
+    public nonisolated let interval: Duration
+    private let wakeups = Wakeups()
+    private var stopped = false
 
     public init(interval: Duration) { self.interval = interval }
 
-    /// Runs `pass` every interval until ``stop()``; a failing pass is logged as `failure`.
+    /// Runs `pass` every interval until ``stopRunning()``; a failing pass is logged as `failure`.
     public func run(logger: Logger, failure: String, _ pass: @Sendable () async throws -> Void) async {
-        while !stopped.isSet {
-            await stop.wait(timeout: interval)
-            if stopped.isSet || Task.isCancelled { break }
+        var waiter = wakeups.makeWaiter()
+        while !stopped {
+            await waiter.wait(timeout: interval)
+            if stopped || Task.isCancelled { break }
             do {
                 try await pass()
             } catch {
@@ -25,7 +27,7 @@ public final class PeriodicTask: Sendable {
 
     /// Ends the loop (at once if it is waiting, after the pass if one is running).
     public func stopRunning() {
-        stopped.set(true)
-        stop.signal()
+        stopped = true
+        wakeups.finish()
     }
 }

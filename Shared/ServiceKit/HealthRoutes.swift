@@ -24,7 +24,7 @@ public final class HealthRoutes: Sendable {
     let draining: AtomicFlag
     let unassignedBound: Duration
     let consumers: KafkaConsumerHealth
-    private let cache = Mutex<(at: ContinuousClock.Instant, checks: [String: String])?>(nil)
+    private let cache = PlainLock<(at: ContinuousClock.Instant, checks: [String: String])?>(nil)
 
     /// - Parameter unassignedBound: how long a consumer may be out of its group before the
     ///   instance is not ready (`SIGNET_KAFKA_UNASSIGNED_READY_SECONDS`); zero turns it off.

@@ -2,7 +2,6 @@ import Foundation
 import Kafka
 import Platform
 import Postgres
-import Synchronization
 
 /// Publishes outbox rows to Kafka and marks them sent.
 ///
@@ -19,22 +18,33 @@ import Synchronization
 /// rebuilt), the rows acknowledged by an earlier one and still kept (a day) are sent again,
 /// in outbox order: the old cluster may have died before anyone consumed them, and consumers
 /// drop the duplicates. A real cluster keeps its id, so this never happens there.
-public final class OutboxRelay: Service {
-    public let name = "outbox-relay"
-    let pool: PostgresPool
-    let producer: KafkaProducer
-    let logger: Logger
-    let batchSize: Int
-    private let wake = AsyncSignal()
-    private let draining = AtomicFlag(false)
-    private let finished = AsyncSignal()
-    private let ran = AtomicFlag(false)
-    private let backlog: Gauge
-    private let published: Counter
-    private let failures: Counter
-    private let republished: Counter
-    /// The cluster id the last turn published to (relay task only).
-    private let lastCluster = Mutex<String?>(nil)
+///
+/// An actor: its state is the loop's (draining, finished, who waits for the end). Request
+/// handlers reach it only through ``notify()``, which is nonisolated and synchronous: it
+/// signals ``Wakeups`` (an `AsyncStream` buffering one element), so a burst of commits costs
+/// one turn and no handler ever waits for the actor. The I/O (libpq, the producer) runs in
+/// nonisolated methods, outside the actor.
+public actor OutboxRelay: Service {
+    public nonisolated let name = "outbox-relay"
+    nonisolated let pool: PostgresPool
+    nonisolated let producer: KafkaProducer
+    nonisolated let logger: Logger
+    nonisolated let batchSize: Int
+    private nonisolated let wakeups = Wakeups()
+    private var draining = false
+    private var running = false
+    private var finished = false
+    private var finishWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Publishing turns taken (a turn may find nothing to send): tests check that
+    /// notifications coalesce.
+    private(set) var turns = 0
+    private nonisolated let backlog: Gauge
+    private nonisolated let published: Counter
+    private nonisolated let failures: Counter
+    private nonisolated let republished: Counter
+    /// The cluster id the last turn published to (written by publishing turns only, which
+    /// run one at a time; a lock because they run outside the actor).
+    private nonisolated let lastCluster = PlainLock<String?>(nil)
 
     public init(pool: PostgresPool, producer: KafkaProducer, logger: Logger, service: String, batchSize: Int = 256) {
         self.pool = pool
@@ -51,22 +61,29 @@ public final class OutboxRelay: Service {
     static let lockKey: Int64 = 0x7369676E65746F62
 
     /// Asks the relay to publish now (call after committing a transaction with outbox rows).
-    public func notify() { wake.signal() }
+    /// Synchronous and cheap, from any thread: it never waits for the relay.
+    public nonisolated func notify() { wakeups.signal() }
 
     public func run() async throws {
-        ran.set(true)
-        defer { finished.signal() }
-        var backoff = Duration.milliseconds(100)
+        running = true
+        defer {
+            finished = true
+            for waiter in finishWaiters { waiter.resume() }
+            finishWaiters.removeAll()
+        }
+        var waiter = wakeups.makeWaiter()
+        var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         var lastBacklog = ContinuousClock.now - .seconds(10)
         var lastMaintenance = ContinuousClock.now
         while true {
-            let isDraining = draining.isSet
+            let isDraining = draining
+            turns += 1
             do {
                 let (sent, failed) = try await publishBatch()
                 if failed > 0 {
                     throw OutboxPublishError(failed: failed, attempted: sent + failed)
                 }
-                backoff = .milliseconds(100)
+                backoff.reset()
                 if ContinuousClock.now - lastBacklog > .seconds(1) {
                     try await recordBacklog()
                     lastBacklog = .now
@@ -77,7 +94,7 @@ public final class OutboxRelay: Service {
                 }
                 if sent == 0 {
                     if isDraining { return }  // drained: nothing left unsent
-                    await wake.wait(timeout: .milliseconds(250))
+                    await waiter.wait(timeout: .milliseconds(250))
                 } else if sent < batchSize / 8 && !isDraining {
                     // Under a steady stream, a short pause lets the next batch gather more rows:
                     // the turn's fixed cost (lock, select, mark sent, commit, broker round trip)
@@ -86,9 +103,9 @@ public final class OutboxRelay: Service {
                 }
             } catch {
                 failures.increment()
-                logger.warning("outbox relay: publish failed; will retry", metadata: [LogKey.error: "\(error)", "signet.retry_in_ms": "\(backoff.components.seconds * 1000 + backoff.components.attoseconds / 1_000_000_000_000_000)"])
-                await wake.wait(timeout: backoff)
-                backoff = min(backoff * 2, .seconds(5))
+                let delay = backoff.next()
+                logger.warning("outbox relay: publish failed; will retry", metadata: [LogKey.error: "\(error)", "signet.retry_in_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)"])
+                await waiter.wait(timeout: delay)
                 if isDraining && Task.isCancelled { return }
             }
         }
@@ -98,13 +115,14 @@ public final class OutboxRelay: Service {
     /// maximum shutdown duration, after which the task is cancelled and rows stay for the
     /// next start or another replica).
     public func shutdown() async {
-        draining.set(true)
-        wake.signal()
-        if ran.isSet { await finished.wait() }
+        draining = true
+        wakeups.signal()
+        guard running, !finished else { return }
+        await withCheckedContinuation { finishWaiters.append($0) }
     }
 
     /// Publishes one batch; returns how many rows were sent and how many failed.
-    func publishBatch() async throws -> (sent: Int, failed: Int) {
+    nonisolated func publishBatch() async throws -> (sent: Int, failed: Int) {
         let turn = try await publishTurn()
         // Only once the requeue (if any) has committed is the cluster taken as known.
         if let cluster = turn.cluster { lastCluster.withLock { $0 = cluster } }
@@ -113,7 +131,7 @@ public final class OutboxRelay: Service {
 
     /// One turn in one transaction; `cluster` is the cluster id it checked the sent rows
     /// against (nil when it did not hold the lock or knew no cluster).
-    private func publishTurn() async throws -> (sent: Int, failed: Int, cluster: String?) {
+    private nonisolated func publishTurn() async throws -> (sent: Int, failed: Int, cluster: String?) {
         // Not run again by the pool on a lost connection: the body sends to Kafka. The relay's
         // own loop tries again later (and consumers drop what was sent twice).
         try await pool.withTransaction(retryingOnConnectionLoss: false) { conn in
@@ -174,13 +192,13 @@ public final class OutboxRelay: Service {
         }
     }
 
-    private func recordBacklog() async throws {
+    private nonisolated func recordBacklog() async throws {
         let rows = try await pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox WHERE sent_at IS NULL") }
         backlog.record(rows.first?.int("n") ?? 0)
     }
 
     /// Sent rows are kept a day for investigation, processed event ids a week for dedupe.
-    private func purgeOldRows() async throws {
+    private nonisolated func purgeOldRows() async throws {
         try await pool.withConnection { conn in
             try await conn.query("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
             try await conn.query("DELETE FROM processed_events WHERE processed_at < now() - interval '7 days'")

@@ -122,13 +122,16 @@ public enum ServiceRuntime {
 struct DrainFlagService: Service {
     let name = "readiness"
     let flag: AtomicFlag
-    private let done = AsyncSignal()
+    private let done = Wakeups()
 
     init(flag: AtomicFlag) { self.flag = flag }
 
-    func run() async throws { await done.wait() }
+    func run() async throws {
+        var waiter = done.makeWaiter()
+        await waiter.wait()
+    }
     func shutdown() async {
         flag.set(true)
-        done.signal()
+        done.finish()
     }
 }

@@ -5,7 +5,6 @@ import FoundationNetworking
 import HTTPServer
 import Platform
 import Schema
-import Synchronization
 import Tokens
 
 /// Verifies session tokens issued by the authentication service, for services that accept a
@@ -16,21 +15,22 @@ import Tokens
 /// one refetch (key rotation), at most every ``minimumRefetchInterval``, so a stream of
 /// forged `kid`s cannot turn into a stream of fetches. ES256 only; `iss` must be the
 /// configured issuer and `aud` the tenant of the request's path.
+///
+/// The key set is a refreshed cache, kept by an actor (``SessionKeyCache``): a verification
+/// asks it for the keys once (one hop; this runs for the requests a signed-in user makes on
+/// registration, not on the sign-in path), and requests that meet an unknown `kid` together
+/// share one fetch.
 public final class SessionTokenVerifier: Sendable {
     public let jwksURL: URL
     public let issuer: String
     public static let minimumRefetchInterval: Duration = .seconds(30)
 
-    private struct State {
-        var keys: JWKSet?
-        var fetchedAt: ContinuousClock.Instant?
-    }
-
-    private let state = Mutex(State())
+    private let keys: SessionKeyCache
 
     public init(jwksURL: URL, issuer: String) {
         self.jwksURL = jwksURL
         self.issuer = issuer
+        keys = SessionKeyCache(jwksURL: jwksURL, minimumRefetchInterval: Self.minimumRefetchInterval)
     }
 
     /// `SIGNET_SESSION_JWKS_URL` (default: the local stack's authentication service) and
@@ -58,7 +58,7 @@ public final class SessionTokenVerifier: Sendable {
         let refused = { (reason: String) in
             HTTPError(.unauthorized, detail: "The session token is not valid (\(reason)).", headers: [("WWW-Authenticate", "Bearer")])
         }
-        var keys = try await currentKeys()
+        var keys = try await self.keys.current()
         for attempt in 0..<2 {
             do throws(JOSEError) {
                 let jwt = try JWTVerifier(keySet: keys, options: options).verify(token, now: now)
@@ -67,7 +67,7 @@ public final class SessionTokenVerifier: Sendable {
                 if jwt.claims[claim: "sign_up"] == .bool(true) { return .signingUp(tenant: tenant, username: subject) }
                 return .user(tenant: tenant, username: subject)
             } catch {
-                if error.code == .unknownKey, attempt == 0, let fresh = try await refetchIfAllowed() {
+                if error.code == .unknownKey, attempt == 0, let fresh = try await self.keys.refetchIfAllowed() {
                     keys = fresh
                     continue
                 }
@@ -76,30 +76,54 @@ public final class SessionTokenVerifier: Sendable {
         }
         throw refused("missing_claim")
     }
+}
 
-    private func currentKeys() async throws -> JWKSet {
-        if let keys = state.withLock({ $0.keys }) { return keys }
+/// The authentication service's JWKS, fetched when first needed and again (at most every
+/// `minimumRefetchInterval`) when a token names a key it does not hold. Concurrent callers
+/// that need a fetch share the one in flight.
+actor SessionKeyCache {
+    nonisolated let jwksURL: URL
+    nonisolated let minimumRefetchInterval: Duration
+    private var keys: JWKSet?
+    private var fetchedAt: ContinuousClock.Instant?
+    private var inFlight: Task<JWKSet, any Error>?
+
+    init(jwksURL: URL, minimumRefetchInterval: Duration) {
+        self.jwksURL = jwksURL
+        self.minimumRefetchInterval = minimumRefetchInterval
+    }
+
+    /// The cached key set, fetched if there is none yet.
+    func current() async throws -> JWKSet {
+        if let keys { return keys }
         return try await fetch()
     }
 
-    /// A fresh key set, unless one was fetched less than ``minimumRefetchInterval`` ago.
-    private func refetchIfAllowed() async throws -> JWKSet? {
-        let allowed = state.withLock { s -> Bool in
-            guard let at = s.fetchedAt else { return true }
-            return ContinuousClock.now - at >= Self.minimumRefetchInterval
-        }
-        return allowed ? try await fetch() : nil
+    /// A fresh key set, unless one was fetched less than `minimumRefetchInterval` ago.
+    func refetchIfAllowed(now: ContinuousClock.Instant = .now) async throws -> JWKSet? {
+        if inFlight == nil, let fetchedAt, now - fetchedAt < minimumRefetchInterval { return nil }
+        return try await fetch()
     }
 
     private func fetch() async throws -> JWKSet {
-        state.withLock { $0.fetchedAt = .now }
+        if let inFlight { return try await inFlight.value }
+        fetchedAt = .now
+        let url = jwksURL
+        let task = Task { try await Self.download(url) }
+        inFlight = task
+        defer { inFlight = nil }
+        let fetched = try await task.value
+        keys = fetched
+        return fetched
+    }
+
+    private static func download(_ url: URL) async throws -> JWKSet {
         let unavailable = HTTPError(.unavailable, detail: "Session tokens cannot be checked right now; retry.")
-        var request = URLRequest(url: jwksURL, timeoutInterval: 5)
+        var request = URLRequest(url: url, timeoutInterval: 5)
         request.setValue("application/json", forHTTPHeaderField: "Accept")
         guard let (data, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200,
             data.count <= 64 * 1024, let keys = try? JWKSet(json: Array(data))
         else { throw unavailable }
-        state.withLock { $0.keys = keys }
         return keys
     }
 }

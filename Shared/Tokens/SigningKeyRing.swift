@@ -8,8 +8,8 @@ import Foundation
 /// they have expired; then ``removingKey(withID:)`` drops it. Every `kid` is the key's
 /// RFC 7638 thumbprint unless given explicitly.
 ///
-/// A value type: a service that rotates while running keeps its ring in an actor (or a
-/// `Mutex`) and swaps the whole ring.
+/// A value type: a service that rotates while running keeps its ring in an actor (or, read on
+/// every request, behind a `PlainLock`) and swaps the whole ring.
 public struct SigningKeyRing: Sendable {
     /// Where keys come from.
     ///

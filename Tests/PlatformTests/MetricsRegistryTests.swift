@@ -70,27 +70,3 @@ import Testing
         #expect(Logger.Level.debug < Logger.Level.error)
     }
 }
-
-@Suite struct AsyncSignalTests {
-    @Test func signalBeforeWaitIsNotLost() async {
-        let s = AsyncSignal()
-        s.signal()
-        await s.wait()  // returns at once: the signal was pending
-    }
-
-    @Test func waitEndsOnSignal() async {
-        let s = AsyncSignal()
-        let waiter = Task { await s.wait(); return true }
-        try? await Task.sleep(for: .milliseconds(20))
-        s.signal()
-        #expect(await waiter.value)
-    }
-
-    @Test func cancellationEndsAWait() async {
-        let s = AsyncSignal()
-        let waiter = Task { await s.wait() }
-        try? await Task.sleep(for: .milliseconds(20))
-        waiter.cancel()
-        await waiter.value
-    }
-}

@@ -83,8 +83,8 @@ struct ConnectionLossTests {
         let pool = TestStack.pool(database: scratch.name, size: 1)
         defer { pool.close() }
         try await pool.withConnection { try await $0.execute("CREATE TABLE t (attempt int, v int)") }
-        let attempts = Locked(0)
-        let pids = Locked<[Int]>([])
+        let attempts = PlainLock(0)
+        let pids = PlainLock<[Int]>([])
         try await pool.withTransaction { conn in
             let attempt = attempts.withLock { $0 += 1; return $0 }
             let pid = try await Self.backendPID(conn)
@@ -94,8 +94,8 @@ struct ConnectionLossTests {
             if attempt == 1 { try await Self.terminate(database: scratch.name, pid: pid) }
             try await conn.query("INSERT INTO t VALUES (\(attempt), \(2))")
         }
-        #expect(attempts.value == 2)
-        #expect(Set(pids.value).count == 2, "the second attempt ran on a fresh connection")
+        #expect(attempts.withLock { $0 } == 2)
+        #expect(Set(pids.withLock { $0 }).count == 2, "the second attempt ran on a fresh connection")
         let rows = try await pool.withConnection { try await $0.query("SELECT attempt, v FROM t ORDER BY v") }
         // The first attempt never committed: only the second one's rows are there.
         #expect(rows.map { [$0.int("attempt"), $0.int("v")] } == [[2, 1], [2, 2]])
@@ -107,7 +107,7 @@ struct ConnectionLossTests {
         defer { Task { await scratch.drop() } }
         let pool = TestStack.pool(database: scratch.name, size: 1)
         defer { pool.close() }
-        let attempts = Locked(0)
+        let attempts = PlainLock(0)
         do {
             try await pool.withTransaction { conn in
                 attempts.withLock { $0 += 1 }
@@ -118,7 +118,7 @@ struct ConnectionLossTests {
         } catch let error as PostgresError {
             #expect(error.isConnectionError)
         }
-        #expect(attempts.value == 2)
+        #expect(attempts.withLock { $0 } == 2)
     }
 
     @Test func aStatementThatMayHaveRunIsNotRepeatedAndAnswers503() async throws {

@@ -50,9 +50,9 @@ struct BrokerRestartStackTests {
         let restartAt = 500
         let run = UInt32.random(in: 0...UInt32.max)
         let ids = (0..<total).map { "restart-\(run)-\($0)" }
-        let done = Locked(0)
-        let failures = Locked<[String]>([])
-        let brokerEvents = Locked<[String]>([])
+        let done = PlainLock(0)
+        let failures = PlainLock<[String]>([])
+        let brokerEvents = PlainLock<[String]>([])
 
         // The burst: 16 writers; the broker is killed when `killAt` writes are done (others in
         // flight, the relays and consumers busy) and started again at `restartAt`. Writes
@@ -70,7 +70,7 @@ struct BrokerRestartStackTests {
             } catch { brokerEvents.withLock { $0.append("start failed: \(error)") } }
         }
         await withTaskGroup(of: Void.self) { group in
-            let next = Locked(0)
+            let next = PlainLock(0)
             for _ in 0..<16 {
                 group.addTask {
                     while true {
@@ -99,7 +99,7 @@ struct BrokerRestartStackTests {
         for service in Stack.consumers {
             let pool = TestStack.pool(database: "signet_\(service.rawValue)", size: 1)
             defer { pool.close() }
-            let seen = Locked(0)
+            let seen = PlainLock(0)
             let all = await TestStack.eventually(timeout: max(.seconds(1), deadline - .now), every: .milliseconds(500)) {
                 let rows = try? await pool.withConnection {
                     try await $0.query("SELECT count(*) AS n FROM tenants WHERE id = ANY(\(PostgresArray(ids)))")

@@ -41,7 +41,7 @@ struct GracefulShutdownTests {
             return
         }
 
-        let tally = Locked(Tally())
+        let tally = PlainLock(Tally())
         let stop = AtomicFlag(false)
         let load = Task {
             await withTaskGroup(of: Void.self) { group in

@@ -183,9 +183,9 @@ struct NonFIDOMethodsStackTests {
         let consumer = try KafkaConsumer(
             configuration: KafkaConfiguration(brokers: TestStack.brokers, clientID: "leak-scan"), groupID: "leak-scan-\(UUID().uuidString)", topics: Topic.all,
             logger: TestStack.quietLogger)
-        let seen = Locked<[String]>([])
-        let ofThisTenant = Locked(0)
-        let lastRecord = Locked(ContinuousClock.now + .seconds(10))
+        let seen = PlainLock<[String]>([])
+        let ofThisTenant = PlainLock(0)
+        let lastRecord = PlainLock(ContinuousClock.now + .seconds(10))
         let run = Task {
             await consumer.run { record in
                 let text = String(decoding: record.value, as: UTF8.self) + record.headers.map { String(decoding: $0.value, as: UTF8.self) }.joined()
@@ -313,7 +313,7 @@ struct ExternalMethodsStackTests {
         let rpKey = try PrivateKey.generateP256()
         let signer = try JWTSigner(privateKey: rpKey, keyID: "rp-key-1")
         let jwks = try JWKSet(keys: [signer.publicJWK]).jsonString
-        let passwordCalls = Locked(0)
+        let passwordCalls = PlainLock(0)
         let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0), logger: TestStack.quietLogger) { request in
             switch (request.method, request.path) {
             case ("GET", "/jwks.json"):

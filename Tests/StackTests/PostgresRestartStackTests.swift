@@ -45,7 +45,7 @@ struct PostgresRestartStackTests {
 
     @Test func requestsDuringARestartAnswerSuccessOr503AndServiceRecovers() async throws {
         try TestStack.require()
-        let tally = Locked(Tally())
+        let tally = PlainLock(Tally())
         let stop = AtomicFlag(false)
         func record(_ name: String, _ response: TestHTTP.Response, expected: Set<Int>) {
             let code = (try? response.json()["code"] as? String) ?? ""
@@ -99,7 +99,7 @@ struct PostgresRestartStackTests {
         stop.set(true)
         await load.value
 
-        let t = tally.value
+        let t = tally.withLock { $0 }
         print("PostgreSQL restart under load: \(t.ok) expected answers, \(t.unavailable) × 503 database_unavailable, \(t.unexpected.count) unexpected")
         #expect(t.unexpected.isEmpty, "answers other than success or 503 database_unavailable with Retry-After: \(t.unexpected)")
         #expect(t.transportErrors == 0)

@@ -126,7 +126,7 @@ struct TenantPropagationTests {
             let consumer = try KafkaConsumer(
                 configuration: KafkaConfiguration(brokers: TestStack.brokers, clientID: "dlq-reader"),
                 groupID: "dlq-reader-\(UUID().uuidString)", topics: [topic], logger: TestStack.quietLogger)
-            let found = Locked<[String: String]>([:])  // marker → reason
+            let found = PlainLock<[String: String]>([:])  // marker → reason
             let run = Task {
                 await consumer.run { record in
                     let reason = record.header(CloudEventHeader.deadLetterReason) ?? ""

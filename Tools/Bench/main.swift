@@ -16,6 +16,8 @@ import JSON
 //                                            thread, and raw Crypto ES256 verification
 //   signet-bench json [seconds]              the HTTP server's JSON coding of sign-in bodies
 //                                            beside Foundation's
+//   signet-bench locks [seconds]             a per-request critical section behind PlainLock,
+//                                            Mutex, and as an actor call, from handler threads
 //   signet-bench ceremonies URL KEY [seconds] [workers]
 //                                            full sign-in ceremonies over HTTP (options +
 //                                            verify) against a running stack
@@ -238,6 +240,8 @@ case "verify":
     try verifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
 case "json":
     try jsonBenchmark(seconds: Double(args.dropFirst(2).first ?? "2") ?? 2)
+case "locks":
+    await lockBenchmark(seconds: Double(args.dropFirst(2).first ?? "2") ?? 2)
 case "rules":
     try rulesBenchmark(seconds: Double(args.dropFirst(2).first ?? "3") ?? 3)
 case "ceremonies":
@@ -251,6 +255,6 @@ case "flows":
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16, kind: .flow)
 default:
-    print("usage: signet-bench verify [seconds] | rules [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers]")
+    print("usage: signet-bench verify [seconds] | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers]")
     exit(2)
 }

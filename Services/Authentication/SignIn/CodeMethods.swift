@@ -8,7 +8,6 @@ import OTP
 import Postgres
 import Schema
 import ServiceKit
-import Synchronization
 import Tokens
 import JSON
 
@@ -167,21 +166,31 @@ struct ExternalJWTMethod: AuthenticationMethod {
     }
 
     private func keySet(_ url: String) async throws -> JWKSet {
-        if let (keys, at) = cache.entries.withLock({ $0[url] }), ContinuousClock.now - at < .seconds(300) { return keys }
+        if let keys = await cache.fresh(url) { return keys }
         guard let target = URL(string: url), let (data, response) = try? await URLSession.shared.data(for: URLRequest(url: target, timeoutInterval: 5)),
             (response as? HTTPURLResponse)?.statusCode == 200, data.count <= 64 * 1024, let keys = try? JWKSet(json: Array(data))
         else { throw HTTPError(.unavailable, detail: "The relying party's keys cannot be fetched.") }
-        cache.entries.withLock { e in
-            if e.count > 1000 { e.removeAll() }
-            e[url] = (keys, .now)
-        }
+        await cache.store(keys, for: url)
         return keys
     }
 }
 
-/// Fetched JWK Sets by URL, for five minutes.
-final class JWKSCache: Sendable {
-    let entries = Mutex<[String: (JWKSet, ContinuousClock.Instant)]>([:])
+/// Fetched JWK Sets by URL, for five minutes: a refreshed cache, an actor (one hop per
+/// `external_jwt` verification, beside an HTTP fetch on a miss).
+actor JWKSCache {
+    static let lifetime: Duration = .seconds(300)
+    private var entries: [String: (keys: JWKSet, fetchedAt: ContinuousClock.Instant)] = [:]
+
+    /// The key set fetched from `url` less than ``lifetime`` ago.
+    func fresh(_ url: String, now: ContinuousClock.Instant = .now) -> JWKSet? {
+        guard let entry = entries[url], now - entry.fetchedAt < Self.lifetime else { return nil }
+        return entry.keys
+    }
+
+    func store(_ keys: JWKSet, for url: String, now: ContinuousClock.Instant = .now) {
+        if entries.count > 1000 { entries.removeAll() }
+        entries[url] = (keys, now)
+    }
 }
 
 /// `external_password`: the password goes to the tenant's RP URL with the username; a 2xx

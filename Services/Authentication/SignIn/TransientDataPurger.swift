@@ -21,7 +21,7 @@ final class TransientDataPurger: Service {
         await schedule.run(logger: logger, failure: "purging transient data failed") { try await self.purge(now: Date()) }
     }
 
-    func shutdown() async { schedule.stopRunning() }
+    func shutdown() async { await schedule.stopRunning() }
 
     /// One pass; bounded batches so that a backlog never holds long locks.
     func purge(now: Date) async throws {

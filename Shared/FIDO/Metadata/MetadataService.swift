@@ -1,13 +1,13 @@
 import Crypto
 import Dispatch
 import Foundation
-import Synchronization
+import Platform
 
 /// The authenticator metadata in force: the last verified MDS3 BLOB, its lookups, and the
 /// trust anchors it gives attestation verification.
 ///
 /// Reads (``entry(for:)``, ``anchors(for:format:)``, ``isRevokedOrCompromised(_:)``…) are
-/// synchronous and cheap — a lock and a dictionary lookup — so they can run inside a
+/// synchronous and cheap — a `PlainLock` and a dictionary lookup — so they can run inside a
 /// registration ceremony and inside an ``AttestationTrustEvaluator``. Loading verifies a
 /// multi-megabyte JWS, so the async loaders do the reading and verifying on a dedicated
 /// queue; only the swap of the new BLOB happens under the lock.
@@ -15,7 +15,10 @@ public final class MetadataService: Sendable {
     /// How BLOBs are verified.
     public let configuration: MetadataBLOB.Configuration
 
-    private let current = Mutex<MetadataBLOB?>(nil)
+    /// Read by every registration ceremony (a lock and a copy of a reference), written by a
+    /// refresh: a lock, not an actor, so that the lookups stay synchronous for the attestation
+    /// trust evaluator and cost no hop.
+    private let current = PlainLock<MetadataBLOB?>(nil)
 
     /// Verification of a BLOB runs here (hundreds of milliseconds of CPU for the production
     /// BLOB), not on the cooperative pool.

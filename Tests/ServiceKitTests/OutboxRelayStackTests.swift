@@ -1,0 +1,78 @@
+import Foundation
+import Kafka
+import Platform
+import Postgres
+import Schema
+import Testing
+import TestSupport
+
+@testable import ServiceKit
+
+/// The relay as an actor, against the stack's PostgreSQL (a scratch database) and broker.
+/// Named `…StackTests` so that `SIGNET_TEST_FILTER='StackTests|…'` runs it with the stack.
+@Suite(.serialized) struct OutboxRelayStackTests {
+    struct Fixture {
+        let pool: PostgresPool
+        let producer: KafkaProducer
+        let relay: OutboxRelay
+        let drop: @Sendable () async -> Void
+    }
+
+    static func fixture() async throws -> Fixture {
+        try TestStack.require()
+        let (name, drop) = try await TestStack.scratchDatabase(prefix: "relay")
+        let pool = TestStack.pool(database: name)
+        try await Migrator.migrate(pool: pool, migrations: Outbox.commonMigrations, logger: TestStack.quietLogger)
+        let producer = try KafkaProducer(
+            configuration: KafkaConfiguration(brokers: TestStack.brokers, clientID: "relay-test"), logger: TestStack.quietLogger)
+        let relay = OutboxRelay(pool: pool, producer: producer, logger: TestStack.quietLogger, service: "relay-test")
+        return Fixture(pool: pool, producer: producer, relay: relay, drop: drop)
+    }
+
+    /// A burst of notifications from request handlers (synchronous calls, no await) costs the
+    /// relay a turn or two, not one each.
+    @Test func aBurstOfNotificationsCoalesces() async throws {
+        let f = try await Self.fixture()
+        let running = Task { try await f.relay.run() }
+        #expect(await TestStack.eventually { await f.relay.turns >= 1 })
+        try await Task.sleep(for: .milliseconds(20))  // the first turn found nothing: it waits
+        let before = await f.relay.turns
+        let notifyFromAHandler: @Sendable () -> Void = { for _ in 0..<1000 { f.relay.notify() } }
+        notifyFromAHandler()
+        #expect(await TestStack.eventually { await f.relay.turns > before })
+        try await Task.sleep(for: .milliseconds(30))
+        let taken = await f.relay.turns - before
+        // One for the burst; one more if the relay woke during it; one for its idle timer.
+        #expect(taken >= 1 && taken <= 3, "\(taken) turns for 1000 notifications")
+        await f.relay.shutdown()
+        try await running.value
+        f.pool.close()
+        await f.drop()
+    }
+
+    /// A committed row is published and marked sent; shutdown returns once the relay stopped,
+    /// and at once when the relay was never run.
+    @Test func publishesThenDrainsOnShutdown() async throws {
+        let f = try await Self.fixture()
+        await f.relay.shutdown()  // never ran: returns at once
+        let g = try await Self.fixture()
+        let running = Task { try await g.relay.run() }
+        let marker = RandomUUID.string()
+        try await g.pool.withTransaction { conn in
+            let envelope = EventEnvelope(id: marker, source: "relay-test", type: "signet.test.relay.v1", subject: "relay-test", data: Array("{}".utf8))
+            try await Outbox.enqueue(envelope, topic: Topic.deadLetter(service: .registration), key: "relay-test", on: conn)
+        }
+        g.relay.notify()
+        let sent = await TestStack.eventually(timeout: .seconds(30)) {
+            let rows = try? await g.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox WHERE sent_at IS NOT NULL") }
+            return rows?.first?.int("n") == 1
+        }
+        #expect(sent)
+        await g.relay.shutdown()
+        try await running.value  // run() has returned: shutdown waited for it
+        for x in [f, g] {
+            x.pool.close()
+            await x.drop()
+        }
+    }
+}
