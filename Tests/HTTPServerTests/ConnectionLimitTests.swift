@@ -112,3 +112,13 @@ import Testing
         }
     }
 }
+
+/// The deployment's list of unlimited addresses (deploy/compose.yaml, deploy/kubernetes/config.yaml)
+/// parses, and covers what it should.
+@Suite struct DeploymentAddressRangesTests {
+    @Test func privateAndLoopbackRangesParse() throws {
+        let ranges = try #require(AddressRange.list("127.0.0.0/8,::1,10.0.0.0/8,172.16.0.0/12,192.168.0.0/16,fc00::/7"))
+        #expect(ranges.count == 6)
+        #expect(AddressRange.list("10.0.0.0/33") == nil && AddressRange.list("not-an-address") == nil)
+    }
+}
