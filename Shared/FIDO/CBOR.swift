@@ -114,7 +114,8 @@ extension CBORValue: Hashable {
         case (.bool(let a), .bool(let b)): return a == b
         case (.null, .null), (.undefined, .undefined): return true
         // Bit patterns, not IEEE equality: NaN == NaN is false, which let a map hold the same
-        // NaN key twice past the duplicate-key check (a Set of keys) — found by CBORFuzz.
+        // NaN key twice past the duplicate-key check (a Set of keys); seen while examining a
+        // CBORFuzz report.
         case (.float(let a), .float(let b)): return a.bitPattern == b.bitPattern
         default: return false
         }
