@@ -157,6 +157,33 @@ let package = Package(
     ]
 )
 
+// MARK: - Fuzz targets
+// libFuzzer targets (Tools/Fuzz, issue 21), declared only when SIGNET_FUZZ=1 so that the normal
+// build never sees them: `scripts/fuzz.sh` builds them in .build/fuzz with
+// `-sanitize=fuzzer,address`, where libFuzzer supplies `main`.
+if Context.environment["SIGNET_FUZZ"] == "1" {
+    let fuzzTargets: [(name: String, dependencies: [Target.Dependency])] = [
+        ("JSONFuzz", ["JSON"]),
+        ("HTTPBodyFuzz", ["JSON", "Schema"]),
+        ("CBORFuzz", ["FIDO"]),
+        ("COSEKeyFuzz", ["FIDO"]),
+        ("AuthenticatorDataFuzz", ["FIDO"]),
+        ("AttestationFuzz", ["FIDO"]),
+        ("TPMFuzz", ["FIDO"]),
+        ("MDSFuzz", ["FIDO", "JSON"]),
+        ("X509Fuzz", ["Crypto"]),
+        ("JWSFuzz", ["Tokens", "Crypto", "JSON"]),
+        ("JWKSFuzz", ["Tokens"]),
+    ]
+    package.targets.append(
+        .target(name: "FuzzSupport", dependencies: ["JSON"], path: "Tools/Fuzz/FuzzSupport"))
+    for (name, dependencies) in fuzzTargets {
+        package.targets.append(
+            .executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Tools/Fuzz/\(name)"))
+        package.products.append(.executable(name: "fuzz-\(name)", targets: [name]))
+    }
+}
+
 for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))

@@ -113,7 +113,10 @@ extension CBORValue: Hashable {
         case (.simple(let a), .simple(let b)): return a == b
         case (.bool(let a), .bool(let b)): return a == b
         case (.null, .null), (.undefined, .undefined): return true
-        case (.float(let a), .float(let b)): return a == b
+        // Bit patterns, not IEEE equality: NaN == NaN is false, which let a map hold the same
+        // NaN key twice past the duplicate-key check (a Set of keys); seen while examining a
+        // CBORFuzz report.
+        case (.float(let a), .float(let b)): return a.bitPattern == b.bitPattern
         default: return false
         }
     }
@@ -159,7 +162,7 @@ extension CBORValue: Hashable {
             hasher.combine(10 as UInt8)
         case .float(let d):
             hasher.combine(11 as UInt8)
-            hasher.combine(d)
+            hasher.combine(d.bitPattern)
         }
     }
 }

@@ -99,9 +99,12 @@ public struct JWTClaims: Sendable, Hashable {
         return members
     }
 
-    /// Whole seconds, rounded down, as RFC 7519 §2 NumericDate.
+    /// Whole seconds, rounded down, as RFC 7519 §2 NumericDate; a number past `Int64` (read
+    /// from a token: `"iat": 1e30`) stays a double instead of trapping the conversion (JWSFuzz).
     private static func numericDate(_ date: Date) -> JSONValue {
-        .int(Int64(date.timeIntervalSince1970.rounded(.down)))
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        if let whole = Int64(exactly: seconds) { return .int(whole) }
+        return .double(seconds)
     }
 }
 

@@ -43,6 +43,18 @@ import JSON
         #expect(claims.jsonObject["exp"] == .int(1_800_000_300))
     }
 
+    /// JWSFuzz: `"iat": 1700000009223372036854775808` (≈ 1.7e33) trapped the conversion to
+    /// `Int64` when `JWTVerifier.verify` read the claims' JSON form. Past `Int64` a time stays a
+    /// double, and reads back as the same date.
+    @Test func timesPastInt64DoNotTrap() throws {
+        let members = try JSONParser.parse(Array(#"{"iat": 1700000009223372036854775808, "exp": -1e300}"#.utf8)).objectValue ?? [:]
+        let claims = try JWTClaims(jsonObject: members)
+        let json = claims.jsonObject
+        #expect(json["iat"] == .double(try #require(Double("1700000009223372036854775808"))))
+        #expect(json["exp"] == .double(-1e300))
+        #expect(try JWTClaims(jsonObject: json) == claims)
+    }
+
     @Test func wrongTypesAreInvalidClaims() {
         for members: [String: JSONValue] in [
             ["iss": 1], ["sub": ["a"]], ["jti": true], ["exp": "soon"], ["nbf": nil], ["iat": ["x": 1]],

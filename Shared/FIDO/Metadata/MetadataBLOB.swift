@@ -230,7 +230,9 @@ public struct MetadataBLOB: Sendable {
     }
 
     /// §3.1.6 `MetadataBLOBPayload`: `legalHeader`, `no`, `nextUpdate`, `entries`.
-    private init(payload json: MetadataJSON, signingChain: [X509Certificate]) throws(MetadataJSON.Failure) {
+    // Internal rather than private: the MDS fuzz target (Tools/Fuzz/MDSFuzz) reaches the payload
+    // through `@testable import`, past a signature it cannot forge.
+    init(payload json: MetadataJSON, signingChain: [X509Certificate]) throws(MetadataJSON.Failure) {
         legalHeader = try json.member("legalHeader")?.string()
         number = try json.required("no").integer(in: 0...Int.max)
         nextUpdate = try json.required("nextUpdate").date()

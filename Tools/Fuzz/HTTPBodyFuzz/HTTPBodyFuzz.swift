@@ -1,0 +1,54 @@
+import FuzzSupport
+import JSON
+import Schema
+
+/// The request bodies of the routes, decoded as `HTTPRequest.decode` decodes them: one strict
+/// parse (depth 64), then `JSONValueDecoder` into the route's Schema type.
+///
+/// Input: a first byte choosing the body type, then the body.
+///
+/// Properties: a refusal is a `JSONParser.SyntaxError` or a `DecodingError` (each a 400 with
+/// its code at the HTTP edge; anything else would be a 500); a decoded body encoded by
+/// `JSONValueEncoder` and decoded again is equal to itself.
+@main
+enum HTTPBodyFuzz {
+    static func main() { Fuzz.run(testOneInput) }
+
+    static let bodyTypes: [any (Codable & Equatable & Sendable).Type] = [
+        TenantUpsertRequest.self, APIKeyImportRequest.self,
+        RegistrationOptionsRequest.self, RegistrationFinishRequest.self,
+        AuthenticationOptionsRequest.self, AuthenticationFinishRequest.self,
+        CredentialUpdateRequest.self, QuickSignInRequest.self,
+        SignInStartRequest.self, FIDO2VerifyRequest.self, RefreshTokenRequest.self,
+        RulesetExplainRequest.self, RegistrationAnswerRequest.self, RegistrationDecisionRequest.self,
+        MethodCreateRequest.self, CodeRequest.self, PIIStoreRequest.self, PIIReadRequest.self,
+        TransactionCreateRequest.self, TransactionAmendRequest.self, TCTokenVerifyRequest.self,
+    ]
+
+    static let testOneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, size in
+        let bytes = Fuzz.bytes(data, size)
+        guard let selector = bytes.first else { return 0 }
+        let bodyType = bodyTypes[Int(selector) % bodyTypes.count]
+        guard let value = try? JSONParser.parse(Array(bytes.dropFirst()), maximumDepth: 64) else { return 0 }
+        check(bodyType, value)
+        return 0
+    }
+
+    static func check<T: Codable & Equatable & Sendable>(_: T.Type, _ value: JSONValue) {
+        let decoded: T
+        do {
+            decoded = try JSONValueDecoder().decode(T.self, from: value)
+        } catch is DecodingError {
+            return
+        } catch {
+            Fuzz.fail("\(T.self): refusal is not a DecodingError: \(type(of: error))")
+        }
+        do {
+            let encoded = try JSONValueEncoder().encode(decoded)
+            let again = try JSONValueDecoder().decode(T.self, from: encoded)
+            if again != decoded { Fuzz.fail("\(T.self) changed through its JSON") }
+        } catch {
+            Fuzz.fail("\(T.self) does not survive its own JSON: \(error)")
+        }
+    }
+}
