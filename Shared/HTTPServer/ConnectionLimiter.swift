@@ -239,4 +239,13 @@ public struct AddressRange: Sendable, Equatable, CustomStringConvertible {
 
     /// Loopback: the local gateway, and sidecar proxies in a pod.
     public static let loopback: [AddressRange] = [AddressRange("127.0.0.0/8")!, AddressRange("::1")!]
+
+    /// Whether `host`, a listening address, is loopback (`localhost`, `127.0.0.0/8`, `::1`,
+    /// `[::1]`): nothing off the machine reaches it.
+    public static func isLoopback(host: String) -> Bool {
+        if host == "localhost" { return true }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        guard let address = ClientAddress(bare) else { return false }
+        return loopback.contains { $0.contains(address) }
+    }
 }

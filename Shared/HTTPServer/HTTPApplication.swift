@@ -10,6 +10,8 @@ public struct HTTPApplication: Sendable {
     /// Checks of path parameters by name, made before any handler runs (a service checks
     /// `{tenant}` this way). A parameter that fails its check is 400 `invalid_field`.
     public let parameterChecks: [String: ParameterCheck]
+    /// The same, in name order (sorted once, not per request).
+    private let orderedChecks: [(name: String, check: ParameterCheck)]
     private let metrics = RequestMetrics()
 
     /// A path parameter's rule: whether a value is valid, and what the problem says otherwise.
@@ -26,6 +28,7 @@ public struct HTTPApplication: Sendable {
         self.router = router
         self.logger = logger
         self.parameterChecks = parameterChecks
+        orderedChecks = parameterChecks.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
     }
 
     /// Produces the response for `request`. Never throws: every failure becomes problem+json.
@@ -51,7 +54,7 @@ public struct HTTPApplication: Sendable {
         case .found(let handler, let t, let parameters):
             template = t
             logger[metadataKey: LogKey.route] = .string(t)
-            let refused = parameterChecks.sorted { $0.key < $1.key }.first { name, check in parameters[name].map { !check.isValid($0) } ?? false }
+            let refused = orderedChecks.first { name, check in parameters[name].map { !check.isValid($0) } ?? false }
             // Only a checked value reaches the logs.
             if let tenant = parameters["tenant"], let check = parameterChecks["tenant"], check.isValid(tenant) {
                 logger[metadataKey: LogKey.tenant] = .string(tenant)

@@ -232,7 +232,8 @@ public final class KafkaConsumer: @unchecked Sendable {
         // rejoin that does not help, up to 5 min). A member of a stable group that owns
         // nothing (more replicas than partitions) is in its group: no churn.
         var outSince: DispatchTime? = .now()
-        var rejoinAfter = Self.rejoinAfterSeconds
+        var rejoinWaits = Backoff(initial: .seconds(Self.rejoinAfterSeconds), maximum: .seconds(300))
+        var rejoinAfter = rejoinWaits.next()
         while running.isSet {
             // Until the group has assigned partitions, check on every turn (start-up scripts
             // and readiness wait on this); afterwards once a second with the lag.
@@ -243,7 +244,8 @@ public final class KafkaConsumer: @unchecked Sendable {
                 lastAssignment = .now()
                 if assigned > 0 || member {
                     outSince = nil
-                    rejoinAfter = Self.rejoinAfterSeconds
+                    rejoinWaits.reset()
+                    rejoinAfter = rejoinWaits.next()
                 } else if outSince == nil {
                     outSince = .now()
                 }
@@ -256,10 +258,10 @@ public final class KafkaConsumer: @unchecked Sendable {
                     metadata: ["signet.kafka.group": .string(groupID)])
                 if rejoin(reason: "cluster changed") { outSince = .now() }
                 assigned = recordAssignment().partitions
-            } else if let since = outSince, elapsedSeconds(since: since) >= rejoinAfter {
-                _ = rejoin(reason: "out of the group for \(Int(rejoinAfter)) s")
+            } else if let since = outSince, elapsedSeconds(since: since) >= Double(rejoinAfter.components.seconds) {
+                _ = rejoin(reason: "out of the group for \(rejoinAfter.components.seconds) s")
                 outSince = .now()
-                rejoinAfter = min(rejoinAfter * 2, 300)
+                rejoinAfter = rejoinWaits.next()
                 assigned = recordAssignment().partitions
             }
             if logGuard.mustRewind(assignedPartitions: assigned) {

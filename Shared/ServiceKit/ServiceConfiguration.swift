@@ -92,11 +92,7 @@ public struct ServiceConfiguration: Sendable {
 
     /// Whether `host` is a loopback listening address (`127.0.0.0/8`, `::1`, `localhost`):
     /// nothing off this machine can reach it.
-    public static func isLoopback(_ host: String) -> Bool {
-        if host == "localhost" || host == "::1" || host == "[::1]" { return true }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { p in UInt8(p) != nil }
-    }
+    public static func isLoopback(_ host: String) -> Bool { AddressRange.isLoopback(host: host) }
 
     private static func addressRanges(_ env: Environment, _ name: String, default value: String) throws -> [AddressRange] {
         guard let ranges = AddressRange.list(env.string(name, default: value)) else {

@@ -77,12 +77,7 @@ public enum ServiceRuntime {
         }
         services += assembly.background
         let draining = AtomicFlag(false)
-        var router = GuardedRouter()
-        HealthRoutes(pool: pool, producer: producer, draining: draining, unassignedBound: configuration.kafkaUnassignedReadyBound)
-            .register(on: &router)
-        commonRoutes(tenants: tenants, on: &router)
-        assembly.routes(&router)
-        let app = HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks)
+        let (_, app) = application(context: context, producer: producer, assembly: assembly, draining: draining)
         let http = HTTPServer(configuration: configuration.http, logger: logger) { await app.respond(to: $0) }
         try http.start()
         services.append(DrainFlagService(flag: draining))
@@ -95,9 +90,19 @@ public enum ServiceRuntime {
         pool.close()
     }
 
-    /// Routes every service has besides health: its tenants' public description.
-    public static func commonRoutes(tenants: TenantDirectory, on router: inout GuardedRouter) {
-        router.get("/v1/tenants/{tenant}", .open, tenants.routeGetTenant())
+    /// The service's HTTP application, as production and the in-process tests serve it: the
+    /// probes, the tenants' public description every service has, the assembly's routes, and
+    /// the parameter checks of every Signet service. Also returns the router, whose registered
+    /// routes the authorization matrix tests read.
+    public static func application(
+        context: ServiceContext, producer: KafkaProducer, assembly: ServiceAssembly, draining: AtomicFlag
+    ) -> (GuardedRouter, HTTPApplication) {
+        var router = GuardedRouter()
+        HealthRoutes(pool: context.pool, producer: producer, draining: draining, unassignedBound: context.configuration.kafkaUnassignedReadyBound)
+            .register(on: &router)
+        router.get("/v1/tenants/{tenant}", .open, context.tenants.routeGetTenant())
+        assembly.routes(&router)
+        return (router, HTTPApplication(router: router.router, logger: context.logger, parameterChecks: HTTPApplication.signetParameterChecks))
     }
 
     private static func waitForDatabase(_ pool: PostgresPool, timeout: Duration, logger: Logger) async throws {

@@ -62,13 +62,9 @@ public struct ServiceHarness<S: SignetService>: Sendable {
         let tenants = TenantDirectory(pool: pool)
         let context = ServiceContext(configuration: configuration, pool: pool, relay: relay, tenants: tenants, logger: logger)
         let assembly = try S.assemble(try await S.configuration(env, logger: logger), context: context)
-        var router = GuardedRouter()
-        HealthRoutes(pool: pool, producer: producer, draining: AtomicFlag(false)).register(on: &router)
-        ServiceRuntime.commonRoutes(tenants: tenants, on: &router)
-        assembly.routes(&router)
+        let (router, application) = ServiceRuntime.application(context: context, producer: producer, assembly: assembly, draining: AtomicFlag(false))
         return ServiceHarness(
-            context: context, assembly: assembly, router: router, client: HTTPTestClient(HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks)),
-            database: database, dropDatabase: drop)
+            context: context, assembly: assembly, router: router, client: HTTPTestClient(application), database: database, dropDatabase: drop)
     }
 
     /// Closes the pool and drops the scratch database.
