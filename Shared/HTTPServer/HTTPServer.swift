@@ -88,6 +88,12 @@ public final class HTTPServer: Service, @unchecked Sendable {
     let connections: ConnectionLimiter
     /// The probes' own listener, when configured.
     let healthListener: HTTPServer?
+    /// Whether shutdown first stops accepting (`MHD_quiesce_daemon`). Not for the probes'
+    /// listener: it runs one internal thread (no pool), which takes its listening socket out of
+    /// epoll by itself when its connections are all taken, and quiescing it then races that
+    /// thread (libmicrohttpd panics: "Failed to remove listen FD from epoll set"). Probes may
+    /// be answered until the daemon stops.
+    let quiescesOnShutdown: Bool
 
     struct ServerState {
         /// Admitted requests whose responses have not completed.
@@ -112,6 +118,7 @@ public final class HTTPServer: Service, @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         self.respond = respond
+        quiescesOnShutdown = listener != "health"
         (stopped, stoppedContinuation) = AsyncStream.makeStream(of: Void.self)
         connections = ConnectionLimiter(
             perAddressLimit: configuration.maxConnectionsPerAddress, unlimited: configuration.unlimitedAddresses,
@@ -177,8 +184,10 @@ public final class HTTPServer: Service, @unchecked Sendable {
     public func shutdown() async {
         guard let daemon else { return }
         state.withLock { $0.draining = true }
-        let listenFD = MHD_quiesce_daemon(daemon)
-        if listenFD >= 0 { close(listenFD) }
+        if quiescesOnShutdown {
+            let listenFD = MHD_quiesce_daemon(daemon)
+            if listenFD >= 0 { close(listenFD) }
+        }
         let deadline = ContinuousClock.now + configuration.requestTimeout + .seconds(1)
         while state.withLock({ $0.inFlight }) > 0 && ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(5))
