@@ -1,0 +1,132 @@
+import Crypto
+
+/// A stored UAF registration, as the authentication side keeps it.
+public struct UAFRegistrationRecord: Sendable, Hashable {
+    public let aaid: String
+    public let keyID: [UInt8]
+    public let publicKey: [UInt8]
+    public let keyEncoding: UAFKeyEncoding
+    public let signatureAlgorithm: UAFSignatureAlgorithm
+    public let signCounter: UInt32
+    /// The attestation tag it registered with (0x3E07 / 0x3E08), for policies.
+    public let attestationType: UAFTag
+
+    public init(
+        aaid: String, keyID: [UInt8], publicKey: [UInt8], keyEncoding: UAFKeyEncoding, signatureAlgorithm: UAFSignatureAlgorithm,
+        signCounter: UInt32, attestationType: UAFTag
+    ) {
+        self.aaid = aaid
+        self.keyID = keyID
+        self.publicKey = publicKey
+        self.keyEncoding = keyEncoding
+        self.signatureAlgorithm = signatureAlgorithm
+        self.signCounter = signCounter
+        self.attestationType = attestationType
+    }
+}
+
+/// One verified authentication assertion.
+public struct UAFVerifiedAuthentication: Sendable {
+    public let record: UAFRegistrationRecord
+    /// The counter to store (the record's own when the authenticator has none: 0).
+    public let newSignCounter: UInt32
+    /// Whether the user confirmed the transaction (authenticationMode 0x02).
+    public let confirmedTransaction: Bool
+}
+
+/// Verifies a UAF AuthenticationResponse: UAF Protocol v1.2 §3.5.7.5 ("Authentication
+/// Response Processing Rules"), every rule that falls to a server, in order.
+///
+/// A pure function of its inputs. Single use of the challenge and storing the new counter are
+/// the caller's, in one transaction.
+public struct UAFAuthenticationVerifier: Sendable {
+    public var context: UAFResponseContext
+    public var policy: UAFPolicy
+
+    public init(context: UAFResponseContext, policy: UAFPolicy = .acceptAll) {
+        self.context = context
+        self.policy = policy
+    }
+
+    /// - Parameters:
+    ///   - response: the AuthenticationResponse.
+    ///   - expectedChallenge: the challenge found in the serverData the server issued.
+    ///   - serverData: the serverData issued (nil: the caller compared it already).
+    ///   - transaction: the transaction sent in the request, if any: its content must be what
+    ///     the user confirmed (authenticationMode 0x02 and TransactionContentHash).
+    ///   - registrations: the user's registration for an (AAID, KeyID), nil if none.
+    /// - Throws: ``UAFError`` naming the first failed rule.
+    public func verify(
+        _ response: UAFResponse, expectedChallenge: String, serverData: String? = nil, transaction: UAFTransaction? = nil,
+        registrations: (String, [UInt8]) -> UAFRegistrationRecord?
+    ) throws(UAFError) -> [UAFVerifiedAuthentication] {
+        let section = "Protocol §3.5.7.5"
+        _ = try context.check(response, op: "Auth", serverData: serverData, expectedChallenge: expectedChallenge, section: section)
+        var results: [UAFVerifiedAuthentication] = []
+        for message in response.assertions {
+            let assertion = try UAFAuthenticationAssertion(bytes: assertionBytes(message, section: section))
+            guard let record = registrations(assertion.aaid, assertion.keyID) else {
+                throw UAFError(.unknownKeyID, rule: "\(section) step 4.b", "the AAID and KeyID are not a registration of the user")
+            }
+            let result = try verify(assertion, fcParams: response.fcParams, transaction: transaction, record: record, section: section)
+            if results.contains(where: { $0.record.aaid == record.aaid && $0.record.keyID == record.keyID }) {
+                throw UAFError(.duplicateAssertion, rule: "\(section) step 4", "two assertions for the same AAID and KeyID")
+            }
+            results.append(result)
+        }
+        return results
+    }
+
+    /// The per-assertion rules (step 4), public for tests and benchmarks.
+    public func verify(
+        _ assertion: UAFAuthenticationAssertion, fcParams: String, transaction: UAFTransaction?, record: UAFRegistrationRecord,
+        section: String = "Protocol §3.5.7.5"
+    ) throws(UAFError) -> UAFVerifiedAuthentication {
+        try refuseCriticalExtensions(assertion.extensions, section: section)
+        // 4.b: the assertion is from the registered authenticator with its registered algorithm.
+        guard assertion.aaid == record.aaid.uppercased(), ConstantTime.equals(assertion.keyID, record.keyID) else {
+            throw UAFError(.aaidMismatch, rule: "\(section) step 4.b", "the assertion is not from the registration's authenticator")
+        }
+        guard assertion.info.signatureAlgorithm == record.signatureAlgorithm else {
+            throw UAFError(.unsupportedAlgorithm, rule: "\(section) step 4.b", "the signature algorithm differs from the registration's")
+        }
+        // 4.a: the policy (it may have changed since registration).
+        try policy.enforce(
+            UAFAuthenticatorDescription(
+                aaid: assertion.aaid, keyID: assertion.keyID, signatureAlgorithm: assertion.info.signatureAlgorithm,
+                attestationType: record.attestationType, authenticatorVersion: assertion.info.authenticatorVersion, statement: nil),
+            rule: "\(section) step 4.a")
+        // 4.c: FinalChallengeHash.
+        try checkFinalChallengeHash(assertion.finalChallengeHash, fcParams: fcParams, algorithm: assertion.info.signatureAlgorithm, section: section)
+        // 4.d: authenticationMode and TransactionContentHash.
+        if let transaction {
+            guard assertion.info.authenticationMode == 0x02 else {
+                throw UAFError(.authenticationModeMismatch, rule: "\(section) step 4.d", "a transaction was sent but authenticationMode is not 0x02")
+            }
+            guard let content = Base64URL.decode(transaction.content),
+                let expected = assertion.info.signatureAlgorithm.hash(content),
+                ConstantTime.equals(assertion.transactionContentHash, expected)
+            else {
+                throw UAFError(.transactionContentHashMismatch, rule: "\(section) step 4.d", "TransactionContentHash is not the hash of the transaction shown")
+            }
+        } else {
+            guard assertion.info.authenticationMode == 0x01 else {
+                throw UAFError(.authenticationModeMismatch, rule: "\(section) step 4.d", "no transaction was sent but authenticationMode is not 0x01")
+            }
+            guard assertion.transactionContentHash.isEmpty else {
+                throw UAFError(.transactionContentHashMismatch, rule: "\(section) step 4.d", "TransactionContentHash present without a transaction")
+            }
+        }
+        // 4.e: the signature over SignedData with the registered key.
+        let key = try UAFPublicKey(bytes: record.publicKey, encoding: record.keyEncoding, algorithm: record.signatureAlgorithm)
+        guard key.verify(signature: assertion.signature, message: assertion.signedData) else {
+            throw UAFError(.signatureInvalid, rule: "\(section) step 4.e", "the signature does not verify with the registered key")
+        }
+        // 4.f: the signature counter: 0 means the authenticator keeps none; otherwise it must
+        // have increased, or the authenticator may be cloned.
+        if assertion.signCounter != 0 || record.signCounter != 0, assertion.signCounter <= record.signCounter {
+            throw UAFError(.signCounterNotIncreased, rule: "\(section) step 4.f", "the signature counter did not increase")
+        }
+        return UAFVerifiedAuthentication(record: record, newSignCounter: assertion.signCounter, confirmedTransaction: transaction != nil)
+    }
+}

@@ -1,0 +1,118 @@
+import Crypto
+
+/// What a policy is matched against: one authenticator, as its assertion, its registration
+/// and its metadata (if any) describe it.
+public struct UAFAuthenticatorDescription: Sendable {
+    public var aaid: String
+    /// Known for authentications (and for registrations once the KRD is read).
+    public var keyID: [UInt8]?
+    public var signatureAlgorithm: UAFSignatureAlgorithm
+    /// The attestation tag (0x3E07 / 0x3E08).
+    public var attestationType: UAFTag
+    public var authenticatorVersion: UInt16
+    public var statement: MetadataStatement?
+
+    public init(
+        aaid: String, keyID: [UInt8]?, signatureAlgorithm: UAFSignatureAlgorithm, attestationType: UAFTag,
+        authenticatorVersion: UInt16, statement: MetadataStatement?
+    ) {
+        self.aaid = aaid
+        self.keyID = keyID
+        self.signatureAlgorithm = signatureAlgorithm
+        self.attestationType = attestationType
+        self.authenticatorVersion = authenticatorVersion
+        self.statement = statement
+    }
+}
+
+extension UAFMatchCriteria {
+    /// Whether the authenticator satisfies every field set in these criteria (UAF Protocol
+    /// §3.2.1: the fields combine with AND; a list matches when one of its values does).
+    ///
+    /// Fields only metadata can answer (`userVerification`, `keyProtection`) need a metadata
+    /// statement; `matcherProtection`, `attachmentHint`, `tcDisplay` and `exts` are not
+    /// carried by Signet's metadata statements, so criteria that set them never match.
+    public func matches(_ authenticator: UAFAuthenticatorDescription) -> Bool {
+        let aaid = authenticator.aaid.uppercased()
+        if let list = self.aaid, !list.contains(where: { $0.uppercased() == aaid }) { return false }
+        if let list = vendorID, !list.contains(where: { $0.uppercased() == aaid.prefix(4) }) { return false }
+        if let list = keyIDs {
+            guard let keyID = authenticator.keyID, list.contains(Base64URL.encode(keyID)) else { return false }
+        }
+        if let list = authenticationAlgorithms, !list.contains(authenticator.signatureAlgorithm.rawValue) { return false }
+        if let list = assertionSchemes, !list.contains("UAFV1TLV") { return false }
+        if let list = attestationTypes, !list.contains(authenticator.attestationType.rawValue) { return false }
+        if let version = authenticatorVersion, authenticator.authenticatorVersion < version { return false }
+        if let wanted = userVerification {
+            guard let statement = authenticator.statement else { return false }
+            let offered = statement.userVerificationDetails.map { $0.reduce(UInt32(0)) { $0 | Self.userVerificationBit($1) } }
+            // USER_VERIFY_ALL (0x400): one combination must hold every method asked for.
+            if wanted & 0x400 != 0 {
+                let methods = wanted & ~0x400
+                guard offered.contains(where: { $0 & methods == methods }) else { return false }
+            } else {
+                guard offered.contains(where: { $0 & wanted != 0 }) else { return false }
+            }
+        }
+        if let wanted = keyProtection {
+            guard let statement = authenticator.statement else { return false }
+            let offered = statement.keyProtection.reduce(UInt16(0)) { $0 | Self.keyProtectionBit($1) }
+            guard offered & wanted != 0 else { return false }
+        }
+        if matcherProtection != nil || attachmentHint != nil || tcDisplay != nil || exts?.isEmpty == false { return false }
+        return true
+    }
+
+    /// UAF Registry §3.1 USER_VERIFY_* by metadata name.
+    static func userVerificationBit(_ name: String) -> UInt32 {
+        switch name {
+        case "presence_internal": 0x01
+        case "fingerprint_internal": 0x02
+        case "passcode_internal": 0x04
+        case "voiceprint_internal": 0x08
+        case "faceprint_internal": 0x10
+        case "location_internal": 0x20
+        case "eyeprint_internal": 0x40
+        case "pattern_internal": 0x80
+        case "handprint_internal": 0x100
+        case "none": 0x200
+        case "all": 0x400
+        case "passcode_external": 0x800
+        case "pattern_external": 0x1000
+        default: 0
+        }
+    }
+
+    /// UAF Registry §3.2 KEY_PROTECTION_* by metadata name.
+    static func keyProtectionBit(_ name: String) -> UInt16 {
+        switch name {
+        case "software": 0x01
+        case "hardware": 0x02
+        case "tee": 0x04
+        case "secure_element": 0x08
+        case "remote_handle": 0x10
+        default: 0
+        }
+    }
+}
+
+extension UAFPolicy {
+    /// The policy Signet uses when a tenant has set none: every authenticator Signet can verify.
+    public static let acceptAll = UAFPolicy(accepted: [[UAFMatchCriteria(assertionSchemes: ["UAFV1TLV"])]])
+
+    /// Enforces the policy on one authenticator of a response (UAF Protocol §3.4.6.5 step 4.a,
+    /// §3.5.7.5 step 4.a): a `disallowed` match refuses it; otherwise it must match one of the
+    /// criteria of some `accepted` alternative.
+    ///
+    /// - Important: each authenticator is judged alone. An alternative naming several
+    ///   authenticators to be used together is satisfied by any one of them.
+    /// - Throws: ``UAFError/Code/policyDisallowed``, ``UAFError/Code/policyNotAccepted``.
+    public func enforce(_ authenticator: UAFAuthenticatorDescription, rule: String) throws(UAFError) {
+        if let index = disallowed?.firstIndex(where: { $0.matches(authenticator) }) {
+            throw UAFError(.policyDisallowed, rule: rule, "the authenticator matches disallowed[\(index)]")
+        }
+        guard accepted.contains(where: { set in set.contains { $0.matches(authenticator) } }) else {
+            throw UAFError(.policyNotAccepted, rule: rule, "the authenticator matches no accepted criteria")
+        }
+    }
+}

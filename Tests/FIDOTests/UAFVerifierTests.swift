@@ -1,0 +1,310 @@
+import Crypto
+import FIDO
+import Foundation
+import JSON
+import Testing
+import TestSupport
+
+/// The UAF verifiers driven by a software authenticator: every rule's refusal with its code.
+@Suite struct UAFVerifierTests {
+    static let appID = "https://example.test/uaf/facets"
+    static let facet = "https://example.test"
+    let context = UAFResponseContext(appID: appID, trustedFacetIDs: [facet, "android:apk-key-hash:abc"])
+
+    func registrationRequest(challenge: String = "chal-1") -> UAFRegistrationRequest {
+        UAFRegistrationRequest(
+            header: UAFOperationHeader(upv: .v1_2, op: "Reg", appID: Self.appID, serverData: "sd-1"),
+            challenge: challenge, username: "alice", policy: .acceptAll)
+    }
+
+    func authenticationRequest(challenge: String = "chal-2", transaction: UAFTransaction? = nil) -> UAFAuthenticationRequest {
+        UAFAuthenticationRequest(
+            header: UAFOperationHeader(upv: .v1_2, op: "Auth", appID: Self.appID, serverData: "sd-2"),
+            challenge: challenge, transaction: transaction.map { [$0] }, policy: .acceptAll)
+    }
+
+    func record(_ registration: UAFVerifiedRegistration) -> UAFRegistrationRecord {
+        UAFRegistrationRecord(
+            aaid: registration.aaid, keyID: registration.keyID, publicKey: registration.publicKey.bytes,
+            keyEncoding: registration.publicKey.encoding, signatureAlgorithm: registration.publicKey.algorithm,
+            signCounter: registration.signCounter, attestationType: registration.attestation.tag)
+    }
+
+    func register(_ authenticator: SoftUAFAuthenticator, verifier: UAFRegistrationVerifier? = nil) throws -> UAFVerifiedRegistration {
+        let text = try authenticator.register(registrationRequest())
+        let results = try (verifier ?? UAFRegistrationVerifier(context: context)).verify(
+            UAFMessageDecoding.response(text), expectedChallenge: "chal-1", serverData: "sd-1", at: MetadataTestPKI.verificationTime)
+        return try #require(results.first)
+    }
+
+    func authenticate(
+        _ authenticator: SoftUAFAuthenticator, record: UAFRegistrationRecord, policy: UAFPolicy = .acceptAll, transaction: UAFTransaction? = nil,
+        mode: UInt8? = nil, shownContent: [UInt8]? = nil, mutate: ((inout UAFResponse) -> Void)? = nil
+    ) throws(UAFError) -> UAFVerifiedAuthentication {
+        let text: String
+        do {
+            text = try authenticator.authenticate(
+                authenticationRequest(transaction: transaction), mode: mode, transactionContent: shownContent, mutate: mutate)
+        } catch { throw UAFError(.malformedMessage, rule: "test", "authenticator failed") }
+        let verifier = UAFAuthenticationVerifier(context: context, policy: policy)
+        let results = try verifier.verify(
+            UAFMessageDecoding.response(text), expectedChallenge: "chal-2", serverData: "sd-2", transaction: transaction
+        ) { aaid, keyID in aaid == record.aaid && keyID == record.keyID ? record : nil }
+        return results[0]
+    }
+
+    // MARK: - Registration and authentication that work
+
+    @Test(arguments: [
+        (UAFSignatureAlgorithm.secp256r1ECDSASHA256Raw, UAFKeyEncoding.eccX962Raw),
+        (.secp256r1ECDSASHA256DER, .eccX962DER),
+        (.rsassaPSSSHA256Raw, .rsa2048Raw),
+        (.rsassaPSSSHA256DER, .rsa2048DER),
+        (.rsaEMSAPKCS1SHA256Raw, .rsa2048DER),
+        (.rsaEMSAPKCS1SHA256DER, .rsa2048Raw),
+    ])
+    func surrogateRegistrationThenSignIn(algorithm: UAFSignatureAlgorithm, encoding: UAFKeyEncoding) throws {
+        let isRSA = algorithm.rawValue >= 3
+        let authenticator = SoftUAFAuthenticator(
+            aaid: "ffff#0001", algorithm: algorithm, keyEncoding: encoding, facetID: Self.facet, rsaKeyPEM: isRSA ? UAFTestKeys.rsa2048PEM : nil)
+        let registration = try register(authenticator)
+        #expect(registration.aaid == "FFFF#0001")
+        #expect(registration.attestation.typeName == "basic_surrogate")
+        #expect(registration.regCounter == 1)
+        let first = try authenticate(authenticator, record: record(registration))
+        #expect(first.newSignCounter == 1)
+        #expect(!first.confirmedTransaction)
+    }
+
+    @Test func basicFullChainsToTheTestAttestationCA() throws {
+        let ca = try MetadataTestPKI.root("UAF Test Attestation CA")
+        let leaf = try MetadataTestPKI.issue("UAF Test Authenticator", by: ca)
+        let authenticator = SoftUAFAuthenticator(aaid: "FFFF#0002", attestation: .full(key: leaf.key, certificates: [leaf.der]), facetID: Self.facet)
+        let statement = MetadataStatement(
+            description: "Test UAF authenticator", aaid: "FFFF#0002", protocolFamily: "uaf", attestationTypes: ["basic_full"],
+            attestationRootCertificates: [try ca.certificate], authenticationAlgorithms: ["secp256r1_ecdsa_sha256_raw"])
+        let entry = MetadataEntry(aaid: "FFFF#0002", metadataStatement: statement, statusReports: [], timeOfLastStatusChange: Date())
+        let verifier = UAFRegistrationVerifier(context: context, metadata: { $0 == "FFFF#0002" ? entry : nil })
+        let registration = try register(authenticator, verifier: verifier)
+        #expect(registration.attestation.typeName == "basic_full")
+        #expect(registration.description == "Test UAF authenticator")
+
+        // Without metadata, or chaining to another CA, basic full is not trusted.
+        let error = #expect(throws: UAFError.self) { _ = try register(authenticator) }
+        #expect(error?.code == .attestationNotTrusted)
+        let other = try MetadataTestPKI.root("Another CA")
+        let otherStatement = MetadataStatement(
+            description: "x", aaid: "FFFF#0002", protocolFamily: "uaf", attestationTypes: ["basic_full"], attestationRootCertificates: [try other.certificate])
+        let otherEntry = MetadataEntry(aaid: "FFFF#0002", metadataStatement: otherStatement, statusReports: [], timeOfLastStatusChange: Date())
+        let untrusted = #expect(throws: UAFError.self) {
+            _ = try register(authenticator, verifier: UAFRegistrationVerifier(context: context, metadata: { _ in otherEntry }))
+        }
+        #expect(untrusted?.code == .attestationNotTrusted)
+
+        // A surrogate from an AAID whose metadata lists only basic full is refused.
+        let surrogate = SoftUAFAuthenticator(aaid: "FFFF#0002", facetID: Self.facet)
+        let refused = #expect(throws: UAFError.self) { _ = try register(surrogate, verifier: verifier) }
+        #expect(refused?.code == .surrogateNotAllowed)
+        // A revoked model is refused.
+        let revoked = MetadataEntry(
+            aaid: "FFFF#0002", metadataStatement: statement,
+            statusReports: [StatusReport(status: .revoked, effectiveDate: nil)], timeOfLastStatusChange: Date())
+        let revokedError = #expect(throws: UAFError.self) {
+            _ = try register(authenticator, verifier: UAFRegistrationVerifier(context: context, metadata: { _ in revoked }))
+        }
+        #expect(revokedError?.code == .authenticatorRevoked)
+    }
+
+    @Test func surrogateWithoutMetadataFollowsThePolicy() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
+        let strict = UAFRegistrationVerifier(context: context, allowsSurrogateWithoutMetadata: false)
+        let error = #expect(throws: UAFError.self) { _ = try register(authenticator, verifier: strict) }
+        #expect(error?.code == .surrogateNotAllowed)
+    }
+
+    // MARK: - Header and FinalChallengeParams
+
+    private func registrationError(_ authenticator: SoftUAFAuthenticator, appID: String? = nil, mutate: ((inout UAFResponse) -> Void)? = nil) throws -> UAFError.Code? {
+        let text = try authenticator.register(registrationRequest(), appID: appID, mutate: mutate)
+        do {
+            _ = try UAFRegistrationVerifier(context: context).verify(UAFMessageDecoding.response(text), expectedChallenge: "chal-1", serverData: "sd-1")
+            return nil
+        } catch { return error.code }
+    }
+
+    @Test func refusesWhatTheHeaderGetsWrong() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
+        #expect(try registrationError(authenticator) == nil)
+        #expect(try registrationError(authenticator) { $0.header.upv = .v1_0 } == .unsupportedVersion)
+        #expect(try registrationError(authenticator) { $0.header.op = "Auth" } == .operationMismatch)
+        #expect(try registrationError(authenticator) { $0.header.appID = "https://evil.test/facets" } == .appIDMismatch)
+        #expect(try registrationError(authenticator) { $0.header.serverData = "sd-other" } == .challengeMismatch)
+        #expect(try registrationError(authenticator) { $0.header.exts = [UAFMessageExtension(id: "x", data: "", failIfUnknown: true)] } == .unknownCriticalExtension)
+        #expect(try registrationError(authenticator) { $0.assertions[0].assertionScheme = "UAFV1TLV2" } == .unsupportedAssertionScheme)
+        #expect(try registrationError(authenticator) { $0.fcParams = "!!" } == .malformedFinalChallengeParams)
+    }
+
+    @Test func refusesWhatFinalChallengeParamsGetWrong() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
+        // The client signed for another AppID.
+        #expect(try registrationError(authenticator, appID: "https://evil.test/facets") == .appIDMismatch)
+        // A facet outside the TrustedFacets.
+        authenticator.facetID = "https://evil.test"
+        #expect(try registrationError(authenticator) == .facetNotTrusted)
+        // A challenge other than the one issued.
+        authenticator.facetID = Self.facet
+        let text = try authenticator.register(registrationRequest(challenge: "chal-other"))
+        let error = #expect(throws: UAFError.self) {
+            _ = try UAFRegistrationVerifier(context: context).verify(UAFMessageDecoding.response(text), expectedChallenge: "chal-1")
+        }
+        #expect(error?.code == .challengeMismatch)
+        // fcParams changed after the authenticator hashed it.
+        let replaced = try authenticator.fcParams(appID: Self.appID, challenge: "chal-1") + "A"
+        #expect(try registrationError(authenticator) { $0.fcParams = replaced } != nil)
+    }
+
+    @Test func refusesATamperedKRD() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
+        let fc = try authenticator.fcParams(appID: Self.appID, challenge: "chal-1")
+        var bytes = try authenticator.registrationAssertion(fcParams: fc)
+        // Flip a bit inside the public key? That breaks the key; flip the regCounter instead.
+        let krd = try UAFRegistrationAssertion(bytes: bytes)
+        let countersAt = try #require(findSubsequence(bytes, [0x0D, 0x2E, 0x08, 0x00]))
+        bytes[countersAt + 4 + 4] ^= 0x40
+        #expect(krd.regCounter == 1)
+        let response = UAFResponse(
+            header: UAFOperationHeader(upv: .v1_2, op: "Reg", appID: Self.appID, serverData: nil), fcParams: fc,
+            assertions: [UAFAssertionMessage(assertion: Base64URL.encode(bytes))])
+        let error = #expect(throws: UAFError.self) { _ = try UAFRegistrationVerifier(context: context).verify(response, expectedChallenge: "chal-1") }
+        #expect(error?.code == .attestationSignatureInvalid)
+    }
+
+    @Test func refusesACriticalExtensionInTheKRD() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
+        let fc = try authenticator.fcParams(appID: Self.appID, challenge: "chal-1")
+        let bytes = try authenticator.registrationAssertion(fcParams: fc, extensions: [UAFExtension(id: "x-unknown", data: [1], critical: true)])
+        let response = UAFResponse(
+            header: UAFOperationHeader(upv: .v1_2, op: "Reg", appID: Self.appID, serverData: nil), fcParams: fc,
+            assertions: [UAFAssertionMessage(assertion: Base64URL.encode(bytes))])
+        let error = #expect(throws: UAFError.self) { _ = try UAFRegistrationVerifier(context: context).verify(response, expectedChallenge: "chal-1") }
+        #expect(error?.code == .unknownCriticalExtension)
+        // The same extension, non-critical, is accepted.
+        let optional = try authenticator.registrationAssertion(fcParams: fc, extensions: [UAFExtension(id: "x-unknown", data: [1], critical: false)])
+        let accepted = UAFResponse(header: response.header, fcParams: fc, assertions: [UAFAssertionMessage(assertion: Base64URL.encode(optional))])
+        #expect(try UAFRegistrationVerifier(context: context).verify(accepted, expectedChallenge: "chal-1").count == 1)
+    }
+
+    // MARK: - Authentication rules
+
+    @Test func countersMustIncrease() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
+        var stored = record(try register(authenticator))
+        let first = try authenticate(authenticator, record: stored)
+        stored = UAFRegistrationRecord(
+            aaid: stored.aaid, keyID: stored.keyID, publicKey: stored.publicKey, keyEncoding: stored.keyEncoding,
+            signatureAlgorithm: stored.signatureAlgorithm, signCounter: first.newSignCounter, attestationType: stored.attestationType)
+        #expect(try authenticate(authenticator, record: stored).newSignCounter == 2)
+        authenticator.rewindCounter(to: 0)  // the next assertion carries 1 again: a clone
+        let error = #expect(throws: UAFError.self) { _ = try authenticate(authenticator, record: stored) }
+        #expect(error?.code == .signCounterNotIncreased)
+    }
+
+    @Test func anAuthenticatorWithoutCountersKeepsZero() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
+        authenticator.keepsCounters = false
+        let stored = record(try register(authenticator))
+        #expect(try authenticate(authenticator, record: stored).newSignCounter == 0)
+        #expect(try authenticate(authenticator, record: stored).newSignCounter == 0)
+    }
+
+    @Test func refusesAnotherKeyOrATamperedSignature() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
+        let stored = record(try register(authenticator))
+        let unknown = #expect(throws: UAFError.self) {
+            let other = SoftUAFAuthenticator(facetID: Self.facet)
+            _ = try register(other)
+            _ = try authenticate(other, record: stored)
+        }
+        #expect(unknown?.code == .unknownKeyID)
+        let tampered = #expect(throws: UAFError.self) {
+            _ = try authenticate(authenticator, record: stored) { response in
+                var bytes = Base64URL.decode(response.assertions[0].assertion)!
+                bytes[bytes.count - 1] ^= 1
+                response.assertions[0].assertion = Base64URL.encode(bytes)
+            }
+        }
+        #expect(tampered?.code == .signatureInvalid)
+    }
+
+    @Test func transactionConfirmation() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
+        let stored = record(try register(authenticator))
+        let text = Array("Pay 10.00 EUR to ACME".utf8)
+        let transaction = UAFTransaction(contentType: "text/plain", content: Base64URL.encode(text))
+        let confirmed = try authenticate(authenticator, record: stored, transaction: transaction)
+        #expect(confirmed.confirmedTransaction)
+        // The user saw something else.
+        let other = #expect(throws: UAFError.self) {
+            _ = try authenticate(authenticator, record: stored, transaction: transaction, shownContent: Array("Pay 99".utf8))
+        }
+        #expect(other?.code == .transactionContentHashMismatch)
+        // Mode 0x01 (no transaction shown) for a transaction.
+        let mode = #expect(throws: UAFError.self) { _ = try authenticate(authenticator, record: stored, transaction: transaction, mode: 0x01) }
+        #expect(mode?.code == .authenticationModeMismatch)
+        // Mode 0x02 without a transaction.
+        let noTransaction = #expect(throws: UAFError.self) { _ = try authenticate(authenticator, record: stored, mode: 0x02) }
+        #expect(noTransaction?.code == .authenticationModeMismatch)
+    }
+
+    // MARK: - Policy
+
+    @Test func policyRefusalsNameTheRule() throws {
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: Self.facet)
+        let onlyOthers = UAFPolicy(accepted: [[UAFMatchCriteria(aaid: ["ABCD#0002"])]])
+        let notAccepted = #expect(throws: UAFError.self) {
+            _ = try register(authenticator, verifier: UAFRegistrationVerifier(context: context, policy: onlyOthers))
+        }
+        #expect(notAccepted?.code == .policyNotAccepted)
+        let disallowVendor = UAFPolicy(accepted: UAFPolicy.acceptAll.accepted, disallowed: [UAFMatchCriteria(vendorID: ["abcd"])])
+        let disallowed = #expect(throws: UAFError.self) {
+            _ = try register(authenticator, verifier: UAFRegistrationVerifier(context: context, policy: disallowVendor))
+        }
+        #expect(disallowed?.code == .policyDisallowed)
+        // Algorithms and attestation types are matched by their registry numbers.
+        let surrogateOnly = UAFPolicy(accepted: [[UAFMatchCriteria(authenticationAlgorithms: [1], attestationTypes: [0x3E08])]])
+        let stored = record(try register(authenticator, verifier: UAFRegistrationVerifier(context: context, policy: surrogateOnly)))
+        let fullOnly = UAFPolicy(accepted: [[UAFMatchCriteria(attestationTypes: [0x3E07])]])
+        let error = #expect(throws: UAFError.self) { _ = try authenticate(authenticator, record: stored, policy: fullOnly) }
+        #expect(error?.code == .policyNotAccepted)
+        // Criteria needing metadata do not match without it.
+        #expect(!UAFMatchCriteria(userVerification: 2).matches(
+            UAFAuthenticatorDescription(aaid: "ABCD#0001", keyID: nil, signatureAlgorithm: .secp256r1ECDSASHA256Raw,
+                attestationType: .attestationBasicSurrogate, authenticatorVersion: 1, statement: nil)))
+    }
+
+    // MARK: - Messages
+
+    @Test func responseMessagesAreBoundedAndStrict() {
+        #expect((try? UAFMessageDecoding.response("[]")) == nil)
+        #expect((try? UAFMessageDecoding.response("{}")) == nil)
+        let big = "[" + String(repeating: " ", count: UAFMessageDecoding.maximumResponseBytes) + "]"
+        let error = #expect(throws: UAFError.self) { _ = try UAFMessageDecoding.response(big) }
+        #expect(error?.code == .malformedMessage)
+        // Duplicate member names are refused by the strict parser.
+        let duplicate = #"[{"header":{"upv":{"major":1,"minor":2},"op":"Reg","op":"Auth"},"fcParams":"e30","assertions":[]}]"#
+        #expect((try? UAFMessageDecoding.response(duplicate)) == nil)
+    }
+
+    @Test func fcParamsToleratesPaddingOnly() throws {
+        let params = UAFFinalChallengeParams(appID: "a", challenge: "c", facetID: "f")
+        let encoded = Base64URL.encode(try JSONValueEncoder().encodeToBytes(params))
+        #expect(try UAFMessageDecoding.finalChallengeParams(encoded) == params)
+        #expect(try UAFMessageDecoding.finalChallengeParams(encoded + String(repeating: "=", count: (4 - encoded.count % 4) % 4)) == params)
+        #expect((try? UAFMessageDecoding.finalChallengeParams(encoded + "===")) == nil)
+    }
+}
+
+private func findSubsequence(_ bytes: [UInt8], _ pattern: [UInt8]) -> Int? {
+    guard bytes.count >= pattern.count else { return nil }
+    return (0...(bytes.count - pattern.count)).first { Array(bytes[$0..<($0 + pattern.count)]) == pattern }
+}
