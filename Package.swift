@@ -135,11 +135,12 @@ let package = Package(
             name: "ServiceTestSupport", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Kafka", "Platform", "Schema", "Crypto", "TestSupport"],
             path: "Tests/ServiceTestSupport"),
         .testTarget(
-            name: "RegistrationServiceTests", dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "Crypto", "TestSupport"],
+            name: "RegistrationServiceTests",
+            dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "Crypto", "TestSupport", "FIDO", "JSON"],
             path: "Tests/RegistrationServiceTests"),
         .testTarget(
             name: "AuthenticationServiceTests",
-            dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "FIDO", "JSON", "Crypto"],
             path: "Tests/AuthenticationServiceTests"),
         .testTarget(
             name: "TransactionServiceTests", dependencies: ["TransactionService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
@@ -152,7 +153,7 @@ let package = Package(
             path: "Tests/PIIServiceTests"),
         .testTarget(
             name: "StackTests",
-            dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto", "ServiceKit", "HTTPServer", "OTP", "TestSupport", "Tokens", "FIDO"],
+            dependencies: ["Postgres", "Kafka", "Schema", "Platform", "Crypto", "ServiceKit", "HTTPServer", "OTP", "TestSupport", "Tokens", "FIDO", "JSON"],
             path: "Tests/StackTests"),
     ]
 )

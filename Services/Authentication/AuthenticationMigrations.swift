@@ -238,5 +238,33 @@ enum AuthenticationMigrations {
             );
             CREATE INDEX code_sends_by_destination ON code_sends (tenant_id, method_id, sent_at);
             """),
+        Migration(
+            108, "uaf",
+            """
+            -- FIDO UAF from registration's events: each tenant's trusted facets and UAF policy
+            -- (UAFSettingsChanged, applied when its revision is newer) and the registered
+            -- authenticator keys (UAFAuthenticatorRegistered) with their signature counters.
+            CREATE TABLE uaf_settings (
+                tenant_id text PRIMARY KEY,
+                facet_ids text[] NOT NULL,
+                policy text NOT NULL,
+                revision integer NOT NULL
+            );
+            CREATE TABLE uaf_registrations (
+                tenant_id text NOT NULL,
+                aaid text NOT NULL,
+                key_id bytea NOT NULL,
+                username text NOT NULL,
+                public_key bytea NOT NULL,
+                key_encoding integer NOT NULL,
+                signature_algorithm integer NOT NULL,
+                sign_counter bigint NOT NULL,
+                attestation_type text NOT NULL,
+                status text NOT NULL DEFAULT 'active',
+                registered_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, aaid, key_id)
+            );
+            CREATE INDEX uaf_registrations_by_user ON uaf_registrations (tenant_id, username);
+            """),
     ]
 }

@@ -26,6 +26,11 @@ extension ProblemCode {
     static let quickAuthTimeOutOfWindow = ProblemCode("quick_auth_time_out_of_window", status: 400, title: "Sign-in refused")
     /// Secure Payment Confirmation: the browser displayed another total or payee.
     static let paymentDetailsMismatch = ProblemCode("payment_details_mismatch", status: 400, title: "Sign-in refused")
+    /// `FIDO.UAFAuthenticationVerifier` refused the response (UAF Protocol §3.5.7.5): the code
+    /// is the `UAFError`'s (`uaf_*`, `policy_uaf_*`), each listed in the document's UAFRefused enum.
+    static func uafSignInRefused(_ error: UAFError) -> ProblemCode {
+        ProblemCode(error.code.rawValue, status: 400, title: "Sign-in refused")
+    }
     /// A one-time code expired.
     static let codeExpired = ProblemCode("code_expired", status: 400, title: "Sign-in refused")
     /// A one-time or TOTP code is wrong.

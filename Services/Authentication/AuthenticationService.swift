@@ -13,6 +13,8 @@ public enum AuthenticationService: SignetService {
         let issuer: SessionIssuer
         let codeKeys: CodeMethodKeys
         let calls: InternalCalls
+        /// `SIGNET_UAF_APP_ID_BASE` (see RegistrationService): UAF AppIDs are made from it.
+        let uafAppIDBase: String
     }
 
     public static let name = ServiceName.authentication
@@ -26,7 +28,17 @@ public enum AuthenticationService: SignetService {
                 methodSecrets: try AES256GCM(key: try ServiceKeys.key("SIGNET_METHOD_SECRET_KEY", env, logger: logger)),
                 delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
                 codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger)),
-            calls: InternalCalls.fromEnvironment(env, service: "authentication"))
+            calls: InternalCalls.fromEnvironment(env, service: "authentication"),
+            uafAppIDBase: try uafAppIDBase(env))
+    }
+
+    /// `SIGNET_UAF_APP_ID_BASE`, read as the registration service reads it: both must agree.
+    static func uafAppIDBase(_ env: Environment) throws -> String {
+        let base = env.string("SIGNET_UAF_APP_ID_BASE", default: "http://localhost:8080/registration")
+        guard let url = URL(string: base), url.scheme == "https" || url.scheme == "http", url.host != nil, !base.hasSuffix("/") else {
+            throw Environment.ConfigurationError(variable: "SIGNET_UAF_APP_ID_BASE", reason: "expected an http(s) URL without a trailing slash")
+        }
+        return base
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -37,6 +49,7 @@ public enum AuthenticationService: SignetService {
         let antiHammering = AntiHammering(context: context)
         let sessions = SessionStore(context: context, issuer: issuer)
         let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
+        let uaf = UAFAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, appIDBase: configuration.uafAppIDBase)
         let policyAdmin = PolicyAdminRoutes(context: context, policies: policies)
         let coordinator = SignInCoordinator(
             context: context, policies: policies,
@@ -69,11 +82,13 @@ public enum AuthenticationService: SignetService {
         }
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(CredentialReadModel.handlers)
+        handlers.merge(UAFReadModel.handlers)
         handlers.merge(MethodReadModel.handlers)
         handlers.merge(TransactionReadModel.handlers)
         return ServiceAssembly(
             routes: { router in
                 webAuthn.register(on: &router)
+                uaf.register(on: &router)
                 policyAdmin.register(on: &router)
                 signIn.register(on: &router)
                 sessionRoutes.register(on: &router)

@@ -84,5 +84,37 @@ enum RegistrationMigrations {
             );
             CREATE INDEX user_methods_by_user ON user_methods (tenant_id, username);
             """),
+        Migration(
+            105, "uaf",
+            """
+            -- FIDO UAF: per-tenant settings (trusted facets, UAF policy) and registered
+            -- authenticator keys, one row per (AAID, KeyID); a deleted key stays as a row.
+            CREATE TABLE uaf_settings (
+                tenant_id text PRIMARY KEY,
+                facet_ids text[] NOT NULL,
+                policy text,
+                allow_surrogate_without_metadata boolean NOT NULL,
+                revision integer NOT NULL,
+                updated_at timestamptz NOT NULL
+            );
+            CREATE TABLE uaf_registrations (
+                tenant_id text NOT NULL,
+                aaid text NOT NULL,
+                key_id bytea NOT NULL,
+                username text NOT NULL,
+                public_key bytea NOT NULL,
+                key_encoding integer NOT NULL,
+                signature_algorithm integer NOT NULL,
+                sign_counter bigint NOT NULL,
+                reg_counter bigint NOT NULL,
+                attestation_type text NOT NULL,
+                authenticator_version integer NOT NULL,
+                friendly_name text,
+                status text NOT NULL DEFAULT 'active',
+                created_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, aaid, key_id)
+            );
+            CREATE INDEX uaf_registrations_by_user ON uaf_registrations (tenant_id, username);
+            """),
     ]
 }

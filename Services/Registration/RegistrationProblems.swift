@@ -24,6 +24,16 @@ extension ProblemCode {
         ProblemCode(refusal.code.rawValue, status: 400, title: "Registration refused by policy")
     }
 
+    // MARK: - FIDO UAF registration
+
+    /// `FIDO.UAFRegistrationVerifier` refused the response (UAF Protocol §3.4.6.5): the code is
+    /// the `UAFError`'s (`uaf_*`, `policy_uaf_*`), each listed in the document's UAFRefused enum.
+    static func uafRegistrationRefused(_ error: UAFError) -> ProblemCode {
+        ProblemCode(error.code.rawValue, status: 400, title: "UAF registration refused")
+    }
+    /// The (AAID, KeyID) is already registered in the tenant.
+    static let uafKeyExists = ProblemCode("uaf_key_exists", status: 409, title: "UAF key already registered")
+
     // MARK: - Registration decision rules
 
     /// The tenant's registration rules deny registering methods now.

@@ -15,6 +15,8 @@ public enum RegistrationService: SignetService {
         let methodSecrets: MethodSecrets
         let rules: RegistrationRules
         let metadata: Metadata?
+        /// The registration service's public base URL, from which UAF AppIDs are made.
+        let uafAppIDBase: String
 
         /// FIDO MDS3: the service, where its BLOB comes from, and the first load.
         struct Metadata: Sendable {
@@ -59,7 +61,19 @@ public enum RegistrationService: SignetService {
             sessions: try SessionTokenVerifier.fromEnvironment(env),
             methodSecrets: try MethodSecrets.fromEnvironment(env, logger: logger, service: "registration"),
             rules: RegistrationRules.fromEnvironment(env),
-            metadata: metadata)
+            metadata: metadata,
+            uafAppIDBase: try uafAppIDBase(env))
+    }
+
+    /// `SIGNET_UAF_APP_ID_BASE`: the registration service's URL as UAF clients reach it (the
+    /// gateway's `/registration`); a tenant's AppID is `<base>/v1/tenants/<tenant>/uaf/facets`.
+    /// The authentication service reads the same variable and must be given the same value.
+    static func uafAppIDBase(_ env: Environment) throws -> String {
+        let base = env.string("SIGNET_UAF_APP_ID_BASE", default: "http://localhost:8080/registration")
+        guard let url = URL(string: base), url.scheme == "https" || url.scheme == "http", url.host != nil, !base.hasSuffix("/") else {
+            throw Environment.ConfigurationError(variable: "SIGNET_UAF_APP_ID_BASE", reason: "expected an http(s) URL without a trailing slash")
+        }
+        return base
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -77,6 +91,9 @@ public enum RegistrationService: SignetService {
             tenants: context.tenants, handles: configuration.handles, policies: policies, credentials: credentials,
             metadata: configuration.metadata?.service, rules: configuration.rules)
         let webAuthn = WebAuthnRegistrationRoutes(context: context, ceremony: ceremony, credentials: credentials, sessions: configuration.sessions)
+        let uaf = UAFRegistrationRoutes(
+            context: context, handles: configuration.handles, store: UAFStore(context: context), sessions: configuration.sessions,
+            metadata: configuration.metadata?.service, appIDBase: configuration.uafAppIDBase)
         let enrollment = MethodEnrollment(
             tenants: context.tenants, users: users, methods: methods, secrets: configuration.methodSecrets, rules: configuration.rules)
         let methodRoutes = MethodRoutes(context: context, enrollment: enrollment, methods: methods, sessions: configuration.sessions)
@@ -87,6 +104,7 @@ public enum RegistrationService: SignetService {
                 policyAdmin.register(on: &router)
                 metadata.register(on: &router)
                 webAuthn.register(on: &router)
+                uaf.register(on: &router)
                 methodRoutes.register(on: &router)
             }, handlers: AuthenticationResults.handlers, background: refresher.map { [$0] } ?? [])
     }

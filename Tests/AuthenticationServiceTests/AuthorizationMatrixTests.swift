@@ -38,6 +38,8 @@ import Testing
         ("POST", "/v1/tenants/{tenant}/users/{username}/methods/{method}/unlock", "relyingPartyOrAdmin"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/registration-answer", "relyingParty"),
         ("POST", "/v1/tenants/{tenant}/webauthn/authentications", "public"),
+        ("POST", "/v1/tenants/{tenant}/uaf/authentications", "public"),
+        ("POST", "/v1/tenants/{tenant}/uaf/authentications/requests", "public"),
         ("POST", "/v1/tenants/{tenant}/webauthn/authentications/options", "public"),
     ]
 

@@ -23,12 +23,15 @@ import Testing
         ("PUT", "/v1/admin/tenants/{tenant}/api-keys/{keyId}", "admin"),
         ("GET", "/v1/admin/tenants/{tenant}/fido-policy", "admin"),
         ("PUT", "/v1/admin/tenants/{tenant}/fido-policy", "admin"),
+        ("GET", "/v1/admin/tenants/{tenant}/uaf-settings", "admin"),
+        ("PUT", "/v1/admin/tenants/{tenant}/uaf-settings", "admin"),
         ("GET", "/v1/tenants/{tenant}", "public"),
         ("GET", "/v1/tenants/{tenant}/api-keys/current", "relyingParty"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/credentials", "relyingPartyOrSelf"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrSelf"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/uaf/registrations", "relyingPartyOrSelf"),
         ("POST", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrSelf"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
@@ -36,6 +39,9 @@ import Testing
         ("POST", "/v1/tenants/{tenant}/webauthn/registrations", "relyingPartyOrSelf"),
         ("POST", "/v1/tenants/{tenant}/webauthn/registrations/options", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/webauthn/related-origins", "public"),
+        ("GET", "/v1/tenants/{tenant}/uaf/facets", "public"),
+        ("POST", "/v1/tenants/{tenant}/uaf/registrations", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/uaf/registrations/requests", "relyingPartyOrSelf"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

@@ -62,8 +62,8 @@ import Testing
 
     static func operations(of service: ServiceName) -> [Operation] {
         switch service {
-        case .registration: everyService + registrationOnly + webAuthnRegistration
-        case .authentication: everyService + webAuthnAuthentication
+        case .registration: everyService + registrationOnly + webAuthnRegistration + uafRegistration
+        case .authentication: everyService + webAuthnAuthentication + uafAuthentication
         default: everyService
         }
     }

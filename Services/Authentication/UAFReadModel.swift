@@ -1,0 +1,82 @@
+import Crypto
+import FIDO
+import Foundation
+import HTTPServer
+import JSON
+import Postgres
+import Schema
+import ServiceKit
+
+/// The authentication service's copy of registration's FIDO UAF data (`uaf_settings`,
+/// `uaf_registrations`), kept from `UAFSettingsChanged` and `UAFAuthenticatorRegistered`
+/// events: the trusted facets and policy responses are checked against, and the keys
+/// assertions are verified with.
+enum UAFReadModel {
+    static var handlers: EventHandlers {
+        var h = EventHandlers()
+        h.on(UAFAuthenticatorRegistered.self) { e, _, conn in
+            guard let keyID = Base64URL.decode(e.keyId), let key = Base64URL.decode(e.publicKey) else {
+                throw EventDecodingError.invalidData("base64url")
+            }
+            try await conn.query(
+                """
+                INSERT INTO uaf_registrations (tenant_id, aaid, key_id, username, public_key, key_encoding, signature_algorithm, sign_counter,
+                    attestation_type, registered_at)
+                VALUES (\(e.tenantId), \(e.aaid), \(PostgresBytes(keyID)), \(e.username), \(PostgresBytes(key)), \(e.keyEncoding),
+                    \(e.signatureAlgorithm), \(Int64(e.signCounter)), \(e.attestationType), \(e.registeredAt))
+                ON CONFLICT DO NOTHING
+                """)
+        }
+        h.on(UAFSettingsChanged.self) { e, _, conn in
+            try await conn.query(
+                """
+                INSERT INTO uaf_settings (tenant_id, facet_ids, policy, revision)
+                VALUES (\(e.tenantId), \(PostgresArray(e.facetIds)), \(e.policy.jsonString), \(e.revision))
+                ON CONFLICT (tenant_id) DO UPDATE SET facet_ids = EXCLUDED.facet_ids, policy = EXCLUDED.policy, revision = EXCLUDED.revision
+                WHERE uaf_settings.revision < EXCLUDED.revision
+                """)
+        }
+        return h
+    }
+
+    /// The tenant's trusted facets and policy; a tenant without settings trusts its web origins.
+    static func settings(_ tenant: TenantResource, pool: PostgresPool) async throws -> (facetIDs: [String], policy: UAFPolicy) {
+        let row = try await pool.withConnection { conn in
+            try await conn.query("SELECT array_to_json(facet_ids)::text AS facet_ids, policy FROM uaf_settings WHERE tenant_id = \(tenant.id)")
+        }.first
+        guard let row, let text = row.string("policy") else { return (tenant.origins, .acceptAll) }
+        return (row.stringArray("facet_ids") ?? [], try JSONValueDecoder().decode(UAFPolicy.self, from: Array(text.utf8)))
+    }
+
+    /// A stored key and whose it is.
+    struct Stored: Sendable {
+        let username: String
+        let status: String
+        let record: UAFRegistrationRecord
+    }
+
+    /// The registrations for these (AAID, KeyID) pairs in the tenant.
+    static func load(tenant: String, keys: [(aaid: String, keyID: [UInt8])], pool: PostgresPool) async throws -> [Stored] {
+        var found: [Stored] = []
+        try await pool.withConnection { conn in
+            for key in keys {
+                let rows = try await conn.query(
+                    """
+                    SELECT username, status, public_key, key_encoding, signature_algorithm, sign_counter, attestation_type FROM uaf_registrations
+                    WHERE tenant_id = \(tenant) AND aaid = \(key.aaid) AND key_id = \(PostgresBytes(key.keyID))
+                    """)
+                guard let row = rows.first, let username = row.string("username"), let publicKey = row.bytes("public_key") else { continue }
+                let attestation: UAFTag = row.string("attestation_type") == "basic_full" ? .attestationBasicFull : .attestationBasicSurrogate
+                found.append(
+                    Stored(
+                        username: username, status: row.string("status") ?? "active",
+                        record: UAFRegistrationRecord(
+                            aaid: key.aaid, keyID: key.keyID, publicKey: publicKey,
+                            keyEncoding: UAFKeyEncoding(rawValue: UInt16(clamping: row.int64("key_encoding") ?? 0)),
+                            signatureAlgorithm: UAFSignatureAlgorithm(rawValue: UInt16(clamping: row.int64("signature_algorithm") ?? 0)),
+                            signCounter: UInt32(clamping: row.int64("sign_counter") ?? 0), attestationType: attestation)))
+            }
+        }
+        return found
+    }
+}

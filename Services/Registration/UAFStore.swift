@@ -1,0 +1,131 @@
+import Crypto
+import FIDO
+import Foundation
+import HTTPServer
+import JSON
+import Postgres
+import Schema
+import ServiceKit
+
+/// The registration service's FIDO UAF data: per-tenant settings (`uaf_settings`) and the
+/// registered authenticator keys (`uaf_registrations`). Every change commits with its event in
+/// the outbox; registering consumes the request's challenge (`used_challenges`) in the same
+/// transaction.
+struct UAFStore: Sendable {
+    let context: ServiceContext
+
+    /// A tenant's UAF settings; a tenant that never set them trusts its web origins as facets
+    /// and accepts every authenticator Signet can verify.
+    struct Settings: Sendable {
+        var facetIDs: [String]
+        var policy: UAFPolicy
+        /// The policy as stored (nil: the default).
+        var policyDocument: JSONValue?
+        var allowsSurrogateWithoutMetadata: Bool
+        var revision: Int
+    }
+
+    /// The tenant's settings; nil when it has none.
+    ///
+    /// - Throws: a 500 when the stored policy no longer reads (never taken for the default).
+    func settings(tenant: String) async throws -> Settings? {
+        let row = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT array_to_json(facet_ids)::text AS facet_ids, policy, allow_surrogate_without_metadata, revision
+                FROM uaf_settings WHERE tenant_id = \(tenant)
+                """)
+        }.first
+        guard let row else { return nil }
+        var document: JSONValue?
+        var policy = UAFPolicy.acceptAll
+        if let text = row.string("policy") {
+            let value = try JSONParser.parse(Array(text.utf8))
+            document = value
+            policy = try JSONValueDecoder().decode(UAFPolicy.self, from: value)
+        }
+        return Settings(
+            facetIDs: row.stringArray("facet_ids") ?? [], policy: policy, policyDocument: document,
+            allowsSurrogateWithoutMetadata: row.bool("allow_surrogate_without_metadata") ?? true, revision: Int(row.int64("revision") ?? 1))
+    }
+
+    /// Stores the tenant's settings with their `UAFSettingsChanged` event.
+    ///
+    /// - Throws: 404 `tenant_not_found`.
+    func putSettings(tenant: String, facetIDs: [String], policy: JSONValue?, allowsSurrogate: Bool, at now: Date) async throws -> Int {
+        let policyText = policy.map { $0.jsonString }
+        return try await context.withTransaction { conn in
+            guard try await conn.query("SELECT 1 FROM tenants WHERE id = \(tenant) FOR SHARE").first != nil else {
+                throw HTTPError(.tenantNotFound, detail: "No tenant with this id.")
+            }
+            let rows = try await conn.query(
+                """
+                INSERT INTO uaf_settings (tenant_id, facet_ids, policy, allow_surrogate_without_metadata, revision, updated_at)
+                VALUES (\(tenant), \(PostgresArray(facetIDs)), \(policyText), \(allowsSurrogate), 1, \(now))
+                ON CONFLICT (tenant_id) DO UPDATE SET facet_ids = EXCLUDED.facet_ids, policy = EXCLUDED.policy,
+                    allow_surrogate_without_metadata = EXCLUDED.allow_surrogate_without_metadata,
+                    revision = uaf_settings.revision + 1, updated_at = EXCLUDED.updated_at
+                RETURNING revision
+                """)
+            let revision = Int(rows.first?.int64("revision") ?? 1)
+            let event = UAFSettingsChanged(
+                tenantId: tenant, facetIds: facetIDs, policy: policy ?? Self.defaultPolicyDocument, allowSurrogateWithoutMetadata: allowsSurrogate,
+                revision: revision, changedAt: now)
+            try await Outbox.enqueue(event, source: .registration, subject: tenant, key: tenant, on: conn)
+            return revision
+        }
+    }
+
+    /// `UAFPolicy.acceptAll` as a document.
+    static var defaultPolicyDocument: JSONValue { ["accepted": [[["assertionSchemes": ["UAFV1TLV"]]]]] }
+
+    /// Stores verified registrations with their `UAFAuthenticatorRegistered` events, consuming
+    /// the request's challenge in the same transaction.
+    ///
+    /// - Throws: 400 `challenge_replayed`; 409 `uaf_key_exists` for a key already registered.
+    func register(_ registrations: [UAFVerifiedRegistration], tenant: String, username: String, challenge: [UInt8], challengeExpiresAt: Date, at now: Date) async throws {
+        try await context.withTransaction { conn in
+            let used = try await conn.query(
+                """
+                INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (\(PostgresBytes(SHA256.hash(challenge))), \(challengeExpiresAt))
+                ON CONFLICT DO NOTHING
+                """)
+            guard used.affectedRows == 1 else { throw HTTPError(.challengeReplayed, detail: "This registration was already completed.") }
+            for r in registrations {
+                let inserted = try await conn.query(
+                    """
+                    INSERT INTO uaf_registrations (tenant_id, aaid, key_id, username, public_key, key_encoding, signature_algorithm,
+                        sign_counter, reg_counter, attestation_type, authenticator_version, friendly_name, created_at)
+                    VALUES (\(tenant), \(r.aaid), \(PostgresBytes(r.keyID)), \(username), \(PostgresBytes(r.publicKey.bytes)),
+                        \(Int(r.publicKey.encoding.rawValue)), \(Int(r.publicKey.algorithm.rawValue)), \(Int64(r.signCounter)),
+                        \(Int64(r.regCounter)), \(r.attestation.typeName), \(Int(r.authenticatorVersion)), \(r.description), \(now))
+                    ON CONFLICT DO NOTHING
+                    """)
+                guard inserted.affectedRows == 1 else { throw HTTPError(.uafKeyExists, detail: "This authenticator key is already registered.") }
+                let event = UAFAuthenticatorRegistered(
+                    tenantId: tenant, username: username, aaid: r.aaid, keyId: Base64URL.encode(r.keyID), publicKey: Base64URL.encode(r.publicKey.bytes),
+                    keyEncoding: Int(r.publicKey.encoding.rawValue), signatureAlgorithm: Int(r.publicKey.algorithm.rawValue),
+                    signCounter: Int(r.signCounter), attestationType: r.attestation.typeName, registeredAt: now)
+                try await Outbox.enqueue(event, source: .registration, subject: tenant, key: tenant, on: conn)
+            }
+        }
+    }
+
+    /// The user's UAF registrations (not deleted), oldest first.
+    func list(tenant: String, username: String) async throws -> [UAFRegistrationResource] {
+        let rows = try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT aaid, key_id, attestation_type, signature_algorithm, friendly_name, status, created_at FROM uaf_registrations
+                WHERE tenant_id = \(tenant) AND username = \(username) AND status <> 'deleted' ORDER BY created_at, aaid, key_id
+                """)
+        }
+        return rows.compactMap { row in
+            guard let aaid = row.string("aaid"), let keyID = row.bytes("key_id"), let created = row.date("created_at") else { return nil }
+            return UAFRegistrationResource(
+                aaid: aaid, keyId: Base64URL.encode(keyID), attestationType: row.string("attestation_type") ?? "",
+                signatureAlgorithm: Int(row.int64("signature_algorithm") ?? 0), friendlyName: row.string("friendly_name"),
+                status: row.string("status") ?? "active", createdAt: created)
+        }
+    }
+}

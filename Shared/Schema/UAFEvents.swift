@@ -1,0 +1,133 @@
+import Foundation
+import JSON
+
+/// A FIDO UAF authenticator key was registered: what the authentication service needs to
+/// verify its assertions (the public key, never a secret).
+public struct UAFAuthenticatorRegistered: EventPayload {
+    public static let eventType = "signet.registration.uaf.registered.v1"
+    public static let topic = Topic.registration
+
+    public var tenantId: String
+    public var username: String
+    /// `VVVV#MMMM`, upper case.
+    public var aaid: String
+    /// base64url KeyID.
+    public var keyId: String
+    /// base64url public key, in `keyEncoding`.
+    public var publicKey: String
+    /// UAF Registry `UAF_ALG_KEY_*` (0x0100–0x0104).
+    public var keyEncoding: Int
+    /// UAF Registry `UAF_ALG_SIGN_*` (1–0x12).
+    public var signatureAlgorithm: Int
+    public var signCounter: Int
+    /// `basic_full` or `basic_surrogate`.
+    public var attestationType: String
+    public var registeredAt: Date
+
+    public init(
+        tenantId: String, username: String, aaid: String, keyId: String, publicKey: String, keyEncoding: Int, signatureAlgorithm: Int,
+        signCounter: Int, attestationType: String, registeredAt: Date
+    ) {
+        self.tenantId = tenantId
+        self.username = username
+        self.aaid = aaid
+        self.keyId = keyId
+        self.publicKey = publicKey
+        self.keyEncoding = keyEncoding
+        self.signatureAlgorithm = signatureAlgorithm
+        self.signCounter = signCounter
+        self.attestationType = attestationType
+        self.registeredAt = registeredAt
+    }
+
+    public static var fullExample: UAFAuthenticatorRegistered {
+        UAFAuthenticatorRegistered(
+            tenantId: "demo", username: "user-4711", aaid: "FFFF#0001", keyId: "ZMCPn92yHv1Ip-iCiBb6i4ADq6ZOv569KFQCvYSJfNg",
+            publicKey: "BJsvEtUsVKh7tmYHhJ2FBm3kHU-OCdWiUYVijgYa81MfkjQ1z6UiHbKP9_nRzIN9anprHqDGcR6q7O20q_yctZA", keyEncoding: 256,
+            signatureAlgorithm: 1, signCounter: 0, attestationType: "basic_surrogate", registeredAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: UAFAuthenticatorRegistered { fullExample }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
+        guard UAFValidation.isAAID(aaid) else { throw EventDecodingError.invalidData("aaid") }
+        guard isBase64URL(keyId, maxBytes: 2048) else { throw EventDecodingError.invalidData("keyId") }
+        guard isBase64URL(publicKey, maxBytes: 2048) else { throw EventDecodingError.invalidData("publicKey") }
+        guard (0x0100...0x0104).contains(keyEncoding) else { throw EventDecodingError.invalidData("keyEncoding") }
+        guard (1...0x12).contains(signatureAlgorithm) else { throw EventDecodingError.invalidData("signatureAlgorithm") }
+        guard signCounter >= 0, signCounter <= Int(UInt32.max) else { throw EventDecodingError.invalidData("signCounter") }
+        guard ["basic_full", "basic_surrogate"].contains(attestationType) else { throw EventDecodingError.invalidData("attestationType") }
+    }
+}
+
+/// A tenant's UAF settings changed: its trusted facet IDs and its UAF policy, which the
+/// authentication service needs to check FinalChallengeParams and enforce the policy.
+public struct UAFSettingsChanged: EventPayload {
+    public static let eventType = "signet.registration.uaf.settings.changed.v1"
+    public static let topic = Topic.registration
+
+    public var tenantId: String
+    /// Facet IDs of the TrustedFacets document (web origins, `android:apk-key-hash:…`, `ios:bundle-id:…`).
+    public var facetIds: [String]
+    /// The UAF `Policy` object (`accepted`, `disallowed`), as the admin API stores it.
+    public var policy: JSONValue
+    /// Whether basic surrogate attestation is accepted from AAIDs without metadata.
+    public var allowSurrogateWithoutMetadata: Bool
+    public var revision: Int
+    public var changedAt: Date
+
+    public init(tenantId: String, facetIds: [String], policy: JSONValue, allowSurrogateWithoutMetadata: Bool, revision: Int, changedAt: Date) {
+        self.tenantId = tenantId
+        self.facetIds = facetIds
+        self.policy = policy
+        self.allowSurrogateWithoutMetadata = allowSurrogateWithoutMetadata
+        self.revision = revision
+        self.changedAt = changedAt
+    }
+
+    public static var fullExample: UAFSettingsChanged {
+        UAFSettingsChanged(
+            tenantId: "demo", facetIds: ["https://demo.example", "android:apk-key-hash:bE0f1WtRJrZv/C0y9CM73bAUqiI"],
+            policy: ["accepted": [[["assertionSchemes": ["UAFV1TLV"]]]]], allowSurrogateWithoutMetadata: true, revision: 1,
+            changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: UAFSettingsChanged { fullExample }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard facetIds.count <= UAFValidation.maximumFacets, facetIds.allSatisfy(UAFValidation.isFacetID) else {
+            throw EventDecodingError.invalidData("facetIds")
+        }
+        guard policy.objectValue?["accepted"]?.arrayValue != nil else { throw EventDecodingError.invalidData("policy") }
+        guard revision >= 1 else { throw EventDecodingError.invalidData("revision") }
+    }
+}
+
+/// Shared rules for UAF values on the wire.
+public enum UAFValidation {
+    /// More trusted facets than this are refused.
+    public static let maximumFacets = 32
+
+    /// `VVVV#MMMM` in upper-case hexadecimal.
+    public static func isAAID(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        func hex(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x46).contains(b) }
+        return u.count == 9 && u[4] == UInt8(ascii: "#") && u[..<4].allSatisfy(hex) && u[5...].allSatisfy(hex)
+    }
+
+    /// A facet ID: an `https://` web origin (no path), `android:apk-key-hash:<base64>` or
+    /// `ios:bundle-id:<id>`; printable ASCII, at most 512 bytes. (`http://localhost…` origins
+    /// are accepted for development.)
+    public static func isFacetID(_ s: String) -> Bool {
+        guard !s.isEmpty, s.utf8.count <= 512, s.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return false }
+        if s.hasPrefix("android:apk-key-hash:") || s.hasPrefix("ios:bundle-id:") {
+            return s.split(separator: ":").last.map { !$0.isEmpty } ?? false
+        }
+        for scheme in ["https://", "http://localhost", "http://127.0.0.1"] where s.hasPrefix(scheme) {
+            let rest = s.dropFirst(scheme == "https://" ? scheme.count : "http://".count)
+            return !rest.isEmpty && !rest.contains("/")
+        }
+        return false
+    }
+}

@@ -1,0 +1,109 @@
+import Crypto
+import FIDO
+import Foundation
+import HTTPServer
+import JSON
+import Schema
+import ServiceKit
+import ServiceTestSupport
+import Testing
+import TestSupport
+@testable import AuthenticationService
+
+/// FIDO UAF sign-in through the authentication service's HTTP API over a scratch database: the
+/// key arrives as registration's event, a software UAF authenticator answers, and each refusal
+/// (replay, counter, facet, AppID, policy, another user's key) carries its code.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct UAFSignInTests {
+    typealias Harness = ServiceHarness<AuthenticationService>
+
+    /// Registers a key with `authenticator` (locally) and gives the service its event.
+    static func registered(_ h: Harness, _ authenticator: SoftUAFAuthenticator, username: String = "alice") async throws {
+        _ = try authenticator.registrationAssertion(fcParams: "unused")
+        let registration = try #require(authenticator.registrations.last)
+        let point = Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65))
+        try await h.consume(
+            UAFAuthenticatorRegistered(
+                tenantId: "acme", username: username, aaid: authenticator.aaid, keyId: Base64URL.encode(registration.keyID),
+                publicKey: Base64URL.encode(point), keyEncoding: 0x100, signatureAlgorithm: 1, signCounter: 0,
+                attestationType: "basic_surrogate", registeredAt: Date()),
+            source: .registration)
+    }
+
+    static func request(_ h: Harness, _ json: String = #"{"username":"alice"}"#) async throws -> UAFAuthenticationRequest {
+        let response = await h.send("POST", "/v1/tenants/acme/uaf/authentications/requests", json: json)
+        #expect(response.status == 200, "\(String(decoding: response.body, as: UTF8.self))")
+        let envelope = try JSONValueDecoder().decode(UAFRequestEnvelope.self, from: response.body)
+        return try JSONValueDecoder().decode(UAFAuthenticationRequest.self, from: envelope.uafRequest[0])
+    }
+
+    static func finish(_ h: Harness, _ uafResponse: String) async throws -> (status: Int, body: String) {
+        let body = String(decoding: try JSONValueEncoder().encodeToBytes(UAFResponseBody(uafResponse: uafResponse)), as: UTF8.self)
+        let response = await h.send("POST", "/v1/tenants/acme/uaf/authentications", json: body)
+        return (response.status, String(decoding: response.body, as: UTF8.self))
+    }
+
+    @Test func signsInAndRefusesReplaysClonesAndStrangers() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://acme.example")
+        try await Self.registered(h, authenticator)
+
+        let request = try await Self.request(h)
+        #expect(request.header.op == "Auth" && request.header.appID == "http://localhost:8080/registration/v1/tenants/acme/uaf/facets")
+        // The user's key is named in the policy.
+        #expect(request.policy.accepted.first?.first?.keyIDs == [Base64URL.encode(authenticator.registrations[0].keyID)])
+        let answer = try authenticator.authenticate(request)
+        let signedIn = try await Self.finish(h, answer)
+        #expect(signedIn.status == 200, "\(signedIn.body)")
+        let result = try JSONValueDecoder().decode(UAFAuthenticationResult.self, from: Array(signedIn.body.utf8))
+        #expect(result.username == "alice" && result.aaid == "ABCD#0001" && !result.transactionConfirmed && !result.sessionToken.isEmpty)
+        // The same response again: the challenge is used.
+        let replay = try await Self.finish(h, answer)
+        #expect(replay.status == 400 && replay.body.contains("challenge_replayed"), "\(replay.body)")
+        // A counter that goes back: a possible clone.
+        authenticator.rewindCounter(to: 0)
+        let clone = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
+        #expect(clone.status == 400 && clone.body.contains("uaf_sign_counter_not_increased"), "\(clone.body)")
+        authenticator.rewindCounter(to: 5)
+        #expect(try await Self.finish(h, try authenticator.authenticate(try await Self.request(h))).status == 200)
+
+        // A facet the tenant does not trust, an AppID that is not the tenant's.
+        authenticator.facetID = "https://evil.example"
+        let facet = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
+        #expect(facet.status == 400 && facet.body.contains("uaf_facet_not_trusted"), "\(facet.body)")
+        authenticator.facetID = "https://acme.example"
+        let app = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h), appID: "https://evil.example/facets"))
+        #expect(app.status == 400 && app.body.contains("uaf_app_id_mismatch"), "\(app.body)")
+
+        // Bob's key cannot answer a request for alice.
+        let bob = SoftUAFAuthenticator(aaid: "ABCD#0002", facetID: "https://acme.example")
+        try await Self.registered(h, bob, username: "bob")
+        let stranger = try await Self.finish(h, try bob.authenticate(try await Self.request(h)))
+        #expect(stranger.status == 400 && stranger.body.contains("credential_not_allowed"), "\(stranger.body)")
+        // An unknown key.
+        let unknown = SoftUAFAuthenticator(aaid: "ABCD#0003", facetID: "https://acme.example")
+        _ = try unknown.registrationAssertion(fcParams: "x")
+        let notFound = try await Self.finish(h, try unknown.authenticate(try await Self.request(h, "{}")))
+        #expect(notFound.status == 400 && notFound.body.contains("uaf_unknown_key_id"), "\(notFound.body)")
+
+        // Transaction confirmation: the text is what the authenticator shows and signs.
+        let tx = try await Self.request(h, #"{"username":"alice","transactionText":"Pay 10.00 EUR to ACME"}"#)
+        #expect(tx.transaction?.first?.contentType == "text/plain")
+        let confirmed = try await Self.finish(h, try authenticator.authenticate(tx))
+        #expect(confirmed.status == 200 && confirmed.body.contains(#""transactionConfirmed":true"#), "\(confirmed.body)")
+        let other = try await Self.request(h, #"{"username":"alice","transactionText":"Pay 10.00 EUR to ACME"}"#)
+        let shown = try await Self.finish(h, try authenticator.authenticate(other, transactionContent: Array("Pay 99.00 EUR to EVIL".utf8)))
+        #expect(shown.status == 400 && shown.body.contains("uaf_transaction_content_hash_mismatch"), "\(shown.body)")
+
+        // The tenant's policy, from registration's event, is enforced on sign-in too.
+        try await h.consume(
+            UAFSettingsChanged(
+                tenantId: "acme", facetIds: ["https://acme.example"], policy: ["accepted": [[["assertionSchemes": ["UAFV1TLV"]]]], "disallowed": [["aaid": ["ABCD#0001"]]]],
+                allowSurrogateWithoutMetadata: true, revision: 1, changedAt: Date()),
+            source: .registration)
+        let policy = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
+        #expect(policy.status == 400 && policy.body.contains("policy_uaf_disallowed"), "\(policy.body)")
+    }
+}
