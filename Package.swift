@@ -172,6 +172,7 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
         ("AttestationFuzz", ["FIDO"]),
         ("TPMFuzz", ["FIDO"]),
         ("MDSFuzz", ["FIDO", "JSON"]),
+        ("UAFFuzz", ["FIDO"]),
         ("X509Fuzz", ["Crypto"]),
         ("JWSFuzz", ["Tokens", "Crypto", "JSON"]),
         ("JWKSFuzz", ["Tokens"]),

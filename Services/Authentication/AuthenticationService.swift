@@ -49,12 +49,13 @@ public enum AuthenticationService: SignetService {
         let antiHammering = AntiHammering(context: context)
         let sessions = SessionStore(context: context, issuer: issuer)
         let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
-        let uaf = UAFAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, appIDBase: configuration.uafAppIDBase)
+        let uafCeremony = UAFAssertionCeremony(context: context, appIDBase: configuration.uafAppIDBase)
+        let uaf = UAFAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony)
         let policyAdmin = PolicyAdminRoutes(context: context, policies: policies)
         let coordinator = SignInCoordinator(
             context: context, policies: policies,
             methods: [
-                FIDO2Method(ceremony: ceremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
+                FIDO2Method(ceremony: ceremony), UAFMethod(ceremony: uafCeremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
                 OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
             ],

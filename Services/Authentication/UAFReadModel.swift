@@ -27,6 +27,14 @@ enum UAFReadModel {
                 ON CONFLICT DO NOTHING
                 """)
         }
+        h.on(UAFAuthenticatorStatusChanged.self) { e, _, conn in
+            guard let keyID = Base64URL.decode(e.keyId) else { throw EventDecodingError.invalidData("keyId") }
+            try await conn.query(
+                """
+                UPDATE uaf_registrations SET status = \(e.status)
+                WHERE tenant_id = \(e.tenantId) AND aaid = \(e.aaid) AND key_id = \(PostgresBytes(keyID))
+                """)
+        }
         h.on(UAFSettingsChanged.self) { e, _, conn in
             try await conn.query(
                 """
@@ -46,6 +54,20 @@ enum UAFReadModel {
         }.first
         guard let row, let text = row.string("policy") else { return (tenant.origins, .acceptAll) }
         return (row.stringArray("facet_ids") ?? [], try JSONValueDecoder().decode(UAFPolicy.self, from: Array(text.utf8)))
+    }
+
+    /// The user's active keys, oldest first: (AAID, base64url KeyID).
+    static func activeKeys(tenant: String, username: String, pool: PostgresPool) async throws -> [(aaid: String, keyID: String)] {
+        try await pool.withConnection { conn in
+            try await conn.query(
+                """
+                SELECT aaid, key_id FROM uaf_registrations
+                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active' ORDER BY registered_at, aaid, key_id
+                """)
+        }.compactMap { row in
+            guard let aaid = row.string("aaid"), let keyID = row.bytes("key_id") else { return nil }
+            return (aaid, Base64URL.encode(keyID))
+        }
     }
 
     /// A stored key and whose it is.

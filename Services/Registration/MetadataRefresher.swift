@@ -88,15 +88,35 @@ actor MetadataRefresher: Service {
     /// Suspends the active credentials of the models `update` newly revokes.
     nonisolated func apply(_ update: MetadataUpdate) async throws -> Outcome {
         let aaguids = update.newlyRevokedAAGUIDs.map { $0.description }
-        if !update.newlyRevokedKeyIdentifiers.isEmpty || !update.newlyRevokedAAIDs.isEmpty {
+        if !update.newlyRevokedKeyIdentifiers.isEmpty {
             context.logger.notice(
-                "revoked U2F/UAF models are not matched to credentials",
-                metadata: ["signet.mds.key_identifiers": "\(update.newlyRevokedKeyIdentifiers.count)", "signet.mds.aaids": "\(update.newlyRevokedAAIDs.count)"])
+                "revoked U2F models are not matched to credentials",
+                metadata: ["signet.mds.key_identifiers": "\(update.newlyRevokedKeyIdentifiers.count)"])
         }
         var suspended = 0
+        // FIDO UAF keys of newly revoked AAIDs are suspended as FIDO2 credentials are.
+        let aaids = update.newlyRevokedAAIDs.map { $0.uppercased() }
+        if !aaids.isEmpty {
+            let now = Date()
+            suspended += try await context.withTransaction { conn in
+                let rows = try await conn.query(
+                    """
+                    UPDATE uaf_registrations SET status = 'suspended'
+                    WHERE aaid = ANY(\(PostgresArray(aaids))::text[]) AND status = 'active'
+                    RETURNING tenant_id, aaid, key_id
+                    """)
+                for row in rows {
+                    guard let tenant = row.string("tenant_id"), let aaid = row.string("aaid"), let id = row.bytes("key_id") else { continue }
+                    try await Outbox.enqueue(
+                        UAFAuthenticatorStatusChanged(tenantId: tenant, aaid: aaid, keyId: Base64URL.encode(id), status: "suspended", changedAt: now),
+                        source: .registration, subject: tenant, key: tenant, on: conn)
+                }
+                return rows.count
+            }
+        }
         if !aaguids.isEmpty {
             let now = Date()
-            suspended = try await context.withTransaction { conn in
+            suspended += try await context.withTransaction { conn in
                 let rows = try await conn.query(
                     """
                     UPDATE credentials SET status = 'suspended', status_reason = 'authenticator_revoked'

@@ -104,7 +104,7 @@ struct MethodStore: Sendable {
     /// Every method of the user not deleted, FIDO credentials first (as `fido2`, ACTIVE or
     /// SUSPENDED), each kind oldest first.
     func list(tenant: String, username: String) async throws -> [MethodResource] {
-        let (methods, credentials) = try await context.pool.withConnection { conn in
+        let (methods, credentials, uafKeys) = try await context.pool.withConnection { conn in
             (
                 try await conn.query(
                     """
@@ -115,6 +115,11 @@ struct MethodStore: Sendable {
                     """
                     SELECT credential_id, status, friendly_name, created_at FROM credentials
                     WHERE tenant_id = \(tenant) AND username = \(username) AND status <> 'deleted' ORDER BY created_at
+                    """),
+                try await conn.query(
+                    """
+                    SELECT aaid, key_id, status, friendly_name, created_at FROM uaf_registrations
+                    WHERE tenant_id = \(tenant) AND username = \(username) AND status <> 'deleted' ORDER BY created_at, aaid, key_id
                     """)
             )
         }
@@ -122,6 +127,14 @@ struct MethodStore: Sendable {
             guard let id = row.bytes("credential_id"), let created = row.date("created_at") else { return nil }
             return MethodResource(
                 methodId: Base64URL.encode(id), type: "fido2", status: row.string("status") == "active" ? "ACTIVE" : "SUSPENDED",
+                friendlyName: row.string("friendly_name"), createdAt: created, confirmedAt: created)
+        }
+        // FIDO UAF keys, as `uaf` with the id `<AAID>:<KeyID>` (deregistered through
+        // …/uaf/registrations/{aaid}/{keyId}).
+        list += uafKeys.compactMap { row -> MethodResource? in
+            guard let aaid = row.string("aaid"), let keyID = row.bytes("key_id"), let created = row.date("created_at") else { return nil }
+            return MethodResource(
+                methodId: "\(aaid):\(Base64URL.encode(keyID))", type: "uaf", status: row.string("status") == "active" ? "ACTIVE" : "SUSPENDED",
                 friendlyName: row.string("friendly_name"), createdAt: created, confirmedAt: created)
         }
         list += methods.compactMap { row -> MethodResource? in

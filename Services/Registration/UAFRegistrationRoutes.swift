@@ -46,6 +46,7 @@ struct UAFRegistrationRoutes: Sendable {
         router.get("/v1/tenants/{tenant}/users/{username}/uaf/registrations", selfOrRP) { _, ctx in
             try .json(UAFRegistrationResult(registrations: try await store.list(tenant: ctx.parameter("tenant"), username: try ctx.username())))
         }
+        router.delete("/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", selfOrRP) { _, ctx in try await deregister(ctx) }
         router.put("/v1/admin/tenants/{tenant}/uaf-settings", context.admin) { request, ctx in try await putSettings(request, ctx) }
         router.get("/v1/admin/tenants/{tenant}/uaf-settings", context.admin) { _, ctx in try await getSettings(ctx) }
     }
@@ -165,5 +166,31 @@ struct UAFRegistrationRoutes: Sendable {
                 signatureAlgorithm: Int($0.publicKey.algorithm.rawValue), friendlyName: $0.description, status: "active", createdAt: now)
         }
         return try .json(UAFRegistrationResult(registrations: resources), status: 201)
+    }
+
+    // MARK: - Deregistration
+
+    /// `DELETE …/users/{username}/uaf/registrations/{aaid}/{keyId}` (the AAID's `#` sent as
+    /// `%23`): deregisters the key and answers the DeregistrationRequest messages (UAF Protocol
+    /// §3.6.2) for the client to pass to its authenticator.
+    func deregister(_ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenant = ctx.parameter("tenant")
+        let username = try ctx.username()
+        try WebAuthnRegistrationRoutes.refuseSignUp(ctx.principal)
+        let aaid = ctx.parameter("aaid").uppercased()
+        guard UAFValidation.isAAID(aaid) else { throw HTTPError.invalid("aaid", "aaid must be VVVV#MMMM in hexadecimal (# sent as %23).") }
+        guard let keyID = Base64URL.decode(ctx.parameter("keyId")), !keyID.isEmpty, keyID.count <= 2048 else {
+            throw HTTPError.invalid("keyId", "keyId must be base64url.")
+        }
+        try await store.deregister(tenant: tenant, username: username, aaid: aaid, keyID: keyID, at: Date())
+        ctx.logger.info("uaf key deregistered")
+        let appID = Self.appID(base: appIDBase, tenant: tenant)
+        let messages = try Self.offeredVersions.map { version in
+            try JSONValueEncoder().encode(
+                UAFDeregistrationRequest(
+                    header: UAFOperationHeader(upv: version, op: "Dereg", appID: appID, serverData: nil),
+                    authenticators: [UAFDeregisterAuthenticator(aaid: aaid, keyID: Base64URL.encode(keyID))]))
+        }
+        return try .json(UAFDeregistrationResult(uafRequest: messages))
     }
 }

@@ -128,4 +128,22 @@ struct UAFStore: Sendable {
                 status: row.string("status") ?? "active", createdAt: created)
         }
     }
+
+    /// Deregisters the user's key: its row stays, with status `deleted` (the key cannot be
+    /// registered again), and `UAFAuthenticatorStatusChanged` is published with it.
+    ///
+    /// - Throws: 404 `not_found` for a key the user does not have (or deleted).
+    func deregister(tenant: String, username: String, aaid: String, keyID: [UInt8], at now: Date) async throws {
+        try await context.withTransaction { conn in
+            let updated = try await conn.query(
+                """
+                UPDATE uaf_registrations SET status = 'deleted'
+                WHERE tenant_id = \(tenant) AND username = \(username) AND aaid = \(aaid) AND key_id = \(PostgresBytes(keyID)) AND status <> 'deleted'
+                """)
+            guard updated.affectedRows == 1 else { throw HTTPError(.notFound, detail: "No such UAF key for this user.") }
+            try await Outbox.enqueue(
+                UAFAuthenticatorStatusChanged(tenantId: tenant, aaid: aaid, keyId: Base64URL.encode(keyID), status: "deleted", changedAt: now),
+                source: .registration, subject: tenant, key: tenant, on: conn)
+        }
+    }
 }

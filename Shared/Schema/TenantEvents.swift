@@ -101,7 +101,7 @@ public enum EventCatalog {
     public static let payloadTypes: [any EventPayload.Type] = [
         TenantUpserted.self, TenantAPIKeyCreated.self, TenantAPIKeyRevoked.self,
         CredentialRegistered.self, CredentialStatusChanged.self, CredentialRenamed.self,
-        UAFAuthenticatorRegistered.self, UAFSettingsChanged.self,
+        UAFAuthenticatorRegistered.self, UAFAuthenticatorStatusChanged.self, UAFSettingsChanged.self,
         AuthenticationSucceeded.self, CredentialCloneSuspected.self, SessionIssued.self, SessionRevoked.self, MethodLockChanged.self,
         AuthenticationPolicyChanged.self, TransactionChanged.self, TransactionDecision.self,
         MethodChanged.self, DeliveryRequested.self, DeliveryStatusChanged.self,

@@ -107,3 +107,10 @@ public struct UAFAuthenticationResult: Codable, Sendable, Equatable {
         self.expiresAt = expiresAt
     }
 }
+
+/// `DELETE …/users/{username}/uaf/registrations/{aaid}/{keyId}` result: the DeregistrationRequest
+/// messages (UAF Protocol §3.6) the client must pass to its authenticator, one per version.
+public struct UAFDeregistrationResult: Codable, Sendable, Equatable {
+    public var uafRequest: [JSONValue]
+    public init(uafRequest: [JSONValue]) { self.uafRequest = uafRequest }
+}

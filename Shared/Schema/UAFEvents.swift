@@ -61,6 +61,42 @@ public struct UAFAuthenticatorRegistered: EventPayload {
     }
 }
 
+/// A UAF authenticator key's status changed: `deleted` (deregistered), `suspended` or `active`.
+public struct UAFAuthenticatorStatusChanged: EventPayload {
+    public static let eventType = "signet.registration.uaf.status.changed.v1"
+    public static let topic = Topic.registration
+
+    public var tenantId: String
+    public var aaid: String
+    /// base64url KeyID.
+    public var keyId: String
+    /// `active`, `suspended` or `deleted`.
+    public var status: String
+    public var changedAt: Date
+
+    public init(tenantId: String, aaid: String, keyId: String, status: String, changedAt: Date) {
+        self.tenantId = tenantId
+        self.aaid = aaid
+        self.keyId = keyId
+        self.status = status
+        self.changedAt = changedAt
+    }
+
+    public static var fullExample: UAFAuthenticatorStatusChanged {
+        UAFAuthenticatorStatusChanged(
+            tenantId: "demo", aaid: "FFFF#0001", keyId: "ZMCPn92yHv1Ip-iCiBb6i4ADq6ZOv569KFQCvYSJfNg", status: "deleted",
+            changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: UAFAuthenticatorStatusChanged { fullExample }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard UAFValidation.isAAID(aaid) else { throw EventDecodingError.invalidData("aaid") }
+        guard isBase64URL(keyId, maxBytes: 2048) else { throw EventDecodingError.invalidData("keyId") }
+        guard ["active", "suspended", "deleted"].contains(status) else { throw EventDecodingError.invalidData("status") }
+    }
+}
+
 /// A tenant's UAF settings changed: its trusted facet IDs and its UAF policy, which the
 /// authentication service needs to check FinalChallengeParams and enforce the policy.
 public struct UAFSettingsChanged: EventPayload {

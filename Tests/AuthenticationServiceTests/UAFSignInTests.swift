@@ -97,6 +97,14 @@ struct UAFSignInTests {
         let shown = try await Self.finish(h, try authenticator.authenticate(other, transactionContent: Array("Pay 99.00 EUR to EVIL".utf8)))
         #expect(shown.status == 400 && shown.body.contains("uaf_transaction_content_hash_mismatch"), "\(shown.body)")
 
+        // A deregistered key stops working once registration's event has arrived.
+        try await h.consume(
+            UAFAuthenticatorStatusChanged(
+                tenantId: "acme", aaid: "ABCD#0002", keyId: Base64URL.encode(bob.registrations[0].keyID), status: "deleted", changedAt: Date()),
+            source: .registration)
+        let gone = try await Self.finish(h, try bob.authenticate(try await Self.request(h, #"{"username":"bob"}"#)))
+        #expect(gone.status == 400 && gone.body.contains("credential_suspended"), "\(gone.body)")
+
         // The tenant's policy, from registration's event, is enforced on sign-in too.
         try await h.consume(
             UAFSettingsChanged(
@@ -105,5 +113,45 @@ struct UAFSignInTests {
             source: .registration)
         let policy = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
         #expect(policy.status == 400 && policy.body.contains("policy_uaf_disallowed"), "\(policy.body)")
+    }
+
+    /// One `uaf` step of a sign-in flow: challenge, the authenticator's answer, verify.
+    static func step(_ h: Harness, _ signin: String, _ authenticator: SoftUAFAuthenticator, keyID: [UInt8]? = nil) async throws -> (status: Int, json: [String: Any]) {
+        let base = "/v1/tenants/acme/signins/\(signin)/methods/uaf"
+        let challenge = await h.send("POST", "\(base)/challenge", json: "{}")
+        #expect(challenge.status == 200, "\(String(decoding: challenge.body, as: UTF8.self))")
+        let envelope = try JSONValueDecoder().decode(UAFRequestEnvelope.self, from: challenge.body)
+        let request = try JSONValueDecoder().decode(UAFAuthenticationRequest.self, from: envelope.uafRequest[0])
+        let answer = try authenticator.authenticate(request, keyID: keyID)
+        let body = String(decoding: try JSONValueEncoder().encodeToBytes(UAFResponseBody(uafResponse: answer)), as: UTF8.self)
+        let verified = await h.send("POST", "\(base)/verify", json: body)
+        return (verified.status, (try? JSONSerialization.jsonObject(with: Data(verified.body)) as? [String: Any]) ?? [:])
+    }
+
+    @Test func uafIsAMethodOfAdaptiveSignIn() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
+        let first = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://acme.example")
+        let second = SoftUAFAuthenticator(aaid: "ABCD#0002", facetID: "https://acme.example")
+        try await Self.registered(h, first)
+        try await Self.registered(h, second)
+        let put = await h.send(
+            "PUT", "/v1/admin/tenants/acme/rulesets/authentication", bearer: Harness.adminToken,
+            json: #"{"rules": [{"name": "two-uaf", "action": "TRIGGER_AUTHENTICATION", "sequences": [["uaf", "uaf"]]}]}"#)
+        #expect(put.status == 200, "\(String(decoding: put.body, as: UTF8.self))")
+        let started = await h.send("POST", "/v1/tenants/acme/signins", json: #"{"username":"alice"}"#)
+        #expect(started.status == 201, "\(String(decoding: started.body, as: UTF8.self))")
+        let flow = try #require(try JSONSerialization.jsonObject(with: Data(started.body)) as? [String: Any])
+        #expect(flow["sequences"] as? [[String]] == [["uaf", "uaf"]] && flow["matchedRule"] as? String == "two-uaf")
+        let id = try #require(flow["signinId"] as? String)
+
+        let one = try await Self.step(h, id, first)
+        #expect(one.status == 200 && one.json["completedMethods"] as? [String] == ["uaf"] && one.json["sessionToken"] == nil, "\(one.json)")
+        // The same key cannot complete the second step.
+        let again = try await Self.step(h, id, first)
+        #expect(again.status == 400 && again.json["code"] as? String == "credential_already_used", "\(again.json)")
+        let two = try await Self.step(h, id, second)
+        #expect(two.status == 200 && two.json["status"] as? String == "SUCCEEDED" && two.json["sessionToken"] is String, "\(two.json)")
     }
 }

@@ -60,6 +60,10 @@ struct UAFRegistrationTests {
         let event = try EventCoding.decode(UAFAuthenticatorRegistered.self, from: Array(registered[0].data.utf8))
         #expect(event.username == "alice" && event.aaid == "ABCD#0001" && event.keyEncoding == 0x100 && event.signatureAlgorithm == 1)
 
+        // Beside passkeys and other methods in the user's methods.
+        let methods = String(decoding: await h.send("GET", "/v1/tenants/acme/users/alice/methods", bearer: key).body, as: UTF8.self)
+        #expect(methods.contains(#""type":"uaf""#) && methods.contains("ABCD#0001:"), "\(methods)")
+
         // A facet the tenant does not trust; an AppID that is not the tenant's.
         let stranger = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://evil.example")
         let wrongFacet = try await Self.finish(h, key: key, try stranger.register(try await Self.request(h, key: key)))
@@ -80,6 +84,18 @@ struct UAFRegistrationTests {
         #expect(refused.status == 400 && refused.body.contains("policy_uaf_disallowed"), "\(refused.body)")
         let android = SoftUAFAuthenticator(aaid: "EEEE#0001", facetID: "android:apk-key-hash:bE0f1WtRJrZv")
         #expect(try await Self.finish(h, key: key, try android.register(try await Self.request(h, key: key))).status == 201)
+        // Metadata that newly revokes the AAID suspends its keys, with their event.
+        let refresher = MetadataRefresher(
+            metadata: MetadataService(configuration: MetadataBLOB.Configuration(roots: [])), source: MetadataFileSource(path: "/nonexistent"),
+            context: h.context, interval: .seconds(3600), initialUpdate: nil)
+        let outcome = try await refresher.apply(
+            MetadataUpdate(
+                previousNumber: 1, number: 2, newlyRevokedAAGUIDs: [], newlyRevokedKeyIdentifiers: [], newlyRevokedAAIDs: ["eeee#0001"], issues: []))
+        #expect(outcome.credentialsSuspended == 1)
+        let suspended = try #require(try await h.published().last { $0.type == UAFAuthenticatorStatusChanged.eventType })
+        #expect(try EventCoding.decode(UAFAuthenticatorStatusChanged.self, from: Array(suspended.data.utf8)).status == "suspended")
+        let afterRevocation = String(decoding: await h.send("GET", "/v1/tenants/acme/users/alice/uaf/registrations", bearer: key).body, as: UTF8.self)
+        #expect(afterRevocation.contains(#""status":"suspended""#), "\(afterRevocation)")
         let change = try #require(try await h.published().last { $0.type == UAFSettingsChanged.eventType })
         let decoded = try EventCoding.decode(UAFSettingsChanged.self, from: Array(change.data.utf8))
         #expect(decoded.facetIds.count == 2 && decoded.revision == 1)
@@ -88,5 +104,22 @@ struct UAFRegistrationTests {
         #expect(bad.status == 400 && String(decoding: bad.body, as: UTF8.self).contains("facetIds[0]"))
         let badPolicy = await h.send("PUT", "/v1/admin/tenants/acme/uaf-settings", bearer: Harness.adminToken, json: #"{"facetIds":[],"policy":{"accepted":[]}}"#)
         #expect(badPolicy.status == 400 && String(decoding: badPolicy.body, as: UTF8.self).contains(#""field":"policy""#))
+        // Deregistration: the key goes, the answer is the DeregistrationRequest for the client.
+        let keyID = Base64URL.encode(authenticator.registrations[0].keyID)
+        let path = "/v1/tenants/acme/users/alice/uaf/registrations/ABCD%230001/\(keyID)"
+        #expect(await h.send("DELETE", "/v1/tenants/acme/users/bob/uaf/registrations/ABCD%230001/\(keyID)", bearer: key).status == 404)
+        #expect(await h.send("DELETE", "/v1/tenants/acme/users/alice/uaf/registrations/ABCD0001/\(keyID)", bearer: key).status == 400)
+        let deleted = await h.send("DELETE", path, bearer: key)
+        #expect(deleted.status == 200, "\(String(decoding: deleted.body, as: UTF8.self))")
+        let dereg = try JSONValueDecoder().decode(UAFDeregistrationResult.self, from: deleted.body)
+        let message = try JSONValueDecoder().decode(UAFDeregistrationRequest.self, from: dereg.uafRequest[0])
+        #expect(message.header.op == "Dereg" && message.header.appID == Self.appID)
+        #expect(message.authenticators == [UAFDeregisterAuthenticator(aaid: "ABCD#0001", keyID: keyID)])
+        #expect(await h.send("DELETE", path, bearer: key).status == 404)
+        let remaining = String(decoding: await h.send("GET", "/v1/tenants/acme/users/alice/uaf/registrations", bearer: key).body, as: UTF8.self)
+        #expect(!remaining.contains(keyID))
+        let status = try #require(try await h.published().last { $0.type == UAFAuthenticatorStatusChanged.eventType })
+        let statusEvent = try EventCoding.decode(UAFAuthenticatorStatusChanged.self, from: Array(status.data.utf8))
+        #expect(statusEvent.status == "deleted" && statusEvent.keyId == keyID && statusEvent.aaid == "ABCD#0001")
     }
 }

@@ -128,5 +128,18 @@ struct UAFStackTests {
             else { return false }
             return result.status == 400 && result.json["code"] as? String == "policy_uaf_disallowed"
         })
+        // Deregistration through the gateway (the AAID's # as %23): the DeregistrationRequest
+        // comes back, and the key stops working once its event has arrived.
+        let deleted = try await TestHTTP.send(
+            "DELETE", "\(t.registration)/users/\(username)/uaf/registrations/FFFF%230A01/\(keyID)", headers: ["Authorization": "Bearer \(t.key)"])
+        #expect(deleted.status == 200, "\(String(decoding: deleted.body, as: UTF8.self))")
+        #expect(String(decoding: deleted.body, as: UTF8.self).contains(#""op":"Dereg""#))
+        #expect(await TestStack.eventually {
+            guard let request = try? await authenticationRequest(t, username: username),
+                let answer = try? authenticator.authenticate(request, keyID: authenticator.registrations[0].keyID),
+                let result = try? await finish("\(t.authentication)/uaf/authentications", answer)
+            else { return false }
+            return result.status == 400 && result.json["code"] as? String == "credential_suspended"
+        })
     }
 }

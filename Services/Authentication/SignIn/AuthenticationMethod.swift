@@ -32,6 +32,8 @@ struct UserFacts: Sendable {
     let credentials: [Credential]
     /// Active non-FIDO methods.
     var methods: [Method] = []
+    /// Active FIDO UAF keys: (AAID, base64url KeyID).
+    var uafKeys: [(aaid: String, keyID: String)] = []
     /// The tenant's settings (which external methods it configured).
     var settings = AuthenticationSettings()
     let failures: AntiHammering.UserRecord

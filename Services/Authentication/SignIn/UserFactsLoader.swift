@@ -55,6 +55,7 @@ struct UserFactsLoader: Sendable {
             guard let id = row.string("method_id"), let type = row.string("type") else { return nil }
             return UserFacts.Method(id: id, type: type, piiRef: row.string("pii_ref"), masked: row.string("masked"), sealedSecret: row.bytes("sealed_secret"))
         }
+        user.uafKeys = try await UAFReadModel.activeKeys(tenant: tenant, username: username, pool: context.pool)
         user.settings = settings
         return user
     }
