@@ -47,6 +47,7 @@ struct UAFRegistrationRoutes: Sendable {
             try .json(UAFRegistrationResult(registrations: try await store.list(tenant: ctx.parameter("tenant"), username: try ctx.username())))
         }
         router.delete("/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", selfOrRP) { _, ctx in try await deregister(ctx) }
+        router.patch("/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", selfOrRP) { request, ctx in try await update(request, ctx) }
         router.put("/v1/admin/tenants/{tenant}/uaf-settings", context.admin) { request, ctx in try await putSettings(request, ctx) }
         router.get("/v1/admin/tenants/{tenant}/uaf-settings", context.admin) { _, ctx in try await getSettings(ctx) }
     }
@@ -177,11 +178,7 @@ struct UAFRegistrationRoutes: Sendable {
         let tenant = ctx.parameter("tenant")
         let username = try ctx.username()
         try WebAuthnRegistrationRoutes.refuseSignUp(ctx.principal)
-        let aaid = ctx.parameter("aaid").uppercased()
-        guard UAFValidation.isAAID(aaid) else { throw HTTPError.invalid("aaid", "aaid must be VVVV#MMMM in hexadecimal (# sent as %23).") }
-        guard let keyID = Base64URL.decode(ctx.parameter("keyId")), !keyID.isEmpty, keyID.count <= 2048 else {
-            throw HTTPError.invalid("keyId", "keyId must be base64url.")
-        }
+        let (aaid, keyID) = try Self.key(ctx)
         try await store.deregister(tenant: tenant, username: username, aaid: aaid, keyID: keyID, at: Date())
         ctx.logger.info("uaf key deregistered")
         let appID = Self.appID(base: appIDBase, tenant: tenant)
@@ -192,5 +189,40 @@ struct UAFRegistrationRoutes: Sendable {
                     authenticators: [UAFDeregisterAuthenticator(aaid: aaid, keyID: Base64URL.encode(keyID))]))
         }
         return try .json(UAFDeregistrationResult(uafRequest: messages))
+    }
+
+    /// The path's `{aaid}` (upper case) and `{keyId}`.
+    static func key(_ ctx: RequestContext) throws -> (aaid: String, keyID: [UInt8]) {
+        let aaid = ctx.parameter("aaid").uppercased()
+        guard UAFValidation.isAAID(aaid) else { throw HTTPError.invalid("aaid", "aaid must be VVVV#MMMM in hexadecimal (# sent as %23).") }
+        guard let keyID = Base64URL.decode(ctx.parameter("keyId")), !keyID.isEmpty, keyID.count <= 2048 else {
+            throw HTTPError.invalid("keyId", "keyId must be base64url.")
+        }
+        return (aaid, keyID)
+    }
+
+    /// `PATCH …/users/{username}/uaf/registrations/{aaid}/{keyId}` `{"friendlyName"?, "status"?}`:
+    /// rename, or (the relying party only) suspend and resume; the key as it is then.
+    func update(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenant = ctx.parameter("tenant")
+        let username = try ctx.username()
+        try WebAuthnRegistrationRoutes.refuseSignUp(ctx.principal)
+        let (aaid, keyID) = try Self.key(ctx)
+        let body = try request.decode(CredentialUpdateRequest.self)
+        if body.status != nil, case .user = ctx.principal {
+            throw HTTPError(.forbidden, detail: "Only the relying party can suspend or resume a key.")
+        }
+        if let name = body.friendlyName, name.isEmpty || name.count > 100 || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters without control characters.")
+        }
+        if let status = body.status, !["active", "suspended"].contains(status) {
+            throw HTTPError.invalid("status", "status must be active or suspended.")
+        }
+        guard body.friendlyName != nil || body.status != nil else { throw HTTPError.invalid("$", "Give friendlyName or status.") }
+        try await store.update(tenant: tenant, username: username, aaid: aaid, keyID: keyID, friendlyName: body.friendlyName, status: body.status, at: Date())
+        guard let resource = try await store.registration(tenant: tenant, username: username, aaid: aaid, keyID: keyID) else {
+            throw HTTPError(.notFound)
+        }
+        return try .json(resource)
     }
 }

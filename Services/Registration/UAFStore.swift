@@ -146,4 +146,39 @@ struct UAFStore: Sendable {
                 source: .registration, subject: tenant, key: tenant, on: conn)
         }
     }
+
+    /// Renames, suspends or resumes the user's key; a status change is published
+    /// (`UAFAuthenticatorStatusChanged`), a rename is not (the name stays in this service).
+    ///
+    /// - Throws: 404 `not_found` for a key the user does not have (or deleted).
+    func update(tenant: String, username: String, aaid: String, keyID: [UInt8], friendlyName: String?, status: String?, at now: Date) async throws {
+        try await context.withTransaction { conn in
+            let rows = try await conn.query(
+                """
+                SELECT status FROM uaf_registrations
+                WHERE tenant_id = \(tenant) AND username = \(username) AND aaid = \(aaid) AND key_id = \(PostgresBytes(keyID)) AND status <> 'deleted'
+                FOR UPDATE
+                """)
+            guard let row = rows.first else { throw HTTPError(.notFound, detail: "No such UAF key for this user.") }
+            if let friendlyName {
+                try await conn.query(
+                    """
+                    UPDATE uaf_registrations SET friendly_name = \(friendlyName)
+                    WHERE tenant_id = \(tenant) AND aaid = \(aaid) AND key_id = \(PostgresBytes(keyID))
+                    """)
+            }
+            if let status, status != row.string("status") {
+                try await conn.query(
+                    "UPDATE uaf_registrations SET status = \(status) WHERE tenant_id = \(tenant) AND aaid = \(aaid) AND key_id = \(PostgresBytes(keyID))")
+                try await Outbox.enqueue(
+                    UAFAuthenticatorStatusChanged(tenantId: tenant, aaid: aaid, keyId: Base64URL.encode(keyID), status: status, changedAt: now),
+                    source: .registration, subject: tenant, key: tenant, on: conn)
+            }
+        }
+    }
+
+    /// One of the user's keys (not deleted).
+    func registration(tenant: String, username: String, aaid: String, keyID: [UInt8]) async throws -> UAFRegistrationResource? {
+        try await list(tenant: tenant, username: username).first { $0.aaid == aaid && $0.keyId == Base64URL.encode(keyID) }
+    }
 }

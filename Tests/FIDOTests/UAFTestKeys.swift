@@ -36,4 +36,11 @@ yfIowtu+g2UFgBs1dzNk/x3GEF2YaQq8C1kSCItJVtgTwiflIC4Jm29BSTHrQltE
 W4xtlnIeurC2m0F/2iH3Rdoy
 -----END PRIVATE KEY-----
 """
+
+    /// An Ed25519 key generated for these tests only (openssl genpkey -algorithm ED25519).
+    static let ed25519PEM = """
+-----BEGIN PRIVATE KEY-----
+MC4CAQAwBQYDK2VwBCIEIGI/p0J8kn6b2J/0391vuue2l5RS7DRhOzFAvDImHRf7
+-----END PRIVATE KEY-----
+"""
 }

@@ -62,11 +62,11 @@ import TestSupport
         (.rsassaPSSSHA256DER, .rsa2048DER),
         (.rsaEMSAPKCS1SHA256Raw, .rsa2048DER),
         (.rsaEMSAPKCS1SHA256DER, .rsa2048Raw),
+        (.ed25519EdDSASHA512Raw, .cose),
     ])
     func surrogateRegistrationThenSignIn(algorithm: UAFSignatureAlgorithm, encoding: UAFKeyEncoding) throws {
-        let isRSA = algorithm.rawValue >= 3
-        let authenticator = SoftUAFAuthenticator(
-            aaid: "ffff#0001", algorithm: algorithm, keyEncoding: encoding, facetID: Self.facet, rsaKeyPEM: isRSA ? UAFTestKeys.rsa2048PEM : nil)
+        let pem: String? = algorithm == .ed25519EdDSASHA512Raw ? UAFTestKeys.ed25519PEM : algorithm.rawValue >= 3 ? UAFTestKeys.rsa2048PEM : nil
+        let authenticator = SoftUAFAuthenticator(aaid: "ffff#0001", algorithm: algorithm, keyEncoding: encoding, facetID: Self.facet, rsaKeyPEM: pem)
         let registration = try register(authenticator)
         #expect(registration.aaid == "FFFF#0001")
         #expect(registration.attestation.typeName == "basic_surrogate")
@@ -120,6 +120,30 @@ import TestSupport
         let strict = UAFRegistrationVerifier(context: context, allowsSurrogateWithoutMetadata: false)
         let error = #expect(throws: UAFError.self) { _ = try register(authenticator, verifier: strict) }
         #expect(error?.code == .surrogateNotAllowed)
+    }
+
+    @Test func keysMustFitTheirDeclaredEncodingAndAlgorithm() throws {
+        let point = Array(try PrivateKey.generateP256().publicKey().subjectPublicKeyInfo.suffix(65))
+        func code(_ bytes: [UInt8], _ encoding: UAFKeyEncoding, _ algorithm: UAFSignatureAlgorithm) -> UAFError.Code? {
+            do {
+                _ = try UAFPublicKey(bytes: bytes, encoding: encoding, algorithm: algorithm)
+                return nil
+            } catch { return error.code }
+        }
+        #expect(code(point, .eccX962Raw, .secp256r1ECDSASHA256Raw) == nil)
+        #expect(code(Array(point.dropLast()), .eccX962Raw, .secp256r1ECDSASHA256Raw) == .malformedPublicKey)
+        #expect(code([0x02] + point.dropFirst(), .eccX962Raw, .secp256r1ECDSASHA256Raw) == .malformedPublicKey)  // not uncompressed
+        #expect(code(point, .eccX962Raw, .rsassaPSSSHA256Raw) == .unsupportedAlgorithm)
+        #expect(code(point, .eccX962Raw, .secp256k1ECDSASHA256Raw) == .unsupportedAlgorithm)
+        #expect(code(point, .eccX962Raw, .rsassaPKCSv15SHA1Raw) == .unsupportedAlgorithm)
+        #expect(code(point, .eccX962Raw, .secp384r1ECDSASHA384Raw) == .malformedPublicKey)  // a P-256 point is not a P-384 key
+        #expect(code(point, UAFKeyEncoding(rawValue: 0x0199), .secp256r1ECDSASHA256Raw) == .unsupportedAlgorithm)
+        #expect(code([UInt8](repeating: 1, count: 259), .rsa2048Raw, .rsassaPSSSHA256Raw) == .malformedPublicKey)
+        // An Ed25519 COSE key declared for ECDSA.
+        let ed = SoftUAFAuthenticator(algorithm: .ed25519EdDSASHA512Raw, keyEncoding: .cose, rsaKeyPEM: UAFTestKeys.ed25519PEM)
+        let assertion = try UAFRegistrationAssertion(bytes: ed.registrationAssertion(fcParams: "x"))
+        #expect(code(assertion.publicKey, .cose, .ed25519EdDSASHA512Raw) == nil)
+        #expect(code(assertion.publicKey, .cose, .secp256r1ECDSASHA256Raw) == .unsupportedAlgorithm)
     }
 
     // MARK: - Header and FinalChallengeParams

@@ -33,6 +33,7 @@ import Testing
         ("GET", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/uaf/registrations", "relyingPartyOrSelf"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", "relyingPartyOrSelf"),
+        ("PATCH", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", "relyingPartyOrSelf"),
         ("POST", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrSelf"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),

@@ -109,6 +109,15 @@ struct UAFRegistrationTests {
         let path = "/v1/tenants/acme/users/alice/uaf/registrations/ABCD%230001/\(keyID)"
         #expect(await h.send("DELETE", "/v1/tenants/acme/users/bob/uaf/registrations/ABCD%230001/\(keyID)", bearer: key).status == 404)
         #expect(await h.send("DELETE", "/v1/tenants/acme/users/alice/uaf/registrations/ABCD0001/\(keyID)", bearer: key).status == 400)
+        // Rename, suspend and resume; each status change is an event.
+        let renamed = await h.send("PATCH", path, bearer: key, json: #"{"friendlyName":"Phone"}"#)
+        #expect(renamed.status == 200 && String(decoding: renamed.body, as: UTF8.self).contains(#""friendlyName":"Phone""#))
+        let paused = await h.send("PATCH", path, bearer: key, json: #"{"status":"suspended"}"#)
+        #expect(paused.status == 200 && String(decoding: paused.body, as: UTF8.self).contains(#""status":"suspended""#))
+        let pausedEvent = try #require(try await h.published().last { $0.type == UAFAuthenticatorStatusChanged.eventType })
+        #expect(try EventCoding.decode(UAFAuthenticatorStatusChanged.self, from: Array(pausedEvent.data.utf8)).keyId == keyID)
+        #expect(await h.send("PATCH", path, bearer: key, json: #"{"status":"active"}"#).status == 200)
+        #expect(await h.send("PATCH", path, bearer: key, json: #"{"status":"deleted"}"#).status == 400)
         let deleted = await h.send("DELETE", path, bearer: key)
         #expect(deleted.status == 200, "\(String(decoding: deleted.body, as: UTF8.self))")
         let dereg = try JSONValueDecoder().decode(UAFDeregistrationResult.self, from: deleted.body)
@@ -116,6 +125,7 @@ struct UAFRegistrationTests {
         #expect(message.header.op == "Dereg" && message.header.appID == Self.appID)
         #expect(message.authenticators == [UAFDeregisterAuthenticator(aaid: "ABCD#0001", keyID: keyID)])
         #expect(await h.send("DELETE", path, bearer: key).status == 404)
+        #expect(await h.send("PATCH", path, bearer: key, json: #"{"friendlyName":"Gone"}"#).status == 404)
         let remaining = String(decoding: await h.send("GET", "/v1/tenants/acme/users/alice/uaf/registrations", bearer: key).body, as: UTF8.self)
         #expect(!remaining.contains(keyID))
         let status = try #require(try await h.published().last { $0.type == UAFAuthenticatorStatusChanged.eventType })

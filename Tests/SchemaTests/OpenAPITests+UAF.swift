@@ -37,6 +37,12 @@ extension OpenAPITests {
             "delete", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", security: "rpApiKey,sessionToken",
             ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"], "404": ["not_found"], "503": unavailable]),
         Operation(
+            "patch", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", security: "rpApiKey,sessionToken",
+            [
+                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"], "404": ["not_found"],
+                "413": ["payload_too_large"], "415": ["unsupported_media_type"], "503": unavailable,
+            ]),
+        Operation(
             "put", "/v1/admin/tenants/{tenant}/uaf-settings", security: "adminToken",
             [
                 "200": [], "400": bodyRefusals, "401": ["unauthorized"], "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"],

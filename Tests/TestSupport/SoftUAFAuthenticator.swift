@@ -38,7 +38,8 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
     private let makeKey: () throws -> PrivateKey
 
     /// - Parameters:
-    ///   - rsaKeyPEM: for RSA algorithms, the PEM of the (test) key to use for every registration.
+    ///   - rsaKeyPEM: for RSA and Ed25519 algorithms, the PEM of the (test) key to use for every
+    ///     registration.
     public init(
         aaid: String = "FFFF#0001", attestation: Attestation = .surrogate, algorithm: UAFSignatureAlgorithm = .secp256r1ECDSASHA256Raw,
         keyEncoding: UAFKeyEncoding = .eccX962Raw, facetID: String = "https://example.test", rsaKeyPEM: String? = nil
@@ -100,6 +101,9 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
         let spki = try key.publicKey().subjectPublicKeyInfo
         switch keyEncoding {
         case .eccX962Raw: return Array(spki.suffix(65))
+        case .cose where algorithm == .ed25519EdDSASHA512Raw:
+            // COSE_Key {1: 1 (OKP), 3: -8 (EdDSA), -1: 6 (Ed25519), -2: x}.
+            return [0xA4, 0x01, 0x01, 0x03, 0x27, 0x20, 0x06, 0x21, 0x58, 0x20] + Array(spki.suffix(32))
         case .rsa2048Raw:
             // The modulus and exponent, read back out of the SPKI (RSAPublicKey inside a BIT STRING).
             let inner = Array(spki.suffix(270))  // 30 82 01 0a 02 82 01 01 00 <256> 02 03 <3>
@@ -121,6 +125,7 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
         case .rsassaPSSSHA256DER: return DER.tlv(0x04, try key.sign(message, algorithm: .ps256))
         case .rsaEMSAPKCS1SHA256Raw, .rsassaPKCSv15SHA256Raw: return try key.sign(message, algorithm: .rs256)
         case .rsaEMSAPKCS1SHA256DER: return DER.tlv(0x04, try key.sign(message, algorithm: .rs256))
+        case .ed25519EdDSASHA512Raw: return try key.sign(message, algorithm: .ed25519)
         default: throw CryptoError("SoftUAFAuthenticator: algorithm not implemented")
         }
     }

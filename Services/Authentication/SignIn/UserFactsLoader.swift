@@ -75,7 +75,7 @@ struct UserFactsLoader: Sendable {
             }
         }
         var userFacts: [String: JSONValue] = [
-            "known": .bool(user.username != nil && !user.credentials.isEmpty),
+            "known": .bool(user.username != nil && (!user.credentials.isEmpty || !user.uafKeys.isEmpty)),
             "registeredMethods": .array(registered),
             "methodCounts": .object(counts),
             "authenticators": .array(user.credentials.map { c in
