@@ -135,6 +135,17 @@ for claims in (
 ):
     write("JWSFuzz", b"\x00" + json.dumps(claims).encode())
 
+# FIDO UAF (UAFFuzz): a selector byte (0 TLV sequence, 1 registration assertion, 2 authentication
+# assertion, 3 uafResponse text, 4 fcParams text), then the input.
+for e in json.load(open(os.path.join(vectors, "uaf_messages.json"))):
+    if "assertion_b64url" in e:
+        raw = b64u(e["assertion_b64url"].rstrip("=").replace("+", "-").replace("/", "_"))
+        write("UAFFuzz", b"\x00" + raw)
+        write("UAFFuzz", (b"\x01" if e["kind"] == "uaf_reg_assertion" else b"\x02") + raw)
+    if e["kind"] in ("uaf_reg_response", "uaf_auth_response"):
+        write("UAFFuzz", b"\x03" + json.dumps([e["message"]]).encode())
+        write("UAFFuzz", b"\x04" + e["message"]["fcParams"].encode())
+
 # HTTP bodies: a selector byte, then a body (see HTTPBodyFuzz.bodyTypes).
 bodies = [
     (0, {"displayName": "ACME", "rpId": "acme.example", "origins": ["https://acme.example"]}),
