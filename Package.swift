@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "Schema", dependencies: ["JSON", "Platform"], path: "Shared/Schema"),
         .target(name: "Tokens", dependencies: ["Crypto", "JSON", "Platform"], path: "Shared/Tokens"),
         .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON", "Platform", "COpenSSL"], path: "Shared/FIDO"),
-        .target(name: "Rules", dependencies: ["JSON"], path: "Shared/Rules"),
+        .target(name: "Rules", dependencies: ["JSON", "Platform"], path: "Shared/Rules"),
         .target(name: "OTP", dependencies: ["Crypto", "Platform"], path: "Shared/OTP"),
         .target(name: "QRCode", dependencies: ["Platform", "CQREncode", "CZlib"], path: "Shared/QRCode"),
         .target(name: "Delivery", dependencies: ["Platform", "CCurl", "CCurlShims"], path: "Shared/Delivery"),
