@@ -174,9 +174,12 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
         ("X509Fuzz", ["Crypto"]),
         ("JWSFuzz", ["Tokens", "Crypto", "JSON"]),
         ("JWKSFuzz", ["Tokens"]),
+        ("RulesFuzz", ["Rules", "JSON"]),
+        ("EventFuzz", ["Kafka", "Schema", "ServiceKit"]),
     ]
+    package.targets.append(.target(name: "CFuzzSupport", path: "Tools/Fuzz/CFuzzSupport"))
     package.targets.append(
-        .target(name: "FuzzSupport", dependencies: ["JSON"], path: "Tools/Fuzz/FuzzSupport"))
+        .target(name: "FuzzSupport", dependencies: ["JSON", "CFuzzSupport"], path: "Tools/Fuzz/FuzzSupport"))
     for (name, dependencies) in fuzzTargets {
         package.targets.append(
             .executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Tools/Fuzz/\(name)"))
@@ -184,7 +187,7 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
     }
 }
 
-for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims"].contains(target.name) {
+for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims", "CFuzzSupport"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

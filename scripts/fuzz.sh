@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(JSONFuzz HTTPBodyFuzz CBORFuzz COSEKeyFuzz AuthenticatorDataFuzz AttestationFuzz TPMFuzz X509Fuzz JWSFuzz JWKSFuzz MDSFuzz)
+TARGETS=(JSONFuzz HTTPBodyFuzz CBORFuzz COSEKeyFuzz AuthenticatorDataFuzz AttestationFuzz TPMFuzz X509Fuzz JWSFuzz JWKSFuzz MDSFuzz RulesFuzz EventFuzz)
 BUILD=.build/fuzz
 BIN="$BUILD/release"
 # Every run: inputs up to 64 KiB (the HTTP body limit), no single allocation past 64 MiB and
@@ -30,7 +30,7 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 
 dictionary() {
     case "$1" in
-        JSONFuzz|HTTPBodyFuzz|JWKSFuzz|MDSFuzz|JWSFuzz) echo Tools/Fuzz/Dictionaries/json.dict ;;
+        JSONFuzz|HTTPBodyFuzz|JWKSFuzz|MDSFuzz|JWSFuzz|RulesFuzz|EventFuzz) echo Tools/Fuzz/Dictionaries/json.dict ;;
         CBORFuzz|COSEKeyFuzz|AuthenticatorDataFuzz|AttestationFuzz) echo Tools/Fuzz/Dictionaries/cbor.dict ;;
         X509Fuzz) echo Tools/Fuzz/Dictionaries/der.dict ;;
         *) echo "" ;;
