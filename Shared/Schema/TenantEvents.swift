@@ -101,9 +101,10 @@ public enum EventCatalog {
     public static let payloadTypes: [any EventPayload.Type] = [
         TenantUpserted.self, TenantAPIKeyCreated.self, TenantAPIKeyRevoked.self,
         CredentialRegistered.self, CredentialStatusChanged.self, CredentialRenamed.self,
-        UAFAuthenticatorRegistered.self, UAFAuthenticatorStatusChanged.self, UAFSettingsChanged.self,
         AuthenticationSucceeded.self, CredentialCloneSuspected.self, SessionIssued.self, SessionRevoked.self, MethodLockChanged.self,
         AuthenticationPolicyChanged.self, TransactionChanged.self, TransactionDecision.self,
         MethodChanged.self, DeliveryRequested.self, DeliveryStatusChanged.self,
+        // Appended, so that EventFuzz's corpus (a first byte choosing the type) keeps its meaning.
+        UAFAuthenticatorRegistered.self, UAFAuthenticatorStatusChanged.self, UAFSettingsChanged.self,
     ]
 }
