@@ -106,7 +106,7 @@ base_image() {
             --customize-hook='rm -rf "$1"/var/cache/apt/* "$1"/var/lib/apt/lists/*' \
             bookworm "$tar" http://deb.debian.org/debian >"$WORK/mmdebstrap.log" 2>&1 ||
             { tail -n 20 "$WORK/mmdebstrap.log" >&2; exit 1; }
-        podman_ import --change 'CMD ["/bin/bash"]' "$tar" "$tag" >/dev/null
+        podman_ import --quiet --change 'CMD ["/bin/bash"]' "$tar" "$tag" >/dev/null
         rm -f "$tar"
     fi
     BASE_IMAGE="$tag"
@@ -314,7 +314,15 @@ smoke() {
         SIGNET_CONTAINER_ADMIN_TOKEN="$SIGNET_ADMIN_TOKEN" SIGNET_CONTAINER_EMAIL_DIR="$WORK/sinks/email" \
         swift test --skip-build --no-parallel --filter ContainerSmokeTests 2>&1 | tee "$WORK/swift-test.log" | grep -E '✔|✘|passed|failed|error' >&2
     local status=${PIPESTATUS[0]}
-    return "$status"
+    [ "$status" -eq 0 ] || return "$status"
+    log "stopping the second authentication replica under load"
+    SIGNET_CONTAINER_GATEWAY="http://127.0.0.1:$GATEWAY_PORT" \
+        SIGNET_CONTAINER_REGISTRATION="http://127.0.0.1:${PORT_BASE}1" \
+        SIGNET_CONTAINER_AUTHENTICATION_REPLICAS="http://127.0.0.1:${PORT_BASE}2,http://127.0.0.1:${PORT_BASE}6" \
+        SIGNET_CONTAINER_ADMIN_TOKEN="$SIGNET_ADMIN_TOKEN" SIGNET_CONTAINER_EMAIL_DIR="$WORK/sinks/email" \
+        SIGNET_CONTAINER_STOPPABLE_REPLICA="${PROJECT}_authentication-2_1" \
+        swift test --skip-build --no-parallel --filter ContainerReplicaStopTests 2>&1 | tee -a "$WORK/swift-test.log" | grep -E '✔|✘|passed|failed|error' >&2
+    return "${PIPESTATUS[0]}"
 }
 
 main() {

@@ -243,3 +243,111 @@ struct ContainerSmokeTests {
         }
     }
 }
+
+/// Stopping one of the two authentication replicas while requests flow through the gateway:
+/// it drains on SIGTERM and exits 0, no request is lost (the gateway passes a request that
+/// could not reach the stopping replica to the other), and the other replica takes over the
+/// consumer group's partitions. Run after ContainerSmokeTests (it stops a container).
+@Suite(.enabled(if: ContainerStack.enabled && ContainerStack.env["SIGNET_CONTAINER_STOPPABLE_REPLICA"] != nil), .timeLimit(.minutes(3)))
+struct ContainerReplicaStopTests {
+    static func assigned(_ base: String) async -> Int? {
+        guard let r = try? await TestHTTP.send("GET", "\(base)/metrics", timeout: 3), r.status == 200 else { return nil }
+        for line in r.text.split(separator: "\n") where line.hasPrefix("signet_kafka_consumer_assigned_partitions{group=\"signet-authentication\"}") {
+            return Int(line.split(separator: " ").last ?? "")
+        }
+        return nil
+    }
+
+    /// Runs podman on a thread of its own (it blocks for as long as the stop takes; the
+    /// cooperative pool keeps serving the load).
+    static func podman(_ arguments: [String]) async throws -> (Int32, String) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/podman")
+                process.arguments = arguments
+                let pipe = Pipe()
+                process.standardOutput = pipe
+                process.standardError = pipe
+                do {
+                    try process.run()
+                } catch {
+                    continuation.resume(throwing: error)
+                    return
+                }
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }.start()
+        }
+    }
+
+    static func stop(_ container: String, after delay: Duration, then flag: ManagedAtomicFlag) async throws -> (Int32, String, Duration) {
+        try await Task.sleep(for: delay)
+        let started = ContinuousClock.now
+        let (status, output) = try await podman(["stop", "-t", "30", container])
+        flag.set()
+        return (status, output, ContinuousClock.now - started)
+    }
+
+    @Test func stoppingAReplicaUnderLoadLosesNoRequestAndMovesItsPartitions() async throws {
+        let g = try ContainerStack.gateway, replicas = try ContainerStack.replicas
+        let container = try ContainerStack.value("SIGNET_CONTAINER_STOPPABLE_REPLICA")
+        let smoke = ContainerSmokeTests()
+        let t = try await smoke.tenant()
+        let username = "cy-\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await smoke.register(username, in: t)
+        // Both replicas own partitions of the group before the stop.
+        var before: [Int] = []
+        #expect(await TestStack.eventually(timeout: .seconds(60)) {
+            before = [await Self.assigned(replicas[0]) ?? 0, await Self.assigned(replicas[1]) ?? 0]
+            return before.allSatisfy { $0 > 0 }
+        }, "partitions before: \(before)")
+        let total = before.reduce(0, +)
+
+        // Load: sign-in option requests (POSTs) through the gateway, four at a time, while the
+        // second replica is stopped.
+        let body = try smoke.json(AuthenticationOptionsRequest(username: username))
+        let url = "\(g)/authentication/v1/tenants/\(t.id)/webauthn/authentications/options"
+        let stopped = ManagedAtomicFlag()
+        async let stopping = Self.stop(container, after: .seconds(1), then: stopped)
+        let statuses = await withTaskGroup(of: [Int].self) { group in
+            for _ in 0..<4 {
+                group.addTask {
+                    var seen: [Int] = []
+                    var afterStop = 0
+                    while afterStop < 20 {
+                        let r = try? await TestHTTP.send("POST", url, headers: ["Content-Type": "application/json"], body: body, timeout: 15)
+                        seen.append(r?.status ?? -1)
+                        if stopped.isSet { afterStop += 1 }
+                    }
+                    return seen
+                }
+            }
+            var all: [Int] = []
+            for await s in group { all += s }
+            return all
+        }
+        let (stopStatus, stopOutput, took) = try await stopping
+        #expect(stopStatus == 0, "podman stop: \(stopOutput)")
+        #expect(took < .seconds(30), "the replica took \(took) to stop (SIGKILL after 30 s)")
+        let (_, exitCode) = try await Self.podman(["inspect", "--format", "{{.State.ExitCode}}", container])
+        #expect(exitCode.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "the replica's exit code on SIGTERM: \(exitCode)")
+        #expect(statuses.count >= 80 && statuses.allSatisfy { $0 == 200 }, "statuses other than 200: \(statuses.filter { $0 != 200 })")
+
+        // The remaining replica owns every partition of the group.
+        var after = 0
+        #expect(await TestStack.eventually(timeout: .seconds(90)) {
+            after = await Self.assigned(replicas[0]) ?? 0
+            return after == total
+        }, "partitions after the stop: \(after) of \(total)")
+    }
+}
+
+/// A flag set once, read from any task.
+final class ManagedAtomicFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.withLock { value = true } }
+    var isSet: Bool { lock.withLock { value } }
+}
