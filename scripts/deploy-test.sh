@@ -226,6 +226,8 @@ stack_files() {
 down() {
     [ -f "$WORK/compose.yaml" ] || return 0
     compose down -v -t 30 >"$WORK/compose-down.log" 2>&1 || true
+    # podman-compose 1.2.0 leaves the project's networks behind.
+    podman_ network rm "${PROJECT}_edge" "${PROJECT}_data" >/dev/null 2>&1 || true
 }
 
 # Fails when a container of the stack has stopped (showing its last lines).
