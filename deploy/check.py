@@ -230,5 +230,98 @@ for svc in SERVICES:
     check(f"CREATE DATABASE signet_{svc} OWNER signet_{svc}" in sql, f"init SQL: database signet_{svc}")
     check(f"REVOKE ALL ON DATABASE signet_{svc} FROM PUBLIC;" in sql, f"init SQL: signet_{svc} closed to PUBLIC")
 
+# 7. What the code requires, set everywhere it runs (parsed from the Swift source).
+config_swift = open(os.path.join(ROOT, "Shared", "ServiceKit", "ServiceConfiguration.swift")).read()
+required = {}
+for svc, names in re.findall(r"case \.(\w+): \[([^\]]*)\]", config_swift[config_swift.index("func requiredSecrets"):]):
+    required[svc] = re.findall(r'"(SIGNET_[A-Z0-9_]+)"', names)
+check(set(required) == set(SERVICES), f"requiredSecrets covers every service: {sorted(required)}")
+file_vars = set(re.findall(r'"(SIGNET_[A-Z0-9_]+)"', open(os.path.join(ROOT, "Shared", "Platform", "Environment.swift")).read()))
+for svc in SERVICES:
+    needs = required.get(svc, []) + ["SIGNET_ADMIN_TOKEN", "SIGNET_INTERNAL_TOKEN"]
+    dep = objects.get(("Deployment", svc))
+    if dep:
+        (c,) = dep["spec"]["template"]["spec"]["containers"]
+        env = {e["name"]: e for e in c.get("env", [])}
+        mounts = {m["mountPath"]: m["name"] for m in c.get("volumeMounts", [])}
+        volumes = {v["name"]: v for v in dep["spec"]["template"]["spec"].get("volumes", [])}
+        for var in needs:
+            direct = var in env or var in config_keys
+            via_file = var + "_FILE" in env and var in file_vars
+            check(direct or via_file, f"k8s {svc}: {var} is not set (env, ConfigMap or {var}_FILE)")
+            # A file variable must name a file of a mounted Secret volume whose key exists.
+            path_var = var if var.endswith("_FILE") else var + "_FILE"
+            if path_var in env and "value" in env[path_var]:
+                folder, name = os.path.split(env[path_var]["value"])
+                vol = volumes.get(mounts.get(folder, ""), {}).get("secret", {})
+                items = {i["path"]: i["key"] for i in vol.get("items", [])}
+                check(vol.get("secretName") == "signet-secrets" and items.get(name) in secret_keys,
+                      f"k8s {svc}: {path_var} names {env[path_var]['value']}, not a key of signet-secrets mounted there")
+    s = (compose or {}).get("services", {}).get(svc, {}) if compose else {}
+    e = s.get("environment", {})
+    for var in needs:
+        check(var in e or var + "_FILE" in e, f"compose {svc}: {var} is not set")
+# Every variable compose interpolates is documented in env.example (the optional ones too).
+for var in sorted(set(re.findall(r"(?<!\$)\$\{([A-Z0-9_]+)", raw))):
+    check(var in env_example, f"env.example lacks {var} (used by compose.yaml)")
+# Probe paths exist on every service (the shared health routes).
+health = open(os.path.join(ROOT, "Shared", "ServiceKit", "HealthRoutes.swift")).read()
+for path in ("/healthz", "/readyz"):
+    check(f'router.get("{path}"' in health, f"probe path {path} is not served (HealthRoutes.swift)")
+# PodDisruptionBudgets and HPAs target Deployments that exist, and select their pods.
+for (kind, name), d in objects.items():
+    if kind == "HorizontalPodAutoscaler":
+        ref = d["spec"]["scaleTargetRef"]
+        check(ref.get("kind") == "Deployment" and ("Deployment", ref.get("name")) in objects, f"HPA {name} targets a missing Deployment")
+    if kind == "PodDisruptionBudget":
+        sel = d["spec"].get("selector", {}).get("matchLabels", {"": "none"})
+        check(any(sel.items() <= dd["spec"]["template"]["metadata"]["labels"].items()
+                  for (k, _), dd in objects.items() if k == "Deployment"), f"PDB {name} selects no Deployment's pods")
+    if kind == "Deployment":
+        for c in d["spec"]["template"]["spec"]["containers"]:
+            res = c.get("resources", {})
+            check({"cpu", "memory"} <= set(res.get("requests", {})) and {"cpu", "memory"} <= set(res.get("limits", {})),
+                  f"Deployment {name}: requests and limits for cpu and memory")
+
+# 8. The manifests against the Kubernetes API schemas (kubernetes-validate, offline), strict:
+# unknown fields fail, and so does an API version that is removed in a checked release or
+# deprecated (a newer version of the same group serves the kind), which the tool itself only
+# warns about.
+try:
+    import kubernetes_validate
+    from kubernetes_validate.utils import SchemaNotFoundError, ValidationError
+except ImportError:
+    kubernetes_validate = None
+    print("kubernetes-validate is not installed (pip install -r Tests/contract/requirements.txt)")
+    check(not os.environ.get("CI"), "kubernetes-validate is required under CI")
+if kubernetes_validate:
+    K8S_VERSIONS = ["1.29.0", kubernetes_validate.utils.latest_version()]
+    schema_root = os.path.join(os.path.dirname(kubernetes_validate.__file__), "kubernetes-json-schema")
+    latest_dir = os.path.join(schema_root, f"v{K8S_VERSIONS[-1]}-local-strict")
+    schema_files = set(os.listdir(latest_dir))
+
+    def api_rank(version):
+        m = re.fullmatch(r"v(\d+)(?:(alpha|beta)(\d+))?", version)
+        return (int(m.group(1)), {"alpha": 0, "beta": 1, None: 2}[m.group(2)], int(m.group(3) or 0)) if m else (0, 0, 0)
+
+    for rel, ds in docs.items():
+        if not rel.startswith("kubernetes" + os.sep) or rel.endswith("kustomization.yaml"):
+            continue
+        for d in ds:
+            what = f"{rel}: {d.get('kind')}/{d.get('metadata', {}).get('name')} ({d.get('apiVersion')})"
+            for version in K8S_VERSIONS:
+                try:
+                    kubernetes_validate.validate(d, version, strict=True)
+                    check(True, what)
+                except SchemaNotFoundError:
+                    check(False, f"{what}: no such API version in Kubernetes {version}")
+                except ValidationError as e:
+                    check(False, f"{what}: invalid for Kubernetes {version}: {e.message}")
+            group, _, version = d["apiVersion"].rpartition("/")
+            group = re.sub(r"\..*", "", group) or "core"
+            newer = [f for f in schema_files if re.fullmatch(rf"{d['kind'].lower()}-{group}-(v\w+)\.json", f)
+                     and api_rank(f.rsplit("-", 1)[1][:-5]) > api_rank(version)]
+            check(not newer, f"{what}: deprecated, a newer API version exists: {sorted(newer)}")
+
 print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

@@ -4,9 +4,50 @@ import Foundation
 /// clearly instead of silently falling back.
 public struct Environment: Sendable {
     public let values: [String: String]
+    /// `<NAME>_FILE` variables that could not be used (unreadable, too large, or set together
+    /// with `<NAME>`), by `<NAME>`: start-up refuses them (``checkFiles()``).
+    public let fileProblems: [String: String]
+
+    /// Secrets that may come from a file instead (a mounted Kubernetes Secret or compose
+    /// secret): `<NAME>_FILE` names the file, whose content, without surrounding white space,
+    /// is the value.
+    public static let fileVariables = [
+        "SIGNET_ADMIN_TOKEN", "SIGNET_INTERNAL_TOKEN", "SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY",
+        "SIGNET_OTP_HASH_KEY", "SIGNET_TCTOKEN_KEY_SEAL", "SIGNET_PII_KEK", "SIGNET_DATABASE_URL", "SIGNET_KAFKA_PROPERTIES",
+        "SIGNET_SMTP_PASSWORD", "SIGNET_SMS_TOKEN",
+    ]
+    /// The largest secret file read.
+    public static let maximumFileBytes = 64 * 1024
 
     public init(_ values: [String: String] = ProcessInfo.processInfo.environment) {
-        self.values = values
+        var resolved = values
+        var problems: [String: String] = [:]
+        for name in Self.fileVariables {
+            guard let path = values["\(name)_FILE"], !path.isEmpty else { continue }
+            if let direct = values[name], !direct.isEmpty {
+                problems[name] = "set either \(name) or \(name)_FILE, not both"
+                continue
+            }
+            guard let data = FileManager.default.contents(atPath: path), data.count <= Self.maximumFileBytes else {
+                problems[name] = "\(name)_FILE names a file that cannot be read (or is over \(Self.maximumFileBytes) bytes)"
+                continue
+            }
+            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            if text.isEmpty {
+                problems[name] = "\(name)_FILE names an empty file"
+            } else {
+                resolved[name] = text
+            }
+        }
+        self.values = resolved
+        self.fileProblems = problems
+    }
+
+    /// Throws when a `<NAME>_FILE` variable could not be used (naming every such variable).
+    public func checkFiles() throws {
+        guard !fileProblems.isEmpty else { return }
+        let names = fileProblems.keys.sorted()
+        throw ConfigurationError(variable: names.joined(separator: ", "), reason: names.map { fileProblems[$0]! }.joined(separator: "; "))
     }
 
     /// A configuration error names the variable and what was wrong, never its value

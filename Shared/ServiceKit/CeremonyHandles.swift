@@ -28,6 +28,9 @@ public struct CeremonyHandles: Sendable {
             }
             return try CeremonyHandles(key: key)
         }
+        guard ServiceConfiguration.isLoopback(env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")) else {
+            throw Environment.ConfigurationError(variable: "SIGNET_CEREMONY_KEY", reason: "required off loopback (32 bytes, base64url)")
+        }
         logger.warning("SIGNET_CEREMONY_KEY is not set: using a random key; ceremonies will not survive a restart or span replicas")
         return try CeremonyHandles(key: SecureRandom.bytes(32))
     }

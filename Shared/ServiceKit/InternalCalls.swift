@@ -80,6 +80,10 @@ public enum ServiceKeys {
             }
             return key
         }
+        // Off loopback ServiceConfiguration refused to start already; never make a random key there.
+        guard ServiceConfiguration.isLoopback(env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")) else {
+            throw Environment.ConfigurationError(variable: variable, reason: "required off loopback (32 bytes, base64url)")
+        }
         logger.warning("\(variable) is not set: using a random key that does not survive a restart")
         return SecureRandom.bytes(32)
     }

@@ -72,22 +72,42 @@ public struct ServiceConfiguration: Sendable {
         consumerGroup = env.string("SIGNET_KAFKA_CONSUMER_GROUP", default: service.consumerGroup)
         adminToken = env.string("SIGNET_ADMIN_TOKEN", default: ServiceConfiguration.developmentAdminToken)
         internalToken = env.string("SIGNET_INTERNAL_TOKEN", default: InternalCalls.developmentToken)
-        // Fail closed: the development tokens are public (they are in this repository), so a
-        // service reachable from other hosts refuses them, and short tokens, at start-up.
+        try env.checkFiles()
+        // Fail closed: the development tokens are public (they are in this repository), and a
+        // random key per process breaks replicas and restarts, so a service reachable from
+        // other hosts refuses to start without every secret it needs, naming each one.
         if !Self.isLoopback(host) {
+            var missing: [String] = []
             for (variable, value, development) in [
                 ("SIGNET_ADMIN_TOKEN", adminToken, Self.developmentAdminToken), ("SIGNET_INTERNAL_TOKEN", internalToken, InternalCalls.developmentToken),
-            ] {
-                guard value != development, value.utf8.count >= Self.minimumTokenLength else {
-                    throw Environment.ConfigurationError(
-                        variable: variable,
-                        reason: "a service listening on \(host) needs a secret of at least \(Self.minimumTokenLength) characters, not the development default")
-                }
+            ] where value == development || value.utf8.count < Self.minimumTokenLength {
+                missing.append(variable)
+            }
+            for variable in Self.requiredSecrets(service) where env.optionalString(variable) == nil {
+                missing.append(variable)
+            }
+            guard missing.isEmpty else {
+                throw Environment.ConfigurationError(
+                    variable: missing.joined(separator: ", "),
+                    reason: "a service listening on \(host) (off loopback) refuses development defaults and random per-process keys: set each "
+                        + "(or <name>_FILE); tokens at least \(Self.minimumTokenLength) characters, keys 32 bytes base64url, SIGNET_SIGNING_KEY_FILE a PEM file")
             }
         }
         shutdownGrace = .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600))
         startupTimeout = .seconds(try env.int("SIGNET_STARTUP_TIMEOUT_SECONDS", default: 60, range: 1...3600))
         kafkaUnassignedReadyBound = .seconds(try env.int("SIGNET_KAFKA_UNASSIGNED_READY_SECONDS", default: 30, range: 0...86_400))
+    }
+
+    /// The keys `service` needs besides the admin and internal tokens. On loopback each falls
+    /// back to a random key per process (with a warning); off loopback each must be set.
+    public static func requiredSecrets(_ service: ServiceName) -> [String] {
+        switch service {
+        case .registration: ["SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY"]
+        case .authentication: ["SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_SIGNING_KEY_FILE"]
+        case .transaction: ["SIGNET_TCTOKEN_KEY_SEAL"]
+        case .oob: ["SIGNET_DELIVERY_KEY"]
+        case .pii: ["SIGNET_PII_KEK"]
+        }
     }
 
     /// Whether `host` is a loopback listening address (`127.0.0.0/8`, `::1`, `localhost`):
