@@ -82,7 +82,7 @@ let package = Package(
         // Each service is a library (its routes, stores, consumers, assembly) and an executable
         // whose main.swift only runs it; tests assemble the library in process.
         .target(
-            name: "RegistrationService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "FIDO", "Crypto", "Tokens", "OTP", "QRCode"],
+            name: "RegistrationService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "FIDO", "Crypto", "Tokens", "OTP", "QRCode", "CZlib"],
             path: "Services/Registration", exclude: ["main"]),
         .target(
             name: "AuthenticationService",
@@ -135,7 +135,7 @@ let package = Package(
             name: "ServiceTestSupport", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Kafka", "Platform", "Schema", "Crypto", "TestSupport"],
             path: "Tests/ServiceTestSupport"),
         .testTarget(
-            name: "RegistrationServiceTests", dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "Crypto", "TestSupport"],
+            name: "RegistrationServiceTests", dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "Crypto", "TestSupport", "Tokens", "JSON", "Postgres"],
             path: "Tests/RegistrationServiceTests"),
         .testTarget(
             name: "AuthenticationServiceTests",
@@ -148,7 +148,7 @@ let package = Package(
             name: "OOBServiceTests", dependencies: ["OOBService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
             path: "Tests/OOBServiceTests"),
         .testTarget(
-            name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],
             path: "Tests/PIIServiceTests"),
         .testTarget(
             name: "StackTests",

@@ -84,5 +84,29 @@ enum RegistrationMigrations {
             );
             CREATE INDEX user_methods_by_user ON user_methods (tenant_id, username);
             """),
+        Migration(
+            105, "erasures",
+            """
+            -- Erasures of users' data (the purge saga): one row per request, one per service
+            -- that has erased its part. The username is kept only while the erasure is pending
+            -- (the services' parts need it); completion clears it and stores the signed receipt.
+            CREATE TABLE erasures (
+                id text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                username text,
+                status text NOT NULL,
+                requested_at timestamptz NOT NULL,
+                completed_at timestamptz,
+                receipt text
+            );
+            CREATE INDEX erasures_by_tenant ON erasures (tenant_id, requested_at);
+            CREATE TABLE erasure_parts (
+                erasure_id text NOT NULL REFERENCES erasures (id),
+                service text NOT NULL,
+                tallies text NOT NULL,
+                completed_at timestamptz NOT NULL,
+                PRIMARY KEY (erasure_id, service)
+            );
+            """),
     ]
 }

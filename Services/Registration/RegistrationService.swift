@@ -15,6 +15,8 @@ public enum RegistrationService: SignetService {
         let methodSecrets: MethodSecrets
         let rules: RegistrationRules
         let metadata: Metadata?
+        let receipts: ErasureReceipts
+        let userData: UserDataExport.Settings
 
         /// FIDO MDS3: the service, where its BLOB comes from, and the first load.
         struct Metadata: Sendable {
@@ -59,7 +61,9 @@ public enum RegistrationService: SignetService {
             sessions: try SessionTokenVerifier.fromEnvironment(env),
             methodSecrets: try MethodSecrets.fromEnvironment(env, logger: logger, service: "registration"),
             rules: RegistrationRules.fromEnvironment(env),
-            metadata: metadata)
+            metadata: metadata,
+            receipts: try ErasureReceipts.fromEnvironment(env, logger: logger),
+            userData: try UserDataExport.Settings.fromEnvironment(env))
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -80,6 +84,13 @@ public enum RegistrationService: SignetService {
         let enrollment = MethodEnrollment(
             tenants: context.tenants, users: users, methods: methods, secrets: configuration.methodSecrets, rules: configuration.rules)
         let methodRoutes = MethodRoutes(context: context, enrollment: enrollment, methods: methods, sessions: configuration.sessions)
+        let erasures = ErasureStore(context: context, receipts: configuration.receipts)
+        let userData = UserDataRoutes(
+            context: context, export: UserDataExport(context: context, settings: configuration.userData), erasures: erasures,
+            sessions: configuration.sessions)
+        var handlers = AuthenticationResults.handlers
+        handlers.merge(UserErasure.handlers(service: name, store: RegistrationUserData()))
+        handlers.merge(ErasureStore.handlers(receipts: configuration.receipts))
         // Registration owns the tenants: it keeps no read model of them.
         return ServiceAssembly(
             routes: { router in
@@ -88,6 +99,7 @@ public enum RegistrationService: SignetService {
                 metadata.register(on: &router)
                 webAuthn.register(on: &router)
                 methodRoutes.register(on: &router)
-            }, handlers: AuthenticationResults.handlers, background: refresher.map { [$0] } ?? [])
+                userData.register(on: &router)
+            }, handlers: handlers, background: refresher.map { [$0] } ?? [])
     }
 }

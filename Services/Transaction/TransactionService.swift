@@ -29,6 +29,12 @@ public enum TransactionService: SignetService {
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(decisions.handlers)
         handlers.merge(CredentialOwners.handlers)
-        return ServiceAssembly(routes: { routes.register(on: &$0) }, handlers: handlers, background: [TransactionExpirer(context: context)])
+        let userData = TransactionUserData()
+        handlers.merge(UserErasure.handlers(service: name, store: userData))
+        return ServiceAssembly(
+            routes: { router in
+                routes.register(on: &router)
+                UserErasure.registerExport(on: &router, context: context, store: userData)
+            }, handlers: handlers, background: [TransactionExpirer(context: context)])
     }
 }

@@ -39,6 +39,7 @@ import Testing
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/registration-answer", "relyingParty"),
         ("POST", "/v1/tenants/{tenant}/webauthn/authentications", "public"),
         ("POST", "/v1/tenants/{tenant}/webauthn/authentications/options", "public"),
+        ("POST", "/v1/internal/tenants/{tenant}/user-data", "internal"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

@@ -243,6 +243,11 @@ import Testing
         wire("TCTokenVerifyRequest", [.transaction]) { TCTokenVerifyRequest.fullExample },
         wire("TCTokenVerifyResult", [.transaction]) { TCTokenVerifyResult.fullExample },
         wire("MetadataRefreshOutcome", [.registration]) { MetadataRefreshOutcome.fullExample },
+        wire("ErasureStarted", [.registration]) { ErasureStarted.fullExample },
+        wire("ErasureResource", [.registration]) { ErasureResource.fullExample },
+        wire("ErasurePart", [.registration]) { ErasurePart.fullExample },
+        wire("UserDataDocument", [.registration]) { UserDataDocument.fullExample },
+        wire("UserDataMissingPart", [.registration]) { UserDataMissingPart.fullExample },
         WireType(
             component: "Problem",
             example: {
