@@ -367,4 +367,26 @@ struct UserDataStackTests {
         #expect(Self.tallies(erasure)["transaction"] == ["transactions": 1, "credentials": 1])
         #expect(try await Self.count("transaction", "SELECT count(*) AS n FROM transactions WHERE tenant_id = \(t.id) AND username = \(username)") == 0)
     }
+
+    @Test func removingAMethodRemovesItsAddressFromTheVault() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let username = "max-\(UInt32.random(in: 0...UInt32.max))"
+        let methods = "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)/methods"
+        let rp = ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"]
+        let created = try await TestHTTP.send("POST", methods, headers: rp, body: Array(#"{"type": "sms_otp", "phone": "+447700900321"}"#.utf8))
+        try #require(created.status == 201, "\(created.text)")
+        let method = try AdaptiveSignInStackTests.decode(MethodResource.self, created)
+        let ref = try #require(
+            try await {
+                let pool = TestStack.pool(database: "signet_registration", size: 1)
+                defer { pool.close() }
+                return try await pool.withConnection { try await $0.query("SELECT pii_ref FROM user_methods WHERE id = \(method.methodId)") }.first?.string("pii_ref")
+            }())
+        #expect(try await Self.count("pii", "SELECT count(*) AS n FROM pii_values WHERE ref = \(ref)") == 1)
+        #expect(try await TestHTTP.send("DELETE", "\(methods)/\(method.methodId)", headers: rp).status == 204)
+        #expect(await TestStack.eventually { (try? await Self.count("pii", "SELECT count(*) AS n FROM pii_values WHERE ref = \(ref)")) == 0 })
+        // Registration forgets the reference; the method's history (masked) stays until an erasure.
+        #expect(try await Self.count("registration", "SELECT count(*) AS n FROM user_methods WHERE id = \(method.methodId) AND pii_ref IS NULL AND status = 'DELETED'") == 1)
+    }
 }
