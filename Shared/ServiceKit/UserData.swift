@@ -49,7 +49,9 @@ public enum UserErasure {
         h.on(UserPurgeRequested.self) { e, _, conn in
             let user = UserDataSubject(tenant: e.tenantId, username: e.username, subject: e.subject)
             let tallies = try await store.erase(user, on: conn).filter { $0.value > 0 }
-            try await scrubOutbox(tenant: e.tenantId, username: e.username, on: conn)
+            // The purge request itself stays until the erasure completes: were the cluster
+            // replaced before every service had read it, the relay must be able to send it again.
+            try await scrubOutbox(tenant: e.tenantId, username: e.username, keepingPurgeRequests: true, on: conn)
             try await Outbox.enqueue(
                 ErasurePartCompleted(tenantId: e.tenantId, erasureId: e.erasureId, service: service.rawValue, tallies: tallies, completedAt: Date()),
                 source: service, subject: e.tenantId, key: e.tenantId, on: conn)
@@ -58,14 +60,21 @@ public enum UserErasure {
     }
 
     /// Deletes the outbox rows whose event names the user (`tenantId` and `username` members of
-    /// the payload), so that no table keeps the username once the purge is done.
+    /// the payload), so that no table keeps the username once the purge is done; with
+    /// `keepingPurgeRequests`, ``UserPurgeRequested`` rows stay (the registration service drops
+    /// them when the erasure completes).
     ///
+    /// - Important: reads every outbox row's JSON (the outbox keeps a day of sent rows): fine
+    ///   for erasures, which are rare; not for a hot path.
     /// - Returns: how many rows went.
     @discardableResult
-    public static func scrubOutbox(tenant: String, username: String, on conn: PostgresConnection) async throws -> Int {
-        try await conn.query(
+    public static func scrubOutbox(
+        tenant: String, username: String, keepingPurgeRequests: Bool = false, on conn: PostgresConnection
+    ) async throws -> Int {
+        let kept = keepingPurgeRequests ? UserPurgeRequested.eventType : ""
+        return try await conn.query(
             """
-            DELETE FROM outbox WHERE data::jsonb ->> 'tenantId' = \(tenant) AND data::jsonb ->> 'username' = \(username)
+            DELETE FROM outbox WHERE event_type <> \(kept) AND data::jsonb ->> 'tenantId' = \(tenant) AND data::jsonb ->> 'username' = \(username)
             """
         ).affectedRows
     }

@@ -56,6 +56,10 @@ struct UserDataTests {
         try await h.consume(request, source: .registration)
         let part = try #require(try await Self.lastPublished(h, ErasurePartCompleted.self))
         #expect(part.service == "registration" && part.tallies == ["credentials": 1, "methods": 1, "users": 1])
+        // The credential's events are gone from the outbox; the purge request stays until the
+        // erasure completes (the relay may have to send it again to a replaced cluster).
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE '%alice%' AND event_type <> \(UserPurgeRequested.eventType)") == 0)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE event_type = \(UserPurgeRequested.eventType)") == 1)
         for table in ["users", "credentials", "user_methods"] {
             #expect(try await Self.count(h, PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \(table) WHERE username = 'alice'")) == 0, "\(table)")
         }
