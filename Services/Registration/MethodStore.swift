@@ -155,7 +155,7 @@ struct MethodStore: Sendable {
         try await context.withTransaction { conn in
             guard let row = try await conn.query(
                 """
-                UPDATE user_methods m SET status = 'DELETED', code_hash = NULL, sealed_secret = NULL, pii_ref = NULL
+                UPDATE user_methods m SET status = 'DELETED', code_hash = NULL, sealed_secret = NULL, pii_ref = NULL, deleted_at = \(now)
                 FROM (SELECT id, pii_ref FROM user_methods WHERE id = \(id) FOR UPDATE) old
                 WHERE m.id = old.id AND m.tenant_id = \(tenant) AND m.username = \(username) AND m.status <> 'DELETED'
                 RETURNING m.type, old.pii_ref

@@ -108,5 +108,19 @@ enum RegistrationMigrations {
                 PRIMARY KEY (erasure_id, service)
             );
             """),
+        Migration(
+            106, "retention",
+            """
+            -- Per-tenant retention of history (PUT /v1/admin/tenants/{t}/retention); NULL keeps.
+            CREATE TABLE retention_settings (
+                tenant_id text PRIMARY KEY,
+                deleted_registrations_days integer,
+                transaction_evidence_days integer,
+                updated_at timestamptz NOT NULL
+            );
+            -- When a credential or method was deleted, for the retention of deleted registrations.
+            ALTER TABLE credentials ADD COLUMN deleted_at timestamptz;
+            ALTER TABLE user_methods ADD COLUMN deleted_at timestamptz;
+            """),
     ]
 }

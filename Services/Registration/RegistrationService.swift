@@ -17,6 +17,7 @@ public enum RegistrationService: SignetService {
         let metadata: Metadata?
         let receipts: ErasureReceipts
         let userData: UserDataExport.Settings
+        let retentionInterval: Duration
 
         /// FIDO MDS3: the service, where its BLOB comes from, and the first load.
         struct Metadata: Sendable {
@@ -63,7 +64,8 @@ public enum RegistrationService: SignetService {
             rules: RegistrationRules.fromEnvironment(env),
             metadata: metadata,
             receipts: try ErasureReceipts.fromEnvironment(env, logger: logger),
-            userData: try UserDataExport.Settings.fromEnvironment(env))
+            userData: try UserDataExport.Settings.fromEnvironment(env),
+            retentionInterval: try RetentionPurger.interval(env))
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -88,6 +90,9 @@ public enum RegistrationService: SignetService {
         let userData = UserDataRoutes(
             context: context, export: UserDataExport(context: context, settings: configuration.userData), erasures: erasures,
             sessions: configuration.sessions)
+        let retention = RetentionStore(context: context)
+        let retentionRoutes = RetentionRoutes(context: context, store: retention)
+        let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { try await retention.purge(now: $0) }
         var handlers = AuthenticationResults.handlers
         handlers.merge(UserErasure.handlers(service: name, store: RegistrationUserData()))
         handlers.merge(ErasureStore.handlers(receipts: configuration.receipts))
@@ -100,6 +105,7 @@ public enum RegistrationService: SignetService {
                 webAuthn.register(on: &router)
                 methodRoutes.register(on: &router)
                 userData.register(on: &router)
-            }, handlers: handlers, background: refresher.map { [$0] } ?? [])
+                retentionRoutes.register(on: &router)
+            }, handlers: handlers, background: (refresher.map { [$0] } ?? []) + [purger])
     }
 }

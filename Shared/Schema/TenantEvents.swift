@@ -104,6 +104,6 @@ public enum EventCatalog {
         AuthenticationSucceeded.self, CredentialCloneSuspected.self, SessionIssued.self, SessionRevoked.self, MethodLockChanged.self,
         AuthenticationPolicyChanged.self, TransactionChanged.self, TransactionDecision.self,
         MethodChanged.self, DeliveryRequested.self, DeliveryStatusChanged.self,
-        UserPurgeRequested.self, ErasurePartCompleted.self,
+        UserPurgeRequested.self, ErasurePartCompleted.self, TenantRetentionChanged.self,
     ]
 }

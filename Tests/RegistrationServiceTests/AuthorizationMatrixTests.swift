@@ -24,6 +24,8 @@ import Testing
         ("PUT", "/v1/admin/tenants/{tenant}/api-keys/{keyId}", "admin"),
         ("GET", "/v1/admin/tenants/{tenant}/fido-policy", "admin"),
         ("PUT", "/v1/admin/tenants/{tenant}/fido-policy", "admin"),
+        ("GET", "/v1/admin/tenants/{tenant}/retention", "admin"),
+        ("PUT", "/v1/admin/tenants/{tenant}/retention", "admin"),
         ("GET", "/v1/tenants/{tenant}", "public"),
         ("GET", "/v1/tenants/{tenant}/api-keys/current", "relyingParty"),
         ("GET", "/v1/tenants/{tenant}/erasures/{erasureId}", "relyingParty"),

@@ -265,6 +265,7 @@ import Testing
         wire("ErasurePart", [.registration]) { ErasurePart.fullExample },
         wire("UserDataDocument", [.registration]) { UserDataDocument.fullExample },
         wire("UserDataMissingPart", [.registration]) { UserDataMissingPart.fullExample },
+        wire("RetentionSettings", [.registration]) { RetentionSettings.fullExample },
         WireType(
             component: "Problem",
             example: {
