@@ -82,7 +82,7 @@ let package = Package(
         // Each service is a library (its routes, stores, consumers, assembly) and an executable
         // whose main.swift only runs it; tests assemble the library in process.
         .target(
-            name: "RegistrationService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "FIDO", "Crypto", "Tokens", "OTP", "QRCode"],
+            name: "RegistrationService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "FIDO", "Crypto", "Tokens", "OTP", "QRCode", "CZlib"],
             path: "Services/Registration", exclude: ["main"]),
         .target(
             name: "AuthenticationService",
@@ -136,20 +136,20 @@ let package = Package(
             path: "Tests/ServiceTestSupport"),
         .testTarget(
             name: "RegistrationServiceTests",
-            dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "Crypto", "TestSupport", "FIDO", "JSON"],
+            dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "Crypto", "TestSupport", "FIDO", "JSON", "Tokens", "Postgres"],
             path: "Tests/RegistrationServiceTests"),
         .testTarget(
             name: "AuthenticationServiceTests",
-            dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "FIDO", "JSON", "Crypto"],
+            dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "FIDO", "JSON", "Crypto", "Postgres"],
             path: "Tests/AuthenticationServiceTests"),
         .testTarget(
-            name: "TransactionServiceTests", dependencies: ["TransactionService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            name: "TransactionServiceTests", dependencies: ["TransactionService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],
             path: "Tests/TransactionServiceTests"),
         .testTarget(
             name: "OOBServiceTests", dependencies: ["OOBService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
             path: "Tests/OOBServiceTests"),
         .testTarget(
-            name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],
             path: "Tests/PIIServiceTests"),
         .testTarget(
             name: "StackTests",

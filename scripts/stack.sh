@@ -148,9 +148,14 @@ dev_keys() {
     if [ ! -s "$DATA/keys/session-signing.pem" ]; then
         openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$DATA/keys/session-signing.pem" 2>/dev/null
     fi
+    # Erasure receipts (registration): a key of their own, published at its /.well-known/jwks.json.
+    if [ ! -s "$DATA/keys/receipt-signing.pem" ]; then
+        openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$DATA/keys/receipt-signing.pem" 2>/dev/null
+    fi
     chmod 600 "$DATA/keys/"*
     export SIGNET_CEREMONY_KEY="${SIGNET_CEREMONY_KEY:-$(cat "$DATA/keys/ceremony.key")}"
     export SIGNET_SIGNING_KEY_FILE="${SIGNET_SIGNING_KEY_FILE:-$DATA/keys/session-signing.pem}"
+    export SIGNET_RECEIPT_SIGNING_KEY_FILE="${SIGNET_RECEIPT_SIGNING_KEY_FILE:-$DATA/keys/receipt-signing.pem}"
     export SIGNET_TCTOKEN_KEY_SEAL="${SIGNET_TCTOKEN_KEY_SEAL:-$(cat "$DATA/keys/tctoken-seal.key")}"
     # Keys shared between services: TOTP secrets (registration → authentication), one-time
     # codes sealed to the oob service, code hashes, the vault's key-encryption key.

@@ -86,6 +86,8 @@ public enum AuthenticationService: SignetService {
         handlers.merge(UAFReadModel.handlers)
         handlers.merge(MethodReadModel.handlers)
         handlers.merge(TransactionReadModel.handlers)
+        let userData = AuthenticationUserData()
+        handlers.merge(UserErasure.handlers(service: name, store: userData))
         return ServiceAssembly(
             routes: { router in
                 webAuthn.register(on: &router)
@@ -94,6 +96,7 @@ public enum AuthenticationService: SignetService {
                 signIn.register(on: &router)
                 sessionRoutes.register(on: &router)
                 signUp.register(on: &router)
+                UserErasure.registerExport(on: &router, context: context, store: userData)
             }, handlers: handlers, background: background)
     }
 }

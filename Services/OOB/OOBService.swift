@@ -26,6 +26,12 @@ public enum OOBService: SignetService {
         let templates = TemplateStore(context: context)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
-        return ServiceAssembly(routes: { templates.register(on: &$0) }, handlers: handlers)
+        let userData = OOBUserData()
+        handlers.merge(UserErasure.handlers(service: name, store: userData))
+        return ServiceAssembly(
+            routes: { router in
+                templates.register(on: &router)
+                UserErasure.registerExport(on: &router, context: context, store: userData)
+            }, handlers: handlers)
     }
 }

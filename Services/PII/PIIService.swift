@@ -24,6 +24,13 @@ public enum PIIService: SignetService {
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
         let vault = PIIVault(context: context, kek: configuration.kek, calls: configuration.calls)
-        return ServiceAssembly(routes: { vault.register(on: &$0) }, handlers: TenantDirectory.readModelHandlers)
+        var handlers = TenantDirectory.readModelHandlers
+        handlers.merge(PIIVault.methodHandlers)
+        handlers.merge(UserErasure.handlers(service: name, store: vault))
+        return ServiceAssembly(
+            routes: { router in
+                vault.register(on: &router)
+                UserErasure.registerExport(on: &router, context: context, store: vault)
+            }, handlers: handlers)
     }
 }

@@ -115,6 +115,17 @@ struct PIIVault: Sendable {
         }
     }
 
+    /// A removed method's address or number leaves the vault with it: `MethodChanged` with
+    /// status `DELETED` names the value's reference.
+    static var methodHandlers: EventHandlers {
+        var h = EventHandlers()
+        h.on(MethodChanged.self) { e, _, conn in
+            guard e.status == "DELETED", let ref = e.piiRef else { return }
+            try await conn.query("DELETE FROM pii_values WHERE ref = \(ref) AND tenant_id = \(e.tenantId)")
+        }
+        return h
+    }
+
     /// Crypto-shredding: the subject's data key is destroyed, its values deleted.
     func erase(subject: String, tenant: String) async throws {
         try await context.pool.withTransaction { conn in
@@ -125,7 +136,7 @@ struct PIIVault: Sendable {
     }
 
     /// The subject's data key, unwrapped (created on first use when `create`).
-    private func subjectKey(tenant: String, subject: String, create: Bool, on conn: PostgresConnection) async throws -> [UInt8] {
+    func subjectKey(tenant: String, subject: String, create: Bool, on conn: PostgresConnection) async throws -> [UInt8] {
         let aad = Array("\(tenant)/\(subject)".utf8)
         if create {
             let fresh = try kek.seal(SecureRandom.bytes(32), associatedData: aad)

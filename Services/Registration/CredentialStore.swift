@@ -130,7 +130,7 @@ struct CredentialStore: Sendable {
         try await context.withTransaction { conn in
             let updated = try await conn.query(
                 """
-                UPDATE credentials SET status = 'deleted'
+                UPDATE credentials SET status = 'deleted', deleted_at = \(now)
                 WHERE tenant_id = \(tenant) AND username = \(username) AND credential_id = \(PostgresBytes(credentialID)) AND status <> 'deleted'
                 """)
             guard updated.affectedRows == 1 else { throw HTTPError(.notFound, detail: "No such credential for this user.") }

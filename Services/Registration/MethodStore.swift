@@ -160,22 +160,27 @@ struct MethodStore: Sendable {
         guard updated.affectedRows == 1 else { throw HTTPError(.notFound, detail: "No such method for this user.") }
     }
 
-    /// Removes the user's method `id` (its secrets cleared) with its `MethodChanged` event.
+    /// Removes the user's method `id` (its secrets and vault reference cleared) with its
+    /// `MethodChanged` event, which names the reference for the pii service to delete the value.
     ///
     /// - Throws: 404 `not_found` for a method the user does not have (or removed).
     func remove(id: String, tenant: String, username: String, at now: Date) async throws {
         try await context.withTransaction { conn in
             guard let row = try await conn.query(
                 """
-                UPDATE user_methods SET status = 'DELETED', code_hash = NULL, sealed_secret = NULL
-                WHERE id = \(id) AND tenant_id = \(tenant) AND username = \(username) AND status <> 'DELETED'
-                RETURNING type
+                UPDATE user_methods m SET status = 'DELETED', code_hash = NULL, sealed_secret = NULL, pii_ref = NULL, deleted_at = \(now)
+                FROM (SELECT id, pii_ref FROM user_methods WHERE id = \(id) FOR UPDATE) old
+                WHERE m.id = old.id AND m.tenant_id = \(tenant) AND m.username = \(username) AND m.status <> 'DELETED'
+                RETURNING m.type, old.pii_ref
                 """
             ).first, let type = row.string("type")
             else { throw HTTPError(.notFound, detail: "No such method for this user.") }
+            // The event names the vault reference so that the pii service deletes the address or
+            // number with the method; this service forgets the reference (the masked form stays
+            // in the method's history).
             try await Outbox.enqueue(
                 MethodChanged(
-                    tenantId: tenant, username: username, methodId: id, type: type, status: "DELETED", piiRef: nil, sealedSecret: nil,
+                    tenantId: tenant, username: username, methodId: id, type: type, status: "DELETED", piiRef: row.string("pii_ref"), sealedSecret: nil,
                     lastTotpStep: nil, changedAt: now),
                 source: .registration, subject: tenant, key: tenant, on: conn)
         }

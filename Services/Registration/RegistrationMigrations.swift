@@ -116,5 +116,43 @@ enum RegistrationMigrations {
             );
             CREATE INDEX uaf_registrations_by_user ON uaf_registrations (tenant_id, username);
             """),
+        Migration(
+            106, "erasures",
+            """
+            -- Erasures of users' data (the purge saga): one row per request, one per service
+            -- that has erased its part. The username is kept only while the erasure is pending
+            -- (the services' parts need it); completion clears it and stores the signed receipt.
+            CREATE TABLE erasures (
+                id text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                username text,
+                status text NOT NULL,
+                requested_at timestamptz NOT NULL,
+                completed_at timestamptz,
+                receipt text
+            );
+            CREATE INDEX erasures_by_tenant ON erasures (tenant_id, requested_at);
+            CREATE TABLE erasure_parts (
+                erasure_id text NOT NULL REFERENCES erasures (id),
+                service text NOT NULL,
+                tallies text NOT NULL,
+                completed_at timestamptz NOT NULL,
+                PRIMARY KEY (erasure_id, service)
+            );
+            """),
+        Migration(
+            107, "retention",
+            """
+            -- Per-tenant retention of history (PUT /v1/admin/tenants/{t}/retention); NULL keeps.
+            CREATE TABLE retention_settings (
+                tenant_id text PRIMARY KEY,
+                deleted_registrations_days integer,
+                transaction_evidence_days integer,
+                updated_at timestamptz NOT NULL
+            );
+            -- When a credential or method was deleted, for the retention of deleted registrations.
+            ALTER TABLE credentials ADD COLUMN deleted_at timestamptz;
+            ALTER TABLE user_methods ADD COLUMN deleted_at timestamptz;
+            """),
     ]
 }

@@ -17,6 +17,9 @@ public enum RegistrationService: SignetService {
         let metadata: Metadata?
         /// The registration service's public base URL, from which UAF AppIDs are made.
         let uafAppIDBase: String
+        let receipts: ErasureReceipts
+        let userData: UserDataExport.Settings
+        let retentionInterval: Duration
 
         /// FIDO MDS3: the service, where its BLOB comes from, and the first load.
         struct Metadata: Sendable {
@@ -62,7 +65,10 @@ public enum RegistrationService: SignetService {
             methodSecrets: try MethodSecrets.fromEnvironment(env, logger: logger, service: "registration"),
             rules: RegistrationRules.fromEnvironment(env),
             metadata: metadata,
-            uafAppIDBase: try uafAppIDBase(env))
+            uafAppIDBase: try uafAppIDBase(env),
+            receipts: try ErasureReceipts.fromEnvironment(env, logger: logger),
+            userData: try UserDataExport.Settings.fromEnvironment(env),
+            retentionInterval: try RetentionPurger.interval(env))
     }
 
     /// `SIGNET_UAF_APP_ID_BASE`: the registration service's URL as UAF clients reach it (the
@@ -97,6 +103,16 @@ public enum RegistrationService: SignetService {
         let enrollment = MethodEnrollment(
             tenants: context.tenants, users: users, methods: methods, secrets: configuration.methodSecrets, rules: configuration.rules)
         let methodRoutes = MethodRoutes(context: context, enrollment: enrollment, methods: methods, sessions: configuration.sessions)
+        let erasures = ErasureStore(context: context, receipts: configuration.receipts)
+        let userData = UserDataRoutes(
+            context: context, export: UserDataExport(context: context, settings: configuration.userData), erasures: erasures,
+            sessions: configuration.sessions)
+        let retention = RetentionStore(context: context)
+        let retentionRoutes = RetentionRoutes(context: context, store: retention)
+        let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { try await retention.purge(now: $0) }
+        var handlers = AuthenticationResults.handlers
+        handlers.merge(UserErasure.handlers(service: name, store: RegistrationUserData()))
+        handlers.merge(ErasureStore.handlers(receipts: configuration.receipts))
         // Registration owns the tenants: it keeps no read model of them.
         return ServiceAssembly(
             routes: { router in
@@ -106,6 +122,8 @@ public enum RegistrationService: SignetService {
                 webAuthn.register(on: &router)
                 uaf.register(on: &router)
                 methodRoutes.register(on: &router)
-            }, handlers: AuthenticationResults.handlers, background: refresher.map { [$0] } ?? [])
+                userData.register(on: &router)
+                retentionRoutes.register(on: &router)
+            }, handlers: handlers, background: (refresher.map { [$0] } ?? []) + [purger])
     }
 }

@@ -50,5 +50,16 @@ enum TransactionMigrations {
                 PRIMARY KEY (tenant_id, credential_id)
             );
             """),
+        Migration(
+            103, "retention",
+            """
+            -- The tenants' retention of transactions' evidence (from registration's events); NULL keeps.
+            CREATE TABLE retention_settings (
+                tenant_id text PRIMARY KEY,
+                transaction_evidence_days integer,
+                changed_at timestamptz NOT NULL
+            );
+            CREATE INDEX transactions_evidence_age ON transactions (tenant_id, updated_at) WHERE evidence IS NOT NULL;
+            """),
     ]
 }

@@ -11,6 +11,7 @@ public enum TransactionService: SignetService {
     public struct Configuration: Sendable {
         let seal: AES256GCM
         let issuer: String
+        let retentionInterval: Duration
     }
 
     public static let name = ServiceName.transaction
@@ -19,7 +20,8 @@ public enum TransactionService: SignetService {
     public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
         Configuration(
             seal: try AES256GCM(key: try ServiceKeys.key("SIGNET_TCTOKEN_KEY_SEAL", env, logger: logger)),
-            issuer: env.string("SIGNET_TCTOKEN_ISSUER", default: "http://localhost:8080/transaction"))
+            issuer: env.string("SIGNET_TCTOKEN_ISSUER", default: "http://localhost:8080/transaction"),
+            retentionInterval: try RetentionPurger.interval(env))
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -29,6 +31,16 @@ public enum TransactionService: SignetService {
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(decisions.handlers)
         handlers.merge(CredentialOwners.handlers)
-        return ServiceAssembly(routes: { routes.register(on: &$0) }, handlers: handlers, background: [TransactionExpirer(context: context)])
+        let userData = TransactionUserData()
+        handlers.merge(TransactionRetention.handlers)
+        let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { now in
+            try await context.pool.withConnection { try await TransactionRetention.purge(now: now, on: $0) }
+        }
+        handlers.merge(UserErasure.handlers(service: name, store: userData))
+        return ServiceAssembly(
+            routes: { router in
+                routes.register(on: &router)
+                UserErasure.registerExport(on: &router, context: context, store: userData)
+            }, handlers: handlers, background: [TransactionExpirer(context: context), purger])
     }
 }

@@ -106,5 +106,6 @@ public enum EventCatalog {
         MethodChanged.self, DeliveryRequested.self, DeliveryStatusChanged.self,
         // Appended, so that EventFuzz's corpus (a first byte choosing the type) keeps its meaning.
         UAFAuthenticatorRegistered.self, UAFAuthenticatorStatusChanged.self, UAFSettingsChanged.self,
+        UserPurgeRequested.self, ErasurePartCompleted.self, TenantRetentionChanged.self,
     ]
 }

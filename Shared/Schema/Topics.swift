@@ -8,13 +8,15 @@ public enum Topic {
     public static let pii = "signet.pii"
     /// Requests to the oob-notification service (messages to deliver), from any service.
     public static let deliveryRequests = "signet.oob.requests"
+    /// Tallies of erasure parts, from every service, to the registration service (the purge saga).
+    public static let erasures = "signet.registration.erasures"
 
     /// The dead-letter topic of a service's consumer group.
     public static func deadLetter(service: ServiceName) -> String { "signet.\(service.rawValue).dlq" }
 
     /// Every topic a broker must have, in a stable order (the development broker creates them).
     public static var all: [String] {
-        [registration, authentication, transaction, oob, pii, deliveryRequests] + ServiceName.allCases.map { deadLetter(service: $0) }
+        [registration, authentication, transaction, oob, pii, deliveryRequests, erasures] + ServiceName.allCases.map { deadLetter(service: $0) }
     }
 
     /// Partitions per topic on the development broker.

@@ -37,13 +37,16 @@ public struct InternalCalls: Sendable {
         return caller
     }
 
-    /// POSTs JSON to another service and decodes its JSON answer.
+    /// POSTs JSON to another service and decodes its JSON answer; `timeout` bounds the wait
+    /// for each part of the answer.
     ///
     /// - Throws: 503 `service_unavailable` when the other service cannot be reached or fails;
     ///   its 4xx problem when it refuses (passed on with its code).
-    public func post<Body: Encodable, Answer: Decodable>(_ url: String, _ body: Body, as: Answer.Type) async throws -> Answer {
+    public func post<Body: Encodable, Answer: Decodable>(
+        _ url: String, _ body: Body, as: Answer.Type, timeout: TimeInterval = 5
+    ) async throws -> Answer {
         guard let target = URL(string: url) else { throw HTTPError(.internalError) }
-        var request = URLRequest(url: target, timeoutInterval: 5)
+        var request = URLRequest(url: target, timeoutInterval: timeout)
         request.httpMethod = "POST"
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")

@@ -41,6 +41,7 @@ import Testing
         ("POST", "/v1/tenants/{tenant}/uaf/authentications", "public"),
         ("POST", "/v1/tenants/{tenant}/uaf/authentications/requests", "public"),
         ("POST", "/v1/tenants/{tenant}/webauthn/authentications/options", "public"),
+        ("POST", "/v1/internal/tenants/{tenant}/user-data", "internal"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

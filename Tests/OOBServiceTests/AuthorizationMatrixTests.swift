@@ -19,6 +19,7 @@ import Testing
         ("GET", "/v1/admin/tenants/{tenant}/templates/{kind}/{locale}", "admin"),
         ("PUT", "/v1/admin/tenants/{tenant}/templates/{kind}/{locale}", "admin"),
         ("GET", "/v1/tenants/{tenant}", "public"),
+        ("POST", "/v1/internal/tenants/{tenant}/user-data", "internal"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

@@ -12,6 +12,7 @@ import Testing
 /// cannot be registered without a guard at all (`GuardedRouter`).
 @Suite struct RegistrationAuthorizationMatrixTests {
     static let matrix: [(method: String, template: String, guard: String)] = [
+        ("GET", "/.well-known/jwks.json", "public"),
         ("GET", "/healthz", "public"),
         ("GET", "/metrics", "public"),
         ("GET", "/readyz", "public"),
@@ -25,8 +26,13 @@ import Testing
         ("PUT", "/v1/admin/tenants/{tenant}/fido-policy", "admin"),
         ("GET", "/v1/admin/tenants/{tenant}/uaf-settings", "admin"),
         ("PUT", "/v1/admin/tenants/{tenant}/uaf-settings", "admin"),
+        ("GET", "/v1/admin/tenants/{tenant}/retention", "admin"),
+        ("PUT", "/v1/admin/tenants/{tenant}/retention", "admin"),
         ("GET", "/v1/tenants/{tenant}", "public"),
         ("GET", "/v1/tenants/{tenant}/api-keys/current", "relyingParty"),
+        ("GET", "/v1/tenants/{tenant}/erasures/{erasureId}", "relyingParty"),
+        ("DELETE", "/v1/tenants/{tenant}/users/{username}", "relyingPartyOrSelf"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/data", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/credentials", "relyingPartyOrSelf"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
@@ -63,6 +69,6 @@ import Testing
     @Test func consumedTopicsFollowFromTheHandlers() async throws {
         let h = try await ServiceHarness<RegistrationService>.offline()
         defer { Task { await h.close() } }
-        #expect(h.assembly.handlers.topics.sorted() == ["signet.authentication"].sorted())
+        #expect(h.assembly.handlers.topics.sorted() == ["signet.authentication", "signet.registration", "signet.registration.erasures"].sorted())
     }
 }

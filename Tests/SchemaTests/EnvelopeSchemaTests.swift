@@ -21,11 +21,11 @@ import Testing
         return .object(headers)
     }
 
-    /// The service that publishes on each topic (requests to oob come from several; one
-    /// stands for them).
+    /// The service that publishes on each topic (requests to oob and erasure tallies come
+    /// from several; one stands for them).
     static let publishers: [String: ServiceName] = [
         Topic.registration: .registration, Topic.authentication: .authentication, Topic.transaction: .transaction,
-        Topic.oob: .oob, Topic.pii: .pii, Topic.deliveryRequests: .authentication,
+        Topic.oob: .oob, Topic.pii: .pii, Topic.deliveryRequests: .authentication, Topic.erasures: .pii,
     ]
 
     /// One envelope per catalog type, from the service that publishes on the payload's topic.

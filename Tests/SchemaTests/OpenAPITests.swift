@@ -58,6 +58,23 @@ import Testing
         Operation(
             "get", "/v1/tenants/{tenant}/api-keys/current", security: "rpApiKey",
             ["200": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found"], "503": unavailable]),
+        // A user's data (issue #18).
+        Operation(
+            "delete", "/v1/tenants/{tenant}/users/{username}", security: "rpApiKey,sessionToken",
+            [
+                "202": [], "400": ["invalid_field", "invalid_path", "invalid_username"], "401": ["unauthorized"], "403": ["forbidden"],
+                "404": ["not_found", "tenant_not_found"], "503": unavailable,
+            ]),
+        Operation(
+            "get", "/v1/tenants/{tenant}/users/{username}/data", security: "rpApiKey,sessionToken",
+            [
+                "200": [], "400": ["invalid_field", "invalid_path", "invalid_username"], "401": ["unauthorized"], "403": ["forbidden"],
+                "404": ["not_found", "tenant_not_found"], "503": unavailable,
+            ]),
+        Operation(
+            "get", "/v1/tenants/{tenant}/erasures/{erasureId}", security: "rpApiKey",
+            ["200": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found"], "503": unavailable]),
+        Operation("get", "/.well-known/jwks.json", ["200": []]),
     ]
 
     static func operations(of service: ServiceName) -> [Operation] {
@@ -243,6 +260,12 @@ import Testing
         wire("TCTokenVerifyRequest", [.transaction]) { TCTokenVerifyRequest.fullExample },
         wire("TCTokenVerifyResult", [.transaction]) { TCTokenVerifyResult.fullExample },
         wire("MetadataRefreshOutcome", [.registration]) { MetadataRefreshOutcome.fullExample },
+        wire("ErasureStarted", [.registration]) { ErasureStarted.fullExample },
+        wire("ErasureResource", [.registration]) { ErasureResource.fullExample },
+        wire("ErasurePart", [.registration]) { ErasurePart.fullExample },
+        wire("UserDataDocument", [.registration]) { UserDataDocument.fullExample },
+        wire("UserDataMissingPart", [.registration]) { UserDataMissingPart.fullExample },
+        wire("RetentionSettings", [.registration]) { RetentionSettings.fullExample },
         WireType(
             component: "Problem",
             example: {

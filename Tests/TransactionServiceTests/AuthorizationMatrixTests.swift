@@ -25,6 +25,7 @@ import Testing
         ("POST", "/v1/tenants/{tenant}/transactions/{transactionId}/cancel", "relyingParty"),
         ("GET", "/v1/tenants/{tenant}/transactions/{transactionId}/evidence", "relyingParty"),
         ("POST", "/v1/tenants/{tenant}/transactions/{transactionId}/tctoken/verify", "relyingParty"),
+        ("POST", "/v1/internal/tenants/{tenant}/user-data", "internal"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

@@ -1,0 +1,34 @@
+import JSON
+import Postgres
+import ServiceKit
+
+/// What the transaction service holds about a user: the user's transactions (details, status,
+/// tcToken and the evidence of the confirmation) and its record of whose each credential is. A
+/// new table keyed by user is added to both functions here (see ``UserDataStore``).
+struct TransactionUserData: UserDataStore {
+    func export(_ user: UserDataSubject, reader: String, on conn: PostgresConnection) async throws -> JSONValue {
+        let (t, u) = (user.tenant, user.username)
+        return [
+            "transactions": try await UserErasure.rows(
+                """
+                SELECT id AS "transactionId", status, details::json AS details, payer_account AS "payerAccount",
+                    custom_fields::json AS "customFields", created_at AS "createdAt", updated_at AS "updatedAt", expires_at AS "expiresAt",
+                    tc_jti AS "tcTokenId", tc_consumed_at AS "tcTokenConsumedAt", evidence::json AS evidence
+                FROM transactions WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
+                """, on: conn),
+            "credentials": try await UserErasure.rows(
+                """
+                SELECT translate(rtrim(encode(credential_id, 'base64'), '='), '+/', '-_') AS "credentialId", status
+                FROM credential_owners WHERE tenant_id = \(t) AND username = \(u) ORDER BY credential_id
+                """, on: conn),
+        ]
+    }
+
+    func erase(_ user: UserDataSubject, on conn: PostgresConnection) async throws -> [String: Int] {
+        let (t, u) = (user.tenant, user.username)
+        return [
+            "transactions": try await conn.query("DELETE FROM transactions WHERE tenant_id = \(t) AND username = \(u)").affectedRows,
+            "credentials": try await conn.query("DELETE FROM credential_owners WHERE tenant_id = \(t) AND username = \(u)").affectedRows,
+        ]
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import HTTPServer
+import Postgres
+import Schema
+import ServiceKit
+import ServiceTestSupport
+import Testing
+import TestSupport
+@testable import PIIService
+
+/// The vault's part of a user's data: the export decrypts the subject's values (each read
+/// audited), the purge destroys the subject's data key (a copy of the ciphertext put back can
+/// no longer be read), and a removed method's value leaves the vault.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct VaultErasureTests {
+    typealias Harness = ServiceHarness<PIIService>
+    static let caller = [(name: "X-Signet-Service", value: "registration")]
+
+    static func store(_ h: Harness, subject: String, kind: String, value: String) async throws -> String {
+        let stored = await h.send(
+            "POST", "/v1/internal/tenants/acme/pii", bearer: Harness.internalToken, headers: caller,
+            json: #"{"subject":"\#(subject)","kind":"\#(kind)","value":"\#(value)"}"#)
+        #expect(stored.status == 201)
+        return try #require((try JSONSerialization.jsonObject(with: Data(stored.body)) as? [String: Any])?["ref"] as? String)
+    }
+
+    static func read(_ h: Harness, _ ref: String) async -> HTTPResponse {
+        await h.send("POST", "/v1/internal/tenants/acme/pii/\(ref)/read", bearer: Harness.internalToken, headers: caller, json: #"{"purpose":"test"}"#)
+    }
+
+    @Test func theExportDecryptsAndAuditsAndThePurgeShredsTheKey() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let subject = "c3ViamVjdC1vbmU"
+        let email = "erin.\(UInt32.random(in: 0...UInt32.max))@example.org"
+        let emailRef = try await Self.store(h, subject: subject, kind: "email", value: email)
+        let phoneRef = try await Self.store(h, subject: subject, kind: "phone", value: "+447700900123")
+        let otherRef = try await Self.store(h, subject: "b3RoZXI", kind: "phone", value: "+447700900999")
+
+        let exported = await h.send(
+            "POST", "/v1/internal/tenants/acme/user-data", bearer: Harness.internalToken, headers: Self.caller,
+            json: #"{"username":"erin","subject":"\#(subject)"}"#)
+        let text = String(decoding: exported.body, as: UTF8.self)
+        #expect(exported.status == 200 && text.contains(email) && text.contains("+447700900123") && !text.contains("+447700900999"))
+        let audited = try await h.context.pool.withConnection { conn in
+            try await conn.query("SELECT ref FROM pii_reads WHERE reader = 'registration' AND purpose = 'user_data_export' ORDER BY ref")
+        }.compactMap { $0.string("ref") }
+        #expect(audited == [emailRef, phoneRef].sorted())
+        // Without the internal token: refused.
+        #expect(await h.send("POST", "/v1/internal/tenants/acme/user-data", headers: Self.caller, json: #"{"username":"erin"}"#).status == 401)
+
+        // A backup's copy of the ciphertext, taken before the purge.
+        let backup = try await h.context.pool.withConnection { conn in
+            try await conn.query("SELECT ref, tenant_id, subject, kind, encode(ciphertext, 'hex') AS c, masked, created_at FROM pii_values WHERE ref = \(emailRef)")
+        }.first
+        let purge = UserPurgeRequested(
+            tenantId: "acme", erasureId: "er_" + String(repeating: "a", count: 32), username: "erin", subject: subject, requestedAt: Date())
+        try await h.consume(purge, source: .registration)
+        let part = try #require(try await h.published().last { $0.type == ErasurePartCompleted.eventType })
+        let tallies = try EventCoding.decode(ErasurePartCompleted.self, from: Array(part.data.utf8))
+        #expect(tallies.service == "pii" && tallies.tallies == ["dataKeys": 1, "values": 2])
+        #expect(await Self.read(h, emailRef).status == 404)
+        #expect(await Self.read(h, otherRef).status == 200, "another subject's values stay")
+
+        // The ciphertext put back (a replica, a restored table) cannot be opened: its key is gone.
+        let row = try #require(backup)
+        try await h.context.pool.withConnection { conn in
+            _ = try await conn.query(
+                """
+                INSERT INTO pii_values (ref, tenant_id, subject, kind, ciphertext, masked, created_at)
+                VALUES (\(row.string("ref") ?? ""), \(row.string("tenant_id") ?? ""), \(row.string("subject") ?? ""), \(row.string("kind") ?? ""),
+                    decode(\(row.string("c") ?? ""), 'hex'), \(row.string("masked") ?? ""), \(row.date("created_at") ?? Date()))
+                """)
+        }
+        #expect(await Self.read(h, emailRef).status == 404)
+        let keys = try await h.context.pool.withConnection { conn in
+            try await conn.query("SELECT count(*) AS n FROM subject_keys WHERE subject = \(subject) AND wrapped_key IS NOT NULL")
+        }.first?.int("n")
+        #expect(keys == 0)
+
+        // Another request finds the key already destroyed and deletes only the copy put back (a
+        // replay of the same event never runs: the consumer's dedupe).
+        try await h.consume(purge, source: .registration)
+        let again = try #require(try await h.published().last { $0.type == ErasurePartCompleted.eventType })
+        #expect(try EventCoding.decode(ErasurePartCompleted.self, from: Array(again.data.utf8)).tallies == ["values": 1])
+    }
+
+    @Test func aRemovedMethodsValueLeavesTheVault() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let ref = try await Self.store(h, subject: "c3ViamVjdC10d28", kind: "email", value: "gone@example.org")
+        let removed = MethodChanged(
+            tenantId: "acme", username: "erin", methodId: "m_" + String(repeating: "b", count: 32), type: "email_otp", status: "DELETED",
+            piiRef: ref, sealedSecret: nil, lastTotpStep: nil, changedAt: Date())
+        var active = removed
+        active.status = "ACTIVE"
+        try await h.consume(active, source: .registration)
+        #expect(await Self.read(h, ref).status == 200)
+        try await h.consume(removed, source: .registration)
+        #expect(await Self.read(h, ref).status == 404)
+    }
+}

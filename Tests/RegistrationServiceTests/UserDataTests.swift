@@ -1,0 +1,189 @@
+import Crypto
+import Foundation
+import HTTPServer
+import JSON
+import Postgres
+import Schema
+import ServiceKit
+import ServiceTestSupport
+import Testing
+import TestSupport
+import Tokens
+@testable import RegistrationService
+
+/// The registration service's side of a user's data, in process over a scratch database: the
+/// erasure started by `DELETE …/users/{u}`, its own part erased from the purge request, the
+/// receipt signed once five parts have answered, and the fetch naming the parts it could not
+/// gather.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct UserDataTests {
+    typealias Harness = ServiceHarness<RegistrationService>
+
+    static func count(_ h: Harness, _ sql: PostgresQuery) async throws -> Int {
+        try await h.context.pool.withConnection { try await $0.query(sql) }.first?.int("n") ?? -1
+    }
+
+    static func json(_ response: HTTPResponse) throws -> JSONValue {
+        try JSONParser.parse(response.body, maximumDepth: 32)
+    }
+
+    /// The last published event of type `P`, decoded.
+    static func lastPublished<P: EventPayload>(_ h: Harness, _: P.Type) async throws -> P? {
+        guard let data = try await h.published().last(where: { $0.type == P.eventType })?.data else { return nil }
+        return try EventCoding.decode(P.self, from: Array(data.utf8))
+    }
+
+    @Test func anErasureDeletesTheUserAndCompletesWithAReceiptAtTheFifthPart() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let key = try await CredentialManagementTests.tenantWithKey(h)
+        let handle = SecureRandom.bytes(32)
+        try await CredentialStore(context: h.context).register(
+            CredentialManagementTests.credential(SecureRandom.bytes(16), handle: handle), challenge: SecureRandom.bytes(32),
+            challengeExpiresAt: Date() + 300, at: Date())
+        try await MethodStore(context: h.context).insert(
+            .init(id: "m_" + Hex.encode(SecureRandom.bytes(16)), tenant: "acme", username: "alice", type: "totp", sealedSecret: [1, 2, 3], createdAt: Date()),
+            delivery: nil)
+
+        let started = await h.send("DELETE", "/v1/tenants/acme/users/alice", bearer: key)
+        #expect(started.status == 202)
+        let erasureID = try #require(try Self.json(started)["erasureId"]?.stringValue)
+        #expect(started.header("Location") == "/v1/tenants/acme/erasures/\(erasureID)")
+        let request = try #require(try await Self.lastPublished(h, UserPurgeRequested.self))
+        #expect(request.erasureId == erasureID && request.username == "alice" && request.subject == Base64URL.encode(handle))
+
+        // This service's own part, from its own request.
+        try await h.consume(request, source: .registration)
+        let part = try #require(try await Self.lastPublished(h, ErasurePartCompleted.self))
+        #expect(part.service == "registration" && part.tallies == ["credentials": 1, "methods": 1, "users": 1])
+        // The credential's events are gone from the outbox; the purge request stays until the
+        // erasure completes (the relay may have to send it again to a replaced cluster).
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE '%alice%' AND event_type <> \(UserPurgeRequested.eventType)") == 0)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE event_type = \(UserPurgeRequested.eventType)") == 1)
+        for table in ["users", "credentials", "user_methods"] {
+            #expect(try await Self.count(h, PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \(table) WHERE username = 'alice'")) == 0, "\(table)")
+        }
+
+        // Four of five: still pending, the username kept for the parts to come.
+        let now = Date()
+        for service in ServiceName.allCases.dropLast() {
+            try await h.consume(
+                ErasurePartCompleted(tenantId: "acme", erasureId: erasureID, service: service.rawValue, tallies: ["things": 2], completedAt: now),
+                source: service)
+        }
+        var erasure = try Self.json(await h.send("GET", "/v1/tenants/acme/erasures/\(erasureID)", bearer: key))
+        #expect(erasure["status"] == "PENDING" && erasure["receipt"] == nil)
+        #expect(erasure["parts"]?.arrayValue?.map { $0["status"]?.stringValue ?? "" } == ["COMPLETED", "COMPLETED", "COMPLETED", "COMPLETED", "PENDING"])
+
+        // The fifth completes it (a repeated answer changes nothing).
+        for _ in 0..<2 {
+            try await h.consume(
+                ErasurePartCompleted(tenantId: "acme", erasureId: erasureID, service: "pii", tallies: ["dataKeys": 1, "values": 2], completedAt: now),
+                source: .pii)
+        }
+        let answered = await h.send("GET", "/v1/tenants/acme/erasures/\(erasureID)", bearer: key)
+        erasure = try Self.json(answered)
+        #expect(answered.status == 200 && erasure["status"] == "COMPLETED")
+        let receipt = try #require(erasure["receipt"]?.stringValue)
+        let jwks = await h.send("GET", "/.well-known/jwks.json")
+        #expect(jwks.status == 200 && jwks.header("Content-Type") == "application/jwk-set+json")
+        let verifier = JWTVerifier(
+            keySet: try JWKSet(json: jwks.body),
+            options: JWTValidationOptions(
+                issuer: "http://localhost:8080/registration", audience: "acme", requireExpiration: false, expectedType: ErasureReceipts.type))
+        let claims = try verifier.verify(receipt, now: Date()).claims
+        #expect(claims.id == erasureID)
+        #expect(claims[claim: "tallies"]?["pii"] == ["dataKeys": 1, "values": 2])
+        #expect(claims[claim: "tallies"]?["registration"] == ["things": 2])
+        #expect(claims[claim: "sub"] == nil)
+        // A receipt from another key does not verify.
+        let other = try SigningKeyRing.ephemeral()
+        #expect(throws: JOSEError.self) { try JWTVerifier(keySet: other.keySet, options: verifier.options).verify(receipt, now: Date()) }
+
+        // No table keeps the username: not the erasure, not the outbox (the purge request and
+        // the credential's events named it).
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM erasures WHERE username IS NOT NULL") == 0)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE '%alice%'") == 0)
+        // Another tenant's key sees no such erasure.
+        #expect(await h.send("GET", "/v1/tenants/acme/erasures/er_00000000000000000000000000000000", bearer: key).status == 404)
+        #expect(await h.send("GET", "/v1/tenants/acme/erasures/not-an-id", bearer: key).status == 404)
+    }
+
+    @Test func anUnknownUserIsErasedWithEmptyTallies() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let key = try await CredentialManagementTests.tenantWithKey(h)
+        let started = await h.send("DELETE", "/v1/tenants/acme/users/nobody", bearer: key)
+        #expect(started.status == 202)
+        let request = try #require(try await Self.lastPublished(h, UserPurgeRequested.self))
+        #expect(request.subject == nil)
+        try await h.consume(request, source: .registration)
+        #expect(try await Self.lastPublished(h, ErasurePartCompleted.self)?.tallies == [:])
+        // Another tenant's users are out of this key's reach.
+        #expect(await h.send("DELETE", "/v1/tenants/other/users/nobody", bearer: key).status == 401)
+    }
+
+    @Test func aFetchNamesThePartsItCouldNotGather() async throws {
+        // One service that accepts connections and never answers, the others refuse them.
+        let silent = try SilentListener()
+        defer { silent.close() }
+        let h = try await Harness.withDatabase(environment: [
+            "SIGNET_USER_DATA_PART_TIMEOUT_MS": "300", "SIGNET_TRANSACTION_URL": "http://127.0.0.1:\(silent.port)",
+            "SIGNET_AUTHENTICATION_URL": "http://127.0.0.1:9", "SIGNET_OOB_URL": "http://127.0.0.1:9", "SIGNET_PII_URL": "http://127.0.0.1:9",
+        ])
+        defer { Task { await h.close() } }
+        let key = try await CredentialManagementTests.tenantWithKey(h)
+        try await MethodStore(context: h.context).insert(
+            .init(
+                id: "m_" + Hex.encode(SecureRandom.bytes(16)), tenant: "acme", username: "alice", type: "email_otp",
+                piiRef: "pii_" + Hex.encode(SecureRandom.bytes(16)), masked: "a•••@example.com", createdAt: Date()),
+            delivery: nil)
+        let clock = ContinuousClock()
+        let start = clock.now
+        let response = await h.send("GET", "/v1/tenants/acme/users/alice/data", bearer: key)
+        let elapsed = clock.now - start
+        let document = try Self.json(response)
+        #expect(response.status == 200)
+        #expect(document["parts"]?.objectValue?.keys.sorted() == ["registration"])
+        #expect(document["parts"]?["registration"]?["methods"]?.arrayValue?.first?["masked"] == "a•••@example.com")
+        let missing = document["missing"]?.arrayValue?.map { "\($0["service"]?.stringValue ?? ""):\($0["reason"]?.stringValue ?? "")" }
+        #expect(missing == ["authentication:unavailable", "oob:unavailable", "pii:unavailable", "transaction:timeout"])
+        // Bounded by the part timeout, not by the silent service (no assertion on speed: only
+        // that it did not wait for the 5 s default).
+        #expect(elapsed < .seconds(5))
+
+        // The same as a ZIP: a manifest and one file per part gathered.
+        let zip = await h.send("GET", "/v1/tenants/acme/users/alice/data", bearer: key, headers: [("Accept", "application/zip")])
+        #expect(zip.status == 200 && zip.header("Content-Type") == "application/zip")
+        let listing = try ZipArchiveTests.readWithPython(zip.body)
+        #expect(listing.names == ["manifest.json", "registration.json"])
+        #expect(listing.contents["manifest.json"]?.contains(#""transaction""#) == true)
+    }
+}
+
+/// A loopback TCP listener that accepts nothing: connections complete in the kernel's backlog
+/// and requests are never answered.
+final class SilentListener: @unchecked Sendable {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = 0
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0, listen(fd, 16) == 0 else {
+            _ = Glibc.close(fd)
+            throw TestStackError("could not listen on loopback")
+        }
+        var out = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &out) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        self.fd = fd
+        port = Int(UInt16(bigEndian: out.sin_port))
+    }
+
+    func close() { _ = Glibc.close(fd) }
+}
