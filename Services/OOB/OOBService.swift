@@ -1,3 +1,4 @@
+import Crypto
 import Delivery
 import Foundation
 import Platform
@@ -6,17 +7,30 @@ import Schema
 import ServiceKit
 
 /// The oob-notification service: delivery of one-time codes by e-mail (SMTP) and SMS (an HTTP
-/// provider), from requests on signet.oob.requests.
+/// provider), from requests on signet.oob.requests; mobile devices (their keys, push tokens and
+/// binding to users); and out-of-band approvals the user's bound device accepts or rejects.
 public enum OOBService: SignetService {
     public struct Configuration: Sendable {
         let delivery: DeliveryConfiguration
+        /// Seals push tokens and the device identifier keys (`SIGNET_OOB_KEY_SEAL`).
+        let seal: AES256GCM
+        /// `iss` of device identifier JWTs (`SIGNET_OOB_ISSUER`).
+        let issuer: String
+        /// A device without a call for this long is inactive (`SIGNET_OOB_INACTIVE_DAYS`).
+        let inactiveAfter: TimeInterval
+        let sessions: SessionTokenVerifier
     }
 
     public static let name = ServiceName.oob
-    public static var migrations: [Migration] { [TemplateStore.migration] }
+    public static var migrations: [Migration] { OOBMigrations.all }
 
     public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
-        Configuration(delivery: try DeliveryConfiguration.fromEnvironment(env, logger: logger))
+        Configuration(
+            delivery: try DeliveryConfiguration.fromEnvironment(env, logger: logger),
+            seal: try AES256GCM(key: try ServiceKeys.key("SIGNET_OOB_KEY_SEAL", env, logger: logger)),
+            issuer: env.string("SIGNET_OOB_ISSUER", default: "http://localhost:8080/oob"),
+            inactiveAfter: Double(try env.int("SIGNET_OOB_INACTIVE_DAYS", default: 90, range: 1...3650)) * 86_400,
+            sessions: try SessionTokenVerifier.fromEnvironment(env))
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -24,8 +38,20 @@ public enum OOBService: SignetService {
             configuration: configuration.delivery, smtp: try SMTPClient(configuration: configuration.delivery.smtp),
             sms: try SMSClient(configuration: configuration.delivery.sms), logger: context.logger)
         let templates = TemplateStore(context: context)
+        let devices = DeviceStore(pool: context.pool, seal: configuration.seal)
+        let keys = DeviceTokenKeys(pool: context.pool, seal: configuration.seal)
+        let waiters = ApprovalWaiters()
+        let deviceRoutes = DeviceRoutes(
+            context: context, store: devices, keys: keys, issuer: configuration.issuer, inactiveAfter: configuration.inactiveAfter,
+            sessions: configuration.sessions)
+        let approvalRoutes = ApprovalRoutes(context: context, store: devices, waiters: waiters, created: { _ in })
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
-        return ServiceAssembly(routes: { templates.register(on: &$0) }, handlers: handlers)
+        return ServiceAssembly(
+            routes: {
+                templates.register(on: &$0)
+                deviceRoutes.register(on: &$0)
+                approvalRoutes.register(on: &$0)
+            }, handlers: handlers, background: [ApprovalExpirer(context: context, devices: devices, waiters: waiters)])
     }
 }

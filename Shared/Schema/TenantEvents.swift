@@ -103,6 +103,6 @@ public enum EventCatalog {
         CredentialRegistered.self, CredentialStatusChanged.self, CredentialRenamed.self,
         AuthenticationSucceeded.self, CredentialCloneSuspected.self, SessionIssued.self, SessionRevoked.self, MethodLockChanged.self,
         AuthenticationPolicyChanged.self, TransactionChanged.self, TransactionDecision.self,
-        MethodChanged.self, DeliveryRequested.self, DeliveryStatusChanged.self,
+        MethodChanged.self, DeliveryRequested.self, DeliveryStatusChanged.self, DeviceChanged.self, ApprovalChanged.self,
     ]
 }

@@ -1,0 +1,43 @@
+import Foundation
+import Platform
+import Postgres
+import Schema
+import ServiceKit
+
+/// Every few seconds: marks approvals in progress past their expiry `EXPIRED`, each with its
+/// event, and wakes their long polls; and deletes the nonces of device proofs that can no
+/// longer be fresh. (A decision arriving later is refused anyway: every read and decision
+/// compares with the expiry, not with the status alone.)
+final class ApprovalExpirer: Service {
+    let name = "approval-expirer"
+    let context: ServiceContext
+    let devices: DeviceStore
+    let waiters: ApprovalWaiters
+    private let schedule: PeriodicTask
+
+    init(context: ServiceContext, devices: DeviceStore, waiters: ApprovalWaiters, interval: Duration = .seconds(5)) {
+        self.context = context
+        self.devices = devices
+        self.waiters = waiters
+        schedule = PeriodicTask(interval: interval)
+    }
+
+    func run() async throws {
+        await schedule.run(logger: context.logger, failure: "expiring approvals failed") { try await self.expire(now: Date()) }
+    }
+
+    func shutdown() async { await schedule.stopRunning() }
+
+    func expire(now: Date) async throws {
+        let expired = try await context.withTransaction { conn -> [String] in
+            var ids: [String] = []
+            for var approval in try await StoredApproval.overdue(before: now, limit: 500, on: conn) {
+                _ = try await ApprovalRoutes.finish(&approval, now: now, on: conn)
+                ids.append(approval.id)
+            }
+            return ids
+        }
+        for id in expired { waiters.notify(id) }
+        try await devices.purgeNonces(before: now)
+    }
+}
