@@ -153,8 +153,9 @@ dev_keys() {
     export SIGNET_SIGNING_KEY_FILE="${SIGNET_SIGNING_KEY_FILE:-$DATA/keys/session-signing.pem}"
     export SIGNET_TCTOKEN_KEY_SEAL="${SIGNET_TCTOKEN_KEY_SEAL:-$(cat "$DATA/keys/tctoken-seal.key")}"
     # Keys shared between services: TOTP secrets (registration → authentication), one-time
-    # codes sealed to the oob service, code hashes, the vault's key-encryption key.
-    for k in pii-kek delivery method-secret otp-hash; do
+    # codes sealed to the oob service, code hashes, the vault's key-encryption key; and the
+    # oob service's seal of push tokens and device identifier keys.
+    for k in pii-kek delivery method-secret otp-hash oob-seal; do
         [ -s "$DATA/keys/$k.key" ] || head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$DATA/keys/$k.key"
     done
     chmod 600 "$DATA/keys/"*
@@ -162,6 +163,7 @@ dev_keys() {
     export SIGNET_DELIVERY_KEY="${SIGNET_DELIVERY_KEY:-$(cat "$DATA/keys/delivery.key")}"
     export SIGNET_METHOD_SECRET_KEY="${SIGNET_METHOD_SECRET_KEY:-$(cat "$DATA/keys/method-secret.key")}"
     export SIGNET_OTP_HASH_KEY="${SIGNET_OTP_HASH_KEY:-$(cat "$DATA/keys/otp-hash.key")}"
+    export SIGNET_OOB_KEY_SEAL="${SIGNET_OOB_KEY_SEAL:-$(cat "$DATA/keys/oob-seal.key")}"
 }
 
 # Python tooling (PyPI) in a venv of the data folder: the local mail and SMS sinks, and the

@@ -172,12 +172,12 @@ public struct ApprovalResource: Codable, Sendable, Equatable {
 
     public static var fullExample: ApprovalResource {
         ApprovalResource(
-            approvalId: "ap_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "ACCEPTED", level: "ENTRY", username: "user-4711",
+            approvalId: "ap_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "REJECTED", level: "ENTRY", username: "user-4711",
             deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", action: "login", resource: "web banking", text: "Sign in to Example Bank?",
             customFields: ["channel": "web"], detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", numberMatching: true, number: 42,
             createdAt: Date(timeIntervalSince1970: 1_764_000_000), expiresAt: Date(timeIntervalSince1970: 1_764_000_120),
             updatedAt: Date(timeIntervalSince1970: 1_764_000_030), decidedDeviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", decidedLevel: "ESSENTIAL",
-            reason: nil)
+            reason: "number_mismatch")
     }
 }
 
@@ -248,6 +248,6 @@ public struct ApprovalDecisionRequest: Codable, Sendable, Equatable {
     public static var fullExample: ApprovalDecisionRequest {
         ApprovalDecisionRequest(
             decision: "ACCEPT", signedWith: "userAuthKey",
-            signature: "MEUCIQDx0hN1f3y0Y7PqL1c0iSg8hJ2Kx4x3pQWmE1aT9m2b3wIgQ1pZ5Fh8uVnB6Yt1sR0d5c4k3j2h1g0f9e8d7c6b5a4", number: 42)
+            signature: "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4_QEFCQ0RFRg", number: 42)
     }
 }

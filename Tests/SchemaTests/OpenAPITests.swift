@@ -243,6 +243,17 @@ import Testing
         wire("TCTokenVerifyRequest", [.transaction]) { TCTokenVerifyRequest.fullExample },
         wire("TCTokenVerifyResult", [.transaction]) { TCTokenVerifyResult.fullExample },
         wire("MetadataRefreshOutcome", [.registration]) { MetadataRefreshOutcome.fullExample },
+        wire("DeviceUpsertRequest", [.oob]) { DeviceUpsertRequest.fullExample },
+        wire("DeviceRegistration", [.oob]) { DeviceRegistration.fullExample },
+        wire("DeviceResource", [.oob]) { DeviceResource.fullExample },
+        wire("DeviceList", [.oob]) { DeviceList.fullExample },
+        wire("DeviceBindRequest", [.oob]) { DeviceBindRequest.fullExample },
+        wire("PushTokenUpdate", [.oob]) { PushTokenUpdate.fullExample },
+        wire("ApprovalCreateRequest", [.oob]) { ApprovalCreateRequest.fullExample },
+        wire("ApprovalResource", [.oob]) { ApprovalResource.fullExample },
+        wire("DeviceApproval", [.oob]) { DeviceApproval.fullExample },
+        wire("DeviceApprovalList", [.oob]) { DeviceApprovalList.fullExample },
+        wire("ApprovalDecisionRequest", [.oob]) { ApprovalDecisionRequest.fullExample },
         WireType(
             component: "Problem",
             example: {
