@@ -19,6 +19,8 @@ public enum OOBService: SignetService {
         /// A device without a call for this long is inactive (`SIGNET_OOB_INACTIVE_DAYS`).
         let inactiveAfter: TimeInterval
         let sessions: SessionTokenVerifier
+        /// APNs and FCM credentials (either may be absent).
+        let push: PushCredentials
     }
 
     public static let name = ServiceName.oob
@@ -30,7 +32,7 @@ public enum OOBService: SignetService {
             seal: try AES256GCM(key: try ServiceKeys.key("SIGNET_OOB_KEY_SEAL", env, logger: logger)),
             issuer: env.string("SIGNET_OOB_ISSUER", default: "http://localhost:8080/oob"),
             inactiveAfter: Double(try env.int("SIGNET_OOB_INACTIVE_DAYS", default: 90, range: 1...3650)) * 86_400,
-            sessions: try SessionTokenVerifier.fromEnvironment(env))
+            sessions: try SessionTokenVerifier.fromEnvironment(env), push: try PushCredentials.fromEnvironment(env))
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -44,7 +46,10 @@ public enum OOBService: SignetService {
         let deviceRoutes = DeviceRoutes(
             context: context, store: devices, keys: keys, issuer: configuration.issuer, inactiveAfter: configuration.inactiveAfter,
             sessions: configuration.sessions)
-        let approvalRoutes = ApprovalRoutes(context: context, store: devices, waiters: waiters, created: { _ in })
+        let push = PushNotifier(
+            context: context, store: devices, credentials: configuration.push,
+            retry: RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(500), factor: 2, maximumDelay: .seconds(5), jitter: 0.5))
+        let approvalRoutes = ApprovalRoutes(context: context, store: devices, waiters: waiters, created: { push.approvalCreated($0) })
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
         return ServiceAssembly(
