@@ -70,6 +70,7 @@ enum OOBMigrations {
                 reason text,
                 decided_device_id text,
                 decided_level text,
+                callback_url text,
                 created_at timestamptz NOT NULL,
                 expires_at timestamptz NOT NULL,
                 updated_at timestamptz NOT NULL

@@ -49,7 +49,11 @@ public enum OOBService: SignetService {
         let push = PushNotifier(
             context: context, store: devices, credentials: configuration.push,
             retry: RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(500), factor: 2, maximumDelay: .seconds(5), jitter: 0.5))
-        let approvalRoutes = ApprovalRoutes(context: context, store: devices, waiters: waiters, created: { push.approvalCreated($0) })
+        let callbacks = ApprovalCallbacks(
+            keys: keys, issuer: configuration.issuer, transport: push.transport,
+            retry: RetryPolicy(maximumAttempts: 5, baseDelay: .seconds(1), factor: 2, maximumDelay: .seconds(30), jitter: 0.5), logger: context.logger)
+        let approvalRoutes = ApprovalRoutes(
+            context: context, store: devices, waiters: waiters, created: { push.approvalCreated($0) }, finished: { callbacks.approvalFinished($0) })
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
         return ServiceAssembly(
@@ -57,6 +61,8 @@ public enum OOBService: SignetService {
                 templates.register(on: &$0)
                 deviceRoutes.register(on: &$0)
                 approvalRoutes.register(on: &$0)
-            }, handlers: handlers, background: [ApprovalExpirer(context: context, devices: devices, waiters: waiters)])
+            }, handlers: handlers, background: [
+                ApprovalExpirer(context: context, devices: devices, waiters: waiters, finished: { callbacks.approvalFinished($0) })
+            ])
     }
 }

@@ -24,7 +24,8 @@ import CCurl
 public final class PushTransport: Sendable {
     /// Which API a request goes to, for the classification of its answer.
     public enum Provider: String, Sendable {
-        case apns, fcm, oauth
+        /// APNs, FCM, FCM's token endpoint, and an RP's callback URL (HTTP/1.1 or 2, any 2xx).
+        case apns, fcm, oauth, callback
     }
 
     /// Timeouts, CA bundle and concurrency.
@@ -66,24 +67,27 @@ public final class PushTransport: Sendable {
     /// - Throws: ``DeliveryError`` `push_connect_failed`, `push_timeout`,
     ///   `push_connection_lost` or `push_failed` when no complete HTTP/2 answer came;
     ///   `CancellationError` when the task is cancelled.
-    public func post(url: String, headers: [String], body: [UInt8]) async throws -> Response {
+    ///
+    /// - Parameter requireHTTP2: false for a peer that may speak HTTP/1.1 (an RP's callback
+    ///   URL): libcurl then offers HTTP/2 by ALPN on `https` and uses HTTP/1.1 otherwise.
+    public func post(url: String, headers: [String], body: [UInt8], requireHTTP2: Bool = true) async throws -> Response {
         let configuration = configuration
         // Blocking libcurl call: runs on a lane, awaited through a checked continuation.
         return try await lanes.run { cancellation in
-            try Self.perform(configuration, url: url, headers: headers, body: body, cancellation: cancellation)
+            try Self.perform(configuration, url: url, headers: headers, body: body, requireHTTP2: requireHTTP2, cancellation: cancellation)
         }
     }
 
-    private static func perform(_ configuration: Configuration, url: String, headers: [String], body: [UInt8], cancellation: CancellationFlag) throws
-        -> Response
-    {
+    private static func perform(
+        _ configuration: Configuration, url: String, headers: [String], body: [UInt8], requireHTTP2: Bool, cancellation: CancellationFlag
+    ) throws -> Response {
         let context = CurlTransferContext(responseLimit: responseLimit, cancellation: cancellation)
         let curl: CurlEasy
         do {
             curl = try CurlEasy()
             try curl.set(CURLOPT_URL, url)
             try curl.set(CURLOPT_PROTOCOLS_STR, "http,https")
-            let version = url.hasPrefix("https://") ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            let version = url.hasPrefix("https://") || !requireHTTP2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
             try curl.set(CURLOPT_HTTP_VERSION, version)
             try curl.set(CURLOPT_CONNECTTIMEOUT_MS, configuration.connectTimeout.curlMilliseconds)
             try curl.set(CURLOPT_TIMEOUT_MS, configuration.timeout.curlMilliseconds)
@@ -105,7 +109,7 @@ public final class PushTransport: Sendable {
             if failure.code == CURLE_ABORTED_BY_CALLBACK, cancellation.isCancelled { throw CancellationError() }
             throw error(for: failure)
         }
-        guard curl.httpVersion == CURL_HTTP_VERSION_2_0 else {
+        guard !requireHTTP2 || curl.httpVersion == CURL_HTTP_VERSION_2_0 else {
             throw DeliveryError(.pushFailed, statusCode: curl.responseCode, detail: "the provider did not answer over HTTP/2")
         }
         return Response(status: curl.responseCode, body: context.response)

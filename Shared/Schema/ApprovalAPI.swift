@@ -18,10 +18,14 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
     /// When true the RP's page shows ``ApprovalResource/number`` and the device must send it
     /// back; a wrong number rejects the approval.
     public var numberMatching: Bool?
+    /// Where the outcome is POSTed when the approval finishes: a signed JWT
+    /// (`typ approval-callback+jwt`, the tenant's device identifier key, claim `approval` the
+    /// ``ApprovalResource``), retried with backoff. Its origin must be one of the tenant's.
+    public var callbackUrl: String?
 
     public init(
         username: String? = nil, deviceId: String? = nil, level: String, action: String, resource: String, text: String? = nil,
-        customFields: [String: String]? = nil, expiresInSeconds: Int? = nil, numberMatching: Bool? = nil
+        customFields: [String: String]? = nil, expiresInSeconds: Int? = nil, numberMatching: Bool? = nil, callbackUrl: String? = nil
     ) {
         self.username = username
         self.deviceId = deviceId
@@ -32,12 +36,14 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
         self.customFields = customFields
         self.expiresInSeconds = expiresInSeconds
         self.numberMatching = numberMatching
+        self.callbackUrl = callbackUrl
     }
 
     public static var fullExample: ApprovalCreateRequest {
         ApprovalCreateRequest(
             username: "user-4711", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", level: "ESSENTIAL", action: "login", resource: "web banking",
-            text: "Sign in to Example Bank?", customFields: ["channel": "web"], expiresInSeconds: 120, numberMatching: true)
+            text: "Sign in to Example Bank?", customFields: ["channel": "web"], expiresInSeconds: 120, numberMatching: true,
+            callbackUrl: "https://bank.example/approvals/callback")
     }
 }
 

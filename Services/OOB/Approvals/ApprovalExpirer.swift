@@ -13,12 +13,18 @@ final class ApprovalExpirer: Service {
     let context: ServiceContext
     let devices: DeviceStore
     let waiters: ApprovalWaiters
+    /// Called with each approval expired here, after the commit (callbacks).
+    let finished: @Sendable (StoredApproval) -> Void
     private let schedule: PeriodicTask
 
-    init(context: ServiceContext, devices: DeviceStore, waiters: ApprovalWaiters, interval: Duration = .seconds(5)) {
+    init(
+        context: ServiceContext, devices: DeviceStore, waiters: ApprovalWaiters, finished: @escaping @Sendable (StoredApproval) -> Void = { _ in },
+        interval: Duration = .seconds(5)
+    ) {
         self.context = context
         self.devices = devices
         self.waiters = waiters
+        self.finished = finished
         schedule = PeriodicTask(interval: interval)
     }
 
@@ -29,15 +35,18 @@ final class ApprovalExpirer: Service {
     func shutdown() async { await schedule.stopRunning() }
 
     func expire(now: Date) async throws {
-        let expired = try await context.withTransaction { conn -> [String] in
-            var ids: [String] = []
+        let expired = try await context.withTransaction { conn -> [StoredApproval] in
+            var approvals: [StoredApproval] = []
             for var approval in try await StoredApproval.overdue(before: now, limit: 500, on: conn) {
                 _ = try await ApprovalRoutes.finish(&approval, now: now, on: conn)
-                ids.append(approval.id)
+                approvals.append(approval)
             }
-            return ids
+            return approvals
         }
-        for id in expired { waiters.notify(id) }
+        for approval in expired {
+            waiters.notify(approval.id)
+            finished(approval)
+        }
         try await devices.purgeNonces(before: now)
     }
 }

@@ -16,6 +16,8 @@ struct ApprovalRoutes: Sendable {
     let waiters: ApprovalWaiters
     /// Called with each approval created (push delivery), after it committed.
     let created: @Sendable (StoredApproval) async -> Void
+    /// Called with each approval that finished (callbacks), after it committed.
+    let finished: @Sendable (StoredApproval) -> Void
 
     static let defaultLifetime = 120
     static let lifetimes = 10...3600
@@ -69,6 +71,13 @@ struct ApprovalRoutes: Sendable {
         }
         let lifetime = body.expiresInSeconds ?? Self.defaultLifetime
         guard Self.lifetimes.contains(lifetime) else { throw HTTPError.invalid("expiresInSeconds", "expiresInSeconds must be 10-3600.") }
+        if let url = body.callbackUrl {
+            // Only to the tenant's own origins: the RP cannot point this service at another
+            // host (its internal network among them).
+            guard let origin = ApprovalCallbacks.origin(of: url), try await context.tenants.find(tenant)?.origins.contains(origin) == true else {
+                throw HTTPError.invalid("callbackUrl", "callbackUrl must be an https URL (http for localhost) on one of the tenant's origins.")
+            }
+        }
         let now = Date()
         let approval = try await context.withTransaction { conn -> StoredApproval in
             let candidates: [StoredDevice]
@@ -89,7 +98,8 @@ struct ApprovalRoutes: Sendable {
                 id: "ap_" + Hex.encode(SecureRandom.bytes(16)), tenant: tenant, username: username, deviceId: body.deviceId, level: level,
                 action: body.action, resource: body.resource, text: body.text, customFields: body.customFields,
                 numberMatching: body.numberMatching ?? false, number: body.numberMatching == true ? Self.matchingNumber() : nil,
-                status: ApprovalStatus.inProgress, revision: 1, reason: nil, decidedDeviceId: nil, decidedLevel: nil, createdAt: now,
+                status: ApprovalStatus.inProgress, revision: 1, reason: nil, decidedDeviceId: nil, decidedLevel: nil, callbackURL: body.callbackUrl,
+                createdAt: now,
                 expiresAt: now.addingTimeInterval(Double(lifetime)), updatedAt: now)
             try await approval.insert(on: conn)
             try await Outbox.enqueue(approval.changedEvent, source: .oob, subject: tenant, key: tenant, on: conn)
@@ -238,7 +248,8 @@ struct ApprovalRoutes: Sendable {
     /// past its expiry, marked it expired).
     enum Outcome: Sendable {
         case changed(StoredApproval)
-        case finished(StoredApproval)
+        /// Already finished; `expiredNow` when this transaction marked it expired.
+        case finished(StoredApproval, expiredNow: Bool)
     }
 
     /// The approval after the transaction committed; for one that was already finished, the
@@ -247,9 +258,13 @@ struct ApprovalRoutes: Sendable {
         switch outcome {
         case .changed(let approval):
             waiters.notify(approval.id)
+            if approval.isFinished { finished(approval) }
             return approval
-        case .finished(let approval):
-            if approval.status == ApprovalStatus.expired { waiters.notify(approval.id) }
+        case .finished(let approval, let expiredNow):
+            if expiredNow {
+                waiters.notify(approval.id)
+                finished(approval)
+            }
             throw Self.alreadyFinished(approval)
         }
     }
@@ -267,11 +282,10 @@ struct ApprovalRoutes: Sendable {
     /// nil when the approval is in progress; else `.finished`, after marking one past its
     /// expiry `EXPIRED` (the caller holds the row's lock).
     static func finish(_ approval: inout StoredApproval, now: Date, on conn: PostgresConnection) async throws -> Outcome? {
-        if approval.status == ApprovalStatus.inProgress {
-            guard approval.expiresAt <= now else { return nil }
-            try await change(&approval, to: ApprovalStatus.expired, reason: nil, now: now, on: conn)
-        }
-        return .finished(approval)
+        guard approval.status == ApprovalStatus.inProgress else { return .finished(approval, expiredNow: false) }
+        guard approval.expiresAt <= now else { return nil }
+        try await change(&approval, to: ApprovalStatus.expired, reason: nil, now: now, on: conn)
+        return .finished(approval, expiredNow: true)
     }
 
     static func change(_ approval: inout StoredApproval, to status: String, reason: String?, now: Date, on conn: PostgresConnection) async throws {
@@ -289,14 +303,17 @@ struct ApprovalRoutes: Sendable {
         let approval = try await context.pool.withConnection { try await StoredApproval.load(id, tenant: tenant, on: $0) }
         guard let approval else { throw HTTPError(.approvalNotFound, detail: "No such approval.") }
         guard approval.status == ApprovalStatus.inProgress, approval.expiresAt <= now else { return approval }
-        let expired = try await context.withTransaction { conn -> StoredApproval in
+        let (expired, expiredNow) = try await context.withTransaction { conn -> (StoredApproval, Bool) in
             guard var locked = try await StoredApproval.load(id, tenant: tenant, on: conn, forUpdate: true) else {
                 throw HTTPError(.approvalNotFound, detail: "No such approval.")
             }
-            _ = try await Self.finish(&locked, now: now, on: conn)
-            return locked
+            if case .finished(_, true)? = try await Self.finish(&locked, now: now, on: conn) { return (locked, true) }
+            return (locked, false)
         }
-        waiters.notify(id)
+        if expiredNow {
+            waiters.notify(id)
+            finished(expired)
+        }
         return expired
     }
 }

@@ -23,6 +23,8 @@ struct StoredApproval: Sendable {
     var reason: String?
     var decidedDeviceId: String?
     var decidedLevel: ApprovalLevel?
+    /// Where the outcome is POSTed when the approval finishes (see `ApprovalCallbacks`).
+    var callbackURL: String?
     var createdAt: Date
     var expiresAt: Date
     var updatedAt: Date
@@ -64,9 +66,10 @@ struct StoredApproval: Sendable {
         try await conn.query(
             """
             INSERT INTO approvals (id, tenant_id, username, device_id, level, action, resource, text, custom_fields, details_hash, number_matching,
-                number, status, revision, created_at, expires_at, updated_at)
+                number, status, revision, callback_url, created_at, expires_at, updated_at)
             VALUES (\(id), \(tenant), \(username), \(deviceId), \(level.rawValue), \(action), \(resource), \(text), \(try customFields.map(Self.json)),
-                \(PostgresBytes(detailsHash)), \(numberMatching), \(number), \(status), \(revision), \(createdAt), \(expiresAt), \(updatedAt))
+                \(PostgresBytes(detailsHash)), \(numberMatching), \(number), \(status), \(revision), \(callbackURL), \(createdAt), \(expiresAt),
+                \(updatedAt))
             """)
     }
 
@@ -131,7 +134,8 @@ struct StoredApproval: Sendable {
             id: id, tenant: tenant, username: username, deviceId: row.string("device_id"), level: level, action: action, resource: resource,
             text: row.string("text"), customFields: fields, numberMatching: numberMatching, number: row.int("number"), status: status,
             revision: revision, reason: row.string("reason"), decidedDeviceId: row.string("decided_device_id"),
-            decidedLevel: row.string("decided_level").flatMap(ApprovalLevel.init(rawValue:)), createdAt: created, expiresAt: expires,
+            decidedLevel: row.string("decided_level").flatMap(ApprovalLevel.init(rawValue:)), callbackURL: row.string("callback_url"),
+            createdAt: created, expiresAt: expires,
             updatedAt: updated)
     }
 }
