@@ -15,7 +15,7 @@ public struct DeviceChanged: EventPayload {
     public var platform: String
     public var securityEnabled: Bool
     /// What happened: `created`, `updated`, `bound`, `unbound`, `push_token_updated`,
-    /// `push_token_invalid`.
+    /// `push_token_invalid`, `revoked`.
     public var change: String
     public var changedAt: Date
 
@@ -32,7 +32,7 @@ public struct DeviceChanged: EventPayload {
         self.changedAt = changedAt
     }
 
-    public static let changes = ["created", "updated", "bound", "unbound", "push_token_updated", "push_token_invalid"]
+    public static let changes = ["created", "updated", "bound", "unbound", "push_token_updated", "push_token_invalid", "revoked"]
 
     public static var fullExample: DeviceChanged {
         DeviceChanged(

@@ -29,6 +29,7 @@ import Testing
         ("POST", "/v1/tenants/{tenant}/users/{username}/devices", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/devices", "relyingPartyOrSelf"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/devices/{deviceId}", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/revoke", "relyingParty"),
         ("POST", "/v1/tenants/{tenant}/approvals", "relyingParty"),
         ("GET", "/v1/tenants/{tenant}/approvals/{approvalId}", "relyingParty"),
         ("POST", "/v1/tenants/{tenant}/approvals/{approvalId}/cancel", "relyingParty"),

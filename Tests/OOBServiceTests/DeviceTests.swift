@@ -48,7 +48,11 @@ struct DeviceTests {
         }
         let inactive = try await f.device(phone, "POST", path, json: try phone.upsertBody())
         #expect((inactive.object()["status"] as? String) == "inactiveDevice")
-        try await f.h.context.pool.withConnection { conn in try await conn.query("UPDATE devices SET status = 'REVOKED' WHERE id = \(id)") }
+        #expect(await f.h.send("POST", "/v1/tenants/acme/devices/\(id)/revoke").status == 401)
+        let revocation = await f.rp("POST", "/v1/tenants/acme/devices/\(id)/revoke")
+        #expect(revocation.status == 200 && revocation.object()["status"] as? String == "REVOKED", "\(revocation.text)")
+        #expect(await f.rp("POST", "/v1/tenants/acme/devices/\(id)/revoke").status == 200)
+        #expect(await f.rp("POST", "/v1/tenants/acme/devices/dv_00000000000000000000000000000000/revoke").code == "device_not_found")
         let revoked = try await f.device(phone, "POST", path, json: try phone.upsertBody())
         #expect(revoked.status == 200 && (revoked.object()["status"] as? String) == "invalidDevice" && (revoked.object()["deviceToken"]) == nil)
         // A revoked device is no device for the proof guard either.
@@ -56,7 +60,7 @@ struct DeviceTests {
 
         // Events carry no key and no push token; the database holds the push token sealed only.
         let published = try await f.h.published()
-        #expect(published.map(\.type).allSatisfy { $0 == DeviceChanged.eventType } && published.count == 5)
+        #expect(published.map(\.type).allSatisfy { $0 == DeviceChanged.eventType } && published.count == 6)
         #expect(!published.contains { $0.data.contains(phone.pushToken) || $0.data.contains("\"x\"") })
         let plain = try await f.h.context.pool.withConnection { conn in
             try await conn.query("SELECT count(*) AS n FROM devices WHERE encode(sealed_push_token, 'escape') LIKE \("%" + phone.pushToken + "%")")

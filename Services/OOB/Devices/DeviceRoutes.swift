@@ -41,6 +41,7 @@ struct DeviceRoutes: Sendable {
             return try .json(DeviceList(devices: devices.map { $0.resource(inactiveAfter: inactiveAfter) }), headers: [("Cache-Control", "no-store")])
         }
         router.delete("/v1/tenants/{tenant}/users/{username}/devices/{deviceId}", userGuard) { _, ctx in try await unbind(ctx) }
+        router.post("/v1/tenants/{tenant}/devices/{deviceId}/revoke", context.relyingParty) { _, ctx in try await revoke(ctx) }
         router.get("/.well-known/jwks.json", .open) { _, _ in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
@@ -230,6 +231,30 @@ struct DeviceRoutes: Sendable {
             try await Outbox.enqueue(device.changed("unbound", at: now), source: .oob, subject: tenant, key: tenant, on: conn)
         }
         return HTTPResponse(status: 204)
+    }
+
+    /// The RP revokes a device (lost, stolen, compromised): it is unbound, its proofs are
+    /// refused from then on, its push token is dropped, and creating it again answers
+    /// `invalidDevice`. Revoking twice changes nothing.
+    func revoke(_ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenant = ctx.parameter("tenant")
+        let id = ctx.parameter("deviceId")
+        let now = Date()
+        let device = try await context.withTransaction { conn -> StoredDevice in
+            guard var device = try await DeviceStore.load(id, tenant: tenant, on: conn, forUpdate: true) else {
+                throw HTTPError(.deviceNotFound, detail: "No such device.")
+            }
+            guard device.status == "ACTIVE" else { return device }
+            device.status = "REVOKED"
+            device.username = nil
+            device.sealedPushToken = nil
+            device.updatedAt = now
+            try await DeviceStore.update(device, on: conn)
+            try await Outbox.enqueue(device.changed("revoked", at: now), source: .oob, subject: tenant, key: tenant, on: conn)
+            return device
+        }
+        ctx.logger.info("device revoked", metadata: ["signet.device.id": .string(id)])
+        return try .json(device.resource(inactiveAfter: inactiveAfter), headers: [("Cache-Control", "no-store")])
     }
 
     func load(_ id: String, tenant: String) async throws -> StoredDevice {
