@@ -13,6 +13,8 @@ public enum AuthenticationService: SignetService {
         let issuer: SessionIssuer
         let codeKeys: CodeMethodKeys
         let calls: InternalCalls
+        /// The oob-notification service, for `oob_push` (`SIGNET_OOB_URL`).
+        let oobURL: String
     }
 
     public static let name = ServiceName.authentication
@@ -26,7 +28,7 @@ public enum AuthenticationService: SignetService {
                 methodSecrets: try AES256GCM(key: try ServiceKeys.key("SIGNET_METHOD_SECRET_KEY", env, logger: logger)),
                 delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
                 codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger)),
-            calls: InternalCalls.fromEnvironment(env, service: "authentication"))
+            calls: InternalCalls.fromEnvironment(env, service: "authentication"), oobURL: env.string("SIGNET_OOB_URL", default: "http://127.0.0.1:8084"))
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -44,6 +46,7 @@ public enum AuthenticationService: SignetService {
                 FIDO2Method(ceremony: ceremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
                 OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
+                OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL),
             ],
             antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions,
             ceremony: ceremony, flows: SignInFlowStore(pool: context.pool), limiter: RateLimiter())

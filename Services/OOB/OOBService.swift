@@ -53,7 +53,8 @@ public enum OOBService: SignetService {
             keys: keys, issuer: configuration.issuer, transport: push.transport,
             retry: RetryPolicy(maximumAttempts: 5, baseDelay: .seconds(1), factor: 2, maximumDelay: .seconds(30), jitter: 0.5), logger: context.logger)
         let approvalRoutes = ApprovalRoutes(
-            context: context, store: devices, waiters: waiters, created: { push.approvalCreated($0) }, finished: { callbacks.approvalFinished($0) })
+            context: context, store: devices, waiters: waiters, created: { push.approvalCreated($0) }, finished: { callbacks.approvalFinished($0) },
+            internalGuard: configuration.delivery.calls.guardInternal)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
         return ServiceAssembly(

@@ -257,3 +257,18 @@ public struct ApprovalDecisionRequest: Codable, Sendable, Equatable {
             signature: "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4_QEFCQ0RFRg", number: 42)
     }
 }
+
+/// The `oob_push` sign-in method's challenge: the approval sent to the user's devices, and the
+/// number the sign-in page shows for the user to type on the device. The page then polls
+/// `…/methods/oob_push/verify` (409 `approval_pending` until the device answered).
+public struct OOBPushChallenge: Codable, Sendable, Equatable {
+    public var approvalId: String
+    public var number: Int?
+    public var expiresAt: Date
+
+    public init(approvalId: String, number: Int?, expiresAt: Date) {
+        self.approvalId = approvalId
+        self.number = number
+        self.expiresAt = expiresAt
+    }
+}

@@ -33,6 +33,8 @@ import Testing
         ("POST", "/v1/tenants/{tenant}/approvals", "relyingParty"),
         ("GET", "/v1/tenants/{tenant}/approvals/{approvalId}", "relyingParty"),
         ("POST", "/v1/tenants/{tenant}/approvals/{approvalId}/cancel", "relyingParty"),
+        ("POST", "/v1/internal/tenants/{tenant}/approvals", "internal"),
+        ("POST", "/v1/internal/tenants/{tenant}/approvals/{approvalId}/read", "internal"),
         ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals", "device"),
         ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}", "device"),
         ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}/decision", "device"),

@@ -129,4 +129,53 @@ struct OOBApprovalStackTests {
         try await Task.sleep(for: .seconds(2))
         #expect(Self.push(for: third) == nil)
     }
+
+    /// `oob_push` in an adaptive sign-in: the challenge pushes an approval with a number, the
+    /// page polls verify (409 approval_pending), the phone accepts with the number, and verify
+    /// completes the sign-in with a session token whose amr is oob_push.
+    @Test func anAdaptiveSignInIsCompletedByOOBPush() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        await waitForOOBKey(t)
+        let username = "oob-\(UInt32.random(in: 0...UInt32.max))"
+        let phone = try SoftwareDevice(platform: "ios")
+        let device = try await Self.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        #expect(try await adaptive.putRuleset(t, #"{"rules": [{"name": "push", "action": "TRIGGER_AUTHENTICATION", "sequences": [["oob_push"]]}]}"#).status == 200)
+        #expect(await TestStack.eventually { (try? await adaptive.start(t, username: username))?.sequences == [["oob_push"]] })
+        let signin = try await adaptive.start(t, username: username)
+        let base = "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins/\(signin.signinId)/methods/oob_push"
+        let challenge = try await TestHTTP.json("POST", "\(base)/challenge", json: "{}")
+        try #require(challenge.status == 200, "\(challenge.text)")
+        let approvalId = try #require(try challenge.json()["approvalId"] as? String)
+        let number = try #require(try challenge.json()["number"] as? Int)
+        let pending = try await TestHTTP.json("POST", "\(base)/verify", json: "{}")
+        #expect(pending.status == 409, "\(pending.text)")
+        #expect(try pending.json()["code"] as? String == "approval_pending")
+
+        #expect(await TestStack.eventually(timeout: .seconds(20)) { Self.push(for: approvalId) != nil })
+        let shown = try await Self.device(phone, "GET", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(approvalId)")
+        let hash = try #require(try shown.json()["detailsHash"] as? String)
+        let accepted = try await Self.device(
+            phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(approvalId)/decision",
+            json: try phone.decision("ACCEPT", approvalId: approvalId, detailsHash: hash, number: number))
+        #expect(accepted.status == 200, "\(accepted.text)")
+        let done = try await TestHTTP.json("POST", "\(base)/verify", json: "{}")
+        #expect(done.status == 200, "\(done.text)")
+        let progress = try done.json()
+        #expect(progress["status"] as? String == "SUCCEEDED" && progress["sessionToken"] != nil, "\(done.text)")
+        #expect(progress["completedMethods"] as? [String] == ["oob_push"])
+
+        // A rejected push refuses the step (and counts as a failure).
+        let second = try await adaptive.start(t, username: username)
+        let base2 = "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins/\(second.signinId)/methods/oob_push"
+        let c2 = try await TestHTTP.json("POST", "\(base2)/challenge", json: "{}")
+        let id2 = try #require(try c2.json()["approvalId"] as? String)
+        let shown2 = try await Self.device(phone, "GET", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(id2)")
+        _ = try await Self.device(
+            phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(id2)/decision",
+            json: try phone.decision("REJECT", approvalId: id2, detailsHash: try #require(try shown2.json()["detailsHash"] as? String)))
+        let refused = try await TestHTTP.json("POST", "\(base2)/verify", json: "{}")
+        #expect(refused.status == 400, "\(refused.text)")
+        #expect(try refused.json()["code"] as? String == "oob_push_rejected")
+    }
 }

@@ -18,6 +18,8 @@ struct ApprovalRoutes: Sendable {
     let created: @Sendable (StoredApproval) async -> Void
     /// Called with each approval that finished (callbacks), after it committed.
     let finished: @Sendable (StoredApproval) -> Void
+    /// Admits other Signet services (the authentication service's `oob_push` method).
+    let internalGuard: RouteGuard
 
     static let defaultLifetime = 120
     static let lifetimes = 10...3600
@@ -30,6 +32,13 @@ struct ApprovalRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/approvals", context.relyingParty) { request, ctx in try await create(request, ctx) }
         router.get("/v1/tenants/{tenant}/approvals/{approvalId}", context.relyingParty) { request, ctx in try await read(request, ctx) }
         router.post("/v1/tenants/{tenant}/approvals/{approvalId}/cancel", context.relyingParty) { _, ctx in try await cancel(ctx) }
+        // The same for other services: the authentication service asks the user's device to
+        // approve a sign-in (`oob_push`) and reads the outcome.
+        router.post("/v1/internal/tenants/{tenant}/approvals", internalGuard) { request, ctx in try await create(request, ctx) }
+        router.post("/v1/internal/tenants/{tenant}/approvals/{approvalId}/read", internalGuard) { _, ctx in
+            let approval = try await settled(ctx.parameter("approvalId"), tenant: ctx.parameter("tenant"))
+            return try .json(approval.resourceForRelyingParty, headers: [("Cache-Control", "no-store")])
+        }
         let device = context.deviceSigned(store)
         router.get("/v1/tenants/{tenant}/devices/{deviceId}/approvals", device) { request, ctx in try await pending(request, ctx) }
         router.get("/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}", device) { _, ctx in
