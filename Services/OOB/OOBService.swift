@@ -18,6 +18,8 @@ public enum OOBService: SignetService {
         let issuer: String
         /// A device without a call for this long is inactive (`SIGNET_OOB_INACTIVE_DAYS`).
         let inactiveAfter: TimeInterval
+        /// Finished approvals are deleted after this long (`SIGNET_OOB_APPROVAL_RETENTION_DAYS`).
+        let approvalRetention: TimeInterval
         let sessions: SessionTokenVerifier
         /// APNs and FCM credentials (either may be absent).
         let push: PushCredentials
@@ -32,6 +34,7 @@ public enum OOBService: SignetService {
             seal: try AES256GCM(key: try ServiceKeys.key("SIGNET_OOB_KEY_SEAL", env, logger: logger)),
             issuer: env.string("SIGNET_OOB_ISSUER", default: "http://localhost:8080/oob"),
             inactiveAfter: Double(try env.int("SIGNET_OOB_INACTIVE_DAYS", default: 90, range: 1...3650)) * 86_400,
+            approvalRetention: Double(try env.int("SIGNET_OOB_APPROVAL_RETENTION_DAYS", default: 30, range: 1...3650)) * 86_400,
             sessions: try SessionTokenVerifier.fromEnvironment(env), push: try PushCredentials.fromEnvironment(env))
     }
 
@@ -63,7 +66,9 @@ public enum OOBService: SignetService {
                 deviceRoutes.register(on: &$0)
                 approvalRoutes.register(on: &$0)
             }, handlers: handlers, background: [
-                ApprovalExpirer(context: context, devices: devices, waiters: waiters, finished: { callbacks.approvalFinished($0) })
+                ApprovalExpirer(
+                    context: context, devices: devices, waiters: waiters, finished: { callbacks.approvalFinished($0) },
+                    retention: configuration.approvalRetention)
             ])
     }
 }

@@ -142,6 +142,15 @@ struct ApprovalTests {
             .expire(now: Date())
         let events = try await f.h.published().filter { $0.type == ApprovalChanged.eventType && $0.data.contains(unseen.id) }
         #expect(events.count == 2 && events.last?.data.contains("\"EXPIRED\"") == true)
+        // Finished approvals are deleted after the retention; those in progress are not.
+        let open = try await ask(f, #"{"username":"alice","level":"ENTRY","action":"login","resource":"web","expiresInSeconds":3600}"#)
+        try await ApprovalExpirer(
+            context: f.h.context, devices: DeviceStore(pool: f.h.context.pool, seal: try .init(key: Array(repeating: 0, count: 32))), waiters: ApprovalWaiters(),
+            retention: 60
+        ).expire(now: Date().addingTimeInterval(120))
+        #expect(await f.rp("GET", "/v1/tenants/acme/approvals/\(unseen.id)").code == "approval_not_found")
+        #expect(await f.rp("GET", "/v1/tenants/acme/approvals/\(rejected.id)").code == "approval_not_found")
+        #expect(await f.rp("GET", "/v1/tenants/acme/approvals/\(open.id)").status == 200)
     }
 
     @Test func numberMatchingAcceptsTheRightNumberAndAWrongOneRejects() async throws {

@@ -5,8 +5,8 @@ import Schema
 import ServiceKit
 
 /// Every few seconds: marks approvals in progress past their expiry `EXPIRED`, each with its
-/// event, and wakes their long polls; and deletes the nonces of device proofs that can no
-/// longer be fresh. (A decision arriving later is refused anyway: every read and decision
+/// event, and wakes their long polls; deletes the nonces of device proofs that can no longer
+/// be fresh, and finished approvals older than the retention (`SIGNET_OOB_APPROVAL_RETENTION_DAYS`). (A decision arriving later is refused anyway: every read and decision
 /// compares with the expiry, not with the status alone.)
 final class ApprovalExpirer: Service {
     let name = "approval-expirer"
@@ -15,12 +15,15 @@ final class ApprovalExpirer: Service {
     let waiters: ApprovalWaiters
     /// Called with each approval expired here, after the commit (callbacks).
     let finished: @Sendable (StoredApproval) -> Void
+    /// How long a finished approval is kept.
+    let retention: TimeInterval
     private let schedule: PeriodicTask
 
     init(
         context: ServiceContext, devices: DeviceStore, waiters: ApprovalWaiters, finished: @escaping @Sendable (StoredApproval) -> Void = { _ in },
-        interval: Duration = .seconds(5)
+        retention: TimeInterval = 30 * 86_400, interval: Duration = .seconds(5)
     ) {
+        self.retention = retention
         self.context = context
         self.devices = devices
         self.waiters = waiters
@@ -48,5 +51,8 @@ final class ApprovalExpirer: Service {
             finished(approval)
         }
         try await devices.purgeNonces(before: now)
+        try await context.pool.withConnection { conn in
+            try await StoredApproval.purgeFinished(before: now.addingTimeInterval(-retention), on: conn)
+        }
     }
 }

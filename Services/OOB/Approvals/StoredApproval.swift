@@ -120,6 +120,14 @@ struct StoredApproval: Sendable {
         ).map(approval(from:))
     }
 
+    /// Deletes finished approvals last changed before `cutoff` (their events stay the record).
+    ///
+    /// - Returns: how many were deleted.
+    @discardableResult
+    static func purgeFinished(before cutoff: Date, on conn: PostgresConnection) async throws -> Int {
+        try await conn.query("DELETE FROM approvals WHERE status <> 'IN_PROGRESS' AND updated_at < \(cutoff) RETURNING id").count
+    }
+
     static func approval(from row: PostgresRow) throws -> StoredApproval {
         guard let id = row.string("id"), let tenant = row.string("tenant_id"), let username = row.string("username"),
             let level = row.string("level").flatMap(ApprovalLevel.init(rawValue:)), let action = row.string("action"),
