@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "Schema", dependencies: ["JSON", "Platform"], path: "Shared/Schema"),
         .target(name: "Tokens", dependencies: ["Crypto", "JSON", "Platform"], path: "Shared/Tokens"),
         .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON", "Platform", "COpenSSL"], path: "Shared/FIDO"),
-        .target(name: "Rules", dependencies: ["JSON"], path: "Shared/Rules"),
+        .target(name: "Rules", dependencies: ["JSON", "Platform"], path: "Shared/Rules"),
         .target(name: "OTP", dependencies: ["Crypto", "Platform"], path: "Shared/OTP"),
         .target(name: "QRCode", dependencies: ["Platform", "CQREncode", "CZlib"], path: "Shared/QRCode"),
         .target(name: "Delivery", dependencies: ["Platform", "CCurl", "CCurlShims"], path: "Shared/Delivery"),
@@ -174,9 +174,12 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
         ("X509Fuzz", ["Crypto"]),
         ("JWSFuzz", ["Tokens", "Crypto", "JSON"]),
         ("JWKSFuzz", ["Tokens"]),
+        ("RulesFuzz", ["Rules", "JSON"]),
+        ("EventFuzz", ["Kafka", "Schema", "ServiceKit"]),
     ]
+    package.targets.append(.target(name: "CFuzzSupport", path: "Tools/Fuzz/CFuzzSupport"))
     package.targets.append(
-        .target(name: "FuzzSupport", dependencies: ["JSON"], path: "Tools/Fuzz/FuzzSupport"))
+        .target(name: "FuzzSupport", dependencies: ["JSON", "CFuzzSupport"], path: "Tools/Fuzz/FuzzSupport"))
     for (name, dependencies) in fuzzTargets {
         package.targets.append(
             .executableTarget(name: name, dependencies: ["FuzzSupport"] + dependencies, path: "Tools/Fuzz/\(name)"))
@@ -184,7 +187,7 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
     }
 }
 
-for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims"].contains(target.name) {
+for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims", "CFuzzSupport"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

@@ -124,27 +124,40 @@ public enum Base64URL {
         String(decoding: encodeASCII(data), as: UTF8.self)
     }
 
-    /// Decodes base64url; refuses characters outside its alphabet, padding, and impossible
-    /// lengths.
-    public static func decode(_ s: String) -> [UInt8]? {
-        let input = Array(s.utf8)
-        if input.count % 4 == 1 { return nil }
+    /// Decodes canonical unpadded base64url (RFC 4648 §5, RFC 7515 §2): refuses padding,
+    /// whitespace, characters outside the alphabet, impossible lengths, and non-canonical
+    /// spellings.
+    ///
+    /// Canonical means the unused low bits of the last character are zero: otherwise `…Q` and
+    /// `…R` would decode to the same bytes and one credential id, handle or token would have
+    /// several spellings, which defeats anything that keys on the text (deny lists, replay
+    /// caches, logs). Every encoder Signet talks to (browsers, authenticators' clients, JOSE
+    /// libraries) writes the canonical form.
+    public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        let count = text.count
+        guard count % 4 != 1 else { return nil }
         var out: [UInt8] = []
-        out.reserveCapacity(input.count * 3 / 4)
-        var acc: UInt32 = 0
+        out.reserveCapacity(count * 3 / 4)
+        var accumulator: UInt32 = 0
         var bits = 0
-        for c in input {
+        for c in text {
             let v = values[Int(c)]
-            if v == 0xFF { return nil }
-            acc = acc << 6 | UInt32(v)
+            guard v != 0xFF else { return nil }
+            accumulator = accumulator << 6 | UInt32(v)
             bits += 6
             if bits >= 8 {
                 bits -= 8
-                out.append(UInt8(truncatingIfNeeded: acc >> UInt32(bits)))
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+                accumulator &= (1 << UInt32(bits)) - 1
             }
         }
+        // The 2 or 4 bits left over must be zero.
+        guard accumulator == 0 else { return nil }
         return out
     }
+
+    /// The decoded bytes of a string, by the same rules.
+    public static func decode(_ s: String) -> [UInt8]? { decode(s.utf8) }
 }
 
 /// Lower-case hexadecimal.

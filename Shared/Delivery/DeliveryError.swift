@@ -1,3 +1,5 @@
+import Platform
+
 /// Why a message could not be built, rendered or delivered: a stable ``code``, whether trying
 /// again may help (``isTransient``), and for protocol failures the server's ``statusCode``.
 ///
@@ -5,7 +7,7 @@
 /// message body, a one-time code or a credential. The transport's own words (libcurl's error
 /// text, which may quote a server reply naming the recipient) go to ``debugDescription``
 /// only, for a developer's eyes.
-public struct DeliveryError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct DeliveryError: CodedError {
     /// A stable error code, `rawValue` in snake_case (`smtp_rejected`).
     ///
     /// A struct over a private enum so that codes can be added without breaking callers that
@@ -166,9 +168,9 @@ public struct DeliveryError: Error, Sendable, Hashable, CustomStringConvertible,
     public let statusCode: Int?
     /// Detail for developers only: libcurl's error text, the offending field's name. Shown by
     /// ``debugDescription``, never by ``description``.
-    private let detail: String
-    private let file: String
-    private let line: Int
+    public let detail: String
+    public let file: String
+    public let line: Int
 
     /// An error with a code, an optional protocol status and a detail for developers.
     ///

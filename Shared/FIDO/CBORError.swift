@@ -1,8 +1,10 @@
+import Platform
+
 /// Why ``CBORDecoder`` refused its input.
 ///
 /// `code` is stable and safe to log or return to a client; `offset` is the byte position at
 /// which the problem was found. Neither carries any of the input's content.
-public struct CBORError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct CBORError: CodedError {
     /// A stable identifier of the failure, e.g. `cbor_truncated`.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable {
@@ -64,10 +66,18 @@ public struct CBORError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The byte offset in the input at which it failed.
     public let offset: Int
 
-    public init(_ code: Code, at offset: Int) {
+    /// Where the error was raised.
+    public let file: String
+    public let line: Int
+
+    public init(_ code: Code, at offset: Int, file: String = #fileID, line: Int = #line) {
         self.code = code
         self.offset = offset
+        self.file = file
+        self.line = line
     }
 
+    /// The position, the only detail a CBOR refusal carries.
+    public var detail: String { "at byte \(offset)" }
     public var description: String { "CBORError(\(code) at byte \(offset))" }
 }

@@ -1,5 +1,7 @@
+import Platform
+
 /// Why a COSE_Key was refused. `code` is stable; nothing of the key is carried.
-public struct COSEKeyError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct COSEKeyError: CodedError {
     /// A stable identifier of the failure, e.g. `cose_key_algorithm_mismatch`.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable {
@@ -46,10 +48,18 @@ public struct COSEKeyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A fixed explanation (never key material).
     public let reason: String
 
-    public init(_ code: Code, _ reason: String) {
+    /// Where the error was raised.
+    public let file: String
+    public let line: Int
+
+    public init(_ code: Code, _ reason: String, file: String = #fileID, line: Int = #line) {
         self.code = code
         self.reason = reason
+        self.file = file
+        self.line = line
     }
+
+    public var detail: String { reason }
 
     public var description: String { "COSEKeyError(\(code)): \(reason)" }
 }

@@ -1,6 +1,8 @@
+import Platform
+
 /// A PostgreSQL failure. `description` names the kind and SQLSTATE only; the server's message
 /// (which may quote values) is in `debugDescription`, for debugging, not for logs.
-public struct PostgresError: Error, CustomStringConvertible, CustomDebugStringConvertible, Sendable {
+public struct PostgresError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed }
         let base: Base
@@ -36,6 +38,8 @@ public struct PostgresError: Error, CustomStringConvertible, CustomDebugStringCo
         "PostgresError(\(code)\(sqlState.map { ", sqlstate \($0)" } ?? ""))"
     }
 
+    /// The server's or libpq's message (for debugging; may name tables and constraints).
+    public var detail: String { message }
     public var debugDescription: String { "\(description): \(message) [\(file):\(line)]" }
 
     /// A unique-constraint violation.

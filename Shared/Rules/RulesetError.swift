@@ -1,3 +1,5 @@
+import Platform
+
 /// Why a ruleset was refused: a stable ``code``, the JSON ``path`` of the offending node and a
 /// human ``message``.
 ///
@@ -8,7 +10,7 @@
 /// `rules[3].when.all[1].op`, `rules[0].sequences[1][0]`, `rules[2].when.value.of`. The document
 /// itself is `$`. The message may quote short parts of the ruleset (an operator, a member name),
 /// which is tenant configuration, never personal data; long strings are cut.
-public struct RulesetError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct RulesetError: CodedError {
     /// A stable error code, `rawValue` in snake_case (`unknown_member`).
     ///
     /// A struct over a private enum so that codes can be added without breaking callers that
@@ -85,8 +87,8 @@ public struct RulesetError: Error, Sendable, Hashable, CustomStringConvertible, 
     public let path: String
     /// A sentence for the tenant administrator saying what is wrong and what is expected.
     public let message: String
-    private let file: String
-    private let line: Int
+    public let file: String
+    public let line: Int
 
     /// An error at a node of the ruleset.
     ///
@@ -106,19 +108,9 @@ public struct RulesetError: Error, Sendable, Hashable, CustomStringConvertible, 
     public var description: String { "\(code) at \(path): \(message)" }
 
     /// The description and the place in the source that refused the ruleset.
-    public var debugDescription: String { "RulesetError(\(description), raised at \(file):\(line))" }
-
-    /// Errors are equal when code, path and message are; where they were raised does not count.
-    public static func == (lhs: RulesetError, rhs: RulesetError) -> Bool {
-        lhs.code == rhs.code && lhs.path == rhs.path && lhs.message == rhs.message
-    }
-
-    /// Hashes what ``==(_:_:)`` compares.
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(code)
-        hasher.combine(path)
-        hasher.combine(message)
-    }
+    /// The node and the message: with the code, what equality and hashing compare (where the
+    /// error was raised does not count).
+    public var detail: String { "\(path): \(message)" }
 
     /// A string from the ruleset as it may appear in a message: quoted, at most 64 characters.
     static func quote(_ text: String) -> String {

@@ -177,7 +177,7 @@ public struct JWK: Sendable, Hashable {
 
     private static func requiredBytes(_ object: [String: JSONValue], _ name: String) throws(JOSEError) -> [UInt8] {
         let text = try requiredString(object, name)
-        guard let bytes = StrictBase64URL.decode(text), !bytes.isEmpty else {
+        guard let bytes = Base64URL.decode(text), !bytes.isEmpty else {
             throw JOSEError(.invalidKey, "JWK \(name) is not canonical base64url")
         }
         return bytes

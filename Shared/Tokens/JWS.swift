@@ -65,16 +65,16 @@ public struct JWS: Sendable {
         guard headerPart.count <= (limits.maximumHeaderLength * 4 + 2) / 3 else {
             throw JOSEError(.tooLarge, "JWS header over \(limits.maximumHeaderLength) bytes")
         }
-        guard !headerPart.isEmpty, let headerBytes = StrictBase64URL.decode(headerPart) else {
+        guard !headerPart.isEmpty, let headerBytes = Base64URL.decode(headerPart) else {
             throw JOSEError(.malformed, "JWS header is not base64url")
         }
         // The header first, so that `alg: none` (whose signature part is empty) is reported
         // as the unsupported algorithm it is.
         let header = try JWSHeader(json: headerBytes, understoodCriticalParameters: understoodCriticalParameters)
-        guard let payload = StrictBase64URL.decode(payloadPart) else {
+        guard let payload = Base64URL.decode(payloadPart) else {
             throw JOSEError(.malformed, "JWS payload is not base64url")
         }
-        guard !signaturePart.isEmpty, let signature = StrictBase64URL.decode(signaturePart) else {
+        guard !signaturePart.isEmpty, let signature = Base64URL.decode(signaturePart) else {
             throw JOSEError(.malformed, "JWS signature is not base64url")
         }
 

@@ -30,6 +30,20 @@ import Testing
         #expect(Base64URL.decode(s) == nil)
     }
 
+    /// One byte string, one spelling: "QQ" is [0x41]; "QR".."QZ" would decode to the same byte
+    /// with trailing bits set, and are refused (as is the vectors' "shouldhavebeenthisvalue").
+    @Test(arguments: ["QR", "QS", "Qf", "QUF", "QUG", "shouldhavebeenthisvalue"])
+    func base64URLRefusesNonCanonicalSpellings(_ s: String) {
+        #expect(Base64URL.decode(s) == nil)
+    }
+
+    @Test func base64URLCanonicalSpellingsDecode() {
+        #expect(Base64URL.decode("QQ") == [0x41])
+        #expect(Base64URL.decode("QUE") == [0x41, 0x41])
+        #expect(Base64URL.decode("shouldhavebeenthisvaluc").map(Base64URL.encode) == "shouldhavebeenthisvaluc")
+        #expect(Base64URL.decode("") == [])
+    }
+
     @Test func hex() {
         #expect(Hex.encode([0, 1, 0xab, 0xff]) == "0001abff")
         #expect(Hex.decode("0001ABff") == [0, 1, 0xab, 0xff])

@@ -61,7 +61,24 @@ enum Lenient {
     static func bytes(_ s: String) -> [UInt8]? {
         let normalised = s.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             .replacingOccurrences(of: "=", with: "")
-        return Base64URL.decode(normalised)
+        if let bytes = Base64URL.decode(normalised) { return bytes }
+        // Some negative entries hold a non-canonical spelling (SimpleWebAuthn's expected
+        // challenge "shouldhavebeenthisvalue" has non-zero trailing bits), which Signet's decoder
+        // refuses: decode it here, dropping those bits, so the entry can still be run.
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var out: [UInt8] = []
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for c in normalised.utf8 {
+            guard let v = alphabet.firstIndex(of: c) else { return nil }
+            accumulator = (accumulator << 6 | UInt32(v)) & 0xFFFF
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
+            }
+        }
+        return out
     }
 
     /// A string or a list of strings.

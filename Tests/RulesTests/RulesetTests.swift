@@ -138,7 +138,7 @@ import JSON
         let second = try #require(try RulesTestSupport.error(#"{"rules": [{"name": "r", "action": "BLOCK"}]}"#))
         #expect(first == second)
         #expect(first.code.rawValue == "unknown_action")
-        #expect(first.debugDescription.hasPrefix("RulesetError(unknown_action at rules[0].action: "))
+        #expect(first.debugDescription.hasPrefix("RulesetError(unknown_action): rules[0].action: "))
         // Long strings from the ruleset are cut in messages.
         let long = String(repeating: "X", count: 500)
         let cut = try #require(try RulesTestSupport.error(#"{"rules": [{"name": "r", "action": "\#(long)"}]}"#))

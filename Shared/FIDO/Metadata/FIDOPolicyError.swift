@@ -1,6 +1,8 @@
+import Platform
+
 /// Why a FIDO policy document was refused: a stable code, the JSON Pointer (RFC 6901) of the
 /// first member at fault (`""` for the document itself), and a fixed reason.
-public struct FIDOPolicyError: Error, Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+public struct FIDOPolicyError: CodedError {
     /// A stable code.
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Base: String, Sendable, CaseIterable {
@@ -29,14 +31,22 @@ public struct FIDOPolicyError: Error, Sendable, Hashable, CustomStringConvertibl
     /// A fixed reason (never a value from the document).
     public let reason: String
 
-    public init(_ code: Code, path: String, _ reason: String) {
+    /// Where the error was raised.
+    public let file: String
+    public let line: Int
+
+    public init(_ code: Code, path: String, _ reason: String, file: String = #fileID, line: Int = #line) {
         self.code = code
         self.path = path
         self.reason = reason
+        self.file = file
+        self.line = line
     }
 
+    /// The JSON pointer and the reason.
+    public var detail: String { "\(path.isEmpty ? "/" : path): \(reason)" }
+
     public var description: String { "FIDOPolicyError(\(code), \(path.isEmpty ? "/" : path))" }
-    public var debugDescription: String { "FIDOPolicyError(\(code), \(path.isEmpty ? "/" : path)): \(reason)" }
 
     /// A JSON Pointer from member names and indices.
     static func pointer(_ components: [String]) -> String {

@@ -23,6 +23,8 @@ enum HTTPBodyFuzz {
         RulesetExplainRequest.self, RegistrationAnswerRequest.self, RegistrationDecisionRequest.self,
         MethodCreateRequest.self, CodeRequest.self, PIIStoreRequest.self, PIIReadRequest.self,
         TransactionCreateRequest.self, TransactionAmendRequest.self, TCTokenVerifyRequest.self,
+        // Stored documents read back from the databases, and the authentication settings body.
+        TransactionDetails.self, AuthenticationSettings.self,
     ]
 
     static let testOneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, size in
