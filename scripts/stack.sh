@@ -158,8 +158,9 @@ dev_keys() {
     export SIGNET_RECEIPT_SIGNING_KEY_FILE="${SIGNET_RECEIPT_SIGNING_KEY_FILE:-$DATA/keys/receipt-signing.pem}"
     export SIGNET_TCTOKEN_KEY_SEAL="${SIGNET_TCTOKEN_KEY_SEAL:-$(cat "$DATA/keys/tctoken-seal.key")}"
     # Keys shared between services: TOTP secrets (registration → authentication), one-time
-    # codes sealed to the oob service, code hashes, the vault's key-encryption key.
-    for k in pii-kek delivery method-secret otp-hash; do
+    # codes sealed to the oob service, code hashes, the vault's key-encryption key; and the
+    # oob service's seal of push tokens and device identifier keys.
+    for k in pii-kek delivery method-secret otp-hash oob-seal; do
         [ -s "$DATA/keys/$k.key" ] || head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$DATA/keys/$k.key"
     done
     chmod 600 "$DATA/keys/"*
@@ -167,13 +168,29 @@ dev_keys() {
     export SIGNET_DELIVERY_KEY="${SIGNET_DELIVERY_KEY:-$(cat "$DATA/keys/delivery.key")}"
     export SIGNET_METHOD_SECRET_KEY="${SIGNET_METHOD_SECRET_KEY:-$(cat "$DATA/keys/method-secret.key")}"
     export SIGNET_OTP_HASH_KEY="${SIGNET_OTP_HASH_KEY:-$(cat "$DATA/keys/otp-hash.key")}"
+    export SIGNET_OOB_KEY_SEAL="${SIGNET_OOB_KEY_SEAL:-$(cat "$DATA/keys/oob-seal.key")}"
+    # Push credentials for the local push sink: an APNs token key (.p8, P-256) and an FCM
+    # service account whose token endpoint is the sink.
+    if [ ! -s "$DATA/keys/apns.p8" ]; then
+        openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$DATA/keys/apns.p8" 2>/dev/null
+    fi
+    if [ ! -s "$DATA/keys/fcm-service-account.json" ]; then
+        openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$DATA/keys/fcm.pem" 2>/dev/null
+        python3 -c 'import json,sys; print(json.dumps({"type":"service_account","project_id":"signet-dev","client_email":"push@signet-dev.iam.gserviceaccount.com","private_key":open(sys.argv[1]).read(),"token_uri":"http://127.0.0.1:2643/token"}))' \
+            "$DATA/keys/fcm.pem" >"$DATA/keys/fcm-service-account.json"
+    fi
+    chmod 600 "$DATA/keys/"*
+    export SIGNET_APNS_KEY_FILE="${SIGNET_APNS_KEY_FILE:-$DATA/keys/apns.p8}" SIGNET_APNS_KEY_ID="${SIGNET_APNS_KEY_ID:-DEVKEY0001}"
+    export SIGNET_APNS_TEAM_ID="${SIGNET_APNS_TEAM_ID:-DEVTEAM001}" SIGNET_APNS_URL="${SIGNET_APNS_URL:-http://127.0.0.1:2643}"
+    export SIGNET_FCM_SERVICE_ACCOUNT_FILE="${SIGNET_FCM_SERVICE_ACCOUNT_FILE:-$DATA/keys/fcm-service-account.json}"
+    export SIGNET_FCM_URL="${SIGNET_FCM_URL:-http://127.0.0.1:2643}"
 }
 
 # Python tooling (PyPI) in a venv of the data folder: the local mail and SMS sinks, and the
 # test tools.
 python_env() {
     [ -x "$DATA/venv/bin/python" ] || python3 -m venv "$DATA/venv" >/dev/null
-    "$DATA/venv/bin/python" -c 'import aiosmtpd' 2>/dev/null ||
+    "$DATA/venv/bin/python" -c 'import aiosmtpd, h2' 2>/dev/null ||
         "$DATA/venv/bin/pip" install -q -r "$ROOT/Tools/Sinks/requirements.txt"
 }
 
@@ -181,16 +198,21 @@ python_env() {
 # $DATA/sinks/sms (the oob service sends there by default).
 start_sinks() {
     python_env
-    mkdir -p "$DATA/sinks/email" "$DATA/sinks/sms"
-    for p in 2525 2580; do port_free "$p" || { log "port $p is taken"; exit 1; }; done
+    mkdir -p "$DATA/sinks/email" "$DATA/sinks/sms" "$DATA/sinks/push"
+    for p in 2525 2580 2643; do port_free "$p" || { log "port $p is taken"; exit 1; }; done
     "$DATA/venv/bin/python" "$ROOT/Tools/Sinks/smtp_sink.py" --host 127.0.0.1 --port 2525 --dir "$DATA/sinks/email" \
         >>"$DATA/logs/smtp-sink.log" 2>&1 &
     echo $! >"$DATA/run/smtp-sink.pid"
     "$DATA/venv/bin/python" "$ROOT/Tools/Sinks/sms_sink.py" --host 127.0.0.1 --port 2580 --dir "$DATA/sinks/sms" \
         >>"$DATA/logs/sms-sink.log" 2>&1 &
     echo $! >"$DATA/run/sms-sink.pid"
+    # APNs and FCM (and FCM's token endpoint) over HTTP/2 on one port; pushes under sinks/push.
+    "$DATA/venv/bin/python" "$ROOT/Tools/Sinks/push_sink.py" --host 127.0.0.1 --port 2643 --dir "$DATA/sinks/push" \
+        >>"$DATA/logs/push-sink.log" 2>&1 &
+    echo $! >"$DATA/run/push-sink.pid"
     local deadline=$((SECONDS + 20))
-    until grep -q listening "$DATA/logs/smtp-sink.log" 2>/dev/null && grep -q listening "$DATA/logs/sms-sink.log" 2>/dev/null; do
+    until grep -q listening "$DATA/logs/smtp-sink.log" 2>/dev/null && grep -q listening "$DATA/logs/sms-sink.log" 2>/dev/null &&
+        grep -q listening "$DATA/logs/push-sink.log" 2>/dev/null; do
         [ $SECONDS -lt $deadline ] || { log "sinks did not start; see $DATA/logs/*-sink.log"; exit 1; }
         sleep 0.2
     done
@@ -281,6 +303,7 @@ down() {
     stop_pidfile devbroker
     stop_pidfile smtp-sink
     stop_pidfile sms-sink
+    stop_pidfile push-sink
     stop_postgres
 }
 

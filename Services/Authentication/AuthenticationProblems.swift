@@ -72,6 +72,10 @@ extension ProblemCode {
     static let methodNotAllowedNow = ProblemCode("method_not_allowed_now", status: 409, title: "Method not expected")
     /// The user has no such method (or no credential left for the step).
     static let methodUnavailable = ProblemCode("method_unavailable", status: 409, title: "Method unavailable")
+    /// `oob_push`: the user's device has not answered the approval yet; poll verify again.
+    static let approvalPending = ProblemCode("approval_pending", status: 409, title: "Approval pending")
+    /// `oob_push`: the approval was rejected (or the number was wrong), expired or cancelled.
+    static let oobPushRejected = ProblemCode("oob_push_rejected", status: 400, title: "Sign-in refused")
     /// Verification before the method's challenge.
     static let noPendingChallenge = ProblemCode("no_pending_challenge", status: 409, title: "No challenge")
     /// A reject for a sign-in that confirms no transaction.

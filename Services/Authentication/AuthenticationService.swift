@@ -15,6 +15,8 @@ public enum AuthenticationService: SignetService {
         let calls: InternalCalls
         /// `SIGNET_UAF_APP_ID_BASE` (see RegistrationService): UAF AppIDs are made from it.
         let uafAppIDBase: String
+        /// The oob-notification service, for `oob_push` (`SIGNET_OOB_URL`).
+        let oobURL: String
     }
 
     public static let name = ServiceName.authentication
@@ -29,7 +31,8 @@ public enum AuthenticationService: SignetService {
                 delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
                 codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger)),
             calls: InternalCalls.fromEnvironment(env, service: "authentication"),
-            uafAppIDBase: try uafAppIDBase(env))
+            uafAppIDBase: try uafAppIDBase(env),
+            oobURL: env.string("SIGNET_OOB_URL", default: "http://127.0.0.1:8084"))
     }
 
     /// `SIGNET_UAF_APP_ID_BASE`, read as the registration service reads it: both must agree.
@@ -58,6 +61,7 @@ public enum AuthenticationService: SignetService {
                 FIDO2Method(ceremony: ceremony), UAFMethod(ceremony: uafCeremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
                 OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
+                OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL),
             ],
             antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions,
             ceremony: ceremony, flows: SignInFlowStore(pool: context.pool), limiter: RateLimiter())

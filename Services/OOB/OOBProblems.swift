@@ -8,4 +8,37 @@ extension ProblemCode {
     /// A message template that does not parse or render (`Delivery.DeliveryError`'s code in
     /// the detail).
     static let invalidTemplate = ProblemCode("invalid_template", status: 400, title: "Invalid template")
+
+    // MARK: - Devices
+
+    /// No such device in the tenant (or not the path user's).
+    static let deviceNotFound = ProblemCode("device_not_found", status: 404, title: "Device not found")
+    /// The device was revoked: it cannot be bound or asked.
+    static let deviceRevoked = ProblemCode("device_revoked", status: 409, title: "Device revoked")
+    /// The device is bound to another user; that user (or the RP) unbinds it first.
+    static let deviceBoundToOtherUser = ProblemCode("device_bound_to_other_user", status: 409, title: "Device bound to another user")
+    /// The device identifier JWT does not verify (signature, type, audience, expiry).
+    static let deviceTokenInvalid = ProblemCode("device_token_invalid", status: 400, title: "Invalid device token")
+
+    // MARK: - Approvals
+
+    /// No such approval in the tenant (or not one this device may see).
+    static let approvalNotFound = ProblemCode("approval_not_found", status: 404, title: "Approval not found")
+    /// The user (or the device named) has no bound, active device that can answer at the level.
+    static let noCapableDevice = ProblemCode("no_capable_device", status: 409, title: "No device can answer")
+    /// The approval was accepted already.
+    static let approvalAlreadyAccepted = ProblemCode("approval_already_accepted", status: 409, title: "Approval already accepted")
+    /// The approval was rejected already.
+    static let approvalAlreadyRejected = ProblemCode("approval_already_rejected", status: 409, title: "Approval already rejected")
+    /// The approval was cancelled by the RP.
+    static let approvalAlreadyCancelled = ProblemCode("approval_already_cancelled", status: 409, title: "Approval already cancelled")
+    /// The approval expired before an answer.
+    static let approvalExpired = ProblemCode("approval_expired", status: 409, title: "Approval expired")
+    /// The approval failed (it can no longer be answered).
+    static let approvalInvalid = ProblemCode("approval_invalid", status: 409, title: "Approval invalid")
+    /// The decision's signature does not verify with the key it names, or that key cannot
+    /// answer at the approval's level.
+    static let approvalSignatureInvalid = ProblemCode("approval_signature_invalid", status: 400, title: "Approval signature invalid")
+    /// The level is not offered (EXECUTIVE needs identity documents, not built yet).
+    static let levelUnavailable = ProblemCode("level_unavailable", status: 400, title: "Level unavailable")
 }

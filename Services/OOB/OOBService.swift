@@ -1,3 +1,4 @@
+import Crypto
 import Delivery
 import Foundation
 import Platform
@@ -6,17 +7,35 @@ import Schema
 import ServiceKit
 
 /// The oob-notification service: delivery of one-time codes by e-mail (SMTP) and SMS (an HTTP
-/// provider), from requests on signet.oob.requests.
+/// provider), from requests on signet.oob.requests; mobile devices (their keys, push tokens and
+/// binding to users); and out-of-band approvals the user's bound device accepts or rejects.
 public enum OOBService: SignetService {
     public struct Configuration: Sendable {
         let delivery: DeliveryConfiguration
+        /// Seals push tokens and the device identifier keys (`SIGNET_OOB_KEY_SEAL`).
+        let seal: AES256GCM
+        /// `iss` of device identifier JWTs (`SIGNET_OOB_ISSUER`).
+        let issuer: String
+        /// A device without a call for this long is inactive (`SIGNET_OOB_INACTIVE_DAYS`).
+        let inactiveAfter: TimeInterval
+        /// Finished approvals are deleted after this long (`SIGNET_OOB_APPROVAL_RETENTION_DAYS`).
+        let approvalRetention: TimeInterval
+        let sessions: SessionTokenVerifier
+        /// APNs and FCM credentials (either may be absent).
+        let push: PushCredentials
     }
 
     public static let name = ServiceName.oob
-    public static var migrations: [Migration] { [TemplateStore.migration] }
+    public static var migrations: [Migration] { OOBMigrations.all }
 
     public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
-        Configuration(delivery: try DeliveryConfiguration.fromEnvironment(env, logger: logger))
+        Configuration(
+            delivery: try DeliveryConfiguration.fromEnvironment(env, logger: logger),
+            seal: try AES256GCM(key: try ServiceKeys.key("SIGNET_OOB_KEY_SEAL", env, logger: logger)),
+            issuer: env.string("SIGNET_OOB_ISSUER", default: "http://localhost:8080/oob"),
+            inactiveAfter: Double(try env.int("SIGNET_OOB_INACTIVE_DAYS", default: 90, range: 1...3650)) * 86_400,
+            approvalRetention: Double(try env.int("SIGNET_OOB_APPROVAL_RETENTION_DAYS", default: 30, range: 1...3650)) * 86_400,
+            sessions: try SessionTokenVerifier.fromEnvironment(env), push: try PushCredentials.fromEnvironment(env))
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -24,6 +43,21 @@ public enum OOBService: SignetService {
             configuration: configuration.delivery, smtp: try SMTPClient(configuration: configuration.delivery.smtp),
             sms: try SMSClient(configuration: configuration.delivery.sms), logger: context.logger)
         let templates = TemplateStore(context: context)
+        let devices = DeviceStore(pool: context.pool, seal: configuration.seal)
+        let keys = DeviceTokenKeys(pool: context.pool, seal: configuration.seal)
+        let waiters = ApprovalWaiters()
+        let deviceRoutes = DeviceRoutes(
+            context: context, store: devices, keys: keys, issuer: configuration.issuer, inactiveAfter: configuration.inactiveAfter,
+            sessions: configuration.sessions)
+        let push = PushNotifier(
+            context: context, store: devices, credentials: configuration.push,
+            retry: RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(500), factor: 2, maximumDelay: .seconds(5), jitter: 0.5))
+        let callbacks = ApprovalCallbacks(
+            keys: keys, issuer: configuration.issuer, transport: push.transport,
+            retry: RetryPolicy(maximumAttempts: 5, baseDelay: .seconds(1), factor: 2, maximumDelay: .seconds(30), jitter: 0.5), logger: context.logger)
+        let approvalRoutes = ApprovalRoutes(
+            context: context, store: devices, waiters: waiters, created: { push.approvalCreated($0) }, finished: { callbacks.approvalFinished($0) },
+            internalGuard: configuration.delivery.calls.guardInternal)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
         let userData = OOBUserData()
@@ -31,7 +65,13 @@ public enum OOBService: SignetService {
         return ServiceAssembly(
             routes: { router in
                 templates.register(on: &router)
+                deviceRoutes.register(on: &router)
+                approvalRoutes.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: userData)
-            }, handlers: handlers)
+            }, handlers: handlers, background: [
+                ApprovalExpirer(
+                    context: context, devices: devices, waiters: waiters, finished: { callbacks.approvalFinished($0) },
+                    retention: configuration.approvalRetention)
+            ])
     }
 }

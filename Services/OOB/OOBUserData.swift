@@ -2,16 +2,36 @@ import JSON
 import Postgres
 import ServiceKit
 
-/// What the oob-notification service holds about a user: nothing yet. Deliveries are not
-/// stored (their requests name a vault reference, never the user) and templates are per tenant.
-/// Devices, push handles, OOB sessions and approval requests (issue #16) are keyed by user: their
-/// tables are added to both functions here (see ``UserDataStore``).
+/// What the oob-notification service holds about a user: the devices bound to them and the
+/// approval requests addressed to them. Deliveries are not stored (their requests name a vault
+/// reference, never the user) and templates are per tenant. A new table keyed by user is added
+/// to both functions here (see ``UserDataStore``).
 struct OOBUserData: UserDataStore {
     func export(_ user: UserDataSubject, reader: String, on conn: PostgresConnection) async throws -> JSONValue {
-        [:]
+        let (t, u) = (user.tenant, user.username)
+        return [
+            // Keys are public; the sealed push token is a device secret and is not exported.
+            "devices": try await UserErasure.rows(
+                """
+                SELECT id AS "deviceId", platform, model, os_version AS "osVersion", app_id AS "appId", status,
+                    user_auth_key IS NOT NULL AS "securityEnabled", sealed_push_token IS NOT NULL AS "hasPushToken",
+                    created_at AS "createdAt", last_seen_at AS "lastSeenAt"
+                FROM devices WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
+                """, on: conn),
+            "approvals": try await UserErasure.rows(
+                """
+                SELECT id AS "approvalId", device_id AS "deviceId", level, action, resource, text, status, reason,
+                    decided_level AS "decidedLevel", created_at AS "createdAt", expires_at AS "expiresAt", updated_at AS "updatedAt"
+                FROM approvals WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
+                """, on: conn),
+        ]
     }
 
     func erase(_ user: UserDataSubject, on conn: PostgresConnection) async throws -> [String: Int] {
-        [:]
+        let (t, u) = (user.tenant, user.username)
+        let approvals = try await conn.query("DELETE FROM approvals WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        // A bound device is the user's phone: its keys, push token and model go with them.
+        let devices = try await conn.query("DELETE FROM devices WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        return ["approvals": approvals, "devices": devices]
     }
 }

@@ -129,6 +129,14 @@ final class CurlEasy {
         return value
     }
 
+    /// CURLINFO_HTTP_VERSION: the HTTP version of the last response (a `CURL_HTTP_VERSION_*`
+    /// value; `CURL_HTTP_VERSION_2_0` for HTTP/2), 0 when none came.
+    var httpVersion: Int {
+        var value = 0
+        guard signet_curl_getinfo_long(handle, Int32(CURLINFO_HTTP_VERSION.rawValue), &value) == 0 else { return 0 }
+        return value
+    }
+
     private static func describe(_ code: CURLcode) -> String {
         "curl \(code.rawValue) \(String(cString: curl_easy_strerror(code)))"
     }

@@ -33,6 +33,15 @@ public struct DeliveryError: CodedError {
             case smsThrottled = "sms_throttled"
             case smsUnavailable = "sms_unavailable"
             case smsFailed = "sms_failed"
+            case pushConnectFailed = "push_connect_failed"
+            case pushTimeout = "push_timeout"
+            case pushConnectionLost = "push_connection_lost"
+            case pushRejected = "push_rejected"
+            case pushUnauthorized = "push_unauthorized"
+            case pushTokenGone = "push_token_gone"
+            case pushThrottled = "push_throttled"
+            case pushUnavailable = "push_unavailable"
+            case pushFailed = "push_failed"
             case templateNotFound = "template_not_found"
             case templateInvalid = "template_invalid"
             case templateValueMissing = "template_value_missing"
@@ -94,6 +103,30 @@ public struct DeliveryError: CodedError {
         /// Any other failure: a status outside 2xx–5xx, or another libcurl error.
         public static let smsFailed = Code(base: .smsFailed)
 
+        // MARK: - Push (APNs, FCM)
+
+        /// The push provider could not be reached (refused, unresolved).
+        public static let pushConnectFailed = Code(base: .pushConnectFailed)
+        /// The push provider did not answer in time.
+        public static let pushTimeout = Code(base: .pushTimeout)
+        /// The connection broke before a complete answer.
+        public static let pushConnectionLost = Code(base: .pushConnectionLost)
+        /// The provider refused the request (400: a bad payload, topic or token format);
+        /// sending it again cannot help.
+        public static let pushRejected = Code(base: .pushRejected)
+        /// The provider refused the credentials (403, 401); not retried: the configuration
+        /// (or the provider token) is wrong.
+        public static let pushUnauthorized = Code(base: .pushUnauthorized)
+        /// The device token is no longer valid (APNs 410 Unregistered, FCM 404 UNREGISTERED):
+        /// the token must be marked invalid and never used again.
+        public static let pushTokenGone = Code(base: .pushTokenGone)
+        /// The provider answered 429.
+        public static let pushThrottled = Code(base: .pushThrottled)
+        /// The provider answered 5xx.
+        public static let pushUnavailable = Code(base: .pushUnavailable)
+        /// Any other failure.
+        public static let pushFailed = Code(base: .pushFailed)
+
         // MARK: - Templates
 
         /// No template for the kind in any locale of the fallback chain, for the tenant, the
@@ -115,11 +148,13 @@ public struct DeliveryError: CodedError {
         public var isTransient: Bool {
             switch base {
             case .smtpConnectFailed, .smtpTimeout, .smtpDeferred, .smtpConnectionLost,
-                .smsConnectFailed, .smsTimeout, .smsConnectionLost, .smsThrottled, .smsUnavailable:
+                .smsConnectFailed, .smsTimeout, .smsConnectionLost, .smsThrottled, .smsUnavailable,
+                .pushConnectFailed, .pushTimeout, .pushConnectionLost, .pushThrottled, .pushUnavailable:
                 true
             case .invalidAddress, .headerInjection, .invalidMessage, .invalidConfiguration,
                 .smtpTLSFailed, .smtpAuthFailed, .smtpRejected, .smtpFailed,
                 .smsRejected, .smsFailed,
+                .pushRejected, .pushUnauthorized, .pushTokenGone, .pushFailed,
                 .templateNotFound, .templateInvalid, .templateValueMissing:
                 false
             }

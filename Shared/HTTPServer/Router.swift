@@ -13,6 +13,13 @@ public enum Principal: Sendable, Equatable {
     case signingUp(tenant: String, username: String)
     /// Another Signet service, by the internal token (`/v1/internal/…` routes).
     case service(String)
+    /// A registered device of the tenant, by a proof signed with its device key (oob
+    /// `deviceSigned` routes).
+    case device(tenant: String, deviceId: String)
+    /// The holder of a device key not registered yet, by a proof signed with the key the
+    /// request's body carries (the oob device create-or-update call); `thumbprint` is the key's
+    /// RFC 7638 thumbprint, base64url.
+    case deviceKeyHolder(tenant: String, thumbprint: String)
 }
 
 /// The typed per-request context handed to every handler.

@@ -1,5 +1,7 @@
 import HTTPServer
+import JSON
 import Schema
+import Tokens
 
 /// The guards of Signet's routes. Each authenticates the caller the route admits and sets the
 /// principal the handler reads; the authorization matrix test (per service) compares every
@@ -13,6 +15,8 @@ import Schema
 /// | `relyingPartyOrAdmin` | either of the above | `.relyingParty` or `.admin` |
 /// | `relyingPartyOrSelf` | an API key of the tenant, or a user's session (or sign-up) token of the tenant for the path's `{username}` when there is one | `.relyingParty`, `.user` or `.signingUp` |
 /// | `internal` | another Signet service with the internal token | `.service` |
+/// | `device` | a proof (``DeviceProof``) signed by the device key of the path's `{deviceId}` | `.device` |
+/// | `deviceKeyHolder` | a proof signed by the device key in the body's `deviceKey` member | `.deviceKeyHolder` |
 extension ServiceContext {
     /// The operator's admin token.
     public var admin: RouteGuard {
@@ -51,6 +55,45 @@ extension ServiceContext {
                 throw HTTPError(.forbidden, detail: "A session token acts on its own user's account only.")
             }
             return principal
+        }
+    }
+}
+
+extension ServiceContext {
+    /// A registered device of the path's `{tenant}`: the `Device-Proof` header verifies with
+    /// the device key of the path's `{deviceId}` and its nonce is new.
+    ///
+    /// - Throws: 401 `unauthorized` for a missing or invalid proof, an unknown or revoked
+    ///   device (the same answer: a stranger learns nothing about which ids exist), or a replay.
+    public func deviceSigned(_ devices: some DeviceKeyDirectory) -> RouteGuard {
+        RouteGuard(name: "device") { request, ctx in
+            // Nothing is read before a proof is there at all.
+            guard request.header(DeviceProof.headerName) != nil else { throw DeviceProof.refused("no Device-Proof header") }
+            let tenant = ctx.parameter("tenant")
+            let deviceId = ctx.parameter("deviceId")
+            guard let key = try await devices.deviceKey(tenant: tenant, deviceId: deviceId) else { throw DeviceProof.refused("no such device") }
+            try await devices.admit(request, key: key, tenant: tenant, holder: deviceId)
+            return .device(tenant: tenant, deviceId: deviceId)
+        }
+    }
+
+    /// The holder of the device key in the JSON body's `deviceKey` member (a public JWK): the
+    /// `Device-Proof` header verifies with that key and its nonce is new. For the call that
+    /// creates or updates a device, before it has an id.
+    ///
+    /// - Throws: 401 `unauthorized` for a missing or invalid proof or a replay; 400
+    ///   `malformed_json` / `invalid_field` (`deviceKey`) for a body without a usable key.
+    public func deviceKeyHolder(_ devices: some DeviceKeyDirectory) -> RouteGuard {
+        RouteGuard(name: "deviceKeyHolder") { request, ctx in
+            guard request.header(DeviceProof.headerName) != nil else { throw DeviceProof.refused("no Device-Proof header") }
+            let body = try request.decode(DeviceKeyHolderBody.self)
+            guard case .object(let members) = body.deviceKey, let key = try? JWK(jsonObject: members), key.keyType == "EC",
+                (try? JWSVerificationKey(jwk: key, allowedAlgorithms: [.es256])) != nil
+            else { throw HTTPError.invalid("deviceKey", "deviceKey must be a public P-256 JWK (ES256).") }
+            let tenant = ctx.parameter("tenant")
+            let thumbprint = key.thumbprintBase64URL
+            try await devices.admit(request, key: key, tenant: tenant, holder: "jkt:" + thumbprint)
+            return .deviceKeyHolder(tenant: tenant, thumbprint: thumbprint)
         }
     }
 }

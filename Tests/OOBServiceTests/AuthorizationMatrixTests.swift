@@ -6,7 +6,9 @@ import Testing
 @testable import OOBService
 
 /// The oob service's authorization matrix: every route it registers, with the guard that
-/// admits its callers. Templates are admin.
+/// admits its callers. Templates are admin; a device creates or updates itself with the key
+/// it carries (`deviceKeyHolder`) and signs every later call (`device`); the RP, or the user
+/// with a session token, binds, lists and unbinds; approvals are the RP's.
 ///
 /// A route added without its line here fails ``everyRouteHasTheGuardOfTheTable()``; a route
 /// cannot be registered without a guard at all (`GuardedRouter`).
@@ -20,6 +22,23 @@ import Testing
         ("PUT", "/v1/admin/tenants/{tenant}/templates/{kind}/{locale}", "admin"),
         ("GET", "/v1/tenants/{tenant}", "public"),
         ("POST", "/v1/internal/tenants/{tenant}/user-data", "internal"),
+        ("GET", "/.well-known/jwks.json", "public"),
+        ("GET", "/v1/tenants/{tenant}/.well-known/jwks.json", "public"),
+        ("POST", "/v1/tenants/{tenant}/devices", "deviceKeyHolder"),
+        ("GET", "/v1/tenants/{tenant}/devices/{deviceId}", "device"),
+        ("PUT", "/v1/tenants/{tenant}/devices/{deviceId}/push-token", "device"),
+        ("POST", "/v1/tenants/{tenant}/users/{username}/devices", "relyingPartyOrSelf"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/devices", "relyingPartyOrSelf"),
+        ("DELETE", "/v1/tenants/{tenant}/users/{username}/devices/{deviceId}", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/revoke", "relyingParty"),
+        ("POST", "/v1/tenants/{tenant}/approvals", "relyingParty"),
+        ("GET", "/v1/tenants/{tenant}/approvals/{approvalId}", "relyingParty"),
+        ("POST", "/v1/tenants/{tenant}/approvals/{approvalId}/cancel", "relyingParty"),
+        ("POST", "/v1/internal/tenants/{tenant}/approvals", "internal"),
+        ("POST", "/v1/internal/tenants/{tenant}/approvals/{approvalId}/read", "internal"),
+        ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals", "device"),
+        ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}", "device"),
+        ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}/decision", "device"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

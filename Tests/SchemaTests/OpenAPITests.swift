@@ -266,6 +266,17 @@ import Testing
         wire("UserDataDocument", [.registration]) { UserDataDocument.fullExample },
         wire("UserDataMissingPart", [.registration]) { UserDataMissingPart.fullExample },
         wire("RetentionSettings", [.registration]) { RetentionSettings.fullExample },
+        wire("DeviceUpsertRequest", [.oob]) { DeviceUpsertRequest.fullExample },
+        wire("DeviceRegistration", [.oob]) { DeviceRegistration.fullExample },
+        wire("DeviceResource", [.oob]) { DeviceResource.fullExample },
+        wire("DeviceList", [.oob]) { DeviceList.fullExample },
+        wire("DeviceBindRequest", [.oob]) { DeviceBindRequest.fullExample },
+        wire("PushTokenUpdate", [.oob]) { PushTokenUpdate.fullExample },
+        wire("ApprovalCreateRequest", [.oob]) { ApprovalCreateRequest.fullExample },
+        wire("ApprovalResource", [.oob]) { ApprovalResource.fullExample },
+        wire("DeviceApproval", [.oob]) { DeviceApproval.fullExample },
+        wire("DeviceApprovalList", [.oob]) { DeviceApprovalList.fullExample },
+        wire("ApprovalDecisionRequest", [.oob]) { ApprovalDecisionRequest.fullExample },
         WireType(
             component: "Problem",
             example: {

@@ -155,9 +155,28 @@ struct NonFIDOMethodsStackTests {
         #expect(replay.status == 400 && replayCode == "code_replayed", "\(replay.text)")
         now = ""
 
+        // A phone bound to the user and an approval pushed to it: the push token is a device
+        // secret, held only sealed (the oob database's devices and approvals tables are
+        // scanned below with the rest).
+        let oob = OOBApprovalStackTests.self
+        await OOBApprovalStackTests().waitForOOBKey(t)
+        let handset = try SoftwareDevice(platform: "ios")
+        let handsetId = try await oob.enrol(handset, as: username, tenant: t, appId: "com.example.bank")
+        let approval = try await TestHTTP.json(
+            "POST", "\(oob.oob)/v1/tenants/\(t.id)/approvals", token: t.key,
+            json: #"{"username":"\#(username)","level":"ENTRY","action":"login","resource":"web","numberMatching":true}"#)
+        try #require(approval.status == 201, "\(approval.text)")
+        let approvalId = try #require(try approval.json()["approvalId"] as? String)
+        #expect(await TestStack.eventually(timeout: .seconds(20)) { oob.push(for: approvalId) != nil })
+        let rejected = try await oob.device(
+            handset, "POST", "/v1/tenants/\(t.id)/devices/\(handsetId)/approvals/\(approvalId)/decision",
+            json: try handset.decision(
+                "REJECT", approvalId: approvalId, detailsHash: try #require(try approval.json()["detailsHash"] as? String)))
+        #expect(rejected.status == 200, "\(rejected.text)")
+
         // Nothing in plaintext outside the vault: databases, Kafka, logs.
         try await Task.sleep(for: .seconds(1))
-        let secrets = [email, phone] + codes
+        let secrets = [email, phone, handset.pushToken] + codes
         var leaks: [String] = []
         for database in ["signet_registration", "signet_authentication", "signet_transaction", "signet_oob"] {
             let pool = TestStack.pool(database: database, size: 1)
@@ -185,12 +204,14 @@ struct NonFIDOMethodsStackTests {
             logger: TestStack.quietLogger)
         let seen = PlainLock<[String]>([])
         let ofThisTenant = PlainLock(0)
+        let oobEventsOfThisTenant = PlainLock(0)
         let lastRecord = PlainLock(ContinuousClock.now + .seconds(10))
         let run = Task {
             await consumer.run { record in
                 let text = String(decoding: record.value, as: UTF8.self) + record.headers.map { String(decoding: $0.value, as: UTF8.self) }.joined()
                 for secret in secrets where Self.containsToken(text, secret) { seen.withLock { $0.append("\(record.topic)") } }
                 if text.contains(t.id) { ofThisTenant.withLock { $0 += 1 } }
+                if text.contains(t.id), record.topic == Topic.oob, text.contains(handsetId) { oobEventsOfThisTenant.withLock { $0 += 1 } }
                 lastRecord.withLock { $0 = .now }
                 return true
             }
@@ -199,9 +220,11 @@ struct NonFIDOMethodsStackTests {
         await consumer.shutdown()
         await run.value
         leaks += seen.withLock { $0 }
-        // The scans looked where the data is: this tenant's events were read, and the masked
+        // The scans looked where the data is: this tenant's events were read (the oob
+        // service's device and approval events among them), and the masked
         // address (which may be stored) is found by the same database query.
         #expect(ofThisTenant.withLock { $0 } >= 5)
+        #expect(oobEventsOfThisTenant.withLock { $0 } >= 3)
         let registrationDB = TestStack.pool(database: "signet_registration", size: 1)
         defer { registrationDB.close() }
         let maskedHits = try await registrationDB.withConnection { conn in

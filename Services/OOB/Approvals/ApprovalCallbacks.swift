@@ -1,0 +1,65 @@
+import Crypto
+import Delivery
+import Foundation
+import JSON
+import Platform
+import Schema
+import ServiceKit
+import Tokens
+
+/// Signed callbacks: when an approval with a `callbackUrl` finishes, its outcome is POSTed
+/// there as `application/jwt`, a JWT (`typ approval-callback+jwt`) signed with the tenant's
+/// device identifier key (the RP verifies it with `GET /v1/tenants/{t}/.well-known/jwks.json`):
+/// `iss` the service's issuer, `aud` the tenant, `iat`, `exp` five minutes later, `jti`, and
+/// `approval` the ``ApprovalResource``. Any 2xx ends it; 429, 5xx and transport failures are
+/// retried with backoff (``retry``), other answers are not.
+///
+/// - Important: Sends start after the change committed, in a task of this process: a crash
+///   before the last attempt loses the callback (the RP can still poll). A durable queue is
+///   not built yet.
+struct ApprovalCallbacks: Sendable {
+    static let type = "approval-callback+jwt"
+    let keys: DeviceTokenKeys
+    let issuer: String
+    let transport: PushTransport
+    let retry: RetryPolicy
+    let logger: Logger
+
+    /// The origin (`scheme://host[:port]`, as tenants list theirs) of an acceptable callback
+    /// URL: https, or http for localhost and 127.0.0.1; no user info, no fragment. Else nil.
+    static func origin(of text: String) -> String? {
+        guard (1...2048).contains(text.utf8.count), let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(),
+            !host.isEmpty, url.user == nil, url.password == nil, url.fragment == nil
+        else { return nil }
+        guard scheme == "https" || (scheme == "http" && (host == "localhost" || host == "127.0.0.1")) else { return nil }
+        return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+    }
+
+    /// Starts the callback of a finished approval, if it has one, and returns at once.
+    func approvalFinished(_ approval: StoredApproval) {
+        guard let url = approval.callbackURL else { return }
+        Task { await send(approval, to: url) }
+    }
+
+    func send(_ approval: StoredApproval, to url: String) async {
+        let metadata: Logger.Metadata = ["signet.approval.id": .string(approval.id)]
+        do {
+            let ring = try await keys.ring(for: approval.tenant)
+            let now = Date()
+            let resource = try JSONParser.parse(try JSONValueEncoder().encodeToBytes(approval.resourceForRelyingParty))
+            let claims = JWTClaims(
+                issuer: issuer, audience: [approval.tenant], expiresAt: now.addingTimeInterval(300), issuedAt: now,
+                id: Hex.encode(SecureRandom.bytes(16)), extra: ["approval": resource])
+            let jwt = Array(try ring.signer.sign(claims, type: Self.type).utf8)
+            try await retry.run { _ in
+                let response = try await transport.post(url: url, headers: ["Content-Type: application/jwt"], body: jwt, requireHTTP2: false)
+                if let error = PushTransport.error(forStatus: response.status, provider: .callback, body: []) { throw error }
+            }
+            logger.info("approval callback delivered", metadata: metadata)
+        } catch let error as DeliveryError {
+            logger.warning("approval callback failed", metadata: metadata.merging([LogKey.errorCode: .string(error.code.rawValue)]) { $1 })
+        } catch {
+            logger.warning("approval callback failed", metadata: metadata.merging([LogKey.error: "\(error)"]) { $1 })
+        }
+    }
+}

@@ -1,0 +1,82 @@
+import Postgres
+
+/// The oob-notification service's own tables (versions 101+).
+enum OOBMigrations {
+    static let all: [Migration] = [
+        TemplateStore.migration,
+        Migration(
+            102, "devices",
+            """
+            -- Mobile devices: their public keys (JWK text), what the app told about itself, the
+            -- user they are bound to. The push token is a device secret: sealed with AES-256-GCM
+            -- under SIGNET_OOB_KEY_SEAL (associated data: tenant/device id), never stored plain.
+            CREATE TABLE devices (
+                id text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                key_thumbprint text NOT NULL,
+                device_key text NOT NULL,
+                user_auth_key text,
+                platform text NOT NULL,
+                model text,
+                os_version text,
+                app_id text NOT NULL,
+                sealed_push_token bytea,
+                push_token_invalid_at timestamptz,
+                username text,
+                status text NOT NULL,
+                created_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL,
+                last_seen_at timestamptz NOT NULL,
+                UNIQUE (tenant_id, key_thumbprint)
+            );
+            CREATE INDEX devices_user ON devices (tenant_id, username) WHERE username IS NOT NULL;
+            -- Nonces of the device proofs accepted, until the proofs could no longer be fresh.
+            CREATE TABLE device_proof_nonces (
+                tenant_id text NOT NULL,
+                holder text NOT NULL,
+                nonce text NOT NULL,
+                expires_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, holder, nonce)
+            );
+            CREATE INDEX device_proof_nonces_expiry ON device_proof_nonces (expires_at);
+            -- Device identifier JWT keys per tenant, as the transaction service keeps tcToken keys.
+            CREATE TABLE device_token_keys (
+                tenant_id text NOT NULL,
+                kid text NOT NULL,
+                sealed_private_key bytea NOT NULL,
+                public_jwk text NOT NULL,
+                created_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, kid)
+            );
+            """),
+        Migration(
+            103, "approvals",
+            """
+            CREATE TABLE approvals (
+                id text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                username text NOT NULL,
+                device_id text,
+                level text NOT NULL,
+                action text NOT NULL,
+                resource text NOT NULL,
+                text text,
+                custom_fields text,
+                details_hash bytea NOT NULL,
+                number_matching boolean NOT NULL,
+                number integer,
+                status text NOT NULL,
+                revision integer NOT NULL,
+                reason text,
+                decided_device_id text,
+                decided_level text,
+                callback_url text,
+                created_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL
+            );
+            CREATE INDEX approvals_pending_user ON approvals (tenant_id, username) WHERE status = 'IN_PROGRESS';
+            CREATE INDEX approvals_pending_expiry ON approvals (expires_at) WHERE status = 'IN_PROGRESS';
+            """),
+    ]
+}

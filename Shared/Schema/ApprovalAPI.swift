@@ -1,0 +1,274 @@
+import Foundation
+
+/// An RP asks a user to approve something on a bound device
+/// (`POST /v1/tenants/{tenant}/approvals`): exactly one of `username` (any of the user's
+/// devices) and `deviceId` (that device, which must be bound).
+public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
+    public var username: String?
+    public var deviceId: String?
+    /// `ENTRY` (the device key signs) or `ESSENTIAL` (the user-auth key signs: user presence).
+    public var level: String
+    public var action: String
+    public var resource: String
+    /// Shown on the device and in the push notification (no personal data, please).
+    public var text: String?
+    public var customFields: [String: String]?
+    /// 10-3600 (default 120).
+    public var expiresInSeconds: Int?
+    /// When true the RP's page shows ``ApprovalResource/number`` and the device must send it
+    /// back; a wrong number rejects the approval.
+    public var numberMatching: Bool?
+    /// Where the outcome is POSTed when the approval finishes: a signed JWT
+    /// (`typ approval-callback+jwt`, the tenant's device identifier key, claim `approval` the
+    /// ``ApprovalResource``), retried with backoff. Its origin must be one of the tenant's.
+    public var callbackUrl: String?
+
+    public init(
+        username: String? = nil, deviceId: String? = nil, level: String, action: String, resource: String, text: String? = nil,
+        customFields: [String: String]? = nil, expiresInSeconds: Int? = nil, numberMatching: Bool? = nil, callbackUrl: String? = nil
+    ) {
+        self.username = username
+        self.deviceId = deviceId
+        self.level = level
+        self.action = action
+        self.resource = resource
+        self.text = text
+        self.customFields = customFields
+        self.expiresInSeconds = expiresInSeconds
+        self.numberMatching = numberMatching
+        self.callbackUrl = callbackUrl
+    }
+
+    public static var fullExample: ApprovalCreateRequest {
+        ApprovalCreateRequest(
+            username: "user-4711", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", level: "ESSENTIAL", action: "login", resource: "web banking",
+            text: "Sign in to Example Bank?", customFields: ["channel": "web"], expiresInSeconds: 120, numberMatching: true,
+            callbackUrl: "https://bank.example/approvals/callback")
+    }
+}
+
+/// The levels an approval can ask for, lowest first.
+public enum ApprovalLevel: String, Sendable, CaseIterable, Comparable {
+    /// Signed by the device key (possession of the bound device).
+    case entry = "ENTRY"
+    /// Signed by the user-auth key (possession and user presence).
+    case essential = "ESSENTIAL"
+    /// Also a verified identity document bound to the user (not built yet: refused at create).
+    case executive = "EXECUTIVE"
+
+    var rank: Int {
+        switch self {
+        case .entry: 1
+        case .essential: 2
+        case .executive: 3
+        }
+    }
+
+    public static func < (a: ApprovalLevel, b: ApprovalLevel) -> Bool { a.rank < b.rank }
+}
+
+/// The statuses of an approval.
+public enum ApprovalStatus {
+    public static let inProgress = "IN_PROGRESS"
+    public static let accepted = "ACCEPTED"
+    public static let acceptedAtHigherLevel = "ACCEPTED_AT_HIGHER_LEVEL"
+    public static let rejected = "REJECTED"
+    public static let expired = "EXPIRED"
+    public static let cancelled = "CANCELLED"
+    public static let failed = "FAILED"
+    public static let all = [inProgress, accepted, acceptedAtHigherLevel, rejected, expired, cancelled, failed]
+}
+
+/// What the device is asked to approve, in the canonical form whose SHA-256 is the approval's
+/// `detailsHash`: a JSON object of `action`, `customFields` (an object, keys in ascending byte
+/// order), `level`, `resource` and `text` as present, keys in ascending byte order, no
+/// whitespace, strings escaped as ``TransactionDetails/canonicalJSON`` escapes them.
+public struct ApprovalDetails: Sendable, Equatable {
+    public var level: String
+    public var action: String
+    public var resource: String
+    public var text: String?
+    public var customFields: [String: String]?
+
+    public init(level: String, action: String, resource: String, text: String?, customFields: [String: String]?) {
+        self.level = level
+        self.action = action
+        self.resource = resource
+        self.text = text
+        self.customFields = customFields
+    }
+
+    static func sortedByBytes(_ members: [(String, String)]) -> [(String, String)] {
+        members.sorted { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
+    }
+
+    public var canonicalJSON: String {
+        var members: [(String, String)] = [
+            ("action", TransactionDetails.quote(action)), ("level", TransactionDetails.quote(level)), ("resource", TransactionDetails.quote(resource)),
+        ]
+        if let text { members.append(("text", TransactionDetails.quote(text))) }
+        if let customFields {
+            let inner = Self.sortedByBytes(customFields.map { ($0.key, TransactionDetails.quote($0.value)) })
+            members.append(("customFields", "{" + inner.map { "\(TransactionDetails.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"))
+        }
+        return "{" + Self.sortedByBytes(members).map { "\(TransactionDetails.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
+    }
+}
+
+/// The bytes a device signs to decide an approval: UTF-8 of
+/// `signet-approval-v1 LF approvalId LF detailsHash LF decision LF number`, where `decision`
+/// is `ACCEPT` or `REJECT` and `number` the decimal number the user chose (empty without
+/// number matching). ES256 over these bytes, the signature sent as base64url r‖s (64 bytes).
+public enum ApprovalSignature {
+    public static func message(approvalId: String, detailsHash: String, decision: String, number: Int?) -> [UInt8] {
+        Array("signet-approval-v1\n\(approvalId)\n\(detailsHash)\n\(decision)\n\(number.map(String.init) ?? "")".utf8)
+    }
+}
+
+/// An approval as its RP sees it.
+public struct ApprovalResource: Codable, Sendable, Equatable {
+    public var approvalId: String
+    public var status: String
+    public var level: String
+    public var username: String
+    /// The device asked, when the RP named one.
+    public var deviceId: String?
+    public var action: String
+    public var resource: String
+    public var text: String?
+    public var customFields: [String: String]?
+    /// base64url SHA-256 of the canonical details (``ApprovalDetails``).
+    public var detailsHash: String
+    public var numberMatching: Bool
+    /// The number the RP's page shows (number matching only).
+    public var number: Int?
+    public var createdAt: Date
+    public var expiresAt: Date
+    public var updatedAt: Date
+    /// The device that decided, and the level its signature proved.
+    public var decidedDeviceId: String?
+    public var decidedLevel: String?
+    /// Why it was rejected or failed (`user_rejected`, `number_mismatch`).
+    public var reason: String?
+
+    public init(
+        approvalId: String, status: String, level: String, username: String, deviceId: String?, action: String, resource: String, text: String?,
+        customFields: [String: String]?, detailsHash: String, numberMatching: Bool, number: Int?, createdAt: Date, expiresAt: Date, updatedAt: Date,
+        decidedDeviceId: String?, decidedLevel: String?, reason: String?
+    ) {
+        self.approvalId = approvalId
+        self.status = status
+        self.level = level
+        self.username = username
+        self.deviceId = deviceId
+        self.action = action
+        self.resource = resource
+        self.text = text
+        self.customFields = customFields
+        self.detailsHash = detailsHash
+        self.numberMatching = numberMatching
+        self.number = number
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+        self.updatedAt = updatedAt
+        self.decidedDeviceId = decidedDeviceId
+        self.decidedLevel = decidedLevel
+        self.reason = reason
+    }
+
+    public static var fullExample: ApprovalResource {
+        ApprovalResource(
+            approvalId: "ap_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "REJECTED", level: "ENTRY", username: "user-4711",
+            deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", action: "login", resource: "web banking", text: "Sign in to Example Bank?",
+            customFields: ["channel": "web"], detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", numberMatching: true, number: 42,
+            createdAt: Date(timeIntervalSince1970: 1_764_000_000), expiresAt: Date(timeIntervalSince1970: 1_764_000_120),
+            updatedAt: Date(timeIntervalSince1970: 1_764_000_030), decidedDeviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", decidedLevel: "ESSENTIAL",
+            reason: "number_mismatch")
+    }
+}
+
+/// An approval as the device sees it: what to show and what to sign, never the matching number.
+public struct DeviceApproval: Codable, Sendable, Equatable {
+    public var approvalId: String
+    public var status: String
+    public var level: String
+    public var action: String
+    public var resource: String
+    public var text: String?
+    public var customFields: [String: String]?
+    public var detailsHash: String
+    /// When true the user types the number the RP's page shows, and the device signs it.
+    public var numberMatching: Bool
+    public var createdAt: Date
+    public var expiresAt: Date
+
+    public init(
+        approvalId: String, status: String, level: String, action: String, resource: String, text: String?, customFields: [String: String]?,
+        detailsHash: String, numberMatching: Bool, createdAt: Date, expiresAt: Date
+    ) {
+        self.approvalId = approvalId
+        self.status = status
+        self.level = level
+        self.action = action
+        self.resource = resource
+        self.text = text
+        self.customFields = customFields
+        self.detailsHash = detailsHash
+        self.numberMatching = numberMatching
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+
+    public static var fullExample: DeviceApproval {
+        DeviceApproval(
+            approvalId: "ap_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "IN_PROGRESS", level: "ENTRY", action: "login", resource: "web banking",
+            text: "Sign in to Example Bank?", customFields: ["channel": "web"], detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U",
+            numberMatching: true, createdAt: Date(timeIntervalSince1970: 1_764_000_000), expiresAt: Date(timeIntervalSince1970: 1_764_000_120))
+    }
+}
+
+/// A device's pending approvals.
+public struct DeviceApprovalList: Codable, Sendable, Equatable {
+    public var approvals: [DeviceApproval]
+    public init(approvals: [DeviceApproval]) { self.approvals = approvals }
+    public static var fullExample: DeviceApprovalList { DeviceApprovalList(approvals: [DeviceApproval.fullExample]) }
+}
+
+/// The device's decision: `ACCEPT` or `REJECT`, signed (``ApprovalSignature``) by the key named
+/// in `signedWith` (`deviceKey` or `userAuthKey`).
+public struct ApprovalDecisionRequest: Codable, Sendable, Equatable {
+    public var decision: String
+    public var signedWith: String
+    /// base64url r‖s.
+    public var signature: String
+    /// The number the user typed (number matching).
+    public var number: Int?
+
+    public init(decision: String, signedWith: String, signature: String, number: Int? = nil) {
+        self.decision = decision
+        self.signedWith = signedWith
+        self.signature = signature
+        self.number = number
+    }
+
+    public static var fullExample: ApprovalDecisionRequest {
+        ApprovalDecisionRequest(
+            decision: "ACCEPT", signedWith: "userAuthKey",
+            signature: "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4_QEFCQ0RFRg", number: 42)
+    }
+}
+
+/// The `oob_push` sign-in method's challenge: the approval sent to the user's devices, and the
+/// number the sign-in page shows for the user to type on the device. The page then polls
+/// `…/methods/oob_push/verify` (409 `approval_pending` until the device answered).
+public struct OOBPushChallenge: Codable, Sendable, Equatable {
+    public var approvalId: String
+    public var number: Int?
+    public var expiresAt: Date
+
+    public init(approvalId: String, number: Int?, expiresAt: Date) {
+        self.approvalId = approvalId
+        self.number = number
+        self.expiresAt = expiresAt
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+
+/// A device was created, updated (keys, push token, security), bound, unbound or revoked.
+/// Carries no key and no push token. Rules and RPs see `securityEnabled` and the binding.
+public struct DeviceChanged: EventPayload {
+    public static let eventType = "signet.oob.device.changed.v1"
+    public static let topic = Topic.oob
+
+    public var tenantId: String
+    public var deviceId: String
+    /// `ACTIVE` or `REVOKED`.
+    public var status: String
+    /// The user it is bound to, if any.
+    public var username: String?
+    public var platform: String
+    public var securityEnabled: Bool
+    /// What happened: `created`, `updated`, `bound`, `unbound`, `push_token_updated`,
+    /// `push_token_invalid`, `revoked`.
+    public var change: String
+    public var changedAt: Date
+
+    public init(
+        tenantId: String, deviceId: String, status: String, username: String?, platform: String, securityEnabled: Bool, change: String, changedAt: Date
+    ) {
+        self.tenantId = tenantId
+        self.deviceId = deviceId
+        self.status = status
+        self.username = username
+        self.platform = platform
+        self.securityEnabled = securityEnabled
+        self.change = change
+        self.changedAt = changedAt
+    }
+
+    public static let changes = ["created", "updated", "bound", "unbound", "push_token_updated", "push_token_invalid", "revoked"]
+
+    public static var fullExample: DeviceChanged {
+        DeviceChanged(
+            tenantId: "demo", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "ACTIVE", username: "user-4711", platform: "ios",
+            securityEnabled: true, change: "bound", changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: DeviceChanged {
+        var e = fullExample
+        e.username = nil
+        return e
+    }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard DeviceID.isValid(deviceId) else { throw EventDecodingError.invalidData("deviceId") }
+        guard ["ACTIVE", "REVOKED"].contains(status) else { throw EventDecodingError.invalidData("status") }
+        if let username, !UsernameRules.isValid(username) { throw EventDecodingError.invalidData("username") }
+        guard ["ios", "android"].contains(platform) else { throw EventDecodingError.invalidData("platform") }
+        guard Self.changes.contains(change) else { throw EventDecodingError.invalidData("change") }
+    }
+}
+
+/// An approval was created or changed status (accepted, rejected, expired, cancelled, failed).
+/// A wrong matching number shows as `REJECTED` with reason `number_mismatch`. Keeps the highest
+/// `revision`. Carries the details hash, not the text.
+public struct ApprovalChanged: EventPayload {
+    public static let eventType = "signet.oob.approval.changed.v1"
+    public static let topic = Topic.oob
+
+    public var tenantId: String
+    public var approvalId: String
+    public var revision: Int
+    public var status: String
+    public var level: String
+    public var username: String
+    /// The device asked, when the RP named one.
+    public var deviceId: String?
+    public var detailsHash: String
+    public var numberMatching: Bool
+    /// The device that decided and the level its signature proved.
+    public var decidedDeviceId: String?
+    public var decidedLevel: String?
+    /// `user_rejected`, `number_mismatch`.
+    public var reason: String?
+    public var expiresAt: Date
+    public var changedAt: Date
+
+    public init(
+        tenantId: String, approvalId: String, revision: Int, status: String, level: String, username: String, deviceId: String?, detailsHash: String,
+        numberMatching: Bool, decidedDeviceId: String?, decidedLevel: String?, reason: String?, expiresAt: Date, changedAt: Date
+    ) {
+        self.tenantId = tenantId
+        self.approvalId = approvalId
+        self.revision = revision
+        self.status = status
+        self.level = level
+        self.username = username
+        self.deviceId = deviceId
+        self.detailsHash = detailsHash
+        self.numberMatching = numberMatching
+        self.decidedDeviceId = decidedDeviceId
+        self.decidedLevel = decidedLevel
+        self.reason = reason
+        self.expiresAt = expiresAt
+        self.changedAt = changedAt
+    }
+
+    public static let reasons = ["user_rejected", "number_mismatch"]
+
+    public static var fullExample: ApprovalChanged {
+        ApprovalChanged(
+            tenantId: "demo", approvalId: "ap_0f1e2d3c4b5a69788796a5b4c3d2e1f0", revision: 2, status: "REJECTED", level: "ENTRY", username: "user-4711",
+            deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", numberMatching: true,
+            decidedDeviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", decidedLevel: "ENTRY", reason: "number_mismatch",
+            expiresAt: Date(timeIntervalSince1970: 1_764_000_120), changedAt: Date(timeIntervalSince1970: 1_764_000_030))
+    }
+    public static var minimalExample: ApprovalChanged {
+        var e = fullExample
+        e.deviceId = nil
+        e.decidedDeviceId = nil
+        e.decidedLevel = nil
+        e.reason = nil
+        return e
+    }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard ApprovalID.isValid(approvalId) else { throw EventDecodingError.invalidData("approvalId") }
+        guard revision >= 1 else { throw EventDecodingError.invalidData("revision") }
+        guard ApprovalStatus.all.contains(status) else { throw EventDecodingError.invalidData("status") }
+        guard ApprovalLevel(rawValue: level) != nil else { throw EventDecodingError.invalidData("level") }
+        guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
+        if let deviceId, !DeviceID.isValid(deviceId) { throw EventDecodingError.invalidData("deviceId") }
+        if let decidedDeviceId, !DeviceID.isValid(decidedDeviceId) { throw EventDecodingError.invalidData("decidedDeviceId") }
+        if let decidedLevel, ApprovalLevel(rawValue: decidedLevel) == nil { throw EventDecodingError.invalidData("decidedLevel") }
+        if let reason, !Self.reasons.contains(reason) { throw EventDecodingError.invalidData("reason") }
+        guard isBase64URL(detailsHash, maxBytes: 32) else { throw EventDecodingError.invalidData("detailsHash") }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import HTTPServer
+import Schema
+import ServiceTestSupport
+import Synchronization
+import Testing
+import TestSupport
+import Tokens
+@testable import OOBService
+
+/// Signed callbacks in process: a finished approval is POSTed to the RP's callback URL as a JWT
+/// under the tenant's published key, retried after a 503; URLs off the tenant's origins are
+/// refused at create.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct ApprovalCallbackTests {
+    @Test func theOutcomeIsPostedSignedAndRetried() async throws {
+        let attempts = Mutex(0)
+        let received = Mutex<[String]>([])
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0), logger: TestStack.quietLogger) { request in
+            guard request.method == "POST", request.path == "/cb" else { return HTTPResponse(status: 404) }
+            // The first attempt meets a server error: the callback is tried again.
+            if attempts.withLock({ $0 += 1; return $0 }) == 1 { return HTTPResponse(status: 503) }
+            guard request.header("content-type") == "application/jwt" else { return HTTPResponse(status: 415) }
+            received.withLock { $0.append(String(decoding: request.body, as: UTF8.self)) }
+            return HTTPResponse(status: 204)
+        }
+        try server.start()
+        defer { Task { await server.shutdown() } }
+        let origin = "http://127.0.0.1:\(server.boundPort)"
+        let f = try await OOBFixture.make(origins: [origin])
+        defer { Task { await f.h.close() } }
+        let phone = try SoftwareDevice()
+        let device = try await f.enrol(phone, as: "alice")
+
+        for url in ["http://127.0.0.1:1/cb", "https://elsewhere.example/cb", "ftp://127.0.0.1/cb", "\(origin)/cb#x"] {
+            let refused = await f.rp(
+                "POST", "/v1/tenants/acme/approvals", json: #"{"username":"alice","level":"ENTRY","action":"a","resource":"r","callbackUrl":"\#(url)"}"#)
+            #expect(refused.status == 400 && refused.object()["field"] as? String == "callbackUrl", "\(url): \(refused.text)")
+        }
+        let created = await f.rp(
+            "POST", "/v1/tenants/acme/approvals", json: #"{"username":"alice","level":"ENTRY","action":"login","resource":"web","callbackUrl":"\#(origin)/cb"}"#)
+        try #require(created.status == 201, "\(created.text)")
+        let id = try #require(created.object()["approvalId"] as? String)
+        let hash = try #require(created.object()["detailsHash"] as? String)
+        let decided = try await f.device(
+            phone, "POST", "/v1/tenants/acme/devices/\(device)/approvals/\(id)/decision", json: try phone.decision("ACCEPT", approvalId: id, detailsHash: hash))
+        #expect(decided.status == 200)
+
+        #expect(await TestStack.eventually(timeout: .seconds(20)) { !received.withLock { $0 }.isEmpty })
+        #expect(attempts.withLock { $0 } == 2)
+        let token = try #require(received.withLock { $0.first })
+        let jwks = await f.h.send("GET", "/v1/tenants/acme/.well-known/jwks.json")
+        let jwt = try JWTVerifier(
+            keySet: try JWKSet(json: jwks.body),
+            options: JWTValidationOptions(issuer: "http://localhost:8080/oob", audience: "acme", expectedType: "approval-callback+jwt")
+        ).verify(token, now: Date())
+        let approval = try #require(jwt.claims[claim: "approval"]?.objectValue)
+        #expect(approval["approvalId"]?.stringValue == id && approval["status"]?.stringValue == "ACCEPTED")
+    }
+}

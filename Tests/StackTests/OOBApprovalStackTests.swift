@@ -1,0 +1,181 @@
+import Foundation
+import Schema
+import Testing
+import TestSupport
+
+/// Out-of-band approvals through the running stack: software phones (iOS and Android) create
+/// their devices on the oob service, the RP binds them, asks for approvals, and the pushes
+/// arrive in the local push sink over HTTP/2 (APNs with a provider token, FCM with an OAuth
+/// access token from the sink's token endpoint); the phone accepts with the matching number
+/// and the RP's long poll sees it; a token the sink reports gone is marked invalid.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(3)))
+struct OOBApprovalStackTests {
+    static let oob = "http://127.0.0.1:8084"
+    let adaptive = AdaptiveSignInStackTests()
+
+    /// A call signed by `phone` (the service's path; the gateway's would carry /oob in front).
+    static func device(_ phone: SoftwareDevice, _ method: String, _ path: String, json: String? = nil) async throws -> TestHTTP.Response {
+        let body = Array((json ?? "").utf8)
+        var headers = ["Device-Proof": try phone.proof(method, String(path.prefix { $0 != "?" }), body: body)]
+        if json != nil { headers["Content-Type"] = "application/json" }
+        return try await TestHTTP.send(method, oob + path, headers: headers, body: json == nil ? nil : body)
+    }
+
+    /// Creates the phone's device and binds it to `username` by the RP: its id.
+    static func enrol(_ phone: SoftwareDevice, as username: String, tenant: AdaptiveSignInStackTests.Tenant, appId: String) async throws -> String {
+        let created = try await device(phone, "POST", "/v1/tenants/\(tenant.id)/devices", json: try phone.upsertBody(appId: appId))
+        try #require(created.status == 201, "\(created.text)")
+        let token = try #require(try created.json()["deviceToken"] as? String)
+        let bound = try await TestHTTP.json(
+            "POST", "\(oob)/v1/tenants/\(tenant.id)/users/\(username)/devices", token: tenant.key, json: #"{"deviceToken":"\#(token)"}"#)
+        try #require(bound.status == 200, "\(bound.text)")
+        return try #require(try created.json()["deviceId"] as? String)
+    }
+
+    /// The push the sink recorded for `approvalId`, if any.
+    static func push(for approvalId: String) -> [String: Any]? {
+        let dir = "\(TestStack.dataDir)/sinks/push"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? [] where name.hasSuffix(".json") && !name.hasPrefix(".") {
+            guard let data = FileManager.default.contents(atPath: "\(dir)/\(name)"), let text = String(data: data, encoding: .utf8),
+                text.contains(approvalId), let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { continue }
+            return object
+        }
+        return nil
+    }
+
+    func waitForOOBKey(_ t: AdaptiveSignInStackTests.Tenant) async {
+        // The oob service takes the tenant's key from registration's event on its own time.
+        #expect(await TestStack.eventually {
+            (try? await TestHTTP.send("GET", "\(Self.oob)/v1/tenants/\(t.id)/users/nobody/devices", headers: ["Authorization": "Bearer \(t.key)"]))?.status == 200
+        })
+    }
+
+    @Test func aPushedApprovalIsAcceptedWithTheNumberAndTheLongPollSeesIt() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        await waitForOOBKey(t)
+        let username = "oob-\(UInt32.random(in: 0...UInt32.max))"
+        let phone = try SoftwareDevice(platform: "ios")
+        let device = try await Self.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        let created = try await TestHTTP.json(
+            "POST", "\(Self.oob)/v1/tenants/\(t.id)/approvals", token: t.key,
+            json: #"{"username":"\#(username)","level":"ESSENTIAL","action":"login","resource":"web","text":"Sign in to Example?","numberMatching":true}"#)
+        try #require(created.status == 201, "\(created.text)")
+        let id = try #require(try created.json()["approvalId"] as? String)
+        let hash = try #require(try created.json()["detailsHash"] as? String)
+        let number = try #require(try created.json()["number"] as? Int)
+
+        // The push: APNs headers, the approval id and the text, nothing else.
+        var push: [String: Any]?
+        #expect(await TestStack.eventually(timeout: .seconds(20)) { push = Self.push(for: id); return push != nil })
+        let headers = push?["headers"] as? [String: Any]
+        #expect(push?["api"] as? String == "apns" && push?["token"] as? String == phone.pushToken)
+        #expect(headers?["apns-topic"] as? String == "com.example.bank" && headers?["apns-push-type"] as? String == "alert")
+        #expect(headers?["apns-collapse-id"] as? String == id && headers?["apns-priority"] as? String == "10" && headers?["apns-expiration"] != nil)
+        let payload = try #require(push?["payload"] as? [String: Any])
+        #expect(Set(payload.keys) == ["aps", "approvalId"] && payload["approvalId"] as? String == id)
+        let text = String(data: try JSONSerialization.data(withJSONObject: payload), encoding: .utf8) ?? ""
+        #expect(text.contains("Sign in to Example?") && !text.contains(username) && !text.contains("number"))
+
+        // The phone finds it pending and accepts with the user-auth key and the number, while
+        // the RP waits.
+        let poll = Task { try await TestHTTP.send("GET", "\(Self.oob)/v1/tenants/\(t.id)/approvals/\(id)?waitSeconds=8", headers: ["Authorization": "Bearer \(t.key)"]) }
+        let pending = try await Self.device(phone, "GET", "/v1/tenants/\(t.id)/devices/\(device)/approvals?status=pending")
+        #expect(pending.text.contains(id), "\(pending.text)")
+        let decision = try phone.decision("ACCEPT", approvalId: id, detailsHash: hash, number: number, withUserAuthKey: true)
+        let accepted = try await Self.device(phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(id)/decision", json: decision)
+        #expect(accepted.status == 200, "\(accepted.text)")
+        let seen = try await poll.value
+        #expect(try seen.json()["status"] as? String == "ACCEPTED", "\(seen.text)")
+        // Twice is refused with its own code.
+        let again = try await Self.device(phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(id)/decision", json: decision)
+        #expect(again.status == 409)
+        #expect(try again.json()["code"] as? String == "approval_already_accepted")
+    }
+
+    @Test func androidGetsFCMAndATokenReportedGoneIsNotUsedAgain() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        await waitForOOBKey(t)
+        let username = "oob-\(UInt32.random(in: 0...UInt32.max))"
+        let phone = try SoftwareDevice(platform: "android")
+        _ = try await Self.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        func ask() async throws -> String {
+            let r = try await TestHTTP.json(
+                "POST", "\(Self.oob)/v1/tenants/\(t.id)/approvals", token: t.key,
+                json: #"{"username":"\#(username)","level":"ENTRY","action":"login","resource":"web"}"#)
+            try #require(r.status == 201, "\(r.text)")
+            return try #require(try r.json()["approvalId"] as? String)
+        }
+        let first = try await ask()
+        var push: [String: Any]?
+        #expect(await TestStack.eventually(timeout: .seconds(20)) { push = Self.push(for: first); return push != nil })
+        #expect(push?["api"] as? String == "fcm" && push?["token"] as? String == phone.pushToken)
+        let message = (push?["payload"] as? [String: Any])?["message"] as? [String: Any]
+        #expect((message?["data"] as? [String: String])?["approvalId"] == first)
+
+        // The provider says the token is gone: it is marked invalid, and not used again.
+        let gone = "\(TestStack.dataDir)/sinks/push/gone-tokens"
+        let listed = (try? String(contentsOfFile: gone, encoding: .utf8)) ?? ""
+        try (listed + phone.pushToken + "\n").write(toFile: gone, atomically: true, encoding: .utf8)
+        _ = try await ask()
+        let list = "\(Self.oob)/v1/tenants/\(t.id)/users/\(username)/devices"
+        #expect(await TestStack.eventually(timeout: .seconds(20)) {
+            let r = try? await TestHTTP.send("GET", list, headers: ["Authorization": "Bearer \(t.key)"])
+            return ((try? r?.json())?["devices"] as? [[String: Any]])?.first?["pushEnabled"] as? Bool == false
+        })
+        let third = try await ask()
+        try await Task.sleep(for: .seconds(2))
+        #expect(Self.push(for: third) == nil)
+    }
+
+    /// `oob_push` in an adaptive sign-in: the challenge pushes an approval with a number, the
+    /// page polls verify (409 approval_pending), the phone accepts with the number, and verify
+    /// completes the sign-in with a session token whose amr is oob_push.
+    @Test func anAdaptiveSignInIsCompletedByOOBPush() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        await waitForOOBKey(t)
+        let username = "oob-\(UInt32.random(in: 0...UInt32.max))"
+        let phone = try SoftwareDevice(platform: "ios")
+        let device = try await Self.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        #expect(try await adaptive.putRuleset(t, #"{"rules": [{"name": "push", "action": "TRIGGER_AUTHENTICATION", "sequences": [["oob_push"]]}]}"#).status == 200)
+        #expect(await TestStack.eventually { (try? await adaptive.start(t, username: username))?.sequences == [["oob_push"]] })
+        let signin = try await adaptive.start(t, username: username)
+        let base = "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins/\(signin.signinId)/methods/oob_push"
+        let challenge = try await TestHTTP.json("POST", "\(base)/challenge", json: "{}")
+        try #require(challenge.status == 200, "\(challenge.text)")
+        let approvalId = try #require(try challenge.json()["approvalId"] as? String)
+        let number = try #require(try challenge.json()["number"] as? Int)
+        let pending = try await TestHTTP.json("POST", "\(base)/verify", json: "{}")
+        #expect(pending.status == 409, "\(pending.text)")
+        #expect(try pending.json()["code"] as? String == "approval_pending")
+
+        #expect(await TestStack.eventually(timeout: .seconds(20)) { Self.push(for: approvalId) != nil })
+        let shown = try await Self.device(phone, "GET", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(approvalId)")
+        let hash = try #require(try shown.json()["detailsHash"] as? String)
+        let accepted = try await Self.device(
+            phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(approvalId)/decision",
+            json: try phone.decision("ACCEPT", approvalId: approvalId, detailsHash: hash, number: number))
+        #expect(accepted.status == 200, "\(accepted.text)")
+        let done = try await TestHTTP.json("POST", "\(base)/verify", json: "{}")
+        #expect(done.status == 200, "\(done.text)")
+        let progress = try done.json()
+        #expect(progress["status"] as? String == "SUCCEEDED" && progress["sessionToken"] != nil, "\(done.text)")
+        #expect(progress["completedMethods"] as? [String] == ["oob_push"])
+
+        // A rejected push refuses the step (and counts as a failure).
+        let second = try await adaptive.start(t, username: username)
+        let base2 = "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins/\(second.signinId)/methods/oob_push"
+        let c2 = try await TestHTTP.json("POST", "\(base2)/challenge", json: "{}")
+        let id2 = try #require(try c2.json()["approvalId"] as? String)
+        let shown2 = try await Self.device(phone, "GET", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(id2)")
+        _ = try await Self.device(
+            phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/approvals/\(id2)/decision",
+            json: try phone.decision("REJECT", approvalId: id2, detailsHash: try #require(try shown2.json()["detailsHash"] as? String)))
+        let refused = try await TestHTTP.json("POST", "\(base2)/verify", json: "{}")
+        #expect(refused.status == 400, "\(refused.text)")
+        #expect(try refused.json()["code"] as? String == "oob_push_rejected")
+    }
+}

@@ -1,0 +1,63 @@
+import Crypto
+import Foundation
+import JSON
+import Schema
+import Tokens
+
+/// A phone in software for the oob-notification service's tests: a device key (signs without
+/// user presence) and a user-auth key (would need the passcode on a real phone), both P-256.
+/// It builds the create-or-update body, the `Device-Proof` header of every call, and the
+/// signed decisions on approvals, as the mobile SDK does.
+public struct SoftwareDevice: Sendable {
+    public let deviceKey: PrivateKey
+    public let userAuthKey: PrivateKey
+    public let platform: String
+    public var pushToken: String
+
+    public init(platform: String = "ios", pushToken: String? = nil) throws {
+        deviceKey = try PrivateKey.generateP256()
+        userAuthKey = try PrivateKey.generateP256()
+        self.platform = platform
+        self.pushToken = pushToken ?? Hex.encode(SecureRandom.bytes(32))
+    }
+
+    public static func jwkJSON(_ key: PrivateKey) throws -> String {
+        JSONValue.object(try JWK(publicKey: try key.publicKey()).jsonObject).jsonString
+    }
+
+    /// The create-or-update body, with the user-auth key unless `security` is false.
+    public func upsertBody(security: Bool = true, appId: String = "com.example.bank", model: String = "iPhone15,2") throws -> String {
+        var members = [
+            #""deviceKey":\#(try Self.jwkJSON(deviceKey))"#, #""platform":"\#(platform)""#, #""appId":"\#(appId)""#, #""model":"\#(model)""#,
+            #""osVersion":"18.1""#, #""pushToken":"\#(pushToken)""#,
+        ]
+        if security { members.append(#""userAuthKey":\#(try Self.jwkJSON(userAuthKey))"#) }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    /// The `Device-Proof` header for `method` `path` (the service's path, without the gateway
+    /// prefix or the query) and `body`, with a new nonce unless one is given.
+    public func proof(_ method: String, _ path: String, body: [UInt8] = [], nonce: String? = nil, issuedAt: Date = Date(), key: PrivateKey? = nil)
+        throws -> String
+    {
+        var claims: [String: JSONValue] = [
+            "htm": .string(method), "htu": .string(path), "nonce": .string(nonce ?? Base64URL.encode(SecureRandom.bytes(18))),
+            "iat": .int(Int64(issuedAt.timeIntervalSince1970)),
+        ]
+        if !body.isEmpty { claims["bh"] = .string(Base64URL.encode(SHA256.hash(body))) }
+        let payload = Array(JSONValue.object(claims).jsonString.utf8)
+        return try JWS.sign(payload: payload, header: JWSHeader(algorithm: .es256, type: "device-proof+jwt"), key: key ?? deviceKey)
+    }
+
+    /// A signed decision body (``ApprovalDecisionRequest``).
+    public func decision(
+        _ decision: String, approvalId: String, detailsHash: String, number: Int? = nil, withUserAuthKey: Bool = false
+    ) throws -> String {
+        let key = withUserAuthKey ? userAuthKey : deviceKey
+        let message = ApprovalSignature.message(approvalId: approvalId, detailsHash: detailsHash, decision: decision, number: number)
+        let der = try key.sign(message, algorithm: .es256)
+        guard let raw = ECDSASignature.raw(fromDER: der, size: 32) else { throw CryptoError("signature") }
+        let numberMember = number.map { #","number":\#($0)"# } ?? ""
+        return #"{"decision":"\#(decision)","signedWith":"\#(withUserAuthKey ? "userAuthKey" : "deviceKey")","signature":"\#(Base64URL.encode(raw))"\#(numberMember)}"#
+    }
+}
