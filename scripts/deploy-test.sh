@@ -173,7 +173,7 @@ b64key() { head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n'; }
 secrets() {
     mkdir -p "$WORK/secrets" "$WORK/sinks/email" "$WORK/sinks/sms"
     rm -f "$WORK/sinks/email/"* "$WORK/sinks/sms/"*
-    sudo_ rm -f "$WORK/secrets/session-signing.pem"
+    sudo_ rm -f "$WORK/secrets/session-signing.pem" "$WORK/secrets/receipt-signing.pem"
     chmod 700 "$WORK/secrets"
     local env="$WORK/secrets/env"
     {
@@ -182,10 +182,11 @@ secrets() {
         done
         echo "SIGNET_ADMIN_TOKEN=$(openssl rand -hex 32)"
         echo "SIGNET_INTERNAL_TOKEN=$(openssl rand -hex 32)"
-        for k in CEREMONY_KEY METHOD_SECRET_KEY DELIVERY_KEY OTP_HASH_KEY TCTOKEN_KEY_SEAL PII_KEK; do
+        for k in CEREMONY_KEY METHOD_SECRET_KEY DELIVERY_KEY OTP_HASH_KEY TCTOKEN_KEY_SEAL PII_KEK OOB_KEY_SEAL; do
             echo "SIGNET_$k=$(b64key)"
         done
         echo "SIGNET_SESSION_SIGNING_KEY_FILE=$WORK/secrets/session-signing.pem"
+        echo "SIGNET_RECEIPT_SIGNING_KEY_FILE=$WORK/secrets/receipt-signing.pem"
         echo "SIGNET_SMTP_URL=smtp://smtp-sink:2525"
         echo "SIGNET_SMS_URL=http://sms-sink:2580/messages"
     } >"$env"
@@ -195,9 +196,11 @@ secrets() {
         while IFS='=' read -r name value; do printf '%s\n' "$value" >"$WORK/secrets/files/$name"; done
     sudo_ chown -R 10001:10001 "$WORK/secrets/files"
     chmod 500 "$WORK/secrets/files" && chmod 400 "$WORK/secrets/files/"*
-    openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/secrets/session-signing.pem" 2>/dev/null
-    sudo_ chown 10001:10001 "$WORK/secrets/session-signing.pem"
-    chmod 400 "$WORK/secrets/session-signing.pem"
+    for pem in session-signing receipt-signing; do
+        openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$WORK/secrets/$pem.pem" 2>/dev/null
+        sudo_ chown 10001:10001 "$WORK/secrets/$pem.pem"
+        chmod 400 "$WORK/secrets/$pem.pem"
+    done
     chmod 711 "$WORK/secrets"
     chmod 600 "$env"
     set -a

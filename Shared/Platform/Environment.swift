@@ -14,7 +14,7 @@ public struct Environment: Sendable {
     public static let fileVariables = [
         "SIGNET_ADMIN_TOKEN", "SIGNET_INTERNAL_TOKEN", "SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY",
         "SIGNET_OTP_HASH_KEY", "SIGNET_TCTOKEN_KEY_SEAL", "SIGNET_PII_KEK", "SIGNET_DATABASE_URL", "SIGNET_KAFKA_PROPERTIES",
-        "SIGNET_SMTP_PASSWORD", "SIGNET_SMS_TOKEN",
+        "SIGNET_SMTP_PASSWORD", "SIGNET_SMS_TOKEN", "SIGNET_OOB_KEY_SEAL",
     ]
     /// The largest secret file read.
     public static let maximumFileBytes = 64 * 1024

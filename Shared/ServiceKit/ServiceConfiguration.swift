@@ -102,10 +102,10 @@ public struct ServiceConfiguration: Sendable {
     /// back to a random key per process (with a warning); off loopback each must be set.
     public static func requiredSecrets(_ service: ServiceName) -> [String] {
         switch service {
-        case .registration: ["SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY"]
+        case .registration: ["SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_RECEIPT_SIGNING_KEY_FILE"]
         case .authentication: ["SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_SIGNING_KEY_FILE"]
         case .transaction: ["SIGNET_TCTOKEN_KEY_SEAL"]
-        case .oob: ["SIGNET_DELIVERY_KEY"]
+        case .oob: ["SIGNET_DELIVERY_KEY", "SIGNET_OOB_KEY_SEAL"]
         case .pii: ["SIGNET_PII_KEK"]
         }
     }
