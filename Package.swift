@@ -139,7 +139,7 @@ let package = Package(
             path: "Tests/RegistrationServiceTests"),
         .testTarget(
             name: "AuthenticationServiceTests",
-            dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],
+            dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Crypto", "Rules"],
             path: "Tests/AuthenticationServiceTests"),
         .testTarget(
             name: "TransactionServiceTests", dependencies: ["TransactionService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport"],

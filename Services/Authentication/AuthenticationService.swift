@@ -37,16 +37,17 @@ public enum AuthenticationService: SignetService {
         let antiHammering = AntiHammering(context: context)
         let sessions = SessionStore(context: context, issuer: issuer)
         let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
-        let policyAdmin = PolicyAdminRoutes(context: context, policies: policies)
         let coordinator = SignInCoordinator(
             context: context, policies: policies,
             methods: [
-                FIDO2Method(ceremony: ceremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
+                FIDO2Method(ceremony: ceremony), FIDO2Method(ceremony: ceremony, name: "fido2_uv", userVerification: "required"),
+                OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
                 OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
             ],
             antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions,
             ceremony: ceremony, flows: SignInFlowStore(pool: context.pool), limiter: RateLimiter())
+        let policyAdmin = PolicyAdminRoutes(context: context, policies: policies, catalogs: coordinator.catalogs)
         let signIn = SignInRoutes(coordinator: coordinator, calls: configuration.calls)
         let sessionRoutes = SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering)
         let signUp = SignUpRoutes(context: context, issuer: issuer, sessions: sessions)
@@ -71,6 +72,7 @@ public enum AuthenticationService: SignetService {
         handlers.merge(CredentialReadModel.handlers)
         handlers.merge(MethodReadModel.handlers)
         handlers.merge(TransactionReadModel.handlers)
+        handlers.merge(ceremony.fidoPolicies.handlers)
         return ServiceAssembly(
             routes: { router in
                 webAuthn.register(on: &router)

@@ -84,5 +84,12 @@ enum RegistrationMigrations {
             );
             CREATE INDEX user_methods_by_user ON user_methods (tenant_id, username);
             """),
+        Migration(
+            120, "credential_device_name",
+            """
+            -- The device a credential was registered from, as the SDK named it (listed with the
+            -- credential).
+            ALTER TABLE credentials ADD COLUMN device_name text;
+            """),
     ]
 }

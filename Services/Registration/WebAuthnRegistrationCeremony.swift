@@ -23,8 +23,8 @@ struct WebAuthnRegistrationCeremony: Sendable {
     /// How long a registration ceremony may take (also the `timeout` hint to the browser).
     static let ceremonyLifetime: TimeInterval = 300
     static let handlePurpose = "signet.webauthn.registration.v1"
-    /// ES256, EdDSA, RS256, PS256 (and ES384/ES512), in preference order.
-    static let offeredAlgorithms = [-7, -8, -257, -37, -35, -36]
+    /// ES256, EdDSA, RS256, PS256 (and ES384/ES512, then Ed448), in preference order.
+    static let offeredAlgorithms = [-7, -8, -257, -37, -35, -36, -53]
 
     /// What the handle carries from options to finish.
     struct HandleState: Codable {
@@ -144,6 +144,9 @@ struct WebAuthnRegistrationCeremony: Sendable {
         if let name = body.friendlyName, name.isEmpty || name.count > 100 {
             throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters.")
         }
+        if let name = body.deviceName, name.isEmpty || name.count > 100 || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw HTTPError.invalid("deviceName", "deviceName must be 1-100 characters without control characters.")
+        }
         guard let tenant = try await tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         guard let clientData = Base64URL.decode(body.credential.response.clientDataJSON) else {
             throw HTTPError.invalid("credential.response.clientDataJSON", "clientDataJSON must be base64url.")
@@ -197,7 +200,7 @@ struct WebAuthnRegistrationCeremony: Sendable {
                 credentialID: verified.credentialID, publicKeyCOSE: verified.publicKeyCOSE, algorithm: verified.algorithm.rawValue,
                 signCount: verified.signCount, aaguid: aaguid, backupEligible: verified.backupEligible, backupState: verified.backupState,
                 userVerified: verified.userVerified, transports: transports, attestationFormat: verified.attestationFormat,
-                attestationType: verified.attestationType.rawValue, friendlyName: body.friendlyName),
+                attestationType: verified.attestationType.rawValue, friendlyName: body.friendlyName, deviceName: body.deviceName),
             challenge: challenge, challengeExpiresAt: state.expiresAt, at: now)
         logger.info("credential registered", metadata: ["signet.attestation.format": .string(verified.attestationFormat)])
         var registered = CredentialResource(
@@ -206,6 +209,14 @@ struct WebAuthnRegistrationCeremony: Sendable {
             backupEligible: verified.backupEligible, backupState: verified.backupState, transports: transports, friendlyName: body.friendlyName,
             status: "active", createdAt: now, lastUsedAt: nil)
         registered.quickAuth = QuickAuthData(tenant: tenantID, rpId: tenant.rpId, credentialId: registered.credentialId)
+        registered.deviceName = body.deviceName
+        registered.model = Self.model(verified.aaguid, metadata: metadata)
         return registered
+    }
+
+    /// The model of `aaguid` as FIDO metadata describes it, when it lists it.
+    static func model(_ aaguid: AAGUID, metadata: MetadataService?) -> AuthenticatorModel? {
+        guard !aaguid.isZero, let statement = metadata?.statement(for: aaguid) else { return nil }
+        return AuthenticatorModel(name: statement.description, icon: statement.icon, protocolFamily: statement.protocolFamily)
     }
 }

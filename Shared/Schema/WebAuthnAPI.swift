@@ -33,10 +33,13 @@ public struct RegistrationFinishRequest: Codable, Sendable, Equatable {
     public var credential: RegistrationResponseJSON
     /// A name the user gives the credential ("Work laptop").
     public var friendlyName: String?
-    public init(handle: String, credential: RegistrationResponseJSON, friendlyName: String? = nil) {
+    /// The device the app registered from, as the SDK names it ("Pixel 8", "Alice's iPhone").
+    public var deviceName: String?
+    public init(handle: String, credential: RegistrationResponseJSON, friendlyName: String? = nil, deviceName: String? = nil) {
         self.handle = handle
         self.credential = credential
         self.friendlyName = friendlyName
+        self.deviceName = deviceName
     }
 }
 
@@ -61,6 +64,11 @@ public struct CredentialResource: Codable, Sendable, Equatable {
     public var lastUsedAt: Date?
     /// Quick-authentication data, in the registration response only.
     public var quickAuth: QuickAuthData?
+    /// The device the credential was registered from, as the SDK named it.
+    public var deviceName: String?
+    /// The authenticator model, from FIDO metadata (MDS3) by its AAGUID; absent for models the
+    /// metadata does not list (most passkey providers, the all-zero AAGUID).
+    public var model: AuthenticatorModel?
 
     public init(
         credentialId: String, aaguid: String, attestationFormat: String, attestationType: String, algorithm: Int, userVerified: Bool,
@@ -82,6 +90,21 @@ public struct CredentialResource: Codable, Sendable, Equatable {
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
         self.quickAuth = nil
+    }
+}
+
+/// An authenticator model as FIDO metadata describes it.
+public struct AuthenticatorModel: Codable, Sendable, Equatable {
+    /// The metadata statement's `description`: the model's name ("YubiKey 5 Series").
+    public var name: String
+    /// Its icon, a `data:` URL, when the metadata has one.
+    public var icon: String?
+    /// `fido2`, `u2f` or `uaf`.
+    public var protocolFamily: String
+    public init(name: String, icon: String?, protocolFamily: String) {
+        self.name = name
+        self.icon = icon
+        self.protocolFamily = protocolFamily
     }
 }
 

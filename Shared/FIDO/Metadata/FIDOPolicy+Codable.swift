@@ -10,7 +10,8 @@ import JSON
 //   "attestation": {"conveyance": "direct", "required": true, "acceptNone": false, "acceptSelf": false},
 //   "minimumCertificationLevel": "FIDO_CERTIFIED_L1",             // omitted or null: none
 //   "userVerification": "required", "residentKey": "preferred",
-//   "allowedAlgorithms": [-7, -8, -257]
+//   "allowedAlgorithms": [-7, -8, -257],
+//   "appId": "https://login.example.com/u2f/appid.json"           // omitted or null: no U2F AppID
 // }
 //
 // Every member is optional and defaults to ``FIDOPolicy/consumerDefault``'s value (inside
@@ -21,7 +22,7 @@ import JSON
 extension FIDOPolicy: Codable {
     private enum Member: String, CaseIterable {
         case allowedAAGUIDs, disallowedAAGUIDs, attestation, minimumCertificationLevel, userVerification, residentKey,
-            allowedAlgorithms
+            allowedAlgorithms, appId
     }
 
     private enum AttestationMember: String, CaseIterable {
@@ -86,6 +87,7 @@ extension FIDOPolicy: Codable {
             try container.decodeIfPresent(Requirement.self, forKey: AnyKey(Member.residentKey.rawValue)) ?? defaults.residentKey
         allowedAlgorithms =
             try Self.decodeArray(container, .allowedAlgorithms) { (n: Int) in COSEAlgorithm(n) } ?? defaults.allowedAlgorithms
+        appId = try container.decodeIfPresent(String.self, forKey: AnyKey(Member.appId.rawValue))
 
         if let violation = firstViolation() {
             throw DecodingError.dataCorrupted(
@@ -110,6 +112,7 @@ extension FIDOPolicy: Codable {
         try container.encode(userVerification, forKey: AnyKey(Member.userVerification.rawValue))
         try container.encode(residentKey, forKey: AnyKey(Member.residentKey.rawValue))
         try container.encode(allowedAlgorithms.map(\.rawValue), forKey: AnyKey(Member.allowedAlgorithms.rawValue))
+        try container.encodeIfPresent(appId, forKey: AnyKey(Member.appId.rawValue))
     }
 
     private static let ownReasonPrefix = "signet: "
