@@ -36,6 +36,8 @@ struct WebAuthnRegistrationCeremony: Sendable {
         var expiresAt: Date
         var userVerification: String
         var algorithms: [Int]
+        /// `conditional` for an automatic passkey creation (no user presence required).
+        var mediation: String? = nil
     }
 
     /// Attestation trust anchors: MDS3 statements' roots, when configured.
@@ -60,6 +62,9 @@ struct WebAuthnRegistrationCeremony: Sendable {
         guard ["none", "indirect", "direct", "enterprise"].contains(requestedAttestation) else {
             throw HTTPError.invalid("attestation", "attestation must be none, indirect, direct or enterprise.")
         }
+        if let mediation = body.mediation, mediation != "conditional" {
+            throw HTTPError.invalid("mediation", "mediation must be conditional when given.")
+        }
         let hints = body.hints ?? []
         guard hints.count <= 3, hints.allSatisfy({ ["security-key", "client-device", "hybrid"].contains($0) }) else {
             throw HTTPError.invalid("hints", "hints may contain security-key, client-device and hybrid.")
@@ -67,6 +72,9 @@ struct WebAuthnRegistrationCeremony: Sendable {
         guard let tenant = try await tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         // The tenant's FIDO policy tightens what the RP asked for, never loosens it.
         let policy = try await policies.policy(for: tenantID)
+        if body.mediation == "conditional", !policy.autoCreatePasskey {
+            throw HTTPError(.conditionalCreateNotAllowed, detail: "The tenant's FIDO policy does not allow creating passkeys automatically.")
+        }
         var selection = requestedSelection
         if policy.userVerification == .required { selection.userVerification = "required" }
         if policy.residentKey == .required {
@@ -84,7 +92,7 @@ struct WebAuthnRegistrationCeremony: Sendable {
         let state = HandleState(
             tenant: tenantID, username: body.username, displayName: displayName, userHandle: Base64URL.encode(handleBytes),
             challenge: Base64URL.encode(challenge), expiresAt: Date().addingTimeInterval(Self.ceremonyLifetime),
-            userVerification: selection.userVerification ?? "preferred", algorithms: algorithms)
+            userVerification: selection.userVerification ?? "preferred", algorithms: algorithms, mediation: body.mediation)
         let options = CreationOptionsJSON(
             rp: RelyingPartyEntityJSON(id: tenant.rpId, name: tenant.displayName),
             user: UserEntityJSON(id: state.userHandle, name: body.username, displayName: displayName),
@@ -97,7 +105,7 @@ struct WebAuthnRegistrationCeremony: Sendable {
             attestation: attestation,
             extensions: ExtensionInputsJSON(credProps: true))
         let handle = try handles.seal(state, purpose: Self.handlePurpose)
-        return RegistrationOptionsResponse(handle: handle, publicKey: options)
+        return RegistrationOptionsResponse(handle: handle, publicKey: options, mediation: body.mediation)
     }
 
     /// The authenticator selection asked for, completed with its defaults.
@@ -168,6 +176,8 @@ struct WebAuthnRegistrationCeremony: Sendable {
         let verifier = RegistrationVerifier(
             relyingParty: RelyingParty(id: tenant.rpId, origins: tenant.origins),
             requiresUserVerification: state.userVerification == "required" || policy.userVerification == .required,
+            // WebAuthn L3 §7.1 step 14: a conditional create may be made without user presence.
+            requiresUserPresence: state.mediation != "conditional",
             allowedAlgorithms: state.algorithms.map { COSEAlgorithm(rawValue: $0) },
             trustEvaluator: trust)
         let response = RegistrationResponse(

@@ -7,8 +7,15 @@ public struct RegistrationOptionsRequest: Codable, Sendable, Equatable {
     public var authenticatorSelection: AuthenticatorSelectionJSON?
     public var attestation: String?
     public var hints: [String]?
+    /// `conditional`: options for an automatic passkey creation (WebAuthn L3 conditional
+    /// create), when the tenant's FIDO policy allows it (`autoCreatePasskey`).
+    public var mediation: String?
 
-    public init(username: String, displayName: String? = nil, authenticatorSelection: AuthenticatorSelectionJSON? = nil, attestation: String? = nil, hints: [String]? = nil) {
+    public init(
+        username: String, displayName: String? = nil, authenticatorSelection: AuthenticatorSelectionJSON? = nil, attestation: String? = nil,
+        hints: [String]? = nil, mediation: String? = nil
+    ) {
+        self.mediation = mediation
         self.username = username
         self.displayName = displayName
         self.authenticatorSelection = authenticatorSelection
@@ -21,9 +28,13 @@ public struct RegistrationOptionsRequest: Codable, Sendable, Equatable {
 public struct RegistrationOptionsResponse: Codable, Sendable, Equatable {
     public var handle: String
     public var publicKey: CreationOptionsJSON
-    public init(handle: String, publicKey: CreationOptionsJSON) {
+    /// `conditional` when these options are for an automatic passkey creation: call
+    /// `navigator.credentials.create({mediation: "conditional", publicKey})`.
+    public var mediation: String?
+    public init(handle: String, publicKey: CreationOptionsJSON, mediation: String? = nil) {
         self.handle = handle
         self.publicKey = publicKey
+        self.mediation = mediation
     }
 }
 

@@ -38,7 +38,8 @@ extension OpenAPITests {
         Operation(
             "post", "/v1/tenants/{tenant}/webauthn/registrations/options", security: "rpApiKey,sessionToken",
             [
-                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"],
+                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"],
+                "403": ["forbidden", "registration_denied", "method_not_offered", "conditional_create_not_allowed"],
                 "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"], "415": ["unsupported_media_type"],
                 "503": unavailable,
             ]),

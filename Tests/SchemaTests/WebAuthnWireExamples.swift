@@ -39,7 +39,7 @@ enum WebAuthnWireExamples {
     static var registrationOptionsRequest: RegistrationOptionsRequest {
         RegistrationOptionsRequest(
             username: username, displayName: "Ada Lovelace", authenticatorSelection: authenticatorSelection, attestation: "direct",
-            hints: ["client-device"])
+            hints: ["client-device"], mediation: "conditional")
     }
 
     static var creationOptions: CreationOptionsJSON {
@@ -57,7 +57,7 @@ enum WebAuthnWireExamples {
     }
 
     static var registrationOptionsResponse: RegistrationOptionsResponse {
-        RegistrationOptionsResponse(handle: registrationHandle, publicKey: creationOptions)
+        RegistrationOptionsResponse(handle: registrationHandle, publicKey: creationOptions, mediation: "conditional")
     }
 
     /// `ClientExtensionResultsJSON.CredProps` has no public initialiser: it is read from JSON.

@@ -120,3 +120,51 @@ struct SignInPolicyStackTests {
         #expect(try wrongFlag.response.status == 400 && (wrongFlag.response.json()["code"] as? String) == "rp_id_hash_mismatch", "\(wrongFlag.response.text)")
     }
 }
+
+/// Auto-create passkey: the tenant's FIDO policy lets the client create a passkey without a
+/// user gesture (conditional create) after a password or one-time-code sign-in.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(3)))
+struct AutoCreatePasskeyStackTests {
+    typealias Adaptive = AdaptiveSignInStackTests
+    let adaptive = AdaptiveSignInStackTests()
+
+    func options(_ t: Adaptive.Tenant, _ username: String, mediation: String?) async throws -> TestHTTP.Response {
+        try await TestHTTP.send(
+            "POST", "\(Adaptive.registration)/v1/tenants/\(t.id)/webauthn/registrations/options",
+            headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"],
+            body: try Adaptive.json(RegistrationOptionsRequest(username: username, mediation: mediation)))
+    }
+
+    func finish(_ t: Adaptive.Tenant, _ o: RegistrationOptionsResponse, userPresent: Bool) async throws -> TestHTTP.Response {
+        let authenticator = try SoftAuthenticator()
+        return try await TestHTTP.send(
+            "POST", "\(Adaptive.registration)/v1/tenants/\(t.id)/webauthn/registrations",
+            headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"],
+            body: try Adaptive.json(
+                RegistrationFinishRequest(handle: o.handle, credential: authenticator.create(o.publicKey, origin: Adaptive.origin, userPresent: userPresent))))
+    }
+
+    @Test func conditionalCreateNeedsThePolicyFlagAndThenSkipsUserPresence() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        // Not allowed by default.
+        let refused = try await options(t, "ivy", mediation: "conditional")
+        #expect(try refused.status == 403 && refused.json()["code"] as? String == "conditional_create_not_allowed", "\(refused.text)")
+        let put = try await TestHTTP.json(
+            "PUT", "\(Adaptive.registration)/v1/admin/tenants/\(t.id)/fido-policy", token: TestStack.adminToken, json: #"{"autoCreatePasskey": true}"#)
+        #expect(put.status == 200 && put.text.contains(#""autoCreatePasskey":true"#), "\(put.text)")
+        let allowed = try await options(t, "ivy", mediation: "conditional")
+        let o = try Adaptive.decode(RegistrationOptionsResponse.self, allowed)
+        #expect(allowed.status == 200 && o.mediation == "conditional", "\(allowed.text)")
+        // Created without a user gesture: accepted for a conditional create…
+        let created = try await finish(t, o, userPresent: false)
+        #expect(created.status == 201, "\(created.text)")
+        // …never for ordinary options.
+        let plain = try Adaptive.decode(RegistrationOptionsResponse.self, try await options(t, "jay", mediation: nil))
+        #expect(plain.mediation == nil)
+        let noGesture = try await finish(t, plain, userPresent: false)
+        #expect(try noGesture.status == 400 && noGesture.json()["code"] as? String == "user_not_present", "\(noGesture.text)")
+        let other = try await options(t, "kim", mediation: "modal")
+        #expect(other.status == 400)
+    }
+}

@@ -64,13 +64,20 @@ public struct FIDOPolicy: Sendable, Hashable {
     /// §10.1.1), and an assertion the client made with it carries the AppID's hash as its
     /// rpIdHash. `nil`: no U2F credentials.
     public var appId: String?
+    /// Whether the client may create a passkey automatically (WebAuthn L3 conditional create,
+    /// `mediation: "conditional"`) after a sign-in with a password or a one-time code: the
+    /// registration options say so, and the credential created without a user gesture (no UP
+    /// flag) is accepted. Default false.
+    public var autoCreatePasskey: Bool
 
     public init(
         allowedAAGUIDs: Set<AAGUID>? = nil, disallowedAAGUIDs: Set<AAGUID> = [], attestation: AttestationRule = AttestationRule(),
         minimumCertificationLevel: CertificationLevel? = nil, userVerification: Requirement = .preferred,
-        residentKey: Requirement = .preferred, allowedAlgorithms: [COSEAlgorithm] = COSEAlgorithm.defaultAllowed, appId: String? = nil
+        residentKey: Requirement = .preferred, allowedAlgorithms: [COSEAlgorithm] = COSEAlgorithm.defaultAllowed, appId: String? = nil,
+        autoCreatePasskey: Bool = false
     ) {
         self.appId = appId
+        self.autoCreatePasskey = autoCreatePasskey
         self.allowedAAGUIDs = allowedAAGUIDs
         self.disallowedAAGUIDs = disallowedAAGUIDs
         self.attestation = attestation
