@@ -54,11 +54,14 @@ public struct SignInStarted: Codable, Sendable, Equatable {
     public var status: String
     public var sessionToken: String?
     public var refreshToken: String?
+    /// With ALLOW: what registration decision rules suggest or enforce, as after any sign-in.
+    public var registration: RegistrationSuggestion?
 
     public init(
         signinId: String, action: String, sequences: [[String]], matchedRule: String, expiresAt: Date, status: String,
-        sessionToken: String? = nil, refreshToken: String? = nil
+        sessionToken: String? = nil, refreshToken: String? = nil, registration: RegistrationSuggestion? = nil
     ) {
+        self.registration = registration
         self.signinId = signinId
         self.action = action
         self.sequences = sequences
@@ -73,7 +76,8 @@ public struct SignInStarted: Codable, Sendable, Equatable {
         SignInStarted(
             signinId: "si_4f1c2a9b8e7d6c5b4a3f2e1d0c9b8a7f", action: "ALLOW", sequences: [], matchedRule: "trusted-network",
             expiresAt: Date(timeIntervalSince1970: 1_764_000_300), status: "SUCCEEDED", sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
-            refreshToken: "rt_3q2+7w")
+            refreshToken: "rt_3q2+7w",
+            registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
     }
 }
 

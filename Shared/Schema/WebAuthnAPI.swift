@@ -298,11 +298,14 @@ public struct QuickSignInResult: Codable, Sendable, Equatable {
     public var sessionToken: String?
     public var refreshToken: String?
     public var expiresAt: Date?
+    /// When SUCCEEDED: what registration decision rules suggest or enforce, as after any sign-in.
+    public var registration: RegistrationSuggestion?
 
     public init(
         signinId: String, action: String, matchedRule: String, status: String, completedMethods: [String], remainingSequences: [[String]],
-        sessionToken: String? = nil, refreshToken: String? = nil, expiresAt: Date? = nil
+        sessionToken: String? = nil, refreshToken: String? = nil, expiresAt: Date? = nil, registration: RegistrationSuggestion? = nil
     ) {
+        self.registration = registration
         self.signinId = signinId
         self.action = action
         self.matchedRule = matchedRule
@@ -318,6 +321,7 @@ public struct QuickSignInResult: Codable, Sendable, Equatable {
         QuickSignInResult(
             signinId: "si_4f1c2a9b8e7d6c5b4a3f2e1d0c9b8a7f", action: "TRIGGER_AUTHENTICATION", matchedRule: "passkey", status: "SUCCEEDED",
             completedMethods: ["fido2"], remainingSequences: [], sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig", refreshToken: "rt_3q2+7w",
-            expiresAt: Date(timeIntervalSince1970: 1_764_000_900))
+            expiresAt: Date(timeIntervalSince1970: 1_764_000_900),
+            registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
     }
 }

@@ -415,6 +415,21 @@ struct AdaptiveSignInStackTests {
         #expect(reset.status == 204)
         #expect(try await signIn().1.registration?.action == "SUGGEST_REGISTRATION")
         #expect(try Self.decode(RegistrationDecision.self, try await ownSuggestion()).answer == nil)
+
+        // Suggestions follow quick sign-ins…
+        let time = Int64(Date().timeIntervalSince1970)
+        let quickOptions = RequestOptionsJSON(
+            challenge: Base64URL.encode(QuickAuthChallenge.derive(tenant: t.id, credentialID: authenticator.credentialID, time: time)), timeout: nil,
+            rpId: "localhost", allowCredentials: [], userVerification: "preferred", hints: [])
+        let quick = try await TestHTTP.send(
+            "POST", "\(Self.authentication)/v1/tenants/\(t.id)/signins/quick", headers: ["Content-Type": "application/json"],
+            body: try Self.json(QuickSignInRequest(time: time, credential: try authenticator.get(quickOptions, origin: Self.origin))))
+        let quickResult = try Self.decode(QuickSignInResult.self, quick)
+        #expect(quickResult.status == "SUCCEEDED" && quickResult.registration?.methods == ["fido2"], "\(quick.text)")
+        // …and ALLOW.
+        #expect(try await putRuleset(t, #"{"rules": [{"name": "trusted", "action": "ALLOW"}]}"#).status == 200)
+        let allowed = try await start(t, username: "erin")
+        #expect(allowed.status == "SUCCEEDED" && allowed.registration?.action == "SUGGEST_REGISTRATION" && allowed.registration?.matchedRule == "one-key-only")
     }
 
     @Test func signInsAreRateLimitedPerAddress() async throws {

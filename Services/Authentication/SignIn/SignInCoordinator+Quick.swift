@@ -105,9 +105,11 @@ extension SignInCoordinator {
             try await flows.recordSignIn(tenant: tenantID, username: verified.username, at: now, on: conn)
             return issued
         }
+        // A quick sign-in is a sign-in: registration suggestions follow it.
+        let suggestion = issued == nil ? nil : registrationSuggestion(policy: policy, user: user, completed: flow.completed, now: now)
         return QuickSignInResult(
             signinId: flow.id, action: decision.actionName, matchedRule: decision.matchedRule, status: flow.status.rawValue, completedMethods: flow.completed,
             remainingSequences: flow.status == .inProgress ? flow.progress.remaining : [], sessionToken: issued?.accessToken,
-            refreshToken: issued?.refreshToken, expiresAt: issued?.expiresAt)
+            refreshToken: issued?.refreshToken, expiresAt: issued?.expiresAt, registration: suggestion)
     }
 }

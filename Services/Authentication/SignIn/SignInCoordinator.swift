@@ -128,9 +128,12 @@ struct SignInCoordinator: Sendable {
             return issued
         }
         logger.info("sign-in started", metadata: ["signet.signin.action": .string(decision.actionName), "signet.signin.rule": .string(decision.matchedRule)])
+        // ALLOW is a sign-in too: registration suggestions follow it (no method completed, so
+        // a NOT_NOW answer does not hold it back).
+        let suggestion = issued == nil ? nil : registrationSuggestion(policy: policy, user: user, completed: [], now: now)
         return SignInStarted(
             signinId: flow.id, action: decision.actionName, sequences: flow.sequences, matchedRule: decision.matchedRule, expiresAt: flow.expiresAt,
-            status: flow.status.rawValue, sessionToken: issued?.accessToken, refreshToken: issued?.refreshToken)
+            status: flow.status.rawValue, sessionToken: issued?.accessToken, refreshToken: issued?.refreshToken, registration: suggestion)
     }
 
     /// The sequences `user` can complete: every method known, available (registered often
