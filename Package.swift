@@ -140,7 +140,7 @@ let package = Package(
             path: "Tests/RegistrationServiceTests"),
         .testTarget(
             name: "AuthenticationServiceTests",
-            dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "FIDO", "JSON", "Crypto", "Postgres"],
+            dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "FIDO", "JSON", "Crypto", "Postgres", "Rules"],
             path: "Tests/AuthenticationServiceTests"),
         .testTarget(
             name: "TransactionServiceTests", dependencies: ["TransactionService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],

@@ -13,7 +13,14 @@ import ServiceKit
 /// use, the counter update and the `AuthenticationSucceeded` event commit together.
 struct AssertionCeremony: Sendable {
     let context: ServiceContext
+    /// The tenants' FIDO policies: user verification, algorithms and models apply to sign-in.
+    let fidoPolicies: FIDOSignInPolicyStore
     let credentials = CredentialCache()
+
+    init(context: ServiceContext) {
+        self.context = context
+        fidoPolicies = FIDOSignInPolicyStore(pool: context.pool)
+    }
 
     /// A verified assertion.
     struct Verified: Sendable {
@@ -69,6 +76,11 @@ struct AssertionCeremony: Sendable {
         if let expectedUsername, !UsernameRules.identical(expectedUsername, stored.username) {
             throw HTTPError(.credentialNotAllowed, detail: "This credential does not belong to the user signing in.")
         }
+        // The tenant's FIDO policy applies to sign-in as to registration: a credential whose
+        // algorithm or model it no longer accepts is refused, and `required` user verification
+        // holds whatever the client or the step asked for.
+        let policy = try await fidoPolicies.policy(for: tenantID)
+        try policy.check(algorithm: stored.key.algorithm, aaguid: stored.aaguid)
         // The counter is judged by record_assertion against the stored value, in the
         // transaction that consumes the challenge; the verifier is given 0 so that it accepts
         // any counter here and still reports the new one.
@@ -76,6 +88,11 @@ struct AssertionCeremony: Sendable {
             id: rawID, parsedPublicKey: stored.key, signCount: 0, backupEligible: stored.backupEligible, backupState: false,
             userHandle: stored.userHandle)
         var relyingParty = RelyingParty(id: tenant.rpId, origins: tenant.origins)
+        if credential.clientExtensionResults?.appid == true, let appId = policy.appId {
+            // WebAuthn L3 §10.1.1: the client used the tenant's U2F AppID (a credential
+            // registered with the U2F API), so rpIdHash is the AppID's hash, not the RP ID's.
+            relyingParty = RelyingParty(id: appId, origins: tenant.origins)
+        }
         var types = ["webauthn.get"]
         if securePaymentConfirmation, let collected = try? CollectedClientData(bytes: clientData), let payment = collected.payment {
             // Secure Payment Confirmation: the merchant's page (any origin, inside the top
@@ -86,7 +103,9 @@ struct AssertionCeremony: Sendable {
             types = ["payment.get"]
         }
         let verifier = AssertionVerifier(
-            relyingParty: relyingParty, requiresUserVerification: userVerification == "required" || securePaymentConfirmation && types == ["payment.get"],
+            relyingParty: relyingParty,
+            requiresUserVerification: policy.userVerification(requested: userVerification) == "required"
+                || securePaymentConfirmation && types == ["payment.get"],
             clientDataTypes: types)
         let response = AuthenticationResponse(
             id: credential.id, rawID: rawID, clientDataJSON: clientData, authenticatorData: authData, signature: signature, userHandle: userHandle)
@@ -160,7 +179,7 @@ struct AssertionCeremony: Sendable {
         let row = try await context.pool.withConnection { conn in
             try await conn.query(
                 """
-                SELECT username, user_handle, public_key_cose, backup_eligible, status, clone_suspected
+                SELECT username, user_handle, public_key_cose, backup_eligible, status, clone_suspected, aaguid::text AS aaguid
                 FROM credentials WHERE tenant_id = \(tenant) AND credential_id = \(PostgresBytes(id))
                 """)
         }.first
@@ -172,7 +191,8 @@ struct AssertionCeremony: Sendable {
         }
         guard let key = try? COSEKey(bytes: cose) else { throw HTTPError(.internalError, detail: "Stored key unusable.") }
         let credential = CachedCredential(
-            username: username, userHandle: handle, publicKeyCOSE: cose, key: key, backupEligible: row.bool("backup_eligible") ?? false)
+            username: username, userHandle: handle, publicKeyCOSE: cose, key: key, backupEligible: row.bool("backup_eligible") ?? false,
+            aaguid: row.string("aaguid"))
         credentials.store(credential, tenant: tenant, id: id)
         return credential
     }

@@ -266,5 +266,23 @@ enum AuthenticationMigrations {
             );
             CREATE INDEX uaf_registrations_by_user ON uaf_registrations (tenant_id, username);
             """),
+        Migration(
+            120, "fido_policies",
+            """
+            -- What sign-in applies of each tenant's FIDO policy (FIDOSignInPolicyStore): the
+            -- latest FIDOPolicyChanged event of registration, as its JSON.
+            CREATE TABLE fido_policies (
+                tenant_id text PRIMARY KEY,
+                document text NOT NULL,
+                changed_at timestamptz NOT NULL
+            );
+            """),
+        Migration(
+            121, "transaction_tc_token",
+            """
+            -- The tcToken of a CONFIRMED transaction (TransactionChanged), handed back to the app
+            -- that confirmed it with the sign-in's result.
+            ALTER TABLE transactions ADD COLUMN tc_token text;
+            """),
     ]
 }

@@ -24,6 +24,10 @@ extension ProblemCode {
     static let signCountNotIncreased = ProblemCode("sign_count_not_increased", status: 400, title: "Sign-in refused")
     /// Quick authentication: the challenge's time is outside the tenant's window.
     static let quickAuthTimeOutOfWindow = ProblemCode("quick_auth_time_out_of_window", status: 400, title: "Sign-in refused")
+    /// The tenant's FIDO policy no longer accepts the credential's algorithm.
+    static let policyAlgorithmNotAllowed = ProblemCode("policy_algorithm_not_allowed", status: 400, title: "Sign-in refused")
+    /// The tenant's FIDO policy does not accept the credential's authenticator model.
+    static let policyAAGUIDNotAllowed = ProblemCode("policy_aaguid_not_allowed", status: 400, title: "Sign-in refused")
     /// Secure Payment Confirmation: the browser displayed another total or payee.
     static let paymentDetailsMismatch = ProblemCode("payment_details_mismatch", status: 400, title: "Sign-in refused")
     /// `FIDO.UAFAuthenticationVerifier` refused the response (UAF Protocol §3.5.7.5): the code
@@ -57,6 +61,11 @@ extension ProblemCode {
     }
 
     // MARK: - Sign-in flows
+    /// The tenant switched quick authentication off (`quickAuthEnabled` false).
+    static let quickAuthDisabled = ProblemCode("quick_auth_disabled", status: 403, title: "Quick authentication disabled")
+    /// A sign-in for a transaction whose rule offers only sequences without a step that signs
+    /// the transaction's details (OTPs alone): it could never confirm the transaction.
+    static let transactionNotConfirmable = ProblemCode("transaction_not_confirmable", status: 409, title: "Transaction cannot be confirmed")
 
     /// No such sign-in (or another tenant's).
     static let signInNotFound = ProblemCode("signin_not_found", status: 404, title: "Sign-in not found")

@@ -54,17 +54,19 @@ public enum AuthenticationService: SignetService {
         let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
         let uafCeremony = UAFAssertionCeremony(context: context, appIDBase: configuration.uafAppIDBase)
         let uaf = UAFAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony)
-        let policyAdmin = PolicyAdminRoutes(context: context, policies: policies)
         let coordinator = SignInCoordinator(
             context: context, policies: policies,
             methods: [
-                FIDO2Method(ceremony: ceremony), UAFMethod(ceremony: uafCeremony), OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
+                FIDO2Method(ceremony: ceremony), FIDO2Method(ceremony: ceremony, name: "fido2_uv", userVerification: "required"),
+                UAFMethod(ceremony: uafCeremony),
+                OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
                 OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
                 OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL),
             ],
             antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions,
             ceremony: ceremony, flows: SignInFlowStore(pool: context.pool), limiter: RateLimiter())
+        let policyAdmin = PolicyAdminRoutes(context: context, policies: policies, catalogs: coordinator.catalogs)
         let signIn = SignInRoutes(coordinator: coordinator, calls: configuration.calls)
         let sessionRoutes = SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering)
         let signUp = SignUpRoutes(context: context, issuer: issuer, sessions: sessions)
@@ -92,6 +94,7 @@ public enum AuthenticationService: SignetService {
         handlers.merge(TransactionReadModel.handlers)
         let userData = AuthenticationUserData()
         handlers.merge(UserErasure.handlers(service: name, store: userData))
+        handlers.merge(ceremony.fidoPolicies.handlers)
         return ServiceAssembly(
             routes: { router in
                 webAuthn.register(on: &router)

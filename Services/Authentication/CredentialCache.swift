@@ -3,7 +3,7 @@ import Platform
 
 /// What a sign-in needs of a credential that never changes once registered: its owner, user
 /// handle, public key (parsed: building an OpenSSL key costs more than verifying a signature
-/// with it) and backup eligibility.
+/// with it), backup eligibility and model.
 ///
 /// Mutable state (counter, status, clone flag) is never taken from here: `record_assertion`
 /// checks it in the database, in the transaction that consumes the challenge, and also
@@ -14,6 +14,8 @@ struct CachedCredential: Sendable {
     let publicKeyCOSE: [UInt8]
     let key: COSEKey
     let backupEligible: Bool
+    /// The authenticator model (lower-case), when registration knew it.
+    let aaguid: String?
 }
 
 /// Credentials by tenant and credential id, per process. Bounded: cleared wholesale when full

@@ -6,7 +6,8 @@ import ServiceKit
 
 /// The authentication service's copy of the transaction service's transactions
 /// (`transactions`), kept from `TransactionChanged` events (a newer revision only): what a
-/// sign-in that confirms a transaction shows, binds and checks (``PendingTransaction``).
+/// sign-in that confirms a transaction shows, binds and checks (``PendingTransaction``), and
+/// the tcToken of a confirmed one, for the app that confirmed it.
 enum TransactionReadModel {
     static var handlers: EventHandlers {
         var h = EventHandlers()
@@ -15,11 +16,12 @@ enum TransactionReadModel {
             let details = String(decoding: try JSONValueEncoder().encodeToBytes(e.details), as: UTF8.self)
             try await conn.query(
                 """
-                INSERT INTO transactions (tenant_id, id, revision, status, username, details, details_hash, expires_at)
+                INSERT INTO transactions (tenant_id, id, revision, status, username, details, details_hash, expires_at, tc_token)
                 VALUES (\(e.tenantId), \(e.transactionId), \(e.revision), \(e.status), \(e.username), \(details), \(PostgresBytes(hash)),
-                    \(e.expiresAt))
+                    \(e.expiresAt), \(e.tcToken))
                 ON CONFLICT (tenant_id, id) DO UPDATE SET revision = EXCLUDED.revision, status = EXCLUDED.status,
-                    details = EXCLUDED.details, details_hash = EXCLUDED.details_hash, expires_at = EXCLUDED.expires_at
+                    details = EXCLUDED.details, details_hash = EXCLUDED.details_hash, expires_at = EXCLUDED.expires_at,
+                    tc_token = EXCLUDED.tc_token
                 WHERE transactions.revision < EXCLUDED.revision
                 """)
         }

@@ -32,10 +32,12 @@ struct WebAuthnAuthenticationRoutes: Sendable {
         let tenantID = ctx.parameter("tenant")
         let body = request.body.isEmpty ? AuthenticationOptionsRequest() : try request.decode(AuthenticationOptionsRequest.self)
         if let u = body.username { try UsernameRules.require(u) }
-        let uv = body.userVerification ?? "preferred"
-        guard ["required", "preferred", "discouraged"].contains(uv) else {
+        if let requested = body.userVerification, !["required", "preferred", "discouraged"].contains(requested) {
             throw HTTPError.invalid("userVerification", "userVerification must be required, preferred or discouraged.")
         }
+        // The tenant's FIDO policy decides unless the client asks for more (required).
+        let fidoPolicy = try await ceremony.fidoPolicies.policy(for: tenantID)
+        let uv = fidoPolicy.userVerification(requested: body.userVerification)
         let hints = body.hints ?? []
         guard hints.count <= 3, hints.allSatisfy({ ["security-key", "client-device", "hybrid"].contains($0) }) else {
             throw HTTPError.invalid("hints", "hints may contain security-key, client-device and hybrid.")
@@ -53,7 +55,7 @@ struct WebAuthnAuthenticationRoutes: Sendable {
             expiresAt: Date().addingTimeInterval(Self.ceremonyLifetime), userVerification: uv)
         let options = RequestOptionsJSON(
             challenge: Base64URL.encode(challenge), timeout: Int(Self.ceremonyLifetime * 1000), rpId: tenant.rpId, allowCredentials: allow,
-            userVerification: uv, hints: hints)
+            userVerification: uv, hints: hints, extensions: fidoPolicy.extensions)
         return try .json(
             AuthenticationOptionsResponse(handle: try state.sealed(with: handles), publicKey: options),
             headers: [("Cache-Control", "no-store")])

@@ -30,6 +30,7 @@ struct CredentialStore: Sendable {
         var attestationFormat: String
         var attestationType: String
         var friendlyName: String?
+        var deviceName: String? = nil
     }
 
     /// What a new ceremony needs of the user: the handle when the user exists, and the
@@ -70,11 +71,12 @@ struct CredentialStore: Sendable {
             let inserted = try await conn.query(
                 """
                 INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, aaguid,
-                    backup_eligible, backup_state, user_verified, transports, attestation_format, attestation_type, friendly_name, created_at)
+                    backup_eligible, backup_state, user_verified, transports, attestation_format, attestation_type, friendly_name, device_name,
+                    created_at)
                 VALUES (\(new.tenant), \(PostgresBytes(new.credentialID)), \(new.username), \(PostgresBytes(new.userHandle)),
                     \(PostgresBytes(new.publicKeyCOSE)), \(new.algorithm), \(Int64(new.signCount)), \(new.aaguid), \(new.backupEligible),
                     \(new.backupState), \(new.userVerified), \(PostgresArray(new.transports)), \(new.attestationFormat), \(new.attestationType),
-                    \(new.friendlyName), \(now))
+                    \(new.friendlyName), \(new.deviceName), \(now))
                 ON CONFLICT DO NOTHING
                 """)
             guard inserted.affectedRows == 1 else { throw HTTPError(.credentialExists, detail: "This credential is already registered.") }
@@ -89,17 +91,23 @@ struct CredentialStore: Sendable {
 
     // MARK: - Manage
 
-    /// Renames, suspends or resumes the user's credential; each actual change is an event
+    /// The `status_reason` of a credential its user suspended.
+    static let suspendedByUser = "user"
+
+    /// Renames, suspends or resumes the user's credential (`byUser`: at the user's own request,
+    /// who may resume only what they suspended); each actual change is an event
     /// (`CredentialRenamed`, `CredentialStatusChanged`), an unchanged value none. Setting a
     /// status clears the reason the service suspended it for.
     ///
     /// - Throws: 404 `not_found` for a credential the user does not have (or deleted).
-    func update(tenant: String, username: String, credentialID: [UInt8], friendlyName: String?, status: String?, at now: Date) async throws {
+    func update(
+        tenant: String, username: String, credentialID: [UInt8], friendlyName: String?, status: String?, byUser: Bool = false, at now: Date
+    ) async throws {
         let id = Base64URL.encode(credentialID)
         try await context.withTransaction { conn in
             let rows = try await conn.query(
                 """
-                SELECT status, friendly_name FROM credentials
+                SELECT status, status_reason, friendly_name FROM credentials
                 WHERE tenant_id = \(tenant) AND username = \(username) AND credential_id = \(PostgresBytes(credentialID)) AND status <> 'deleted'
                 FOR UPDATE
                 """)
@@ -111,9 +119,14 @@ struct CredentialStore: Sendable {
                     CredentialRenamed(tenantId: tenant, credentialId: id, renamedAt: now), source: .registration, subject: tenant, key: tenant, on: conn)
             }
             if let status, status != row.string("status") {
+                // The user resumes only what the user suspended.
+                if byUser, status == "active", row.string("status_reason") != Self.suspendedByUser {
+                    throw HTTPError(.forbidden, detail: "Only the relying party can resume this credential.")
+                }
+                let reason = byUser && status == "suspended" ? Self.suspendedByUser : nil
                 try await conn.query(
                     """
-                    UPDATE credentials SET status = \(status), status_reason = NULL
+                    UPDATE credentials SET status = \(status), status_reason = \(reason)
                     WHERE tenant_id = \(tenant) AND credential_id = \(PostgresBytes(credentialID))
                     """)
                 try await Outbox.enqueue(
@@ -149,20 +162,22 @@ struct CredentialStore: Sendable {
                 """
                 SELECT credential_id, aaguid::text AS aaguid, attestation_format, attestation_type, algorithm, user_verified,
                        backup_eligible, backup_state, array_to_json(transports)::text AS transports, friendly_name, status,
-                       status_reason, created_at, last_used_at
+                       status_reason, created_at, last_used_at, device_name
                 FROM credentials WHERE tenant_id = \(tenant) AND username = \(username) AND status <> 'deleted'
                 ORDER BY created_at
                 """)
         }
         return rows.compactMap { row -> CredentialResource? in
             guard let id = row.bytes("credential_id"), let aaguid = row.string("aaguid"), let created = row.date("created_at") else { return nil }
-            return CredentialResource(
+            var resource = CredentialResource(
                 credentialId: Base64URL.encode(id), aaguid: aaguid, attestationFormat: row.string("attestation_format") ?? "",
                 attestationType: row.string("attestation_type") ?? "", algorithm: row.int("algorithm") ?? 0,
                 userVerified: row.bool("user_verified") ?? false, backupEligible: row.bool("backup_eligible") ?? false,
                 backupState: row.bool("backup_state") ?? false, transports: row.stringArray("transports") ?? [],
                 friendlyName: row.string("friendly_name"), status: row.string("status") ?? "active", statusReason: row.string("status_reason"),
                 createdAt: created, lastUsedAt: row.date("last_used_at"))
+            resource.deviceName = row.string("device_name")
+            return resource
         }
     }
 

@@ -22,7 +22,7 @@ struct FIDOPolicyRoutes: Sendable {
                     error.code == .malformed ? .malformedJSON : .invalidField, detail: error.reason,
                     field: error.path.isEmpty ? "$" : error.path)
             }
-            try await policies.put(policy, tenant: ctx.parameter("tenant"), at: Date())
+            try await policies.put(policy, tenant: ctx.parameter("tenant"), at: Date(), context: context)
             ctx.logger.info("fido policy updated")
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: policy.document())
         }

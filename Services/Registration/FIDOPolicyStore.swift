@@ -2,6 +2,7 @@ import FIDO
 import Foundation
 import HTTPServer
 import Postgres
+import Schema
 import ServiceKit
 
 /// Per-tenant FIDO policies (`fido_policies`), stored as `FIDO.FIDOPolicy`'s canonical
@@ -30,12 +31,13 @@ struct FIDOPolicyStore: Sendable {
         }
     }
 
-    /// Stores `policy` as the tenant's.
+    /// Stores `policy` as the tenant's, with the `FIDOPolicyChanged` event that gives sign-in
+    /// its part (user verification, algorithms, models) in the same transaction.
     ///
     /// - Throws: 404 `tenant_not_found`.
-    func put(_ policy: FIDOPolicy, tenant: String, at now: Date) async throws {
+    func put(_ policy: FIDOPolicy, tenant: String, at now: Date, context: ServiceContext) async throws {
         let document = String(decoding: policy.document(), as: UTF8.self)
-        try await pool.withTransaction { conn in
+        try await context.withTransaction { conn in
             guard try await conn.query("SELECT 1 FROM tenants WHERE id = \(tenant) FOR SHARE").first != nil else {
                 throw HTTPError(.tenantNotFound, detail: "No tenant with this id.")
             }
@@ -44,6 +46,15 @@ struct FIDOPolicyStore: Sendable {
                 INSERT INTO fido_policies (tenant_id, document, updated_at) VALUES (\(tenant), \(document), \(now))
                 ON CONFLICT (tenant_id) DO UPDATE SET document = EXCLUDED.document, updated_at = EXCLUDED.updated_at
                 """)
+            try await Outbox.enqueue(Self.changedEvent(policy, tenant: tenant, at: now), source: .registration, subject: tenant, key: tenant, on: conn)
         }
+    }
+
+    /// What sign-in applies of `policy`.
+    static func changedEvent(_ policy: FIDOPolicy, tenant: String, at now: Date) -> FIDOPolicyChanged {
+        FIDOPolicyChanged(
+            tenantId: tenant, userVerification: policy.userVerification.rawValue, allowedAlgorithms: policy.allowedAlgorithms.map(\.rawValue),
+            allowedAaguids: policy.allowedAAGUIDs.map { $0.map(\.description).sorted() }, disallowedAaguids: policy.disallowedAAGUIDs.map(\.description).sorted(),
+            appId: policy.appId, changedAt: now)
     }
 }

@@ -154,5 +154,12 @@ enum RegistrationMigrations {
             ALTER TABLE credentials ADD COLUMN deleted_at timestamptz;
             ALTER TABLE user_methods ADD COLUMN deleted_at timestamptz;
             """),
+        Migration(
+            120, "credential_device_name",
+            """
+            -- The device a credential was registered from, as the SDK named it (listed with the
+            -- credential).
+            ALTER TABLE credentials ADD COLUMN device_name text;
+            """),
     ]
 }

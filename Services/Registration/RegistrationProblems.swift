@@ -38,6 +38,9 @@ extension ProblemCode {
 
     /// The tenant's registration rules deny registering methods now.
     static let registrationDenied = ProblemCode("registration_denied", status: 403, title: "Registration denied")
+    /// Options with `mediation: "conditional"` while the tenant's FIDO policy does not allow
+    /// automatic passkey creation (`autoCreatePasskey`).
+    static let conditionalCreateNotAllowed = ProblemCode("conditional_create_not_allowed", status: 403, title: "Automatic passkey creation not allowed")
     /// The tenant's registration rules offer other methods now.
     static let methodNotOffered = ProblemCode("method_not_offered", status: 403, title: "Method not offered")
 

@@ -15,6 +15,16 @@ struct RegistrationRules: Sendable {
             authenticationURL: env.string("SIGNET_AUTHENTICATION_URL", default: "http://127.0.0.1:8082"))
     }
 
+    /// What the tenant's registration decision rules say about the user now, with the user's
+    /// remembered answer to suggestions.
+    ///
+    /// - Throws: 503 when the authentication service cannot answer.
+    func decision(tenant: String, username: String) async throws -> RegistrationDecision {
+        try await calls.post(
+            "\(authenticationURL)/v1/internal/tenants/\(tenant)/registration-decision", RegistrationDecisionRequest(username: username),
+            as: RegistrationDecision.self)
+    }
+
     /// Refuses a registration of `type` that the tenant's registration decision rules do not
     /// allow for the user now: DENY refuses every method; SUGGEST/ENFORCE offer their methods
     /// only; IGNORE (the default) leaves the choice open.
@@ -22,9 +32,7 @@ struct RegistrationRules: Sendable {
     /// - Throws: 403 `registration_denied` or `method_not_offered`; 503 when the authentication
     ///   service cannot answer (registration fails closed).
     func requireOffered(_ type: String, tenant: String, username: String) async throws {
-        let decision = try await calls.post(
-            "\(authenticationURL)/v1/internal/tenants/\(tenant)/registration-decision", RegistrationDecisionRequest(username: username),
-            as: RegistrationDecision.self)
+        let decision = try await decision(tenant: tenant, username: username)
         switch decision.action {
         case "DENY":
             throw HTTPError(

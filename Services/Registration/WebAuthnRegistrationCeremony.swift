@@ -23,8 +23,8 @@ struct WebAuthnRegistrationCeremony: Sendable {
     /// How long a registration ceremony may take (also the `timeout` hint to the browser).
     static let ceremonyLifetime: TimeInterval = 300
     static let handlePurpose = "signet.webauthn.registration.v1"
-    /// ES256, EdDSA, RS256, PS256 (and ES384/ES512), in preference order.
-    static let offeredAlgorithms = [-7, -8, -257, -37, -35, -36]
+    /// ES256, EdDSA, RS256, PS256 (and ES384/ES512, then Ed448), in preference order.
+    static let offeredAlgorithms = [-7, -8, -257, -37, -35, -36, -53]
 
     /// What the handle carries from options to finish.
     struct HandleState: Codable {
@@ -36,6 +36,8 @@ struct WebAuthnRegistrationCeremony: Sendable {
         var expiresAt: Date
         var userVerification: String
         var algorithms: [Int]
+        /// `conditional` for an automatic passkey creation (no user presence required).
+        var mediation: String? = nil
     }
 
     /// Attestation trust anchors: MDS3 statements' roots, when configured.
@@ -60,6 +62,9 @@ struct WebAuthnRegistrationCeremony: Sendable {
         guard ["none", "indirect", "direct", "enterprise"].contains(requestedAttestation) else {
             throw HTTPError.invalid("attestation", "attestation must be none, indirect, direct or enterprise.")
         }
+        if let mediation = body.mediation, mediation != "conditional" {
+            throw HTTPError.invalid("mediation", "mediation must be conditional when given.")
+        }
         let hints = body.hints ?? []
         guard hints.count <= 3, hints.allSatisfy({ ["security-key", "client-device", "hybrid"].contains($0) }) else {
             throw HTTPError.invalid("hints", "hints may contain security-key, client-device and hybrid.")
@@ -67,6 +72,9 @@ struct WebAuthnRegistrationCeremony: Sendable {
         guard let tenant = try await tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         // The tenant's FIDO policy tightens what the RP asked for, never loosens it.
         let policy = try await policies.policy(for: tenantID)
+        if body.mediation == "conditional", !policy.autoCreatePasskey {
+            throw HTTPError(.conditionalCreateNotAllowed, detail: "The tenant's FIDO policy does not allow creating passkeys automatically.")
+        }
         var selection = requestedSelection
         if policy.userVerification == .required { selection.userVerification = "required" }
         if policy.residentKey == .required {
@@ -84,7 +92,7 @@ struct WebAuthnRegistrationCeremony: Sendable {
         let state = HandleState(
             tenant: tenantID, username: body.username, displayName: displayName, userHandle: Base64URL.encode(handleBytes),
             challenge: Base64URL.encode(challenge), expiresAt: Date().addingTimeInterval(Self.ceremonyLifetime),
-            userVerification: selection.userVerification ?? "preferred", algorithms: algorithms)
+            userVerification: selection.userVerification ?? "preferred", algorithms: algorithms, mediation: body.mediation)
         let options = CreationOptionsJSON(
             rp: RelyingPartyEntityJSON(id: tenant.rpId, name: tenant.displayName),
             user: UserEntityJSON(id: state.userHandle, name: body.username, displayName: displayName),
@@ -97,7 +105,7 @@ struct WebAuthnRegistrationCeremony: Sendable {
             attestation: attestation,
             extensions: ExtensionInputsJSON(credProps: true))
         let handle = try handles.seal(state, purpose: Self.handlePurpose)
-        return RegistrationOptionsResponse(handle: handle, publicKey: options)
+        return RegistrationOptionsResponse(handle: handle, publicKey: options, mediation: body.mediation)
     }
 
     /// The authenticator selection asked for, completed with its defaults.
@@ -144,6 +152,9 @@ struct WebAuthnRegistrationCeremony: Sendable {
         if let name = body.friendlyName, name.isEmpty || name.count > 100 {
             throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters.")
         }
+        if let name = body.deviceName, name.isEmpty || name.count > 100 || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            throw HTTPError.invalid("deviceName", "deviceName must be 1-100 characters without control characters.")
+        }
         guard let tenant = try await tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         guard let clientData = Base64URL.decode(body.credential.response.clientDataJSON) else {
             throw HTTPError.invalid("credential.response.clientDataJSON", "clientDataJSON must be base64url.")
@@ -165,6 +176,8 @@ struct WebAuthnRegistrationCeremony: Sendable {
         let verifier = RegistrationVerifier(
             relyingParty: RelyingParty(id: tenant.rpId, origins: tenant.origins),
             requiresUserVerification: state.userVerification == "required" || policy.userVerification == .required,
+            // WebAuthn L3 §7.1 step 14: a conditional create may be made without user presence.
+            requiresUserPresence: state.mediation != "conditional",
             allowedAlgorithms: state.algorithms.map { COSEAlgorithm(rawValue: $0) },
             trustEvaluator: trust)
         let response = RegistrationResponse(
@@ -197,7 +210,7 @@ struct WebAuthnRegistrationCeremony: Sendable {
                 credentialID: verified.credentialID, publicKeyCOSE: verified.publicKeyCOSE, algorithm: verified.algorithm.rawValue,
                 signCount: verified.signCount, aaguid: aaguid, backupEligible: verified.backupEligible, backupState: verified.backupState,
                 userVerified: verified.userVerified, transports: transports, attestationFormat: verified.attestationFormat,
-                attestationType: verified.attestationType.rawValue, friendlyName: body.friendlyName),
+                attestationType: verified.attestationType.rawValue, friendlyName: body.friendlyName, deviceName: body.deviceName),
             challenge: challenge, challengeExpiresAt: state.expiresAt, at: now)
         logger.info("credential registered", metadata: ["signet.attestation.format": .string(verified.attestationFormat)])
         var registered = CredentialResource(
@@ -206,6 +219,14 @@ struct WebAuthnRegistrationCeremony: Sendable {
             backupEligible: verified.backupEligible, backupState: verified.backupState, transports: transports, friendlyName: body.friendlyName,
             status: "active", createdAt: now, lastUsedAt: nil)
         registered.quickAuth = QuickAuthData(tenant: tenantID, rpId: tenant.rpId, credentialId: registered.credentialId)
+        registered.deviceName = body.deviceName
+        registered.model = Self.model(verified.aaguid, metadata: metadata)
         return registered
+    }
+
+    /// The model of `aaguid` as FIDO metadata describes it, when it lists it.
+    static func model(_ aaguid: AAGUID, metadata: MetadataService?) -> AuthenticatorModel? {
+        guard !aaguid.isZero, let statement = metadata?.statement(for: aaguid) else { return nil }
+        return AuthenticatorModel(name: statement.description, icon: statement.icon, protocolFamily: statement.protocolFamily)
     }
 }

@@ -1,4 +1,5 @@
 import Crypto
+import FIDO
 import Foundation
 import HTTPServer
 import Schema
@@ -34,7 +35,21 @@ struct WebAuthnRegistrationRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/webauthn/registrations/options", selfOrRP) { request, ctx in try await options(request, ctx) }
         router.post("/v1/tenants/{tenant}/webauthn/registrations", selfOrRP) { request, ctx in try await finish(request, ctx) }
         router.get("/v1/tenants/{tenant}/users/{username}/credentials", selfOrRP) { _, ctx in
-            try .json(CredentialList(credentials: try await credentials.list(tenant: ctx.parameter("tenant"), username: try ctx.username())))
+            var listed = try await credentials.list(tenant: ctx.parameter("tenant"), username: try ctx.username())
+            for i in listed.indices {
+                listed[i].model = AAGUID(listed[i].aaguid).flatMap { WebAuthnRegistrationCeremony.model($0, metadata: ceremony.metadata) }
+            }
+            return try .json(CredentialList(credentials: listed))
+        }
+        router.get("/v1/tenants/{tenant}/users/{username}/registration-suggestion", selfOrRP) { _, ctx in
+            // The seed's suggestRegister: a signed-in user (or the RP) asks which methods the
+            // tenant's registration decision rules offer now, independently of a sign-in.
+            guard let rules = ceremony.rules else {
+                return try .json(
+                    RegistrationDecision(action: "IGNORE_REGISTRATION", methods: [], matchedRule: "default"), headers: [("Cache-Control", "no-store")])
+            }
+            let decision = try await rules.decision(tenant: ctx.parameter("tenant"), username: try ctx.username())
+            return try .json(decision, headers: [("Cache-Control", "no-store")])
         }
         router.patch("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", selfOrRP) { request, ctx in try await update(request, ctx) }
         router.delete("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", selfOrRP) { _, ctx in try await deregister(ctx) }
@@ -81,10 +96,12 @@ struct WebAuthnRegistrationRoutes: Sendable {
         try Self.refuseSignUp(ctx.principal)
         let credentialID = try Self.credentialID(ctx)
         let body = try request.decode(CredentialUpdateRequest.self)
+        var byUser = false
         if body.status != nil, case .user = ctx.principal {
-            // Suspending and resuming are the relying party's decisions: a resume may lift a
-            // suspicion of cloning or a revoked model.
-            throw HTTPError(.forbidden, detail: "Only the relying party can suspend or resume a credential.")
+            // A user may suspend their own authenticator (a lost phone) and resume what they
+            // suspended; resuming what the relying party or the service suspended (a suspicion
+            // of cloning, a revoked model) stays the relying party's decision.
+            byUser = true
         }
         if let name = body.friendlyName, name.isEmpty || name.count > 100 || name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
             throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters without control characters.")
@@ -94,7 +111,8 @@ struct WebAuthnRegistrationRoutes: Sendable {
         }
         guard body.friendlyName != nil || body.status != nil else { throw HTTPError.invalid("$", "Give friendlyName or status.") }
         try await credentials.update(
-            tenant: tenant, username: username, credentialID: credentialID, friendlyName: body.friendlyName, status: body.status, at: Date())
+            tenant: tenant, username: username, credentialID: credentialID, friendlyName: body.friendlyName, status: body.status, byUser: byUser,
+            at: Date())
         guard let resource = try await credentials.credential(tenant: tenant, username: username, id: Base64URL.encode(credentialID)) else {
             throw HTTPError(.notFound)
         }

@@ -23,16 +23,24 @@ struct StoredTransaction: Sendable {
 
     var detailsHash: [UInt8] { SHA256.hash(Array(details.canonicalJSON.utf8)) }
 
-    var resource: TransactionResource {
+    /// The status as of `now`: a PENDING transaction past its expiry reads EXPIRED at once,
+    /// before the expirer's next pass stores it (a confirmation is refused from that instant
+    /// too: every check compares with the expiry).
+    func effectiveStatus(at now: Date) -> String {
+        status == "PENDING" && expiresAt <= now ? "EXPIRED" : status
+    }
+
+    /// The RP's view of the transaction, with its status as of `now`.
+    func resource(at now: Date = Date()) -> TransactionResource {
         TransactionResource(
-            transactionId: id, status: status, detailsHash: Base64URL.encode(detailsHash), username: username, details: details,
+            transactionId: id, status: effectiveStatus(at: now), detailsHash: Base64URL.encode(detailsHash), username: username, details: details,
             payerAccount: payerAccount, customFields: customFields, createdAt: createdAt, expiresAt: expiresAt, updatedAt: updatedAt, tcToken: tcToken)
     }
 
     var changedEvent: TransactionChanged {
         TransactionChanged(
             tenantId: tenant, transactionId: id, revision: revision, status: status, username: username, details: details,
-            detailsHash: Base64URL.encode(detailsHash), expiresAt: expiresAt, changedAt: updatedAt)
+            detailsHash: Base64URL.encode(detailsHash), expiresAt: expiresAt, changedAt: updatedAt, tcToken: tcToken)
     }
 
     /// A stored document: JSON written by the strict JSON module.

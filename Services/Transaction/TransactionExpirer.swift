@@ -26,7 +26,7 @@ final class TransactionExpirer: Service {
     func expire(now: Date) async throws {
         let ids = try await context.pool.withConnection { conn in
             try await conn.query(
-                "SELECT id, tenant_id FROM transactions WHERE status = 'PENDING' AND expires_at < \(now) ORDER BY expires_at LIMIT 500")
+                "SELECT id, tenant_id FROM transactions WHERE status = 'PENDING' AND expires_at <= \(now) ORDER BY expires_at LIMIT 500")
         }.compactMap { row -> (String, String)? in
             guard let id = row.string("id"), let tenant = row.string("tenant_id") else { return nil }
             return (id, tenant)
@@ -34,7 +34,7 @@ final class TransactionExpirer: Service {
         for (id, tenant) in ids {
             try await context.withTransaction { conn in
                 var tx = try await StoredTransaction.load(id, tenant: tenant, on: conn, forUpdate: true)
-                guard tx.status == "PENDING", tx.expiresAt < now else { return }
+                guard tx.status == "PENDING", tx.expiresAt <= now else { return }
                 tx.status = "EXPIRED"
                 tx.revision += 1
                 tx.updatedAt = now

@@ -21,13 +21,13 @@ struct TransactionRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/transactions", context.relyingParty) { request, ctx in try await create(request, ctx) }
         router.get("/v1/tenants/{tenant}/transactions/{transactionId}", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
-            return try .json(try await load(ctx.parameter("transactionId"), tenant: tenant).resource, headers: [("Cache-Control", "no-store")])
+            return try .json(try await load(ctx.parameter("transactionId"), tenant: tenant).resource(), headers: [("Cache-Control", "no-store")])
         }
         router.patch("/v1/tenants/{tenant}/transactions/{transactionId}", context.relyingParty) { request, ctx in try await amend(request, ctx) }
         router.post("/v1/tenants/{tenant}/transactions/{transactionId}/cancel", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
             let changed = try await change(ctx.parameter("transactionId"), tenant: tenant, to: "CANCELLED")
-            return try .json(changed.resource)
+            return try .json(changed.resource())
         }
         router.post("/v1/tenants/{tenant}/transactions/{transactionId}/tctoken/verify", context.relyingParty) { request, ctx in try await verify(request, ctx) }
         router.get("/v1/tenants/{tenant}/transactions/{transactionId}/evidence", context.relyingParty) { request, ctx in
@@ -84,7 +84,7 @@ struct TransactionRoutes: Sendable {
             try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
         }
         ctx.logger.info("transaction created")
-        return try .json(tx.resource, status: 201, headers: [("Cache-Control", "no-store")])
+        return try .json(tx.resource(), status: 201, headers: [("Cache-Control", "no-store")])
     }
 
     func amend(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
@@ -105,7 +105,7 @@ struct TransactionRoutes: Sendable {
             try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
             return tx
         }
-        return try .json(amended.resource)
+        return try .json(amended.resource())
     }
 
     static func notPending(_ tx: StoredTransaction) -> HTTPError {
@@ -118,7 +118,8 @@ struct TransactionRoutes: Sendable {
         let now = Date()
         return try await context.withTransaction { conn -> StoredTransaction in
             var tx = try await StoredTransaction.load(id, tenant: tenant, on: conn, forUpdate: true)
-            guard tx.status == "PENDING" else { throw Self.notPending(tx) }
+            // Past its expiry it is EXPIRED, stored or not: nothing changes it any more.
+            guard tx.status == "PENDING", tx.expiresAt > now else { throw Self.notPending(tx) }
             tx.status = status
             tx.revision += 1
             tx.updatedAt = now

@@ -18,6 +18,8 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
     case ps256, ps384, ps512
     /// Ed25519 (COSE -8 "EdDSA" with OKP/Ed25519, -19 "Ed25519").
     case ed25519
+    /// Ed448 (COSE -8 "EdDSA" with OKP/Ed448, -53 "Ed448"; RFC 8032 pure, empty context).
+    case ed448
 
     public var description: String {
         switch self {
@@ -32,6 +34,7 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
         case .ps384: "PS384"
         case .ps512: "PS512"
         case .ed25519: "EdDSA"
+        case .ed448: "Ed448"
         }
     }
 
@@ -43,7 +46,7 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
         case .es384, .rs384, .ps384: FetchedDigests.shared.sha384
         case .es512, .rs512, .ps512: FetchedDigests.shared.sha512
         case .rs1: FetchedDigests.shared.sha1
-        case .ed25519: nil
+        case .ed25519, .ed448: nil
         }
     }
 
@@ -92,6 +95,7 @@ public final class PublicKey: @unchecked Sendable {
         case ec(Curve)
         case rsa(bits: Int)
         case ed25519
+        case ed448
     }
 
     public let kind: Kind
@@ -134,6 +138,13 @@ public final class PublicKey: @unchecked Sendable {
         return try fromSubjectPublicKeyInfo(spki, expected: .ed25519)
     }
 
+    /// An Ed448 key from its 57 raw bytes (RFC 8032 §5.2.5).
+    public static func ed448(_ raw: [UInt8]) throws -> PublicKey {
+        guard raw.count == 57 else { throw CryptoError("Ed448 keys are 57 bytes") }
+        let spki = DER.sequence(DER.sequence(DER.oid("1.3.101.113")), DER.bitString(raw))
+        return try fromSubjectPublicKeyInfo(spki, expected: .ed448)
+    }
+
     /// A key from DER SubjectPublicKeyInfo (as in certificates and `i2d_PUBKEY`).
     public static func fromSubjectPublicKeyInfo(_ der: [UInt8], expected: Kind? = nil) throws -> PublicKey {
         let key: OpaquePointer? = der.withUnsafeBufferPointer { buf in
@@ -158,6 +169,7 @@ public final class PublicKey: @unchecked Sendable {
         switch EVP_PKEY_get_base_id(key) {
         case EVP_PKEY_RSA: return .rsa(bits: Int(EVP_PKEY_get_bits(key)))
         case EVP_PKEY_ED25519: return .ed25519
+        case EVP_PKEY_ED448: return .ed448
         case NID_X9_62_id_ecPublicKey:
             var name = [CChar](repeating: 0, count: 64)
             var len = 0
@@ -184,7 +196,7 @@ public final class PublicKey: @unchecked Sendable {
     /// Whether `algorithm` can be used with this key.
     public func accepts(_ algorithm: SignatureAlgorithm) -> Bool {
         switch (kind, algorithm) {
-        case (.ec(.p256), .es256), (.ec(.p384), .es384), (.ec(.p521), .es512), (.ed25519, .ed25519): true
+        case (.ec(.p256), .es256), (.ec(.p384), .es384), (.ec(.p521), .es512), (.ed25519, .ed25519), (.ed448, .ed448): true
         case (.rsa(let bits), _): algorithm.isRSA && bits >= 1024
         default: false
         }

@@ -12,7 +12,7 @@ public struct COSEAlgorithm: RawRepresentable, Sendable, Hashable, CustomStringC
 
     /// ECDSA w/ SHA-256 on P-256.
     public static let es256 = COSEAlgorithm(-7)
-    /// EdDSA (with OKP keys, Ed25519 only here).
+    /// EdDSA (with OKP keys: Ed25519 or Ed448, by the key's curve).
     public static let eddsa = COSEAlgorithm(-8)
     /// Ed25519, fully specified (RFC 9864).
     public static let ed25519 = COSEAlgorithm(-19)
@@ -26,6 +26,8 @@ public struct COSEAlgorithm: RawRepresentable, Sendable, Hashable, CustomStringC
     public static let ps384 = COSEAlgorithm(-38)
     /// RSASSA-PSS w/ SHA-512.
     public static let ps512 = COSEAlgorithm(-39)
+    /// Ed448, fully specified (RFC 9864).
+    public static let ed448 = COSEAlgorithm(-53)
     /// ML-DSA-44 (FIPS 204). Recognised but not verifiable with OpenSSL 3.0.
     public static let mlDSA44 = COSEAlgorithm(-48)
     /// ML-DSA-65 (FIPS 204). Recognised but not verifiable with OpenSSL 3.0.
@@ -43,22 +45,25 @@ public struct COSEAlgorithm: RawRepresentable, Sendable, Hashable, CustomStringC
 
     /// Every algorithm whose signatures Signet can verify.
     public static let verifiable: [COSEAlgorithm] = [
-        .es256, .eddsa, .ed25519, .es384, .es512, .ps256, .ps384, .ps512, .rs256, .rs384, .rs512, .rs1,
+        .es256, .eddsa, .ed25519, .ed448, .es384, .es512, .ps256, .ps384, .ps512, .rs256, .rs384, .rs512, .rs1,
     ]
 
     /// The algorithms a credential may use unless a policy says otherwise: everything
     /// verifiable except SHA-1.
     public static let defaultAllowed: [COSEAlgorithm] = [
-        .es256, .eddsa, .ed25519, .es384, .es512, .ps256, .ps384, .ps512, .rs256, .rs384, .rs512,
+        .es256, .eddsa, .ed25519, .ed448, .es384, .es512, .ps256, .ps384, .ps512, .rs256, .rs384, .rs512,
     ]
 
-    /// The Crypto algorithm that verifies this one, or nil when Signet cannot verify it.
+    /// The Crypto algorithm that verifies this one, or nil when Signet cannot verify it. For
+    /// EdDSA (-8) it is Ed25519's; an Ed448 key under -8 is bound to Ed448 by its curve
+    /// (``COSEKey``).
     public var signatureAlgorithm: SignatureAlgorithm? {
         switch self {
         case .es256: .es256
         case .es384: .es384
         case .es512: .es512
         case .eddsa, .ed25519: .ed25519
+        case .ed448: .ed448
         case .ps256: .ps256
         case .ps384: .ps384
         case .ps512: .ps512
@@ -76,6 +81,7 @@ public struct COSEAlgorithm: RawRepresentable, Sendable, Hashable, CustomStringC
         case .es256: "ES256"
         case .eddsa: "EdDSA"
         case .ed25519: "Ed25519"
+        case .ed448: "Ed448"
         case .es384: "ES384"
         case .es512: "ES512"
         case .ps256: "PS256"

@@ -9,6 +9,7 @@ import Crypto
 /// |---|---|---|
 /// | EC2 (2) | P-256 (1) / P-384 (2) / P-521 (3) | ES256 (-7) / ES384 (-35) / ES512 (-36), each with its curve |
 /// | OKP (1) | Ed25519 (6) | EdDSA (-8), Ed25519 (-19) |
+/// | OKP (1) | Ed448 (7) | EdDSA (-8), Ed448 (-53) |
 /// | RSA (3) | — | RS256 (-257), RS384 (-258), RS512 (-259), PS256 (-37), PS384 (-38), PS512 (-39), RS1 (-65535) |
 ///
 /// AKP (7) keys with ML-DSA (-48/-49/-50) are recognised and refused with
@@ -134,18 +135,24 @@ public struct COSEKey: Sendable {
     }
 
     private static func okp(_ key: CBORValue, _ alg: COSEAlgorithm) throws(COSEKeyError) -> (Int?, SignatureAlgorithm, PublicKey) {
-        guard alg == .eddsa || alg == .ed25519 else { throw unknownOrMismatched(alg, "OKP keys take EdDSA (-8) or Ed25519 (-19)") }
+        guard alg == .eddsa || alg == .ed25519 || alg == .ed448 else {
+            throw unknownOrMismatched(alg, "OKP keys take EdDSA (-8), Ed25519 (-19) or Ed448 (-53)")
+        }
         guard let crvValue = key[intKey: -1] else { throw COSEKeyError(.missingParameter, "crv (-1) is required") }
         guard let crv = crvValue.intValue else { throw COSEKeyError(.invalidParameter, "crv must be an integer") }
-        // 6 = Ed25519. Ed448 (7) is not offered; X25519/X448 (4, 5) are key-agreement curves.
-        guard crv == 6 else { throw COSEKeyError(.unsupportedCurve, "the only OKP curve accepted is Ed25519 (6)") }
+        // 6 = Ed25519, 7 = Ed448 (RFC 9053 §7.2); X25519/X448 (4, 5) are key-agreement curves.
+        guard crv == 6 || crv == 7 else { throw COSEKeyError(.unsupportedCurve, "the OKP curves accepted are Ed25519 (6) and Ed448 (7)") }
+        // The fully-specified identifiers fix the curve (RFC 9864): Ed25519 (-19) needs 6, Ed448 (-53) needs 7.
+        if alg == .ed25519, crv != 6 { throw COSEKeyError(.algorithmMismatch, "Ed25519 (-19) requires crv 6") }
+        if alg == .ed448, crv != 7 { throw COSEKeyError(.algorithmMismatch, "Ed448 (-53) requires crv 7") }
         guard key[intKey: -4] == nil else { throw COSEKeyError(.privateKeyMaterial, "d (-4) must not be present") }
         guard let xValue = key[intKey: -2] else { throw COSEKeyError(.missingParameter, "x (-2) is required") }
-        guard let x = xValue.bytesValue, x.count == 32 else { throw COSEKeyError(.invalidParameter, "x must be 32 bytes") }
+        let size = crv == 6 ? 32 : 57
+        guard let x = xValue.bytesValue, x.count == size else { throw COSEKeyError(.invalidParameter, "x must be \(size) bytes") }
         do {
-            return (crv, .ed25519, try PublicKey.ed25519(x))
+            return crv == 6 ? (crv, .ed25519, try PublicKey.ed25519(x)) : (crv, .ed448, try PublicKey.ed448(x))
         } catch {
-            throw COSEKeyError(.invalidKey, "not an Ed25519 key")
+            throw COSEKeyError(.invalidKey, crv == 6 ? "not an Ed25519 key" : "not an Ed448 key")
         }
     }
 

@@ -32,6 +32,8 @@ public struct RulesetError: CodedError {
             case invalidCIDR = "invalid_cidr"
             case unknownLocationList = "unknown_location_list"
             case limitExceeded = "limit_exceeded"
+            case unknownMethod = "unknown_method"
+            case sequenceCannotConfirm = "sequence_cannot_confirm"
         }
 
         private let base: Base
@@ -74,6 +76,13 @@ public struct RulesetError: CodedError {
         /// A limit is exceeded: rules, nesting depth, condition nodes, list entries, string
         /// length (see ``Ruleset/Limits``).
         public static let limitExceeded = Code(base: .limitExceeded)
+        /// A well-formed method name the service does not have (`fido3`, `smsotp`): checked
+        /// when a ruleset is saved, by ``Ruleset/checkMethods(_:for:)``.
+        public static let unknownMethod = Code(base: .unknownMethod)
+        /// A rule that applies to transaction confirmations offers a sequence without a step
+        /// that signs the transaction's details (only OTPs, say): such a sign-in could never
+        /// confirm the transaction. Checked by ``Ruleset/checkMethods(_:for:)``.
+        public static let sequenceCannotConfirm = Code(base: .sequenceCannotConfirm)
 
         /// The stable snake_case name, e.g. `unknown_member`.
         public var rawValue: String { base.rawValue }

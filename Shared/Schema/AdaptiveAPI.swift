@@ -54,11 +54,14 @@ public struct SignInStarted: Codable, Sendable, Equatable {
     public var status: String
     public var sessionToken: String?
     public var refreshToken: String?
+    /// With ALLOW: what registration decision rules suggest or enforce, as after any sign-in.
+    public var registration: RegistrationSuggestion?
 
     public init(
         signinId: String, action: String, sequences: [[String]], matchedRule: String, expiresAt: Date, status: String,
-        sessionToken: String? = nil, refreshToken: String? = nil
+        sessionToken: String? = nil, refreshToken: String? = nil, registration: RegistrationSuggestion? = nil
     ) {
+        self.registration = registration
         self.signinId = signinId
         self.action = action
         self.sequences = sequences
@@ -73,11 +76,28 @@ public struct SignInStarted: Codable, Sendable, Equatable {
         SignInStarted(
             signinId: "si_4f1c2a9b8e7d6c5b4a3f2e1d0c9b8a7f", action: "ALLOW", sequences: [], matchedRule: "trusted-network",
             expiresAt: Date(timeIntervalSince1970: 1_764_000_300), status: "SUCCEEDED", sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
-            refreshToken: "rt_3q2+7w")
+            refreshToken: "rt_3q2+7w",
+            registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
     }
 }
 
 /// Response of a method's verify step, and of `GET /v1/tenants/{tenant}/signins/{signinId}`.
+/// The transaction a sign-in confirms, as the sign-in's result shows it to the app.
+public struct SignInTransaction: Codable, Sendable, Equatable {
+    public var transactionId: String
+    /// `PENDING` (the confirmation is on its way to the transaction service), `CONFIRMED`,
+    /// `REJECTED`, `EXPIRED` or `CANCELLED`.
+    public var status: String
+    /// Once CONFIRMED: the tcToken the transaction service issued, to hand to the RP.
+    public var tcToken: String?
+
+    public init(transactionId: String, status: String, tcToken: String? = nil) {
+        self.transactionId = transactionId
+        self.status = status
+        self.tcToken = tcToken
+    }
+}
+
 public struct SignInProgress: Codable, Sendable, Equatable {
     /// `IN_PROGRESS`, `SUCCEEDED`, `FAILED` or `DENIED`.
     public var status: String
@@ -90,11 +110,16 @@ public struct SignInProgress: Codable, Sendable, Equatable {
     public var expiresAt: Date?
     /// Set when registration decision rules suggest or enforce registering more methods.
     public var registration: RegistrationSuggestion?
+    /// For a sign-in that confirms a transaction: where the transaction stands, and its
+    /// tcToken once the transaction service confirmed it (read `GET …/signins/{id}` again
+    /// after SUCCEEDED until the status is CONFIRMED).
+    public var transaction: SignInTransaction?
 
     public init(
         status: String, completedMethods: [String], remainingSequences: [[String]], sessionToken: String? = nil, refreshToken: String? = nil,
-        expiresAt: Date? = nil, registration: RegistrationSuggestion? = nil
+        expiresAt: Date? = nil, registration: RegistrationSuggestion? = nil, transaction: SignInTransaction? = nil
     ) {
+        self.transaction = transaction
         self.status = status
         self.completedMethods = completedMethods
         self.remainingSequences = remainingSequences
@@ -108,7 +133,9 @@ public struct SignInProgress: Codable, Sendable, Equatable {
         SignInProgress(
             status: "SUCCEEDED", completedMethods: ["fido2", "fido2"], remainingSequences: [], sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
             refreshToken: "rt_3q2+7w", expiresAt: Date(timeIntervalSince1970: 1_764_000_900),
-            registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
+            registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"),
+            transaction: SignInTransaction(
+                transactionId: "tx_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "CONFIRMED", tcToken: "eyJhbGciOiJFUzI1NiIsInR5cCI6InRjK2p3dCJ9.e30.c2ln"))
     }
 }
 
@@ -202,6 +229,9 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
     public var lockAfterFailures: Int
     /// Accepted clock difference for quick authentication (default ±60 s).
     public var quickAuthWindowSeconds: Int
+    /// Whether quick authentication (one round trip, `POST …/signins/quick`) is offered
+    /// (default true); off, it is refused with 403 `quick_auth_disabled`.
+    public var quickAuthEnabled: Bool
     /// Sign-in starts and verifications per minute from one IP address (default 600).
     public var signInsPerMinutePerIP: Int
     /// Sign-in starts and verifications per second for the tenant (default 2000).
@@ -219,8 +249,9 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
         timeZone: String = "UTC", probationAfterFailures: Int = 5, probationSeconds: Int = 30, lockAfterFailures: Int = 10,
         quickAuthWindowSeconds: Int = 60, signInsPerMinutePerIP: Int = 600, signInsPerSecondPerTenant: Int = 2000,
         locations: [String: [GeoLocation]] = [:], otpLifetimeSeconds: Int = 300, externalJWT: ExternalJWTSettings? = nil,
-        externalPassword: ExternalPasswordSettings? = nil
+        externalPassword: ExternalPasswordSettings? = nil, quickAuthEnabled: Bool = true
     ) {
+        self.quickAuthEnabled = quickAuthEnabled
         self.otpLifetimeSeconds = otpLifetimeSeconds
         self.externalJWT = externalJWT
         self.externalPassword = externalPassword
@@ -236,7 +267,7 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case timeZone, probationAfterFailures, probationSeconds, lockAfterFailures, quickAuthWindowSeconds, signInsPerMinutePerIP,
-            signInsPerSecondPerTenant, locations, otpLifetimeSeconds, externalJWT, externalPassword
+            signInsPerSecondPerTenant, locations, otpLifetimeSeconds, externalJWT, externalPassword, quickAuthEnabled
     }
 
     /// Members absent from the document take their defaults.
@@ -248,6 +279,7 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
         probationSeconds = try c.decodeIfPresent(Int.self, forKey: .probationSeconds) ?? d.probationSeconds
         lockAfterFailures = try c.decodeIfPresent(Int.self, forKey: .lockAfterFailures) ?? d.lockAfterFailures
         quickAuthWindowSeconds = try c.decodeIfPresent(Int.self, forKey: .quickAuthWindowSeconds) ?? d.quickAuthWindowSeconds
+        quickAuthEnabled = try c.decodeIfPresent(Bool.self, forKey: .quickAuthEnabled) ?? d.quickAuthEnabled
         signInsPerMinutePerIP = try c.decodeIfPresent(Int.self, forKey: .signInsPerMinutePerIP) ?? d.signInsPerMinutePerIP
         signInsPerSecondPerTenant = try c.decodeIfPresent(Int.self, forKey: .signInsPerSecondPerTenant) ?? d.signInsPerSecondPerTenant
         locations = try c.decodeIfPresent([String: [GeoLocation]].self, forKey: .locations) ?? d.locations
@@ -347,9 +379,13 @@ public struct RegistrationDecision: Codable, Sendable, Equatable {
     public var action: String
     public var methods: [String]
     public var matchedRule: String
-    public init(action: String, methods: [String], matchedRule: String) {
+    /// The user's remembered answer to suggestions, `NOT_NOW` or `NEVER` (until the RP resets
+    /// it); absent when none. Sign-in results respect it; an app asking itself may too.
+    public var answer: String?
+    public init(action: String, methods: [String], matchedRule: String, answer: String? = nil) {
         self.action = action
         self.methods = methods
         self.matchedRule = matchedRule
+        self.answer = answer
     }
 }

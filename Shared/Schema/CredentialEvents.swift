@@ -133,3 +133,66 @@ func isBase64URL(_ s: String, maxBytes: Int) -> Bool {
     guard !u.isEmpty, u.count <= (maxBytes * 4 + 2) / 3, u.count % 4 != 1 else { return false }
     return u.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }
 }
+
+/// A tenant's FIDO policy changed (`PUT …/fido-policy`): what sign-in applies of it, so that
+/// the authentication service asks for and checks the same user verification, algorithms and
+/// models as registration does.
+public struct FIDOPolicyChanged: EventPayload {
+    public static let eventType = "signet.registration.fido.policy.changed.v1"
+    public static let topic = Topic.registration
+
+    public var tenantId: String
+    /// `required`, `preferred` or `discouraged`: what sign-in asks for, and `required` refuses
+    /// an assertion without the UV flag.
+    public var userVerification: String
+    /// COSE algorithm identifiers accepted (`-7`, `-8`, `-257`…); an assertion by a credential
+    /// whose key has another algorithm is refused.
+    public var allowedAlgorithms: [Int]
+    /// Only these models (AAGUIDs, lower-case) may sign in; absent means any model.
+    public var allowedAaguids: [String]?
+    /// These models may not sign in.
+    public var disallowedAaguids: [String]
+    /// The tenant's legacy U2F AppID (an https URL): sign-in offers the `appid` extension.
+    public var appId: String?
+    public var changedAt: Date
+
+    public init(
+        tenantId: String, userVerification: String, allowedAlgorithms: [Int], allowedAaguids: [String]?, disallowedAaguids: [String],
+        appId: String? = nil, changedAt: Date
+    ) {
+        self.appId = appId
+        self.tenantId = tenantId
+        self.userVerification = userVerification
+        self.allowedAlgorithms = allowedAlgorithms
+        self.allowedAaguids = allowedAaguids
+        self.disallowedAaguids = disallowedAaguids
+        self.changedAt = changedAt
+    }
+
+    public static let userVerificationValues = ["required", "preferred", "discouraged"]
+
+    public static var fullExample: FIDOPolicyChanged {
+        FIDOPolicyChanged(
+            tenantId: "demo", userVerification: "required", allowedAlgorithms: [-7, -8, -257],
+            allowedAaguids: ["08987058-cadc-4b81-b6e1-30de50dcbe96"], disallowedAaguids: ["00000000-0000-0000-0000-000000000000"],
+            appId: "https://login.example.com/u2f/appid.json", changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+    }
+    public static var minimalExample: FIDOPolicyChanged {
+        var e = fullExample
+        e.allowedAaguids = nil
+        e.appId = nil
+        return e
+    }
+
+    public func validate() throws {
+        guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
+        guard Self.userVerificationValues.contains(userVerification) else { throw EventDecodingError.invalidData("userVerification") }
+        guard !allowedAlgorithms.isEmpty, allowedAlgorithms.count <= 32 else { throw EventDecodingError.invalidData("allowedAlgorithms") }
+        if let a = appId, !(a.hasPrefix("https://") && a.utf8.count <= 2048) { throw EventDecodingError.invalidData("appId") }
+        for list in [allowedAaguids ?? [], disallowedAaguids] {
+            guard list.count <= 1000, list.allSatisfy({ UUID(uuidString: $0) != nil && $0 == $0.lowercased() }) else {
+                throw EventDecodingError.invalidData("aaguids")
+            }
+        }
+    }
+}

@@ -100,7 +100,7 @@ public struct TenantAPIKeyRevoked: EventPayload {
 public enum EventCatalog {
     public static let payloadTypes: [any EventPayload.Type] = [
         TenantUpserted.self, TenantAPIKeyCreated.self, TenantAPIKeyRevoked.self,
-        CredentialRegistered.self, CredentialStatusChanged.self, CredentialRenamed.self,
+        CredentialRegistered.self, CredentialStatusChanged.self, CredentialRenamed.self, FIDOPolicyChanged.self,
         AuthenticationSucceeded.self, CredentialCloneSuspected.self, SessionIssued.self, SessionRevoked.self, MethodLockChanged.self,
         AuthenticationPolicyChanged.self, TransactionChanged.self, TransactionDecision.self,
         MethodChanged.self, DeliveryRequested.self, DeliveryStatusChanged.self,

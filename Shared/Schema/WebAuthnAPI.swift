@@ -7,8 +7,15 @@ public struct RegistrationOptionsRequest: Codable, Sendable, Equatable {
     public var authenticatorSelection: AuthenticatorSelectionJSON?
     public var attestation: String?
     public var hints: [String]?
+    /// `conditional`: options for an automatic passkey creation (WebAuthn L3 conditional
+    /// create), when the tenant's FIDO policy allows it (`autoCreatePasskey`).
+    public var mediation: String?
 
-    public init(username: String, displayName: String? = nil, authenticatorSelection: AuthenticatorSelectionJSON? = nil, attestation: String? = nil, hints: [String]? = nil) {
+    public init(
+        username: String, displayName: String? = nil, authenticatorSelection: AuthenticatorSelectionJSON? = nil, attestation: String? = nil,
+        hints: [String]? = nil, mediation: String? = nil
+    ) {
+        self.mediation = mediation
         self.username = username
         self.displayName = displayName
         self.authenticatorSelection = authenticatorSelection
@@ -21,9 +28,13 @@ public struct RegistrationOptionsRequest: Codable, Sendable, Equatable {
 public struct RegistrationOptionsResponse: Codable, Sendable, Equatable {
     public var handle: String
     public var publicKey: CreationOptionsJSON
-    public init(handle: String, publicKey: CreationOptionsJSON) {
+    /// `conditional` when these options are for an automatic passkey creation: call
+    /// `navigator.credentials.create({mediation: "conditional", publicKey})`.
+    public var mediation: String?
+    public init(handle: String, publicKey: CreationOptionsJSON, mediation: String? = nil) {
         self.handle = handle
         self.publicKey = publicKey
+        self.mediation = mediation
     }
 }
 
@@ -33,10 +44,13 @@ public struct RegistrationFinishRequest: Codable, Sendable, Equatable {
     public var credential: RegistrationResponseJSON
     /// A name the user gives the credential ("Work laptop").
     public var friendlyName: String?
-    public init(handle: String, credential: RegistrationResponseJSON, friendlyName: String? = nil) {
+    /// The device the app registered from, as the SDK names it ("Pixel 8", "Alice's iPhone").
+    public var deviceName: String?
+    public init(handle: String, credential: RegistrationResponseJSON, friendlyName: String? = nil, deviceName: String? = nil) {
         self.handle = handle
         self.credential = credential
         self.friendlyName = friendlyName
+        self.deviceName = deviceName
     }
 }
 
@@ -61,6 +75,11 @@ public struct CredentialResource: Codable, Sendable, Equatable {
     public var lastUsedAt: Date?
     /// Quick-authentication data, in the registration response only.
     public var quickAuth: QuickAuthData?
+    /// The device the credential was registered from, as the SDK named it.
+    public var deviceName: String?
+    /// The authenticator model, from FIDO metadata (MDS3) by its AAGUID; absent for models the
+    /// metadata does not list (most passkey providers, the all-zero AAGUID).
+    public var model: AuthenticatorModel?
 
     public init(
         credentialId: String, aaguid: String, attestationFormat: String, attestationType: String, algorithm: Int, userVerified: Bool,
@@ -82,6 +101,21 @@ public struct CredentialResource: Codable, Sendable, Equatable {
         self.createdAt = createdAt
         self.lastUsedAt = lastUsedAt
         self.quickAuth = nil
+    }
+}
+
+/// An authenticator model as FIDO metadata describes it.
+public struct AuthenticatorModel: Codable, Sendable, Equatable {
+    /// The metadata statement's `description`: the model's name ("YubiKey 5 Series").
+    public var name: String
+    /// Its icon, a `data:` URL, when the metadata has one.
+    public var icon: String?
+    /// `fido2`, `u2f` or `uaf`.
+    public var protocolFamily: String
+    public init(name: String, icon: String?, protocolFamily: String) {
+        self.name = name
+        self.icon = icon
+        self.protocolFamily = protocolFamily
     }
 }
 
@@ -264,11 +298,14 @@ public struct QuickSignInResult: Codable, Sendable, Equatable {
     public var sessionToken: String?
     public var refreshToken: String?
     public var expiresAt: Date?
+    /// When SUCCEEDED: what registration decision rules suggest or enforce, as after any sign-in.
+    public var registration: RegistrationSuggestion?
 
     public init(
         signinId: String, action: String, matchedRule: String, status: String, completedMethods: [String], remainingSequences: [[String]],
-        sessionToken: String? = nil, refreshToken: String? = nil, expiresAt: Date? = nil
+        sessionToken: String? = nil, refreshToken: String? = nil, expiresAt: Date? = nil, registration: RegistrationSuggestion? = nil
     ) {
+        self.registration = registration
         self.signinId = signinId
         self.action = action
         self.matchedRule = matchedRule
@@ -284,6 +321,7 @@ public struct QuickSignInResult: Codable, Sendable, Equatable {
         QuickSignInResult(
             signinId: "si_4f1c2a9b8e7d6c5b4a3f2e1d0c9b8a7f", action: "TRIGGER_AUTHENTICATION", matchedRule: "passkey", status: "SUCCEEDED",
             completedMethods: ["fido2"], remainingSequences: [], sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig", refreshToken: "rt_3q2+7w",
-            expiresAt: Date(timeIntervalSince1970: 1_764_000_900))
+            expiresAt: Date(timeIntervalSince1970: 1_764_000_900),
+            registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
     }
 }

@@ -107,7 +107,13 @@ public struct RequestOptionsJSON: Codable, Sendable, Equatable {
     public var allowCredentials: [CredentialDescriptorJSON]
     public var userVerification: String
     public var hints: [String]
-    public init(challenge: String, timeout: Int?, rpId: String, allowCredentials: [CredentialDescriptorJSON], userVerification: String, hints: [String]) {
+    /// Present when the tenant has a U2F AppID (`{"appid": …}`).
+    public var extensions: AuthenticationExtensionsJSON?
+    public init(
+        challenge: String, timeout: Int?, rpId: String, allowCredentials: [CredentialDescriptorJSON], userVerification: String, hints: [String],
+        extensions: AuthenticationExtensionsJSON? = nil
+    ) {
+        self.extensions = extensions
         self.challenge = challenge
         self.timeout = timeout
         self.rpId = rpId
@@ -183,5 +189,18 @@ public struct ClientExtensionResultsJSON: Codable, Sendable, Equatable {
         public var rk: Bool?
     }
     public var credProps: CredProps?
-    public init(credProps: CredProps? = nil) { self.credProps = credProps }
+    /// The `appid` extension's output (WebAuthn L3 §10.1.1): true when the client used the
+    /// AppID, so that the assertion's rpIdHash is the AppID's hash.
+    public var appid: Bool?
+    public init(credProps: CredProps? = nil, appid: Bool? = nil) {
+        self.credProps = credProps
+        self.appid = appid
+    }
+}
+
+/// `AuthenticationExtensionsClientInputsJSON` of request options: the extensions Signet asks for.
+public struct AuthenticationExtensionsJSON: Codable, Sendable, Equatable {
+    /// The tenant's legacy U2F AppID (WebAuthn L3 §10.1.1), for U2F-registered credentials.
+    public var appid: String?
+    public init(appid: String? = nil) { self.appid = appid }
 }

@@ -77,6 +77,8 @@ private enum SubjectPublicKeyInfoReader {
         case .ed25519:
             guard content.count == 32 else { return nil }
             return .ed25519(x: content)
+        case .ed448:
+            return nil
         }
     }
 }

@@ -87,6 +87,8 @@ public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable, Codable, Cus
         case .ec(.p384): [.es384]
         case .ec(.p521): [.es512]
         case .ed25519: [.edDSA]
+        // JOSE's EdDSA is Ed25519 only here (JWK OKP keys are read as Ed25519).
+        case .ed448: []
         case .rsa: [.rs256, .rs384, .rs512, .ps256, .ps384, .ps512]
         }
     }

@@ -39,3 +39,26 @@ struct SettingsAndSignInTests {
         #expect(refused.status == 400)
     }
 }
+
+/// The tenant's switch for quick authentication.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct QuickAuthSwitchTests {
+    @Test func quickAuthenticationSwitchedOffIsRefusedBeforeAnyCheck() async throws {
+        let h = try await ServiceHarness<AuthenticationService>.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "sk_harness_0123456789abcdefghijklmnopqrstuv")
+        let admin = ServiceHarness<AuthenticationService>.adminToken
+        let body = #"""
+            {"time": \#(Int(Date().timeIntervalSince1970)), "credential": {"id": "AAAA", "rawId": "AAAA", "type": "public-key",
+             "response": {"clientDataJSON": "AAAA", "authenticatorData": "AAAA", "signature": "AAAA"}}}
+            """#
+        // On (the default): the request reaches the checks (an unknown credential).
+        let on = await h.send("POST", "/v1/tenants/acme/signins/quick", json: body)
+        #expect(on.status == 400, "\(String(decoding: on.body, as: UTF8.self))")
+        let put = await h.send("PUT", "/v1/admin/tenants/acme/authentication-settings", bearer: admin, json: #"{"quickAuthEnabled": false}"#)
+        #expect(put.status == 200 && String(decoding: put.body, as: UTF8.self).contains(#""quickAuthEnabled":false"#))
+        let off = await h.send("POST", "/v1/tenants/acme/signins/quick", json: body)
+        let json = try JSONSerialization.jsonObject(with: Data(off.body)) as? [String: Any]
+        #expect(off.status == 403 && json?["code"] as? String == "quick_auth_disabled", "\(String(decoding: off.body, as: UTF8.self))")
+    }
+}

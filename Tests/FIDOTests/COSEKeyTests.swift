@@ -72,6 +72,26 @@ struct COSEKeyVector: Sendable, CustomTestStringConvertible {
         CBORValue.map(entries.map { (key: CBORValue.int($0.0), value: $0.1) }).encoded
     }
 
+    /// RFC 8032 §7.4, "1 octet": an Ed448 key, the message 0x03 and its signature.
+    static let ed448Key = Hex.decode(
+        "43ba28f430cdff456ae531545f7ecd0ac834a55d9358c0372bfa0c6c6798c0866aea01eb00742802b8438ea4cb82169c235160627b4c3a9480")!
+    static let ed448Signature = Hex.decode(
+        "26b8f91727bd62897af15e41eb43c377efb9c610d48f2335cb0bd0087810f4352541b143c4b981b7e18f62de8ccdf633fc1bf037ab7cd7798"
+            + "05e0dbcc0aae1cbcee1afb2e027df36bc04dcecbf154336c19f0af7e0a6472905e799f1953d2a0ff3348ab21aa4adafd1d234441cf807c03a00")!
+
+    @Test(arguments: [-53, -8])
+    func ed448KeysVerifyRFC8032Signatures(_ alg: Int) throws {
+        let key = try COSEKey(bytes: Self.map([(1, .int(1)), (3, .int(alg)), (-1, .int(7)), (-2, .bytes(Self.ed448Key))]))
+        #expect(key.keyType == .okp && key.curve == 7 && key.algorithm.rawValue == alg)
+        #expect(key.publicKey.kind == .ed448)
+        #expect(key.verify(signature: Self.ed448Signature, message: [0x03]))
+        #expect(!key.verify(signature: Self.ed448Signature, message: [0x04]))
+        var tampered = Self.ed448Signature
+        tampered[0] ^= 1
+        #expect(!key.verify(signature: tampered, message: [0x03]))
+        #expect(COSEAlgorithm.ed448.name == "Ed448" && COSEAlgorithm.defaultAllowed.contains(.ed448))
+    }
+
     static let rsaModulus: [UInt8] = [0xC1] + [UInt8](repeating: 0x5B, count: 254) + [0x01]
 
     @Test(arguments: [
@@ -99,7 +119,9 @@ struct COSEKeyVector: Sendable, CustomTestStringConvertible {
         ("EC2 point not on curve", ec2(), .invalidKey),
         ("key_ops sign only", ec2([(4, .array([.int(1)]))]), .invalidParameter),
         ("OKP with ES256", map([(1, .int(1)), (3, .int(-7)), (-1, .int(6)), (-2, .bytes(x))]), .algorithmMismatch),
-        ("OKP Ed448", map([(1, .int(1)), (3, .int(-8)), (-1, .int(7)), (-2, .bytes(x))]), .unsupportedCurve),
+        ("OKP Ed448 with a 32-byte x", map([(1, .int(1)), (3, .int(-8)), (-1, .int(7)), (-2, .bytes(x))]), .invalidParameter),
+        ("Ed448 (-53) on Ed25519", map([(1, .int(1)), (3, .int(-53)), (-1, .int(6)), (-2, .bytes(x))]), .algorithmMismatch),
+        ("Ed25519 (-19) on Ed448", map([(1, .int(1)), (3, .int(-19)), (-1, .int(7)), (-2, .bytes(ed448Key))]), .algorithmMismatch),
         ("OKP X25519", map([(1, .int(1)), (3, .int(-8)), (-1, .int(4)), (-2, .bytes(x))]), .unsupportedCurve),
         ("OKP short x", map([(1, .int(1)), (3, .int(-8)), (-1, .int(6)), (-2, .bytes([1]))]), .invalidParameter),
         ("OKP private d", map([(1, .int(1)), (3, .int(-8)), (-1, .int(6)), (-2, .bytes(x)), (-4, .bytes(x))]), .privateKeyMaterial),

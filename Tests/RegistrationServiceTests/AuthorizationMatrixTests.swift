@@ -44,6 +44,7 @@ import Testing
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
         ("POST", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", "relyingPartyOrSelf"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/registration-suggestion", "relyingPartyOrSelf"),
         ("POST", "/v1/tenants/{tenant}/webauthn/registrations", "relyingPartyOrSelf"),
         ("POST", "/v1/tenants/{tenant}/webauthn/registrations/options", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/webauthn/related-origins", "public"),

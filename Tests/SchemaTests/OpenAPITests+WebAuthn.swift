@@ -31,14 +31,15 @@ extension OpenAPITests {
     static let signInRefusals = unique(
         [
             "invalid_field", "malformed_json", "invalid_path", "invalid_handle", "handle_expired", "challenge_replayed", "credential_not_found",
-            "credential_not_allowed", "credential_suspended", "sign_count_conflict",
+            "credential_not_allowed", "credential_suspended", "sign_count_conflict", "policy_algorithm_not_allowed", "policy_aaguid_not_allowed",
         ] + webAuthnErrorCodes)
 
     static let webAuthnRegistration: [Operation] = [
         Operation(
             "post", "/v1/tenants/{tenant}/webauthn/registrations/options", security: "rpApiKey,sessionToken",
             [
-                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"],
+                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"],
+                "403": ["forbidden", "registration_denied", "method_not_offered", "conditional_create_not_allowed"],
                 "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"], "415": ["unsupported_media_type"],
                 "503": unavailable,
             ]),

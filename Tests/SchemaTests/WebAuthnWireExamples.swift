@@ -39,7 +39,7 @@ enum WebAuthnWireExamples {
     static var registrationOptionsRequest: RegistrationOptionsRequest {
         RegistrationOptionsRequest(
             username: username, displayName: "Ada Lovelace", authenticatorSelection: authenticatorSelection, attestation: "direct",
-            hints: ["client-device"])
+            hints: ["client-device"], mediation: "conditional")
     }
 
     static var creationOptions: CreationOptionsJSON {
@@ -57,13 +57,13 @@ enum WebAuthnWireExamples {
     }
 
     static var registrationOptionsResponse: RegistrationOptionsResponse {
-        RegistrationOptionsResponse(handle: registrationHandle, publicKey: creationOptions)
+        RegistrationOptionsResponse(handle: registrationHandle, publicKey: creationOptions, mediation: "conditional")
     }
 
     /// `ClientExtensionResultsJSON.CredProps` has no public initialiser: it is read from JSON.
     static func clientExtensionResults() throws -> ClientExtensionResultsJSON {
         let credProps = try SchemaDocuments.decodeWire(ClientExtensionResultsJSON.CredProps.self, from: .object(["rk": .bool(true)]))
-        return ClientExtensionResultsJSON(credProps: credProps)
+        return ClientExtensionResultsJSON(credProps: credProps, appid: false)
     }
 
     /// The authenticator data of the registration: SHA-256("localhost"), flags UP UV BE BS AT,
@@ -91,7 +91,8 @@ enum WebAuthnWireExamples {
     }
 
     static func registrationFinishRequest() throws -> RegistrationFinishRequest {
-        RegistrationFinishRequest(handle: registrationHandle, credential: try registrationResponse(), friendlyName: "Work laptop")
+        RegistrationFinishRequest(
+            handle: registrationHandle, credential: try registrationResponse(), friendlyName: "Work laptop", deviceName: "Alice's Pixel 8")
     }
 
     static let registeredAt = registered.registeredAt
@@ -104,6 +105,8 @@ enum WebAuthnWireExamples {
             userVerified: true, backupEligible: true, backupState: true, transports: ["internal", "hybrid"], friendlyName: "Work laptop",
             status: "suspended", statusReason: "clone_suspected", createdAt: registeredAt, lastUsedAt: registeredAt.addingTimeInterval(3_600))
         resource.quickAuth = QuickAuthData(tenant: "demo", rpId: "localhost", credentialId: credentialId)
+        resource.deviceName = "Alice's Pixel 8"
+        resource.model = AuthenticatorModel(name: "YubiKey 5 Series", icon: "data:image/png;base64,iVBORw0KGgo=", protocolFamily: "fido2")
         return resource
     }
 
@@ -119,7 +122,8 @@ enum WebAuthnWireExamples {
         RequestOptionsJSON(
             challenge: authenticationChallenge, timeout: 300_000, rpId: tenant.rpId,
             allowCredentials: [CredentialDescriptorJSON(id: credentialId, transports: ["internal", "hybrid"])],
-            userVerification: "required", hints: ["client-device", "hybrid"])
+            userVerification: "required", hints: ["client-device", "hybrid"],
+            extensions: AuthenticationExtensionsJSON(appid: "https://login.example.com/u2f/appid.json"))
     }
 
     static var authenticationOptionsResponse: AuthenticationOptionsResponse {

@@ -385,12 +385,51 @@ struct AdaptiveSignInStackTests {
             "PUT", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(first.signinId)/registration-answer", headers: ["Content-Type": "application/json"],
             body: Array(#"{"answer": "NOT_NOW"}"#.utf8))
         #expect(answer.status == 204)
+        // A sign-in with the method suggested (a passkey) does not ask again after NOT_NOW.
+        let (afterNotNow, quiet) = try await signIn()
+        #expect(quiet.registration == nil)
+        // The signed-in user asks for themself, independently of a sign-in (the seed's
+        // suggestRegister), at the registration service with their session token.
+        let token = try #require(quiet.sessionToken)
+        func ownSuggestion(for user: String = "erin") async throws -> TestHTTP.Response {
+            try await TestHTTP.send(
+                "GET", "\(Self.registration)/v1/tenants/\(t.id)/users/\(user)/registration-suggestion", headers: ["Authorization": "Bearer \(token)"])
+        }
+        let asked = try await ownSuggestion()
+        #expect(asked.status == 200, "\(asked.text)")
+        #expect(
+            try Self.decode(RegistrationDecision.self, asked)
+                == RegistrationDecision(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only", answer: "NOT_NOW"))
+        #expect(try await ownSuggestion(for: "someone-else").status == 403)
+        // NEVER: no suggestion at any sign-in, until the relying party resets it.
+        let never = try await TestHTTP.send(
+            "PUT", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(afterNotNow.signinId)/registration-answer",
+            headers: ["Content-Type": "application/json"], body: Array(#"{"answer": "NEVER"}"#.utf8))
+        #expect(never.status == 204)
         #expect(try await signIn().1.registration == nil)
+        #expect(try await signIn().1.registration == nil)
+        #expect(try Self.decode(RegistrationDecision.self, try await ownSuggestion()).answer == "NEVER")
         // The relying party resets the answer: the suggestion comes back.
         let reset = try await TestHTTP.send(
             "DELETE", "\(Self.authentication)/v1/tenants/\(t.id)/users/erin/registration-answer", headers: ["Authorization": "Bearer \(t.key)"])
         #expect(reset.status == 204)
         #expect(try await signIn().1.registration?.action == "SUGGEST_REGISTRATION")
+        #expect(try Self.decode(RegistrationDecision.self, try await ownSuggestion()).answer == nil)
+
+        // Suggestions follow quick sign-ins…
+        let time = Int64(Date().timeIntervalSince1970)
+        let quickOptions = RequestOptionsJSON(
+            challenge: Base64URL.encode(QuickAuthChallenge.derive(tenant: t.id, credentialID: authenticator.credentialID, time: time)), timeout: nil,
+            rpId: "localhost", allowCredentials: [], userVerification: "preferred", hints: [])
+        let quick = try await TestHTTP.send(
+            "POST", "\(Self.authentication)/v1/tenants/\(t.id)/signins/quick", headers: ["Content-Type": "application/json"],
+            body: try Self.json(QuickSignInRequest(time: time, credential: try authenticator.get(quickOptions, origin: Self.origin))))
+        let quickResult = try Self.decode(QuickSignInResult.self, quick)
+        #expect(quickResult.status == "SUCCEEDED" && quickResult.registration?.methods == ["fido2"], "\(quick.text)")
+        // …and ALLOW.
+        #expect(try await putRuleset(t, #"{"rules": [{"name": "trusted", "action": "ALLOW"}]}"#).status == 200)
+        let allowed = try await start(t, username: "erin")
+        #expect(allowed.status == "SUCCEEDED" && allowed.registration?.action == "SUGGEST_REGISTRATION" && allowed.registration?.matchedRule == "one-key-only")
     }
 
     @Test func signInsAreRateLimitedPerAddress() async throws {

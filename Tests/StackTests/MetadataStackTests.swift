@@ -84,9 +84,19 @@ struct MetadataStackTests {
         let o = try #require(options, "\(s1) \(b1)")
         let (s2, resource, b2) = try await post(
             "\(base)/v1/tenants/\(tenant)/webauthn/registrations",
-            RegistrationFinishRequest(handle: o.handle, credential: authenticator.create(o.publicKey, origin: Self.origin)), key: key,
+            RegistrationFinishRequest(
+                handle: o.handle, credential: authenticator.create(o.publicKey, origin: Self.origin), deviceName: "Alice's Pixel 8"), key: key,
             as: CredentialResource.self)
         #expect(s2 == 201 && resource?.aaguid == Self.model, "\(b2)")
+        // The model as the metadata names it, and the device the SDK named, in the answer and
+        // in the list.
+        let model = AuthenticatorModel(name: "Test Authenticator", icon: nil, protocolFamily: "fido2")
+        #expect(resource?.model == model && resource?.deviceName == "Alice's Pixel 8", "\(b2)")
+        let firstList = try await TestHTTP.send("GET", "\(base)/v1/tenants/\(tenant)/users/\(username)/credentials", headers: ["Authorization": "Bearer \(key)"])
+        let listDecoder = JSONDecoder()
+        listDecoder.dateDecodingStrategy = .iso8601
+        let firstListed = try listDecoder.decode(CredentialList.self, from: Data(firstList.body)).credentials
+        #expect(firstListed.first?.model == model && firstListed.first?.deviceName == "Alice's Pixel 8", "\(firstList.text)")
 
         // Sign-in works on the stack's authentication service.
         let auth = "http://127.0.0.1:8082/v1/tenants/\(tenant)"

@@ -67,7 +67,10 @@ struct TransactionStackTests {
         let started = try AdaptiveSignInStackTests.decode(SignInStarted.self, try await startConfirmation(t, tx.transactionId))
         #expect(started.action == "TRIGGER_AUTHENTICATION" && started.sequences == [["fido2"]])
         let done = try await adaptive.step(t, started.signinId, with: passkey)
-        #expect(try AdaptiveSignInStackTests.decode(SignInProgress.self, done).status == "SUCCEEDED", "\(done.text)")
+        let result = try AdaptiveSignInStackTests.decode(SignInProgress.self, done)
+        #expect(result.status == "SUCCEEDED", "\(done.text)")
+        // The app learns that the confirmation is on its way…
+        #expect(result.transaction == SignInTransaction(transactionId: tx.transactionId, status: "PENDING"), "\(done.text)")
 
         var confirmed: TransactionResource?
         #expect(await TestStack.eventually {
@@ -75,6 +78,14 @@ struct TransactionStackTests {
             return confirmed?.status == "CONFIRMED"
         })
         let token = try #require(confirmed?.tcToken)
+        // …and gets the tcToken back with the sign-in's result, the one the RP reads.
+        var handedBack: SignInTransaction?
+        #expect(await TestStack.eventually {
+            let r = try? await TestHTTP.send("GET", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(started.signinId)")
+            handedBack = r.flatMap { try? AdaptiveSignInStackTests.decode(SignInProgress.self, $0).transaction }
+            return handedBack?.status == "CONFIRMED"
+        })
+        #expect(handedBack?.tcToken == token)
         #expect(try await verifyToken(t, tx.transactionId, token) == TCTokenVerifyResult(valid: true, alreadyConsumed: false))
         #expect(try await verifyToken(t, tx.transactionId, token) == TCTokenVerifyResult(valid: true, alreadyConsumed: true))
 

@@ -160,18 +160,29 @@ struct WebAuthnStackTests {
         let listed = (try list.json()["credentials"] as? [[String: Any]])?.compactMap { $0["credentialId"] as? String } ?? []
         #expect(list.status == 200 && Set(listed) == [first.credentialIDBase64URL, second.credentialIDBase64URL])
 
-        // Only for its own user, never to suspend or resume, and only for its tenant.
+        // Only for its own user, and only for its tenant.
         let (s3, _, b3) = try await post(
             "\(Self.registration)/webauthn/registrations/options", RegistrationOptionsRequest(username: username + "-other"), key: token,
             as: RegistrationOptionsResponse.self)
         #expect(s3 == 403 && b3["code"] as? String == "forbidden")
         let other = try await TestHTTP.send("GET", "\(Self.registration)/users/\(username)-other/credentials", headers: ["Authorization": "Bearer \(token)"])
         #expect(other.status == 403)
-        let suspend = try await TestHTTP.send(
-            "PATCH", "\(Self.registration)/users/\(username)/credentials/\(second.credentialIDBase64URL)",
-            headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"], body: Array(#"{"status":"suspended"}"#.utf8))
-        let suspendCode = try suspend.json()["code"] as? String
-        #expect(suspend.status == 403 && suspendCode == "forbidden")
+        // The user suspends their own authenticator (a lost phone) and resumes it.
+        func patch(_ body: String, as bearer: String) async throws -> TestHTTP.Response {
+            try await TestHTTP.send(
+                "PATCH", "\(Self.registration)/users/\(username)/credentials/\(second.credentialIDBase64URL)",
+                headers: ["Authorization": "Bearer \(bearer)", "Content-Type": "application/json"], body: Array(body.utf8))
+        }
+        let suspend = try await patch(#"{"status":"suspended"}"#, as: token)
+        #expect(try suspend.status == 200 && suspend.json()["status"] as? String == "suspended" && suspend.json()["statusReason"] as? String == "user", "\(suspend.text)")
+        let resume = try await patch(#"{"status":"active"}"#, as: token)
+        #expect(try resume.status == 200 && resume.json()["status"] as? String == "active" && resume.json()["statusReason"] == nil, "\(resume.text)")
+        // What the relying party suspended, only the relying party resumes.
+        #expect(try await patch(#"{"status":"suspended"}"#, as: rpKey).status == 200)
+        let refused = try await patch(#"{"status":"active"}"#, as: token)
+        #expect(try refused.status == 403 && refused.json()["code"] as? String == "forbidden", "\(refused.text)")
+        let byRP = try await patch(#"{"status":"active"}"#, as: rpKey)
+        #expect(try byRP.status == 200 && byRP.json()["status"] as? String == "active")
         let rename = try await TestHTTP.send(
             "PATCH", "\(Self.registration)/users/\(username)/credentials/\(second.credentialIDBase64URL)",
             headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"], body: Array(#"{"friendlyName":"Phone"}"#.utf8))

@@ -37,8 +37,8 @@ public final class SoftAuthenticator: @unchecked Sendable {
         ]).encoded
     }
 
-    func authenticatorData(rpID: String, attested: Bool, userVerified: Bool) -> [UInt8] {
-        var flags: UInt8 = 0x01  // UP
+    func authenticatorData(rpID: String, attested: Bool, userVerified: Bool, userPresent: Bool = true) -> [UInt8] {
+        var flags: UInt8 = userPresent ? 0x01 : 0  // UP
         if userVerified { flags |= 0x04 }
         if backupEligible { flags |= 0x08 | 0x10 }
         if attested { flags |= 0x40 }
@@ -56,9 +56,10 @@ public final class SoftAuthenticator: @unchecked Sendable {
     }
 
     /// `navigator.credentials.create()` then `toJSON()`.
-    public func create(_ options: CreationOptionsJSON, origin: String, userVerified: Bool = true) -> RegistrationResponseJSON {
+    /// `userPresent: false` is a conditional create (WebAuthn L3), made without a user gesture.
+    public func create(_ options: CreationOptionsJSON, origin: String, userVerified: Bool = true, userPresent: Bool = true) -> RegistrationResponseJSON {
         userHandle = Base64URL.decode(options.user.id) ?? []
-        let authData = authenticatorData(rpID: options.rp.id, attested: true, userVerified: userVerified)
+        let authData = authenticatorData(rpID: options.rp.id, attested: true, userVerified: userVerified, userPresent: userPresent)
         let attestation = CBORValue.map([
             (.text("fmt"), .text("none")), (.text("attStmt"), .map([])), (.text("authData"), .bytes(authData)),
         ]).encoded

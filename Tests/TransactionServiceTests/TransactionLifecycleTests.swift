@@ -53,4 +53,36 @@ struct TransactionLifecycleTests {
         #expect(status == "PENDING")
         #expect(try await h.published().map(\.type) == [TransactionChanged.eventType])
     }
+
+    @Test func aTransactionPastItsExpiryReadsExpiredAtOnceAndCannotBeCancelled() async throws {
+        let h = try await ServiceHarness<TransactionService>.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("shop", apiKey: Self.key)
+        let body = #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME","expiresInSeconds":60}"#
+        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
+        let id = try #require((try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any])?["transactionId"] as? String)
+        func status() async throws -> String? {
+            let read = await h.send("GET", "/v1/tenants/shop/transactions/\(id)", bearer: Self.key)
+            return (try JSONSerialization.jsonObject(with: Data(read.body)) as? [String: Any])?["status"] as? String
+        }
+        #expect(try await status() == "PENDING")
+        // Its expiry passes; the expirer (not run by the harness) has not stored anything yet.
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("UPDATE transactions SET expires_at = now() - interval '1 second' WHERE id = \(id)")
+        }
+        #expect(try await status() == "EXPIRED")
+        let cancel = await h.send("POST", "/v1/tenants/shop/transactions/\(id)/cancel", bearer: Self.key)
+        #expect(cancel.status == 409)
+        #expect(String(decoding: cancel.body, as: UTF8.self).contains("transaction_not_pending"))
+        let amend = await h.send("PATCH", "/v1/tenants/shop/transactions/\(id)", bearer: Self.key, json: #"{"amount":"11.00"}"#)
+        #expect(amend.status == 409)
+        // The stored row is still PENDING until the expirer's pass, which then publishes it.
+        let stored = try await h.context.pool.withConnection { conn in
+            try await conn.query("SELECT status FROM transactions WHERE id = \(id)").first?.string("status")
+        }
+        #expect(stored == "PENDING")
+        try await TransactionExpirer(context: h.context).expire(now: Date())
+        #expect(try await status() == "EXPIRED")
+        #expect(try await h.published().map(\.type) == [TransactionChanged.eventType, TransactionChanged.eventType])
+    }
 }

@@ -11,12 +11,15 @@ import JSON
 struct PolicyAdminRoutes: Sendable {
     let context: ServiceContext
     let policies: PolicyStore
+    /// The methods rulesets of each kind may name.
+    let catalogs: [Ruleset.Kind: Ruleset.MethodCatalog]
 
     func register(on router: inout GuardedRouter) {
         router.put("/v1/admin/tenants/{tenant}/rulesets/{kind}", context.admin) { request, ctx in
             let (tenant, kind) = try await target(ctx)
             let body = try request.decode(JSONValue.self)
-            let stored = try await policies.putRuleset(body, kind: kind, tenant: tenant, context: context)
+            let catalog = catalogs[kind] ?? Ruleset.MethodCatalog(known: [], signing: [], transactionFacts: [])
+            let stored = try await policies.putRuleset(body, kind: kind, catalog: catalog, tenant: tenant, context: context)
             ctx.logger.info("ruleset stored", metadata: ["signet.ruleset.kind": .string(kind.rawValue), "signet.ruleset.version": "\(stored.version)"])
             return try .json(stored, headers: [("Cache-Control", "no-store")])
         }

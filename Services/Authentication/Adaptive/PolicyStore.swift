@@ -87,15 +87,20 @@ final class PolicyStore: Sendable {
 
     // MARK: - Changes
 
-    /// Validates and stores a ruleset (`{"rules": [...]}`) as the next version.
+    /// Validates and stores a ruleset (`{"rules": [...]}`) as the next version: well formed,
+    /// compilable for its kind, and naming only methods of `catalog` (with a signing step in
+    /// every sequence of a rule about transactions).
     ///
     /// - Throws: 400 `invalid_ruleset` naming the JSON path and the rule broken.
-    func putRuleset(_ json: JSONValue, kind: Ruleset.Kind, tenant: String, context: ServiceContext) async throws -> RulesetResource {
+    func putRuleset(
+        _ json: JSONValue, kind: Ruleset.Kind, catalog: Ruleset.MethodCatalog, tenant: String, context: ServiceContext
+    ) async throws -> RulesetResource {
         let current = try await policy(for: tenant)
         let ruleset: Ruleset
         do {
             ruleset = try Ruleset(json: json)
             _ = try ruleset.compile(for: kind, locations: Self.geoPoints(current.settings.locations))
+            try ruleset.checkMethods(catalog, for: kind)
         } catch {
             throw HTTPError(
                 .invalidRuleset,

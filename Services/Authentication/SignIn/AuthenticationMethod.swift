@@ -63,6 +63,11 @@ protocol AuthenticationMethod: Sendable {
     /// The name rules use in sequences (`fido2`, `sms_otp`…).
     var name: String { get }
 
+    /// Whether the method's step signs what it confirms (a transaction's dynamic-linking
+    /// challenge), so that a sequence with it can confirm a transaction. Codes and external
+    /// methods prove who the user is, not what they saw: `false`.
+    var signsDetails: Bool { get }
+
     /// How many times `user` can complete this method in one flow (0 when they cannot at all:
     /// nothing registered). A sequence listing the method more often is removed.
     func capacity(for user: UserFacts) -> Int
@@ -75,6 +80,15 @@ protocol AuthenticationMethod: Sendable {
     ///
     /// - Throws: 400 problem+json naming the failed check (counted by anti-hammering).
     func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome
+
+    /// The pending state to keep after `verify` refused a wrong code (`code_mismatch`), or
+    /// `nil` when the challenge is used up (the default: one answer per challenge).
+    func pendingAfterMismatch(_ pending: [UInt8]) -> [UInt8]?
+}
+
+extension AuthenticationMethod {
+    var signsDetails: Bool { false }
+    func pendingAfterMismatch(_ pending: [UInt8]) -> [UInt8]? { nil }
 }
 
 /// A method's challenge.
@@ -98,9 +112,22 @@ struct MethodOutcome: Sendable {
 /// FIDO2 / WebAuthn as a sign-in step: request options for the user's credentials not yet used
 /// in this flow (so a sequence `["fido2", "fido2"]` takes two different authenticators), then
 /// the assertion through ``AssertionCeremony``.
+///
+/// User verification is the tenant's FIDO policy's (asked for in the options, and enforced when
+/// `required`); the `fido2_uv` variant always requires it, so that a rule can ask for a
+/// biometric or PIN step: `"sequences": [["fido2_uv"]]`.
 struct FIDO2Method: AuthenticationMethod {
     let ceremony: AssertionCeremony
-    let name = "fido2"
+    let name: String
+    /// `required` for a step that must verify the user whatever the policy; `nil` follows it.
+    let userVerification: String?
+    let signsDetails = true
+
+    init(ceremony: AssertionCeremony, name: String = "fido2", userVerification: String? = nil) {
+        self.ceremony = ceremony
+        self.name = name
+        self.userVerification = userVerification
+    }
     static let challengeLifetime: TimeInterval = 300
 
     func capacity(for user: UserFacts) -> Int {
@@ -128,9 +155,10 @@ struct FIDO2Method: AuthenticationMethod {
                 .methodUnavailable,
                 detail: "No credential of this user is left for this step.")
         }
+        let policy = try await ceremony.fidoPolicies.policy(for: flow.tenant)
         let options = RequestOptionsJSON(
             challenge: Base64URL.encode(challenge), timeout: Int(Self.challengeLifetime * 1000), rpId: tenant.rpId, allowCredentials: allow,
-            userVerification: "preferred", hints: [])
+            userVerification: policy.userVerification(requested: userVerification), hints: [], extensions: policy.extensions)
         let body = try JSONValueEncoder().encodeToBytes(FIDO2Challenge(publicKey: options))
         return MethodChallenge(response: Array(body), pending: pending)
     }
@@ -153,7 +181,8 @@ struct FIDO2Method: AuthenticationMethod {
         }
         let verified = try await ceremony.verify(
             body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: flow.expiresAt, expectedUsername: flow.username,
-            userVerification: "preferred", sessionID: nil, excluding: Set(flow.usedCredentials), securePaymentConfirmation: transaction != nil,
+            userVerification: userVerification ?? "preferred", sessionID: nil, excluding: Set(flow.usedCredentials),
+            securePaymentConfirmation: transaction != nil,
             logger: .init(label: "signet.authentication.fido2"))
         // Secure Payment Confirmation: what the browser displayed must be the transaction.
         if let transaction, let payment = try? CollectedClientData(bytes: verified.clientDataJSON).payment {

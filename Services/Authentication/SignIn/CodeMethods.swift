@@ -24,8 +24,14 @@ struct CodeMethodKeys: Sendable {
 /// `email_otp` and `sms_otp`: a 6-digit code from a CSPRNG, delivered by the oob-notification
 /// service (the code sealed to it, the destination a vault reference), valid for the tenant's
 /// `otpLifetimeSeconds`, kept in the flow only as a keyed hash, single use, compared in
-/// constant time. For a transaction, the message states its amount and payee.
+/// constant time. A mistyped code counts against anti-hammering but leaves the code pending:
+/// the right one still works within its lifetime and ``maximumAttempts`` guesses (then a new
+/// code is needed). For a transaction, the message states its amount and payee.
 struct OneTimeCodeMethod: AuthenticationMethod {
+    /// Guesses one code allows, the right one included (NIST SP 800-63B §5.1.3.1 leaves the
+    /// limit to the verifier; anti-hammering bounds the guesses across codes).
+    static let maximumAttempts = 5
+
     let name: String
     let channel: String
     let keys: CodeMethodKeys
@@ -54,31 +60,67 @@ struct OneTimeCodeMethod: AuthenticationMethod {
             code: code, with: keys.delivery, tenant: flow.tenant, channel: channel, piiRef: piiRef, template: template, lifetime: lifetime,
             parameters: parameters, now: now)
         let envelope = try EventEnvelope(request, source: ServiceName.authentication.eventSource, subject: flow.tenant)
-        // pending: 2, expiry (8 bytes, Unix seconds), hash (32), method id.
-        var pending: [UInt8] = [2]
-        let expiry = UInt64(now.addingTimeInterval(lifetime).timeIntervalSince1970)
-        for shift in stride(from: 56, through: 0, by: -8) { pending.append(UInt8(truncatingIfNeeded: expiry >> UInt64(shift))) }
-        pending += hash + Array(method.id.utf8)
+        let pending = Pending(expiry: UInt64(now.addingTimeInterval(lifetime).timeIntervalSince1970), hash: hash, wrongGuesses: 0, methodID: method.id)
         struct Sent: Encodable {
             let delivery: [String: String]
             let expiresAt: Date
         }
         let body = try JSONValueEncoder().encodeToBytes(Sent(delivery: ["channel": channel, "destination": method.masked ?? ""], expiresAt: now.addingTimeInterval(lifetime)))
-        return MethodChallenge(response: Array(body), pending: pending, outbox: [envelope])
+        return MethodChallenge(response: Array(body), pending: pending.bytes, outbox: [envelope])
     }
 
-    func verify(flow: SignInFlow, pending: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {
-        guard pending.count > 41, pending[0] == 2, let username = flow.username else { throw HTTPError(.invalidHandle, detail: "No code is pending; ask for one.") }
+    func verify(flow: SignInFlow, pending bytes: [UInt8], tenant: TenantResource, request: HTTPRequest) async throws -> MethodOutcome {
+        guard let pending = Pending(bytes), let username = flow.username else { throw HTTPError(.invalidHandle, detail: "No code is pending; ask for one.") }
         let body = try request.decode(CodeRequest.self)
-        var expiry: UInt64 = 0
-        for i in 1...8 { expiry = expiry << 8 | UInt64(pending[i]) }
-        let hash = Array(pending[9..<41])
-        let methodID = String(decoding: pending[41...], as: UTF8.self)
-        guard Double(expiry) > Date().timeIntervalSince1970 else { throw HTTPError(.codeExpired, detail: "The code expired; ask for another.") }
-        guard OneTimeCode.matches(body.code, digits: 6, storedHash: hash, key: keys.codeHashKey, context: Array("\(flow.id)/\(methodID)".utf8)) else {
-            throw HTTPError(.codeMismatch, detail: "The code is not right.")
+        guard Double(pending.expiry) > Date().timeIntervalSince1970 else { throw HTTPError(.codeExpired, detail: "The code expired; ask for another.") }
+        let context = Array("\(flow.id)/\(pending.methodID)".utf8)
+        guard OneTimeCode.matches(body.code, digits: 6, storedHash: pending.hash, key: keys.codeHashKey, context: context) else {
+            let left = Self.maximumAttempts - Int(pending.wrongGuesses) - 1
+            throw HTTPError(
+                .codeMismatch, detail: left > 0 ? "The code is not right; \(left) more tries with this code." : "The code is not right; ask for another.")
         }
         return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
+    }
+
+    /// The code stays pending after a wrong guess, with one guess fewer, until the last.
+    func pendingAfterMismatch(_ bytes: [UInt8]) -> [UInt8]? { Self.pendingAfterMismatch(bytes) }
+
+    /// ``pendingAfterMismatch(_:)``: `bytes` with one more wrong guess, or `nil` after the last.
+    static func pendingAfterMismatch(_ bytes: [UInt8]) -> [UInt8]? {
+        guard var pending = Pending(bytes), Int(pending.wrongGuesses) + 1 < Self.maximumAttempts else { return nil }
+        pending.wrongGuesses += 1
+        return pending.bytes
+    }
+
+    /// The flow's pending state of a sent code: `6`, expiry (8 bytes, Unix seconds, big
+    /// endian), keyed hash (32), wrong guesses so far (1), method id. Flows started before
+    /// guesses were counted hold `2`, expiry, hash, method id (no guess yet).
+    struct Pending: Equatable {
+        var expiry: UInt64
+        var hash: [UInt8]
+        var wrongGuesses: UInt8
+        var methodID: String
+
+        init(expiry: UInt64, hash: [UInt8], wrongGuesses: UInt8, methodID: String) {
+            self.expiry = expiry
+            self.hash = hash
+            self.wrongGuesses = wrongGuesses
+            self.methodID = methodID
+        }
+
+        init?(_ bytes: [UInt8]) {
+            guard let tag = bytes.first, tag == 6 && bytes.count > 42 || tag == 2 && bytes.count > 41 else { return nil }
+            expiry = bytes[1...8].reduce(0) { $0 << 8 | UInt64($1) }
+            hash = Array(bytes[9..<41])
+            wrongGuesses = tag == 6 ? bytes[41] : 0
+            methodID = String(decoding: bytes[(tag == 6 ? 42 : 41)...], as: UTF8.self)
+        }
+
+        var bytes: [UInt8] {
+            var out: [UInt8] = [6]
+            for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: expiry >> UInt64(shift))) }
+            return out + hash + [wrongGuesses] + Array(methodID.utf8)
+        }
     }
 }
 

@@ -37,6 +37,24 @@ struct PendingTransaction: Sendable {
         return PendingTransaction(id: id, username: username, details: details, detailsHash: hash, status: status, expiresAt: expires)
     }
 
+    /// Where the transaction stands for the app that confirms it: its status (a PENDING one
+    /// past its expiry reads EXPIRED) and, once CONFIRMED and when `withToken`, its tcToken.
+    /// `nil` when this service does not know it.
+    static func standing(_ id: String, tenant: String, withToken: Bool, pool: PostgresPool, now: Date = Date()) async throws -> SignInTransaction? {
+        guard TransactionID.isValid(id) else { return nil }
+        let row = try await pool.withConnection { conn in
+            try await conn.query("SELECT status, expires_at, tc_token FROM transactions WHERE tenant_id = \(tenant) AND id = \(id)")
+        }.first
+        guard let row, var status = row.string("status"), let expires = row.date("expires_at") else { return nil }
+        if status == "PENDING", expires <= now { status = "EXPIRED" }
+        return SignInTransaction(transactionId: id, status: status, tcToken: withToken && status == "CONFIRMED" ? row.string("tc_token") : nil)
+    }
+
+    /// The fact paths ``contextFacts`` gives rules, which only a sign-in for a transaction has.
+    static let contextFactPaths: Set<String> = [
+        "context.transactionId", "context.transactionAmount", "context.payee", "context.transactionType",
+    ]
+
     /// Facts for rules, from the transaction itself (not from what the client says).
     var contextFacts: [String: AnyJSON] {
         var facts: [String: AnyJSON] = [

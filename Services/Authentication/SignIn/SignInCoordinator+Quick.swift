@@ -17,7 +17,8 @@ extension SignInCoordinator {
     /// so the one round trip also commits to the details shown.
     ///
     /// - Throws: 400 `quick_auth_time_out_of_window`, `invalid_field` or the assertion's
-    ///   refusal; 404 `tenant_not_found`, `transaction_not_found`; 409 `transaction_not_pending`;
+    ///   refusal; 403 `quick_auth_disabled` (the tenant switched it off); 404 `tenant_not_found`,
+    ///   `transaction_not_found`; 409 `transaction_not_pending`;
     ///   429 `too_many_requests`.
     func quick(
         _ body: QuickSignInRequest, tenant tenantID: String, signals: [String: AnyJSON], context contextFacts: [String: AnyJSON], client: String,
@@ -26,6 +27,9 @@ extension SignInCoordinator {
         var contextFacts = contextFacts
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         let policy = try await policies.policy(for: tenantID)
+        guard policy.settings.quickAuthEnabled else {
+            throw HTTPError(.quickAuthDisabled, detail: "This tenant does not offer quick authentication; start a sign-in.")
+        }
         try admit(client: client, tenant: tenantID, settings: policy.settings)
         let now = Date()
         let window = Double(policy.settings.quickAuthWindowSeconds)
@@ -101,9 +105,11 @@ extension SignInCoordinator {
             try await flows.recordSignIn(tenant: tenantID, username: verified.username, at: now, on: conn)
             return issued
         }
+        // A quick sign-in is a sign-in: registration suggestions follow it.
+        let suggestion = issued == nil ? nil : registrationSuggestion(policy: policy, user: user, completed: flow.completed, now: now)
         return QuickSignInResult(
             signinId: flow.id, action: decision.actionName, matchedRule: decision.matchedRule, status: flow.status.rawValue, completedMethods: flow.completed,
             remainingSequences: flow.status == .inProgress ? flow.progress.remaining : [], sessionToken: issued?.accessToken,
-            refreshToken: issued?.refreshToken, expiresAt: issued?.expiresAt)
+            refreshToken: issued?.refreshToken, expiresAt: issued?.expiresAt, registration: suggestion)
     }
 }

@@ -64,13 +64,18 @@ extension SignInCoordinator {
                 tenant: flow.tenant, username: username, method: method.name, settings: policy.settings, now: now)
             try AntiHammering.require(standing, now: now)
         }
-        // The challenge is used up whatever happens next.
+        // The challenge is used up whatever happens next, except a one-time code mistyped:
+        // that guess is counted (below) and the code stays pending for the next.
         flow.pendingMethod = nil
         flow.pendingState = nil
         let outcome: MethodOutcome
         do {
             outcome = try await method.verify(flow: flow, pending: pending, tenant: tenant, request: request)
         } catch let error as HTTPError where error.code.status == 400 {
+            if error.code == .codeMismatch, let kept = method.pendingAfterMismatch(pending) {
+                flow.pendingMethod = method.name
+                flow.pendingState = kept
+            }
             try await flows.save(&flow)
             if let username = flow.username {
                 let standing = try await antiHammering.recordFailure(
@@ -107,7 +112,7 @@ extension SignInCoordinator {
         }
         flow.status = .succeeded
         let user = try await facts.load(tenant: flow.tenant, username: outcome.username, settings: policy.settings)
-        let suggestion = registrationSuggestion(policy: policy, user: user, now: now)
+        let suggestion = registrationSuggestion(policy: policy, user: user, completed: flow.completed, now: now)
         var decision: TransactionDecision?
         if let id = flow.transactionId {
             let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: context.pool, now: now)
@@ -135,6 +140,11 @@ extension SignInCoordinator {
         body.refreshToken = issued.refreshToken
         body.expiresAt = issued.expiresAt
         body.registration = suggestion
+        if let decision {
+            // The transaction service confirms it from the decision event and issues the
+            // tcToken; `GET …/signins/{id}` hands it back once it has.
+            body.transaction = SignInTransaction(transactionId: decision.transactionId, status: "PENDING")
+        }
         return body
     }
 }

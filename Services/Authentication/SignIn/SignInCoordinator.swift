@@ -28,6 +28,19 @@ struct SignInCoordinator: Sendable {
 
     func method(_ name: String) -> (any AuthenticationMethod)? { methods.first { $0.name == name } }
 
+    /// What rulesets may name: sequences of this coordinator's methods (a rule about
+    /// transactions with a signing step in each), registration suggestions of methods users
+    /// register (FIDO2 credentials and the registration service's other methods).
+    var catalogs: [Ruleset.Kind: Ruleset.MethodCatalog] {
+        let signing = Set(methods.filter(\.signsDetails).map(\.name))
+        return [
+            .authentication: Ruleset.MethodCatalog(
+                known: Set(methods.map(\.name)), signing: signing, transactionFacts: PendingTransaction.contextFactPaths),
+            .registration: Ruleset.MethodCatalog(
+                known: Set(["fido2"] + MethodTypes.registrable), signing: signing, transactionFacts: PendingTransaction.contextFactPaths),
+        ]
+    }
+
     /// Counts a sign-in request against the tenant's limits: per client address and minute,
     /// per tenant and second.
     ///
@@ -45,7 +58,8 @@ struct SignInCoordinator: Sendable {
     /// transaction's own amount, type and payee, whatever the client says.
     ///
     /// - Throws: 404 `tenant_not_found`, `transaction_not_found`; 403 `forbidden` for another
-    ///   user's transaction; 409 `transaction_not_pending`; 429 `too_many_requests`.
+    ///   user's transaction; 409 `transaction_not_pending`, `transaction_not_confirmable` (the
+    ///   rule offers no sequence that signs the details); 429 `too_many_requests`.
     func start(
         tenant tenantID: String, username requested: String?, signals: [String: AnyJSON], context facts: [String: AnyJSON], client: String,
         logger: Logger
@@ -85,6 +99,18 @@ struct SignInCoordinator: Sendable {
             flow.status = .succeeded
         case .deny:
             flow.status = .denied
+        case .triggerAuthentication where transaction != nil:
+            // A transaction is confirmed by a signature over its details: sequences without a
+            // signing step (OTPs alone) are dropped, and a rule that offers none is refused
+            // here rather than letting a sign-in succeed that leaves the transaction PENDING.
+            let signing = decision.sequences.filter { $0.contains { method($0)?.signsDetails == true } }
+            guard !signing.isEmpty else {
+                throw HTTPError(
+                    .transactionNotConfirmable,
+                    detail: "The rule \(decision.matchedRule) offers no sequence with a step that signs the transaction's details.")
+            }
+            flow.sequences = completable(signing, user: user, signals: signals, now: now)
+            if flow.sequences.isEmpty { flow.status = .failed }
         case .triggerAuthentication:
             flow.sequences = completable(decision.sequences, user: user, signals: signals, now: now)
             if flow.sequences.isEmpty { flow.status = .failed }
@@ -102,9 +128,12 @@ struct SignInCoordinator: Sendable {
             return issued
         }
         logger.info("sign-in started", metadata: ["signet.signin.action": .string(decision.actionName), "signet.signin.rule": .string(decision.matchedRule)])
+        // ALLOW is a sign-in too: registration suggestions follow it (no method completed, so
+        // a NOT_NOW answer does not hold it back).
+        let suggestion = issued == nil ? nil : registrationSuggestion(policy: policy, user: user, completed: [], now: now)
         return SignInStarted(
             signinId: flow.id, action: decision.actionName, sequences: flow.sequences, matchedRule: decision.matchedRule, expiresAt: flow.expiresAt,
-            status: flow.status.rawValue, sessionToken: issued?.accessToken, refreshToken: issued?.refreshToken)
+            status: flow.status.rawValue, sessionToken: issued?.accessToken, refreshToken: issued?.refreshToken, registration: suggestion)
     }
 
     /// The sequences `user` can complete: every method known, available (registered often
@@ -127,11 +156,19 @@ struct SignInCoordinator: Sendable {
 
     // MARK: - Where a flow stands
 
-    /// The sign-in's status and what is left.
+    /// The sign-in's status and what is left; for a sign-in that confirms a transaction, where
+    /// the transaction stands, with its tcToken once confirmed (only after the sign-in
+    /// succeeded: the app that confirmed gets it with the result).
     ///
     /// - Throws: 404 `signin_not_found`.
     func progress(of id: String, tenant: String) async throws -> SignInProgress {
-        Self.progress(try await flows.load(id, tenant: tenant))
+        let flow = try await flows.load(id, tenant: tenant)
+        var progress = Self.progress(flow)
+        if let transactionID = flow.transactionId {
+            progress.transaction = try await PendingTransaction.standing(
+                transactionID, tenant: flow.tenant, withToken: flow.status == .succeeded, pool: context.pool)
+        }
+        return progress
     }
 
     static func progress(_ flow: SignInFlow) -> SignInProgress {
@@ -172,20 +209,28 @@ struct SignInCoordinator: Sendable {
         let user = try await facts.load(tenant: tenant, username: username, settings: policy.settings)
         let document = UserFactsLoader.facts(signals: [:], context: [:], user: user, methods: methods, settings: policy.settings, now: Date())
         let decision = policy.registration.evaluate(document)
-        return RegistrationDecision(action: decision.actionName, methods: decision.methods, matchedRule: decision.matchedRule)
+        return RegistrationDecision(
+            action: decision.actionName, methods: decision.methods, matchedRule: decision.matchedRule, answer: user.registrationAnswer)
     }
 
-    /// What registration decision rules ask after a sign-in: ENFORCE always shows; SUGGEST
-    /// not while the user answered NEVER, nor for 7 days after NOT_NOW.
-    func registrationSuggestion(policy: PolicyStore.Compiled, user: UserFacts, now: Date) -> RegistrationSuggestion? {
+    /// What registration decision rules ask after a sign-in that completed `completed`.
+    func registrationSuggestion(policy: PolicyStore.Compiled, user: UserFacts, completed: [String], now: Date) -> RegistrationSuggestion? {
         let document = UserFactsLoader.facts(signals: [:], context: [:], user: user, methods: methods, settings: policy.settings, now: now)
         let decision = policy.registration.evaluate(document)
+        return Self.suggestion(decision, answer: user.registrationAnswer, completed: completed)
+    }
+
+    /// The suggestion a sign-in result carries (the seed's rule): ENFORCE always shows;
+    /// SUGGEST never while the user answered NEVER (until the RP resets it); after NOT_NOW it
+    /// comes back at the next sign-in that used a weaker method, one that completed none of
+    /// the methods suggested (an OTP sign-in when a passkey is suggested), not after a delay.
+    static func suggestion(_ decision: RuleDecision, answer: String?, completed: [String]) -> RegistrationSuggestion? {
         switch decision.action {
         case .enforceRegistration(let methods):
             return RegistrationSuggestion(action: decision.actionName, methods: methods, matchedRule: decision.matchedRule)
         case .suggestRegistration(let methods):
-            if user.registrationAnswer == "NEVER" { return nil }
-            if user.registrationAnswer == "NOT_NOW", let at = user.registrationAnsweredAt, now.timeIntervalSince(at) < 7 * 86_400 { return nil }
+            if answer == "NEVER" { return nil }
+            if answer == "NOT_NOW", completed.contains(where: methods.contains) { return nil }
             return RegistrationSuggestion(action: decision.actionName, methods: methods, matchedRule: decision.matchedRule)
         default:
             return nil

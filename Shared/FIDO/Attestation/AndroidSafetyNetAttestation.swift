@@ -148,6 +148,7 @@ public struct AndroidSafetyNetAttestation: AttestationFormatVerifier {
         case .ec(.p384): algorithm = .es384
         case .ec(.p521): algorithm = .es512
         case .ed25519: algorithm = .edDSA
+        case .ed448: throw WebAuthnError(.certificateRequirements, step: step, "an Ed448 leaf key cannot verify a SafetyNet JWS")
         }
         do {
             return try JWSVerificationKey(publicKey: publicKey, algorithm: algorithm)

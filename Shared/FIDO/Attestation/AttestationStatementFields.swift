@@ -121,7 +121,9 @@ enum AttestationChecks {
     static func verifySignature(
         _ signature: [UInt8], over message: [UInt8], with key: PublicKey, alg: Int, allowsSHA1: Bool = false, step: String
     ) throws(WebAuthnError) {
-        guard let algorithm = COSEAlgorithm(alg).signatureAlgorithm, allowsSHA1 || algorithm != .rs1, key.accepts(algorithm) else {
+        // EdDSA (-8) names the curve by the key: Ed448 keys sign Ed448.
+        let algorithm = COSEAlgorithm(alg) == .eddsa && key.kind == .ed448 ? .ed448 : COSEAlgorithm(alg).signatureAlgorithm
+        guard let algorithm, allowsSHA1 || algorithm != .rs1, key.accepts(algorithm) else {
             throw WebAuthnError(.attestationAlgorithmMismatch, step: step, "alg is not an algorithm of the attestation key")
         }
         guard key.verify(signature: signature, message: message, algorithm: algorithm) else {

@@ -10,7 +10,9 @@ import JSON
 //   "attestation": {"conveyance": "direct", "required": true, "acceptNone": false, "acceptSelf": false},
 //   "minimumCertificationLevel": "FIDO_CERTIFIED_L1",             // omitted or null: none
 //   "userVerification": "required", "residentKey": "preferred",
-//   "allowedAlgorithms": [-7, -8, -257]
+//   "allowedAlgorithms": [-7, -8, -257],
+//   "appId": "https://login.example.com/u2f/appid.json",          // omitted or null: no U2F AppID
+//   "autoCreatePasskey": false                                      // conditional create allowed
 // }
 //
 // Every member is optional and defaults to ``FIDOPolicy/consumerDefault``'s value (inside
@@ -21,7 +23,7 @@ import JSON
 extension FIDOPolicy: Codable {
     private enum Member: String, CaseIterable {
         case allowedAAGUIDs, disallowedAAGUIDs, attestation, minimumCertificationLevel, userVerification, residentKey,
-            allowedAlgorithms
+            allowedAlgorithms, appId, autoCreatePasskey
     }
 
     private enum AttestationMember: String, CaseIterable {
@@ -86,6 +88,8 @@ extension FIDOPolicy: Codable {
             try container.decodeIfPresent(Requirement.self, forKey: AnyKey(Member.residentKey.rawValue)) ?? defaults.residentKey
         allowedAlgorithms =
             try Self.decodeArray(container, .allowedAlgorithms) { (n: Int) in COSEAlgorithm(n) } ?? defaults.allowedAlgorithms
+        appId = try container.decodeIfPresent(String.self, forKey: AnyKey(Member.appId.rawValue))
+        autoCreatePasskey = try container.decodeIfPresent(Bool.self, forKey: AnyKey(Member.autoCreatePasskey.rawValue)) ?? defaults.autoCreatePasskey
 
         if let violation = firstViolation() {
             throw DecodingError.dataCorrupted(
@@ -110,6 +114,8 @@ extension FIDOPolicy: Codable {
         try container.encode(userVerification, forKey: AnyKey(Member.userVerification.rawValue))
         try container.encode(residentKey, forKey: AnyKey(Member.residentKey.rawValue))
         try container.encode(allowedAlgorithms.map(\.rawValue), forKey: AnyKey(Member.allowedAlgorithms.rawValue))
+        try container.encodeIfPresent(appId, forKey: AnyKey(Member.appId.rawValue))
+        try container.encode(autoCreatePasskey, forKey: AnyKey(Member.autoCreatePasskey.rawValue))
     }
 
     private static let ownReasonPrefix = "signet: "

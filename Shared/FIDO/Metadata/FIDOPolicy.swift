@@ -59,12 +59,25 @@ public struct FIDOPolicy: Sendable, Hashable {
     public var residentKey: Requirement
     /// The credential algorithms accepted, in preference order (`pubKeyCredParams`).
     public var allowedAlgorithms: [COSEAlgorithm]
+    /// The tenant's legacy FIDO U2F AppID (an `https` URL), for credentials registered with
+    /// the U2F JavaScript API: sign-in then offers the `appid` extension (WebAuthn L3
+    /// §10.1.1), and an assertion the client made with it carries the AppID's hash as its
+    /// rpIdHash. `nil`: no U2F credentials.
+    public var appId: String?
+    /// Whether the client may create a passkey automatically (WebAuthn L3 conditional create,
+    /// `mediation: "conditional"`) after a sign-in with a password or a one-time code: the
+    /// registration options say so, and the credential created without a user gesture (no UP
+    /// flag) is accepted. Default false.
+    public var autoCreatePasskey: Bool
 
     public init(
         allowedAAGUIDs: Set<AAGUID>? = nil, disallowedAAGUIDs: Set<AAGUID> = [], attestation: AttestationRule = AttestationRule(),
         minimumCertificationLevel: CertificationLevel? = nil, userVerification: Requirement = .preferred,
-        residentKey: Requirement = .preferred, allowedAlgorithms: [COSEAlgorithm] = COSEAlgorithm.defaultAllowed
+        residentKey: Requirement = .preferred, allowedAlgorithms: [COSEAlgorithm] = COSEAlgorithm.defaultAllowed, appId: String? = nil,
+        autoCreatePasskey: Bool = false
     ) {
+        self.appId = appId
+        self.autoCreatePasskey = autoCreatePasskey
         self.allowedAAGUIDs = allowedAAGUIDs
         self.disallowedAAGUIDs = disallowedAAGUIDs
         self.attestation = attestation
@@ -125,6 +138,12 @@ public struct FIDOPolicy: Sendable, Hashable {
         }
         if minimumCertificationLevel != nil, !attestation.required {
             return (["minimumCertificationLevel"], "a certification level can only be established with attestation.required")
+        }
+        if let appId {
+            // U2F AppIDs are https URLs (FIDO AppID and Facet Specification §3.1.2).
+            guard appId.utf8.count <= 2048, appId.hasPrefix("https://"), appId.utf8.count > 8,
+                !appId.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F })
+            else { return (["appId"], "appId must be an https URL of at most 2048 bytes") }
         }
         if allowedAlgorithms.isEmpty { return (["allowedAlgorithms"], "at least one algorithm is needed") }
         var seen = Set<COSEAlgorithm>()
