@@ -336,7 +336,12 @@ struct UserDataStackTests {
         let pidfile = "\(TestStack.dataDir)/run/transaction.pid"
         let pid = try #require(Int32((try String(contentsOfFile: pidfile, encoding: .utf8)).trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(kill(pid, SIGTERM) == 0)
-        let stopped = await TestStack.eventually(timeout: .seconds(40), every: .milliseconds(100)) { !TestStack.acceptsConnections("127.0.0.1:8083") }
+        // Gone, not only closed: a draining service stops HTTP first and its consumer after,
+        // so until the process has exited it may still take the purge request (a CI run saw
+        // the transaction's part completed by a service whose port was already closed).
+        let stopped = await TestStack.eventually(timeout: .seconds(40), every: .milliseconds(100)) {
+            !TestStack.acceptsConnections("127.0.0.1:8083") && Self.hasExited(pid)
+        }
         try #require(stopped, "the transaction service did not stop")
         // Whatever happens below, a transaction service is running again at the end (the
         // stack's `down` stops it through the pid file).
@@ -388,5 +393,14 @@ struct UserDataStackTests {
         #expect(await TestStack.eventually { (try? await Self.count("pii", "SELECT count(*) AS n FROM pii_values WHERE ref = \(ref)")) == 0 })
         // Registration forgets the reference; the method's history (masked) stays until an erasure.
         #expect(try await Self.count("registration", "SELECT count(*) AS n FROM user_methods WHERE id = \(method.methodId) AND pii_ref IS NULL AND status = 'DELETED'") == 1)
+    }
+
+    /// Whether process `pid` has exited (no such process, or a zombie not yet reaped).
+    static func hasExited(_ pid: Int32) -> Bool {
+        if kill(pid, 0) != 0 { return true }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return true }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
     }
 }
