@@ -25,6 +25,11 @@ enum HTTPBodyFuzz {
         TransactionCreateRequest.self, TransactionAmendRequest.self, TCTokenVerifyRequest.self,
         // Stored documents read back from the databases, and the authentication settings body.
         TransactionDetails.self, AuthenticationSettings.self,
+        // FIDO UAF (#15), devices and approvals (#16), data rights and retention (#18). Appended,
+        // so that the corpus's selector bytes keep pointing at the types above where they can.
+        UAFRegistrationRequestBody.self, UAFAuthenticationRequestBody.self, UAFResponseBody.self, UAFSettingsDocument.self,
+        DeviceUpsertRequest.self, DeviceBindRequest.self, PushTokenUpdate.self, ApprovalCreateRequest.self, ApprovalDecisionRequest.self,
+        UserDataRequest.self, RetentionSettings.self,
     ]
 
     static let testOneInput: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt = { data, size in
