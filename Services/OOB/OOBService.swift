@@ -44,7 +44,7 @@ public enum OOBService: SignetService {
             sms: try SMSClient(configuration: configuration.delivery.sms), logger: context.logger)
         let templates = TemplateStore(context: context)
         let devices = DeviceStore(pool: context.pool, seal: configuration.seal)
-        let keys = DeviceTokenKeys(pool: context.pool, seal: configuration.seal)
+        let keys = DeviceTokenKeys(pool: context.pool, seal: configuration.seal, naming: .deviceToken)
         let waiters = ApprovalWaiters()
         let deviceRoutes = DeviceRoutes(
             context: context, store: devices, keys: keys, issuer: configuration.issuer, inactiveAfter: configuration.inactiveAfter,

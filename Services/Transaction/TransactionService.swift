@@ -25,7 +25,7 @@ public enum TransactionService: SignetService {
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
-        let keys = TCTokenKeys(pool: context.pool, seal: configuration.seal)
+        let keys = TCTokenKeys(pool: context.pool, seal: configuration.seal, naming: .tcToken)
         let decisions = TransactionDecisions(keys: keys, issuer: configuration.issuer, logger: context.logger)
         let routes = TransactionRoutes(context: context, keys: keys, issuer: configuration.issuer)
         var handlers = TenantDirectory.readModelHandlers

@@ -1,0 +1,120 @@
+import Crypto
+import Foundation
+import JSON
+import Platform
+import Postgres
+import Tokens
+
+/// Per-tenant JWT signing keys kept by a service in its own database (the transaction
+/// service's tcToken keys, the oob service's device identifier keys): P-256 keys generated
+/// here, their private halves sealed with AES-256-GCM under the service's seal key in the table
+/// that `Naming` names (`tenant_id, kid, sealed_private_key, public_jwk, created_at`). The newest
+/// key signs; every key stays in the tenant's JWKS (and the service-wide one) so that tokens
+/// signed before a rotation still verify. Keys are cached per process.
+public final class TenantSigningKeys: Sendable {
+    /// Where a service keeps its keys and how they are named.
+    public struct Naming: Sendable {
+        /// The table (a constant of the service's migrations, never outside input).
+        let table: StaticString
+        /// The start of every key id, e.g. `tc` for `tc-<tenant>-<random>`.
+        let keyIDPrefix: String
+        /// The sealing's associated data starts with it: `<context>/<tenant>/<kid>`.
+        let sealContext: String
+        /// What the keys sign, for errors.
+        let purpose: String
+
+        public init(table: StaticString, keyIDPrefix: String, sealContext: String, purpose: String) {
+            self.table = table
+            self.keyIDPrefix = keyIDPrefix
+            self.sealContext = sealContext
+            self.purpose = purpose
+        }
+    }
+
+    public struct Ring: Sendable {
+        public let signer: JWTSigner
+        public let keySet: JWKSet
+    }
+
+    public let pool: PostgresPool
+    private let seal: AES256GCM
+    private let naming: Naming
+    /// Read by every token issued or verified: a `PlainLock`, as on the whole request path.
+    private let rings = PlainLock<[String: Ring]>([:])
+
+    /// - Parameter seal: the service's seal key. Without it (a random key), keys sealed before a
+    ///   restart cannot be opened, so new ones are made.
+    public init(pool: PostgresPool, seal: AES256GCM, naming: Naming) {
+        self.pool = pool
+        self.seal = seal
+        self.naming = naming
+    }
+
+    /// The tenant's ring, creating its first key when it has none.
+    public func ring(for tenant: String) async throws -> Ring {
+        if let r = rings.withLock({ $0[tenant] }) { return r }
+        var ring = try await load(tenant)
+        if ring == nil {
+            try await addKey(tenant)
+            ring = try await load(tenant)
+        }
+        guard let ring else { throw CryptoError("no \(naming.purpose) key") }
+        rings.withLock { $0[tenant] = ring }
+        return ring
+    }
+
+    /// A new current key for the tenant; earlier ones stay published.
+    public func rotate(_ tenant: String) async throws -> String {
+        let kid = try await addKey(tenant)
+        rings.withLock { $0[tenant] = nil }
+        return kid
+    }
+
+    /// Every tenant's published keys.
+    public func allKeys() async throws -> JWKSet {
+        let query = PostgresQuery(unsafeSQL: "SELECT public_jwk FROM \(naming.table) ORDER BY tenant_id, created_at")
+        let rows = try await pool.withConnection { try await $0.query(query) }
+        return try JWKSet(keys: rows.compactMap { $0.string("public_jwk") }.map { try JWK(json: $0) })
+    }
+
+    private func associatedData(_ tenant: String, _ kid: String) -> [UInt8] {
+        Array("\(naming.sealContext)/\(tenant)/\(kid)".utf8)
+    }
+
+    @discardableResult
+    private func addKey(_ tenant: String) async throws -> String {
+        let key = try PrivateKey.generateP256()
+        let kid = "\(naming.keyIDPrefix)-\(tenant)-\(Hex.encode(SecureRandom.bytes(6)))"
+        let signer = try JWTSigner(privateKey: key, keyID: kid)
+        let sealed = try seal.seal(Array(try key.pemPKCS8().utf8), associatedData: associatedData(tenant, kid))
+        let query = PostgresQuery(
+            unsafeSQL: "INSERT INTO \(naming.table) (tenant_id, kid, sealed_private_key, public_jwk, created_at) VALUES ($1, $2, $3, $4, $5)",
+            binds: [
+                tenant.postgresText, kid.postgresText, PostgresBytes(sealed).postgresText,
+                JSONValue.object(signer.publicJWK.jsonObject).jsonString.postgresText, Date().postgresText,
+            ])
+        try await pool.withConnection { try await $0.query(query) }
+        return kid
+    }
+
+    private func load(_ tenant: String) async throws -> Ring? {
+        let query = PostgresQuery(
+            unsafeSQL: "SELECT kid, sealed_private_key, public_jwk FROM \(naming.table) WHERE tenant_id = $1 ORDER BY created_at DESC, kid",
+            binds: [tenant.postgresText])
+        let rows = try await pool.withConnection { try await $0.query(query) }
+        guard !rows.isEmpty else { return nil }
+        var signer: JWTSigner?
+        var published: [JWK] = []
+        for row in rows {
+            guard let kid = row.string("kid"), let sealed = row.bytes("sealed_private_key"), let jwk = row.string("public_jwk") else { continue }
+            published.append(try JWK(json: jwk))
+            // The newest key that this process can open signs (keys sealed under another seal
+            // key stay published but unusable here).
+            if signer == nil, let pem = try? seal.open(sealed, associatedData: associatedData(tenant, kid)) {
+                signer = try JWTSigner(privateKey: try PrivateKey.fromPEM(String(decoding: pem, as: UTF8.self)), keyID: kid)
+            }
+        }
+        guard let signer else { return nil }
+        return Ring(signer: signer, keySet: try JWKSet(keys: published))
+    }
+}
