@@ -124,6 +124,10 @@ public enum LogKey {
     public static let offset = "signet.kafka.offset"
     public static let service = "signet.service"
     public static let migration = "signet.migration"
+    /// The W3C trace id and span id of the work being logged. Named as the OpenTelemetry log
+    /// data model names them (not `signet.*`), so that log tools link lines to traces.
+    public static let traceID = "trace_id"
+    public static let spanID = "span_id"
 }
 
 /// Process-wide logging configuration.
