@@ -18,14 +18,8 @@ public enum Outbox {
     @discardableResult
     public static func enqueue(_ envelope: EventEnvelope, topic: String, key: String, on connection: PostgresConnection) async throws -> EventEnvelope {
         var envelope = envelope
-        var producerSpan: TraceContext?
         let start = Tracer.now()
-        if envelope.traceparent == nil, let current = TraceContext.current {
-            let span = current.child()
-            envelope.traceparent = span.traceparent
-            envelope.tracestate = span.traceState
-            producerSpan = span
-        }
+        let producerSpan = trace(&envelope)
         let time = envelope.time
         let data = String(decoding: envelope.data, as: UTF8.self)
         try await connection.query(
@@ -34,10 +28,26 @@ public enum Outbox {
             VALUES (\(envelope.id), \(topic), \(key), \(envelope.type), \(envelope.source), \(envelope.subject), \(time), \(data),
               \(envelope.traceparent), \(envelope.tracestate))
             """)
-        if let producerSpan, Tracer.shared.isEnabled {
-            Tracer.shared.record(SpanRecord.event(envelope, topic: topic, kind: .producer, context: producerSpan, start: start))
-        }
+        recordPublished(envelope, topic: topic, span: producerSpan, start: start)
         return envelope
+    }
+
+    /// Gives `envelope` its producer span inside traced work (``TraceContext/current``), unless
+    /// it has a `traceparent` already: sets the CloudEvents tracing extension to that span and
+    /// returns it. For code that writes outbox rows itself (one statement doing more, like the
+    /// authentication service's `record_assertion`); ``enqueue(_:topic:key:on:)`` does it.
+    public static func trace(_ envelope: inout EventEnvelope) -> TraceContext? {
+        guard envelope.traceparent == nil, let current = TraceContext.current else { return nil }
+        let span = current.child()
+        envelope.traceparent = span.traceparent
+        envelope.tracestate = span.traceState
+        return span
+    }
+
+    /// Records the producer span ``trace(_:)`` returned, once the row is written.
+    public static func recordPublished(_ envelope: EventEnvelope, topic: String, span: TraceContext?, start: UInt64) {
+        guard let span, Tracer.shared.isEnabled else { return }
+        Tracer.shared.record(SpanRecord.event(envelope, topic: topic, kind: .producer, context: span, start: start))
     }
 
     /// Wraps `payload` and enqueues it on its topic.
