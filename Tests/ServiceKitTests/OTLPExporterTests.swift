@@ -1,5 +1,4 @@
 import Foundation
-import JSON
 import Kafka
 import Platform
 import Schema
@@ -20,24 +19,29 @@ import Testing
             configuration: OTLPConfiguration(endpoint: URL(string: "http://127.0.0.1:9/v1/traces")!), service: "signet-authentication", instance: "host-1",
             tracer: Tracer(registry: MetricsRegistry()), logger: Logger(label: "test", level: .critical))
         let text = OTLPExporter.encode([span, root], resource: exporter.resourceJSON)
-        let request = try JSONParser.parse(Array(text.utf8))
-        let resourceSpans = try #require(request["resourceSpans"]?.arrayValue?.first)
-        let resource = try #require(resourceSpans["resource"]?["attributes"]?.arrayValue)
-        #expect(resource.contains { $0["key"] == .string("service.name") && $0["value"]?["stringValue"] == .string("signet-authentication") })
-        #expect(resource.contains { $0["key"] == .string("service.instance.id") && $0["value"]?["stringValue"] == .string("host-1") })
-        let spans = try #require(resourceSpans["scopeSpans"]?.arrayValue?.first?["spans"]?.arrayValue)
+        // Read back with Foundation's parser: an independent reading of what a collector gets.
+        let request = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let resourceSpans = try #require((request["resourceSpans"] as? [[String: Any]])?.first)
+        let resource = try #require((resourceSpans["resource"] as? [String: Any])?["attributes"] as? [[String: Any]])
+        func string(_ attributes: [[String: Any]], _ key: String) -> String? {
+            (attributes.first { $0["key"] as? String == key }?["value"] as? [String: Any])?["stringValue"] as? String
+        }
+        #expect(string(resource, "service.name") == "signet-authentication" && string(resource, "service.instance.id") == "host-1")
+        let scope = try #require((resourceSpans["scopeSpans"] as? [[String: Any]])?.first)
+        let spans = try #require(scope["spans"] as? [[String: Any]])
         #expect(spans.count == 2)
         let first = spans[0]
-        #expect(first["traceId"] == .string("0af7651916cd43dd8448eb211c80319c") && first["spanId"] == .string("b7ad6b7169203331"))
-        #expect(first["parentSpanId"] == .string("00f067aa0ba902b7") && first["traceState"] == .string("congo=t61rcWkgMzE"))
-        #expect(first["kind"] == .int(2) && first["name"] == .string("POST /v1/tenants/{tenant}/signins"))
+        #expect(first["traceId"] as? String == "0af7651916cd43dd8448eb211c80319c" && first["spanId"] as? String == "b7ad6b7169203331")
+        #expect(first["parentSpanId"] as? String == "00f067aa0ba902b7" && first["traceState"] as? String == "congo=t61rcWkgMzE")
+        #expect(first["kind"] as? Int == 2 && first["name"] as? String == "POST /v1/tenants/{tenant}/signins")
         // int64 values as decimal strings (the OTLP JSON mapping).
-        #expect(first["startTimeUnixNano"] == .string("1764000000000000000") && first["endTimeUnixNano"] == .string("1764000000250000000"))
-        let attributes = try #require(first["attributes"]?.arrayValue)
-        #expect(attributes.contains { $0["key"] == .string("http.response.status_code") && $0["value"]?["intValue"] == .string("503") })
-        #expect(first["status"]?["code"] == .int(2))
+        #expect(first["startTimeUnixNano"] as? String == "1764000000000000000" && first["endTimeUnixNano"] as? String == "1764000000250000000")
+        let attributes = try #require(first["attributes"] as? [[String: Any]])
+        let status = attributes.first { $0["key"] as? String == "http.response.status_code" }?["value"] as? [String: Any]
+        #expect(status?["intValue"] as? String == "503" && string(attributes, "http.route") == "/v1/tenants/{tenant}/signins")
+        #expect((first["status"] as? [String: Any])?["code"] as? Int == 2)
         // A root span has no parent; no error status unless it failed; names are escaped.
-        #expect(spans[1]["parentSpanId"] == nil && spans[1]["status"] == nil && spans[1]["name"] == .string("x\"y") && spans[1]["kind"] == .int(5))
+        #expect(spans[1]["parentSpanId"] == nil && spans[1]["status"] == nil && spans[1]["name"] as? String == "x\"y" && spans[1]["kind"] as? Int == 5)
     }
 
     @Test func configurationFromTheEnvironment() throws {
