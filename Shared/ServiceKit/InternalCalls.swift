@@ -52,9 +52,9 @@ public struct InternalCalls: Sendable {
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue(service, forHTTPHeaderField: "X-Signet-Service")
         request.httpBody = Data(try JSONValueEncoder().encodeToBytes(body))
-        // W3C Trace Context: the call is a client span of the current work, and the callee's
-        // server span its child.
-        let span = (TraceContext.current ?? .root()).child()
+        // W3C Trace Context: the call is a client span of the current work (or starts a
+        // trace), and the callee's server span its child.
+        let span = TraceContext.current?.child() ?? .root()
         let start = Tracer.now()
         request.setValue(span.traceparent, forHTTPHeaderField: "traceparent")
         if let state = span.traceState { request.setValue(state, forHTTPHeaderField: "tracestate") }
