@@ -80,6 +80,12 @@ public struct Logger: Sendable {
         guard level >= logLevel else { return }
         var merged = metadata
         if let extra = extra() { merged.merge(extra) { _, new in new } }
+        // Inside traced work (a request, a consumed event) every line names its trace, whichever
+        // logger writes it.
+        if merged[LogKey.traceID] == nil, let trace = TraceContext.current {
+            merged[LogKey.traceID] = .string(trace.traceID)
+            merged[LogKey.spanID] = .string(trace.spanID)
+        }
         LoggingSystem.sink.write(
             label: label, level: level, message: message(), metadata: merged, file: file, line: line)
     }

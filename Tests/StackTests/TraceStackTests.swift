@@ -145,6 +145,9 @@ struct TraceStackTests {
         // The request's log lines carry the trace id.
         let log = (try? String(contentsOfFile: "\(TestStack.dataDir)/logs/authentication.log", encoding: .utf8)) ?? ""
         #expect(log.contains(#""trace_id":"\#(traceID)""#))
+        // So do lines a consumer's handler writes with the service's own logger (oob's delivery).
+        let oobLog = (try? String(contentsOfFile: "\(TestStack.dataDir)/logs/oob.log", encoding: .utf8)) ?? ""
+        #expect(oobLog.split(separator: "\n").contains { $0.contains(#""msg":"delivered""#) && $0.contains(#""trace_id":"\#(traceID)""#) })
 
         // Exported, nothing dropped (the counters are in /metrics from start-up).
         let metrics = (try await TestHTTP.send("GET", "\(AdaptiveSignInStackTests.authentication)/metrics")).text.split(separator: "\n")
