@@ -34,6 +34,19 @@ struct SessionIssuer: Sendable {
         return try issue(tenant: tenant, username: username, amr: amr, acr: nil, credentialID: credentialID, sessionID: sessionID, at: now)
     }
 
+    /// A registration-only token for the sign-in `signinID`, whose registration rules
+    /// ENFORCE_REGISTRATION: the `sign_up` claim (the registration service admits it on the
+    /// routes that register a method, as a sign-up token, and refuses it everywhere else) and
+    /// `signin`, which only ``SignInCoordinator`` exchanges for a session. No `sid`, no session
+    /// row: it is not a session.
+    func issueRegistrationOnly(tenant: String, username: String, signinID: String, lifetime: TimeInterval, at now: Date) throws -> (token: String, expiresAt: Date) {
+        let expires = now.addingTimeInterval(lifetime)
+        let claims = JWTClaims(
+            issuer: issuer, subject: username, audience: [tenant], expiresAt: expires, issuedAt: now, id: SecureRandom.token(byteCount: 16),
+            extra: ["sign_up": .bool(true), "signin": .string(signinID)])
+        return (try keys.current.sign(claims), expires)
+    }
+
     /// A token with the given `amr` (for sign-in flows: the completed methods) and `acr`.
     func issue(
         tenant: String, username: String, amr: [String], acr: String?, credentialID: String?, sessionID: String, at now: Date

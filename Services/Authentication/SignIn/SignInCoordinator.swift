@@ -117,23 +117,24 @@ struct SignInCoordinator: Sendable {
         default:
             flow.status = .denied
         }
-        let issued = try await context.withTransaction { conn -> SessionStore.Issued? in
-            try await flows.insert(flow, on: conn)
-            guard flow.status == .succeeded, let username else { return nil }
-            // ALLOW: no method completed; the token says so (amr empty, acr "allow").
-            let issued = try await sessions.create(
-                tenant: tenantID, username: username, userHandle: user.credentials.first?.userHandle, amr: [], acr: "allow", credentialID: nil,
-                at: now, on: conn)
-            try await flows.recordSignIn(tenant: tenantID, username: username, at: now, on: conn)
-            return issued
-        }
-        logger.info("sign-in started", metadata: ["signet.signin.action": .string(decision.actionName), "signet.signin.rule": .string(decision.matchedRule)])
         // ALLOW is a sign-in too: registration suggestions follow it (no method completed, so
         // a NOT_NOW answer does not hold it back).
-        let suggestion = issued == nil ? nil : registrationSuggestion(policy: policy, user: user, completed: [], now: now)
+        let succeeds = flow.status == .succeeded && username != nil
+        let suggestion = succeeds ? registrationSuggestion(policy: policy, user: user, completed: [], now: now) : nil
+        let started = flow
+        let granted = try await context.withTransaction { conn -> Granted? in
+            try await flows.insert(started, on: conn)
+            guard succeeds, let username else { return nil }
+            // ALLOW: no method completed; the token says so (amr empty, acr "allow").
+            return try await grant(
+                signin: started.id, tenant: tenantID, username: username, userHandle: user.credentials.first?.userHandle, amr: [], acr: "allow",
+                credentialID: nil, suggestion: suggestion, at: now, on: conn)
+        }
+        logger.info("sign-in started", metadata: ["signet.signin.action": .string(decision.actionName), "signet.signin.rule": .string(decision.matchedRule)])
         return SignInStarted(
             signinId: flow.id, action: decision.actionName, sequences: flow.sequences, matchedRule: decision.matchedRule, expiresAt: flow.expiresAt,
-            status: flow.status.rawValue, sessionToken: issued?.accessToken, refreshToken: issued?.refreshToken, registration: suggestion)
+            status: flow.status.rawValue, sessionToken: granted?.sessionToken, refreshToken: granted?.refreshToken,
+            registrationToken: granted?.registrationToken, registration: granted == nil ? nil : suggestion)
     }
 
     /// The sequences `user` can complete: every method known, available (registered often
