@@ -284,5 +284,12 @@ enum AuthenticationMigrations {
             -- that confirmed it with the sign-in's result.
             ALTER TABLE transactions ADD COLUMN tc_token text;
             """),
+        Migration(
+            140, "transaction_tc_token_dropped",
+            """
+            -- tcTokens no longer travel in TransactionChanged: the app that confirmed gets its
+            -- token from the transaction service over an internal call. The copies go.
+            ALTER TABLE transactions DROP COLUMN tc_token;
+            """),
     ]
 }

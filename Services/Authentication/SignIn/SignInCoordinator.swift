@@ -25,6 +25,8 @@ struct SignInCoordinator: Sendable {
     let ceremony: AssertionCeremony
     let flows: SignInFlowStore
     let limiter: RateLimiter
+    /// The tcTokens of confirmed transactions, from the transaction service.
+    let transactions: TransactionTokens
 
     func method(_ name: String) -> (any AuthenticationMethod)? { methods.first { $0.name == name } }
 
@@ -159,15 +161,20 @@ struct SignInCoordinator: Sendable {
 
     /// The sign-in's status and what is left; for a sign-in that confirms a transaction, where
     /// the transaction stands, with its tcToken once confirmed (only after the sign-in
-    /// succeeded: the app that confirmed gets it with the result).
+    /// succeeded: the app that confirmed gets it with the result). The read model says when
+    /// the transaction is CONFIRMED; the token itself comes from the transaction service.
     ///
-    /// - Throws: 404 `signin_not_found`.
+    /// - Throws: 404 `signin_not_found`; 503 `service_unavailable` when the transaction service
+    ///   cannot hand over the token of a confirmed transaction (ask again).
     func progress(of id: String, tenant: String) async throws -> SignInProgress {
         let flow = try await flows.load(id, tenant: tenant)
         var progress = Self.progress(flow)
         if let transactionID = flow.transactionId {
-            progress.transaction = try await PendingTransaction.standing(
-                transactionID, tenant: flow.tenant, withToken: flow.status == .succeeded, pool: context.pool)
+            var standing = try await PendingTransaction.standing(transactionID, tenant: flow.tenant, pool: context.pool)
+            if flow.status == .succeeded, standing?.status == "CONFIRMED" {
+                standing = try await transactions.standing(transactionID, tenant: flow.tenant)
+            }
+            progress.transaction = standing
         }
         return progress
     }
