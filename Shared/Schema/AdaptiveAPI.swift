@@ -352,7 +352,8 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
 /// `PUT /v1/tenants/{tenant}/users/{username}/registration-answer` body: the user's answer to
 /// a registration suggestion.
 public struct RegistrationAnswerRequest: Codable, Sendable, Equatable {
-    /// `NOT_NOW` (no suggestion for 7 days) or `NEVER` (no suggestion until reset).
+    /// `NOT_NOW` (no suggestion until a sign-in that used none of the methods suggested) or
+    /// `NEVER` (no suggestion until the relying party resets it).
     public var answer: String
     public init(answer: String) { self.answer = answer }
     public static var fullExample: RegistrationAnswerRequest { RegistrationAnswerRequest(answer: "NOT_NOW") }
