@@ -107,6 +107,20 @@ struct EnforcedRegistrationStackTests {
         let verifier = JWTVerifier(
             keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/authentication", audience: t.id))
         let jwt = try verifier.verify(session.sessionToken, now: Date())
+        // A relying party verifying sessions (aud: the tenant) cannot take the registration-only
+        // token for one: it is addressed to the registration audience.
+        let refusedCode: JOSEError.Code?
+        do {
+            _ = try verifier.verify(token, now: Date())
+            refusedCode = nil
+        } catch {
+            refusedCode = error.code
+        }
+        #expect(refusedCode == .audienceMismatch)
+        let forRegistration = JWTVerifier(
+            keySet: try JWKSet(json: jwks.body),
+            options: JWTValidationOptions(issuer: "http://localhost:8080/authentication", audience: "\(t.id)/registration"))
+        #expect((try? forRegistration.verify(token, now: Date()))?.claims[claim: "sign_up"] == .bool(true))
         #expect(jwt.claims.subject == "fay" && jwt.claims[claim: "amr"] == .array(["fido2"]) && jwt.claims[claim: "acr"] == .string("fido2"))
         #expect(jwt.claims[claim: "sign_up"] == nil && jwt.claims[claim: "sid"] != nil)
         // Once only.

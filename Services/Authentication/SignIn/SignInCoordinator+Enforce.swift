@@ -61,7 +61,9 @@ extension SignInCoordinator {
     func sessionAfterRegistration(signin id: String, tenant: String, token: String, logger: Logger) async throws -> SessionTokens {
         let issuer = sessions.issuer
         let verifier = issuer.keys.verifier(
-            options: JWTValidationOptions(issuer: issuer.issuer, audience: tenant, requiredClaims: ["sub", "jti", "sign_up", "signin"]))
+            options: JWTValidationOptions(
+                issuer: issuer.issuer, audience: SessionTokenVerifier.registrationAudience(tenant: tenant),
+                requiredClaims: ["sub", "jti", "sign_up", "signin"]))
         let invalid = HTTPError(.invalidRegistrationToken, detail: "Sign in again.")
         guard token.utf8.count <= 4096, let jwt = try? verifier.verify(token, now: Date()), jwt.claims[claim: "sign_up"] == .bool(true),
             jwt.claims[claim: "signin"] == .string(id), let username = jwt.claims.subject, let jti = jwt.claims.id, let expires = jwt.claims.expiresAt
