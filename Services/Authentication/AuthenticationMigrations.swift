@@ -329,5 +329,12 @@ enum AuthenticationMigrations {
             END;
             $$;
             """),
+        Migration(
+            140, "transaction_tc_token_dropped",
+            """
+            -- tcTokens no longer travel in TransactionChanged: the app that confirmed gets its
+            -- token from the transaction service over an internal call. The copies go.
+            ALTER TABLE transactions DROP COLUMN tc_token;
+            """),
     ]
 }
