@@ -77,6 +77,12 @@ struct QRSignInStackTests {
         #expect(try await adaptive.putRuleset(t, #"{"rules": [{"name": "qr", "action": "TRIGGER_AUTHENTICATION", "sequences": [["qr"]]}]}"#).status == 200)
         #expect(await TestStack.eventually { (try? await adaptive.start(t, username: username))?.sequences == [["qr"]] })
 
+        // An app that says it cannot scan is offered no qr step (here: none left, FAILED).
+        let noScan = try await TestHTTP.json(
+            "POST", "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins",
+            json: #"{"username":"\#(username)","signals":{"qrSupported":false}}"#)
+        #expect(noScan.status == 201 && noScan.fields["status"] as? String == "FAILED" && (noScan.fields["sequences"] as? [Any])?.isEmpty == true, "\(noScan.text)")
+
         let signin = try await adaptive.start(t, username: username)
         let shown = try await challenge(t, signin.signinId)
         // The tenant's only origin is http://localhost:8080: the universal link is on it, and
