@@ -160,6 +160,20 @@ struct QRSessionTests {
         #expect(late.status == 410 && late.code == "qr_session_expired")
         #expect(await watch(f, old).object()["status"] as? String == "EXPIRED")
 
+        // The expirer marks one nobody read (with its event), and deletes it an hour later.
+        let unread = try await create(f)
+        try await f.h.context.pool.withConnection { conn in
+            try await conn.query("UPDATE qr_sessions SET expires_at = now() - interval '1 second' WHERE id = \(unread.id)")
+        }
+        let expirer = ApprovalExpirer(
+            context: f.h.context, devices: DeviceStore(pool: f.h.context.pool, seal: try .init(key: Array(repeating: 0, count: 32))), waiters: ApprovalWaiters())
+        try await expirer.expire(now: Date())
+        let events = try await f.h.published().filter { $0.type == QRSessionChanged.eventType && $0.data.contains(unread.id) }
+        #expect(events.count == 2 && events.last?.data.contains("\"EXPIRED\"") == true)
+        #expect(await f.rp("GET", "/v1/tenants/acme/qr-sessions/\(unread.id)").object()["revision"] as? Int == 2)
+        try await expirer.expire(now: Date().addingTimeInterval(3700))
+        #expect(await f.rp("GET", "/v1/tenants/acme/qr-sessions/\(unread.id)").code == "qr_session_not_found")
+
         // A phone of another tenant, bound there, scans acme's code.
         // (Its own key id: the harness's seed reuses acme's.)
         let globexKey = "sk_harness_9876543210abcdefghijklmnopqrstuv"

@@ -79,6 +79,16 @@ struct StoredQRSession: Sendable {
         return try rows.first.map(session(from:))
     }
 
+    /// Sessions not finished past their expiry, locked for the expirer (others skip them).
+    static func overdue(before now: Date, limit: Int, on conn: PostgresConnection) async throws -> [StoredQRSession] {
+        try await conn.query(
+            """
+            SELECT * FROM qr_sessions WHERE status IN ('PENDING', 'SCANNED') AND expires_at <= \(now) ORDER BY expires_at LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED
+            """
+        ).map(session(from:))
+    }
+
     /// Deletes sessions that expired before `cutoff` (their events stay the record).
     @discardableResult
     static func purge(expiredBefore cutoff: Date, on conn: PostgresConnection) async throws -> Int {
