@@ -92,7 +92,7 @@ let package = Package(
             name: "TransactionService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto"],
             path: "Services/Transaction", exclude: ["main"]),
         .target(
-            name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto", "Tokens"],
+            name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto", "Tokens", "QRCode"],
             path: "Services/OOB", exclude: ["main"]),
         .target(name: "PIIService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Crypto"], path: "Services/PII", exclude: ["main"]),
         .executableTarget(name: "Registration", dependencies: ["RegistrationService", "ServiceKit"], path: "Services/Registration/main"),
@@ -146,7 +146,7 @@ let package = Package(
             name: "TransactionServiceTests", dependencies: ["TransactionService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],
             path: "Tests/TransactionServiceTests"),
         .testTarget(
-            name: "OOBServiceTests", dependencies: ["OOBService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Crypto", "Tokens", "JSON"],
+            name: "OOBServiceTests", dependencies: ["OOBService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Crypto", "Tokens", "JSON", "Postgres"],
             path: "Tests/OOBServiceTests"),
         .testTarget(
             name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],

@@ -88,6 +88,10 @@ extension ProblemCode {
     static let approvalPending = ProblemCode("approval_pending", status: 409, title: "Approval pending")
     /// `oob_push`: the approval was rejected (or the number was wrong), expired or cancelled.
     static let oobPushRejected = ProblemCode("oob_push_rejected", status: 400, title: "Sign-in refused")
+    /// `qr`: the phone has not scanned or answered the code yet; poll verify again.
+    static let qrPending = ProblemCode("qr_pending", status: 409, title: "QR sign-in pending")
+    /// `qr`: the phone rejected the sign-in, the code expired, or it is not this flow's.
+    static let qrSignInFailed = ProblemCode("qr_sign_in_failed", status: 400, title: "QR sign-in refused")
     /// Verification before the method's challenge.
     static let noPendingChallenge = ProblemCode("no_pending_challenge", status: 409, title: "No challenge")
     /// A reject for a sign-in that confirms no transaction.

@@ -15,7 +15,7 @@ public enum AuthenticationService: SignetService {
         let calls: InternalCalls
         /// `SIGNET_UAF_APP_ID_BASE` (see RegistrationService): UAF AppIDs are made from it.
         let uafAppIDBase: String
-        /// The oob-notification service, for `oob_push` (`SIGNET_OOB_URL`).
+        /// The oob-notification service, for `oob_push` and `qr` (`SIGNET_OOB_URL`).
         let oobURL: String
         /// The transaction service, for the tcToken of a confirmed transaction (`SIGNET_TRANSACTION_URL`).
         let transactionURL: String
@@ -66,6 +66,7 @@ public enum AuthenticationService: SignetService {
                 OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
                 OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL),
+                QRMethod(calls: configuration.calls, oobURL: configuration.oobURL),
             ],
             antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions,
             ceremony: ceremony, flows: SignInFlowStore(pool: context.pool), limiter: RateLimiter(),

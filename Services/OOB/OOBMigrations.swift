@@ -78,5 +78,31 @@ enum OOBMigrations {
             CREATE INDEX approvals_pending_user ON approvals (tenant_id, username) WHERE status = 'IN_PROGRESS';
             CREATE INDEX approvals_pending_expiry ON approvals (expires_at) WHERE status = 'IN_PROGRESS';
             """),
+        Migration(
+            104, "qr_sessions",
+            """
+            -- QR sessions: short-lived, single-use; the id (128 random bits) is the only thing
+            -- the QR payload carries. The watch token is kept as its SHA-256.
+            CREATE TABLE qr_sessions (
+                id text PRIMARY KEY,
+                tenant_id text NOT NULL,
+                purpose text NOT NULL,
+                qr_type text NOT NULL,
+                username text,
+                signin_id text,
+                watch_token_hash bytea NOT NULL,
+                status text NOT NULL,
+                revision integer NOT NULL,
+                reason text,
+                device_id text,
+                claimed_username text,
+                created_at timestamptz NOT NULL,
+                expires_at timestamptz NOT NULL,
+                updated_at timestamptz NOT NULL
+            );
+            CREATE INDEX qr_sessions_expiry ON qr_sessions (expires_at);
+            CREATE INDEX qr_sessions_user ON qr_sessions (tenant_id, username) WHERE username IS NOT NULL;
+            CREATE INDEX qr_sessions_claimed_user ON qr_sessions (tenant_id, claimed_username) WHERE claimed_username IS NOT NULL;
+            """),
     ]
 }

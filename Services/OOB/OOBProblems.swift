@@ -41,4 +41,20 @@ extension ProblemCode {
     static let approvalSignatureInvalid = ProblemCode("approval_signature_invalid", status: 400, title: "Approval signature invalid")
     /// The level is not offered (EXECUTIVE needs identity documents, not built yet).
     static let levelUnavailable = ProblemCode("level_unavailable", status: 400, title: "Level unavailable")
+
+    // MARK: - QR sessions
+
+    /// No such QR session (or not one this caller may see).
+    static let qrSessionNotFound = ProblemCode("qr_session_not_found", status: 404, title: "QR session not found")
+    /// The QR session belongs to another tenant than the scanning device's.
+    static let qrSessionOtherTenant = ProblemCode("qr_session_other_tenant", status: 403, title: "QR session of another tenant")
+    /// The QR session was scanned already: a code is single-use.
+    static let qrSessionAlreadyUsed = ProblemCode("qr_session_already_used", status: 409, title: "QR session already used")
+    /// The QR session expired.
+    static let qrSessionExpired = ProblemCode("qr_session_expired", status: 410, title: "QR session expired")
+    /// The device may not claim or answer the QR session: not bound to a user, bound to
+    /// another user than the session's, or not the device that claimed it.
+    static let qrSessionDeviceRefused = ProblemCode("qr_session_device_refused", status: 403, title: "Device may not use this QR session")
+    /// The purpose is not offered yet (`register`, `bless`).
+    static let qrPurposeUnavailable = ProblemCode("qr_purpose_unavailable", status: 400, title: "QR purpose unavailable")
 }

@@ -23,6 +23,8 @@ public enum OOBService: SignetService {
         let sessions: SessionTokenVerifier
         /// APNs and FCM credentials (either may be absent).
         let push: PushCredentials
+        /// How QR payloads are written.
+        let qr: QRSettings
     }
 
     public static let name = ServiceName.oob
@@ -35,7 +37,21 @@ public enum OOBService: SignetService {
             issuer: env.string("SIGNET_OOB_ISSUER", default: "http://localhost:8080/oob"),
             inactiveAfter: Double(try env.int("SIGNET_OOB_INACTIVE_DAYS", default: 90, range: 1...3650)) * 86_400,
             approvalRetention: Double(try env.int("SIGNET_OOB_APPROVAL_RETENTION_DAYS", default: 30, range: 1...3650)) * 86_400,
-            sessions: try SessionTokenVerifier.fromEnvironment(env), push: try PushCredentials.fromEnvironment(env))
+            sessions: try SessionTokenVerifier.fromEnvironment(env), push: try PushCredentials.fromEnvironment(env), qr: try qrSettings(env))
+    }
+
+    static func qrSettings(_ env: Environment) throws -> QRSettings {
+        var settings = QRSettings()
+        let name = env.string("SIGNET_OOB_QR_DEFAULT_TYPE", default: settings.defaultType.rawValue)
+        guard let type = QRPayloadType(rawValue: name) else {
+            throw Environment.ConfigurationError(variable: "SIGNET_OOB_QR_DEFAULT_TYPE", reason: "deepLink, universalLink or compact")
+        }
+        settings.defaultType = type
+        settings.appScheme = env.string("SIGNET_OOB_QR_APP_SCHEME", default: settings.appScheme)
+        guard let first = settings.appScheme.utf8.first, (0x61...0x7A).contains(first), settings.appScheme.utf8.count <= 32,
+            settings.appScheme.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E })
+        else { throw Environment.ConfigurationError(variable: "SIGNET_OOB_QR_APP_SCHEME", reason: "a URL scheme: lower-case letters, digits, +, - or .") }
+        return settings
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -58,6 +74,8 @@ public enum OOBService: SignetService {
         let approvalRoutes = ApprovalRoutes(
             context: context, store: devices, waiters: waiters, created: { push.approvalCreated($0) }, finished: { callbacks.approvalFinished($0) },
             internalGuard: configuration.delivery.calls.guardInternal)
+        let qrRoutes = QRSessionRoutes(
+            context: context, devices: devices, settings: configuration.qr, waiters: waiters, internalGuard: configuration.delivery.calls.guardInternal)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
         let userData = OOBUserData()
@@ -67,6 +85,7 @@ public enum OOBService: SignetService {
                 templates.register(on: &router)
                 deviceRoutes.register(on: &router)
                 approvalRoutes.register(on: &router)
+                qrRoutes.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: userData)
             }, handlers: handlers, background: [
                 ApprovalExpirer(

@@ -3,7 +3,8 @@ import Postgres
 import ServiceKit
 
 /// What the oob-notification service holds about a user: the devices bound to them and the
-/// approval requests addressed to them. Deliveries are not stored (their requests name a vault
+/// approval requests addressed to them; the QR sessions named for them or claimed by
+/// their devices. Deliveries are not stored (their requests name a vault
 /// reference, never the user) and templates are per tenant. A new table keyed by user is added
 /// to both functions here (see ``UserDataStore``).
 struct OOBUserData: UserDataStore {
@@ -24,14 +25,24 @@ struct OOBUserData: UserDataStore {
                     decided_level AS "decidedLevel", created_at AS "createdAt", expires_at AS "expiresAt", updated_at AS "updatedAt"
                 FROM approvals WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
                 """, on: conn),
+            // Sessions named for the user, or claimed by their device (the watch token's hash is
+            // a page's secret and is not exported).
+            "qrSessions": try await UserErasure.rows(
+                """
+                SELECT id AS "qrSessionId", purpose, qr_type AS "qrType", status, reason, device_id AS "deviceId", created_at AS "createdAt",
+                    expires_at AS "expiresAt", updated_at AS "updatedAt"
+                FROM qr_sessions WHERE tenant_id = \(t) AND (username = \(u) OR claimed_username = \(u)) ORDER BY created_at
+                """, on: conn),
         ]
     }
 
     func erase(_ user: UserDataSubject, on conn: PostgresConnection) async throws -> [String: Int] {
         let (t, u) = (user.tenant, user.username)
         let approvals = try await conn.query("DELETE FROM approvals WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        let qrSessions = try await conn.query(
+            "DELETE FROM qr_sessions WHERE tenant_id = \(t) AND (username = \(u) OR claimed_username = \(u))").affectedRows
         // A bound device is the user's phone: its keys, push token and model go with them.
         let devices = try await conn.query("DELETE FROM devices WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        return ["approvals": approvals, "devices": devices]
+        return ["approvals": approvals, "devices": devices, "qrSessions": qrSessions]
     }
 }

@@ -79,5 +79,5 @@ public struct MethodList: Codable, Sendable, Equatable {
 /// flows know.
 public enum MethodTypes {
     public static let registrable = ["email_otp", "sms_otp", "totp"]
-    public static let signIn = ["fido2", "fido2_uv", "uaf", "email_otp", "sms_otp", "totp", "external_jwt", "external_password", "oob_push"]
+    public static let signIn = ["fido2", "fido2_uv", "uaf", "email_otp", "sms_otp", "totp", "external_jwt", "external_password", "oob_push", "qr"]
 }

@@ -107,6 +107,6 @@ public enum EventCatalog {
         // Appended, so that EventFuzz's corpus (a first byte choosing the type) keeps its meaning.
         UAFAuthenticatorRegistered.self, UAFAuthenticatorStatusChanged.self, UAFSettingsChanged.self,
         UserPurgeRequested.self, ErasurePartCompleted.self, TenantRetentionChanged.self,
-        DeviceChanged.self, ApprovalChanged.self,
+        DeviceChanged.self, ApprovalChanged.self, QRSessionChanged.self,
     ]
 }

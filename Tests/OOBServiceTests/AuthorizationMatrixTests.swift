@@ -8,7 +8,8 @@ import Testing
 /// The oob service's authorization matrix: every route it registers, with the guard that
 /// admits its callers. Templates are admin; a device creates or updates itself with the key
 /// it carries (`deviceKeyHolder`) and signs every later call (`device`); the RP, or the user
-/// with a session token, binds, lists and unbinds; approvals are the RP's.
+/// with a session token, binds, lists and unbinds; approvals are the RP's; a QR session's status is
+/// read by the RP or by the page holding its watch token (`relyingPartyOrWatcher`).
 ///
 /// A route added without its line here fails ``everyRouteHasTheGuardOfTheTable()``; a route
 /// cannot be registered without a guard at all (`GuardedRouter`).
@@ -39,6 +40,12 @@ import Testing
         ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals", "device"),
         ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}", "device"),
         ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}/decision", "device"),
+        ("POST", "/v1/tenants/{tenant}/qr-sessions", "relyingParty"),
+        ("POST", "/v1/internal/tenants/{tenant}/qr-sessions", "internal"),
+        ("GET", "/v1/tenants/{tenant}/qr-sessions/{qrSessionId}", "relyingPartyOrWatcher"),
+        ("POST", "/v1/internal/tenants/{tenant}/qr-sessions/{qrSessionId}/read", "internal"),
+        ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/claim", "device"),
+        ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/decision", "device"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

@@ -278,6 +278,11 @@ import Testing
         wire("DeviceApproval", [.oob]) { DeviceApproval.fullExample },
         wire("DeviceApprovalList", [.oob]) { DeviceApprovalList.fullExample },
         wire("ApprovalDecisionRequest", [.oob]) { ApprovalDecisionRequest.fullExample },
+        wire("QRSessionCreateRequest", [.oob]) { QRSessionCreateRequest.fullExample },
+        wire("QRSessionCreated", [.oob]) { QRSessionCreated.fullExample },
+        wire("QRSessionResource", [.oob]) { QRSessionResource.fullExample },
+        wire("QRSessionClaim", [.oob]) { QRSessionClaim.fullExample },
+        wire("QRSessionDecisionRequest", [.oob]) { QRSessionDecisionRequest.fullExample },
         WireType(
             component: "Problem",
             example: {

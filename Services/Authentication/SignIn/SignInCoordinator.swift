@@ -140,13 +140,17 @@ struct SignInCoordinator: Sendable {
     }
 
     /// The sequences `user` can complete: every method known, available (registered often
-    /// enough, not locked) and supported by the device (`signals.supportedMethods`, when sent).
+    /// enough, not locked) and supported by the device (`signals.supportedMethods`, when sent; no `qr`
+    /// step when `signals.qrSupported` is false).
     func completable(_ sequences: [[String]], user: UserFacts, signals: [String: AnyJSON], now: Date) -> [[String]] {
         var supported: Set<String>?
         if case .array(let list)? = signals["supportedMethods"] {
             supported = Set(list.compactMap { if case .string(let s) = $0 { s } else { nil } })
         }
+        // An app that said it cannot scan QR codes is offered no `qr` step.
+        let cannotScan = signals["qrSupported"] == .bool(false)
         return sequences.filter { sequence in
+            if cannotScan, sequence.contains("qr") { return false }
             var needed: [String: Int] = [:]
             for m in sequence { needed[m, default: 0] += 1 }
             return needed.allSatisfy { name, count in

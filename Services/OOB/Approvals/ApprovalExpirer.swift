@@ -4,8 +4,8 @@ import Postgres
 import Schema
 import ServiceKit
 
-/// Every few seconds: marks approvals in progress past their expiry `EXPIRED`, each with its
-/// event, and wakes their long polls; deletes the nonces of device proofs that can no longer
+/// Every few seconds: marks approvals in progress (and QR sessions not finished) past their
+/// expiry `EXPIRED`, each with its event, and wakes their long polls; deletes the nonces of device proofs that can no longer
 /// be fresh, and finished approvals older than the retention (`SIGNET_OOB_APPROVAL_RETENTION_DAYS`). (A decision arriving later is refused anyway: every read and decision
 /// compares with the expiry, not with the status alone.)
 final class ApprovalExpirer: Service {
@@ -50,9 +50,20 @@ final class ApprovalExpirer: Service {
             waiters.notify(approval.id)
             finished(approval)
         }
+        // QR sessions nobody read after their expiry get their EXPIRED event too.
+        let expiredSessions = try await context.withTransaction { conn -> [String] in
+            var ids: [String] = []
+            for var session in try await StoredQRSession.overdue(before: now, limit: 500, on: conn) {
+                if try await QRSessionRoutes.expireIfDue(&session, now: now, on: conn) { ids.append(session.id) }
+            }
+            return ids
+        }
+        for id in expiredSessions { waiters.notify(id) }
         try await devices.purgeNonces(before: now)
         try await context.pool.withConnection { conn in
             try await StoredApproval.purgeFinished(before: now.addingTimeInterval(-retention), on: conn)
+            // QR sessions are transient: gone an hour after their expiry.
+            try await StoredQRSession.purge(expiredBefore: now.addingTimeInterval(-3600), on: conn)
         }
     }
 }

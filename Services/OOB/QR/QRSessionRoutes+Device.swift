@@ -1,0 +1,105 @@
+import Foundation
+import HTTPServer
+import Postgres
+import Schema
+import ServiceKit
+
+/// The scanning phone's side: claim (once), then accept or reject. Both calls carry the
+/// device's `Device-Proof` (a JWS by its device key over method, path, body hash and a fresh
+/// nonce), so the decision is signed by the device that claimed the code.
+extension QRSessionRoutes {
+    /// What a transaction did: changed the session, or found it finished (an expiry found
+    /// here is committed before the refusal is answered).
+    enum Outcome: Sendable {
+        case changed(StoredQRSession)
+        case finished(StoredQRSession, expiredNow: Bool)
+    }
+
+    func claim(_ ctx: RequestContext) async throws -> HTTPResponse {
+        let tenantId = ctx.parameter("tenant")
+        let deviceId = ctx.parameter("deviceId")
+        let id = ctx.parameter("qrSessionId")
+        let now = Date()
+        let outcome = try await context.withTransaction { conn -> Outcome in
+            var session = try await Self.lockForDevice(id, tenant: tenantId, on: conn)
+            let owner = try await Self.boundUser(deviceId, tenant: tenantId, on: conn)
+            if let username = session.username, !UsernameRules.identical(username, owner) {
+                throw HTTPError(.qrSessionDeviceRefused, detail: "This code is for another user's device.")
+            }
+            if try await Self.expireIfDue(&session, now: now, on: conn) { return .finished(session, expiredNow: true) }
+            guard session.status == QRSessionStatus.pending else { return .finished(session, expiredNow: false) }
+            session.deviceId = deviceId
+            session.claimedUsername = owner
+            try await Self.change(&session, to: QRSessionStatus.scanned, now: now, on: conn)
+            return .changed(session)
+        }
+        let session = try respond(outcome)
+        ctx.logger.info("qr session claimed", metadata: ["signet.qr.id": .string(id)])
+        let tenant = try await context.tenants.find(tenantId)
+        let claim = QRSessionClaim(
+            qrSessionId: session.id, purpose: session.purpose, status: session.status, tenantName: tenant?.displayName ?? tenantId,
+            expiresAt: session.expiresAt)
+        return try .json(claim, headers: [("Cache-Control", "no-store")])
+    }
+
+    func decide(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let body = try request.decode(QRSessionDecisionRequest.self)
+        guard ["ACCEPT", "REJECT"].contains(body.decision) else { throw HTTPError.invalid("decision", "decision is ACCEPT or REJECT.") }
+        let tenantId = ctx.parameter("tenant")
+        let deviceId = ctx.parameter("deviceId")
+        let id = ctx.parameter("qrSessionId")
+        let now = Date()
+        let outcome = try await context.withTransaction { conn -> Outcome in
+            var session = try await Self.lockForDevice(id, tenant: tenantId, on: conn)
+            let owner = try await Self.boundUser(deviceId, tenant: tenantId, on: conn)
+            // Only the device that claimed the code answers it, while still bound to the same user.
+            guard session.deviceId == deviceId, let claimed = session.claimedUsername, UsernameRules.identical(claimed, owner) else {
+                throw HTTPError(.qrSessionDeviceRefused, detail: "Only the device that scanned the code answers it.")
+            }
+            if try await Self.expireIfDue(&session, now: now, on: conn) { return .finished(session, expiredNow: true) }
+            guard session.status == QRSessionStatus.scanned else { return .finished(session, expiredNow: false) }
+            if body.decision == "ACCEPT" {
+                try await Self.change(&session, to: QRSessionStatus.succeeded, now: now, on: conn)
+            } else {
+                try await Self.change(&session, to: QRSessionStatus.failed, reason: "user_rejected", now: now, on: conn)
+            }
+            return .changed(session)
+        }
+        let session = try respond(outcome)
+        ctx.logger.info("qr session decided", metadata: ["signet.qr.id": .string(id), "signet.qr.status": .string(session.status)])
+        return try .json(session.resource, headers: [("Cache-Control", "no-store")])
+    }
+
+    /// The session, locked, when it is the path tenant's; another tenant's code is refused
+    /// with its own answer (the id is unguessable: telling that it exists elsewhere gives
+    /// nothing away, and tells a mis-configured app what went wrong).
+    static func lockForDevice(_ id: String, tenant: String, on conn: PostgresConnection) async throws -> StoredQRSession {
+        guard let session = try await StoredQRSession.load(id, on: conn, forUpdate: true) else {
+            throw HTTPError(.qrSessionNotFound, detail: "No such QR session.")
+        }
+        guard session.tenant == tenant else { throw HTTPError(.qrSessionOtherTenant, detail: "This code belongs to another tenant.") }
+        return session
+    }
+
+    /// The user the (active) device is bound to.
+    static func boundUser(_ deviceId: String, tenant: String, on conn: PostgresConnection) async throws -> String {
+        guard let device = try await DeviceStore.load(deviceId, tenant: tenant, on: conn), device.status == "ACTIVE", let owner = device.username else {
+            throw HTTPError(.qrSessionDeviceRefused, detail: "The device is not bound to a user.")
+        }
+        return owner
+    }
+
+    /// The session after the transaction committed, its waiters woken; for one found finished,
+    /// the error that says how.
+    func respond(_ outcome: Outcome) throws -> StoredQRSession {
+        switch outcome {
+        case .changed(let session):
+            waiters.notify(session.id)
+            return session
+        case .finished(let session, let expiredNow):
+            if expiredNow { waiters.notify(session.id) }
+            if session.status == QRSessionStatus.expired { throw HTTPError(.qrSessionExpired, detail: "The code expired.") }
+            throw HTTPError(.qrSessionAlreadyUsed, detail: "The code was used already.")
+        }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+import HTTPServer
+import Postgres
+import Schema
+
+/// A row of `qr_sessions`, and the SQL that reads and writes them.
+struct StoredQRSession: Sendable {
+    var id: String
+    var tenant: String
+    var purpose: String
+    var qrType: QRPayloadType
+    /// The user the page named, if any: only a device bound to them may claim it.
+    var username: String?
+    /// The authentication service's sign-in flow the phone completes.
+    var signinId: String?
+    /// SHA-256 of the watch token.
+    var watchTokenHash: [UInt8]
+    var status: String
+    var revision: Int
+    var reason: String?
+    /// The device that claimed it, and the user it was bound to then.
+    var deviceId: String?
+    var claimedUsername: String?
+    var createdAt: Date
+    var expiresAt: Date
+    var updatedAt: Date
+
+    var isFinished: Bool { QRSessionStatus.finished.contains(status) }
+
+    /// As the RP and other Signet services see it.
+    var resource: QRSessionResource {
+        QRSessionResource(
+            qrSessionId: id, purpose: purpose, status: status, revision: revision, username: claimedUsername, deviceId: deviceId, signinId: signinId,
+            reason: reason, expiresAt: expiresAt, updatedAt: updatedAt)
+    }
+
+    /// As the page that shows the code sees it (watch token): no user, no device.
+    var resourceForPage: QRSessionResource {
+        var r = resource
+        r.username = nil
+        r.deviceId = nil
+        return r
+    }
+
+    var changedEvent: QRSessionChanged {
+        QRSessionChanged(
+            tenantId: tenant, qrSessionId: id, revision: revision, purpose: purpose, status: status, qrType: qrType.rawValue, deviceId: deviceId,
+            reason: reason, expiresAt: expiresAt, changedAt: updatedAt)
+    }
+
+    func insert(on conn: PostgresConnection) async throws {
+        try await conn.query(
+            """
+            INSERT INTO qr_sessions (id, tenant_id, purpose, qr_type, username, signin_id, watch_token_hash, status, revision, created_at, expires_at,
+                updated_at)
+            VALUES (\(id), \(tenant), \(purpose), \(qrType.rawValue), \(username), \(signinId), \(PostgresBytes(watchTokenHash)), \(status), \(revision),
+                \(createdAt), \(expiresAt), \(updatedAt))
+            """)
+    }
+
+    /// Writes status, revision, reason and the claiming device.
+    func updateState(on conn: PostgresConnection) async throws {
+        try await conn.query(
+            """
+            UPDATE qr_sessions SET status = \(status), revision = \(revision), reason = \(reason), device_id = \(deviceId),
+                claimed_username = \(claimedUsername), updated_at = \(updatedAt)
+            WHERE id = \(id) AND tenant_id = \(tenant)
+            """)
+    }
+
+    /// The session `id` of any tenant (the scanning phone's tenant is compared by the caller,
+    /// so that another tenant's code is refused with its own answer), or nil.
+    static func load(_ id: String, on conn: PostgresConnection, forUpdate: Bool = false) async throws -> StoredQRSession? {
+        guard QRSessionID.isValid(id) else { return nil }
+        let rows =
+            forUpdate
+            ? try await conn.query("SELECT * FROM qr_sessions WHERE id = \(id) FOR UPDATE")
+            : try await conn.query("SELECT * FROM qr_sessions WHERE id = \(id)")
+        return try rows.first.map(session(from:))
+    }
+
+    /// Sessions not finished past their expiry, locked for the expirer (others skip them).
+    static func overdue(before now: Date, limit: Int, on conn: PostgresConnection) async throws -> [StoredQRSession] {
+        try await conn.query(
+            """
+            SELECT * FROM qr_sessions WHERE status IN ('PENDING', 'SCANNED') AND expires_at <= \(now) ORDER BY expires_at LIMIT \(limit)
+                FOR UPDATE SKIP LOCKED
+            """
+        ).map(session(from:))
+    }
+
+    /// Deletes sessions that expired before `cutoff` (their events stay the record).
+    @discardableResult
+    static func purge(expiredBefore cutoff: Date, on conn: PostgresConnection) async throws -> Int {
+        try await conn.query("DELETE FROM qr_sessions WHERE expires_at < \(cutoff) RETURNING id").count
+    }
+
+    static func session(from row: PostgresRow) throws -> StoredQRSession {
+        guard let id = row.string("id"), let tenant = row.string("tenant_id"), let purpose = row.string("purpose"),
+            let qrType = row.string("qr_type").flatMap(QRPayloadType.init(rawValue:)), let hash = row.bytes("watch_token_hash"),
+            let status = row.string("status"), let revision = row.int("revision"), let created = row.date("created_at"),
+            let expires = row.date("expires_at"), let updated = row.date("updated_at")
+        else { throw HTTPError(.qrSessionNotFound, detail: "No such QR session.") }
+        return StoredQRSession(
+            id: id, tenant: tenant, purpose: purpose, qrType: qrType, username: row.string("username"), signinId: row.string("signin_id"),
+            watchTokenHash: hash, status: status, revision: revision, reason: row.string("reason"), deviceId: row.string("device_id"),
+            claimedUsername: row.string("claimed_username"), createdAt: created, expiresAt: expires, updatedAt: updated)
+    }
+}

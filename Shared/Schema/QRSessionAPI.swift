@@ -1,0 +1,197 @@
+import Foundation
+
+/// A page asks for a QR code that the user's phone scans
+/// (`POST /v1/tenants/{tenant}/qr-sessions`, RP API key; or the internal route, for the
+/// authentication service's `qr` sign-in method).
+public struct QRSessionCreateRequest: Codable, Sendable, Equatable {
+    /// `authenticate` (the only purpose built so far; `register` and `bless` answer
+    /// `qr_purpose_unavailable`).
+    public var purpose: String
+    /// When set, only a device bound to this user may claim the session.
+    public var username: String?
+    /// The sign-in flow the phone completes (set by the authentication service).
+    public var signinId: String?
+    /// `deepLink`, `universalLink` or `compact` (default `SIGNET_OOB_QR_DEFAULT_TYPE`).
+    public var qrType: String?
+    /// 30-600 (default 120).
+    public var expiresInSeconds: Int?
+
+    public init(purpose: String, username: String? = nil, signinId: String? = nil, qrType: String? = nil, expiresInSeconds: Int? = nil) {
+        self.purpose = purpose
+        self.username = username
+        self.signinId = signinId
+        self.qrType = qrType
+        self.expiresInSeconds = expiresInSeconds
+    }
+
+    public static var fullExample: QRSessionCreateRequest {
+        QRSessionCreateRequest(
+            purpose: "authenticate", username: "user-4711", signinId: "si_0f1e2d3c4b5a69788796a5b4c3d2e1f0", qrType: "universalLink",
+            expiresInSeconds: 120)
+    }
+}
+
+/// A QR session just created: the payload the code encodes (only the session's unguessable
+/// id, no personal data), the code as PNG (base64) and SVG, and the watch token with which a
+/// page without the RP's key reads the session's status.
+public struct QRSessionCreated: Codable, Sendable, Equatable {
+    public var qrSessionId: String
+    public var purpose: String
+    public var qrType: String
+    public var qrPayload: String
+    /// The code as a PNG image, standard base64.
+    public var qrCodePng: String
+    public var qrCodeSvg: String
+    /// Reads the status (`Authorization: Bearer` or `?watchToken=` for an `EventSource`); shown
+    /// only here.
+    public var watchToken: String
+    public var expiresAt: Date
+
+    public init(
+        qrSessionId: String, purpose: String, qrType: String, qrPayload: String, qrCodePng: String, qrCodeSvg: String, watchToken: String,
+        expiresAt: Date
+    ) {
+        self.qrSessionId = qrSessionId
+        self.purpose = purpose
+        self.qrType = qrType
+        self.qrPayload = qrPayload
+        self.qrCodePng = qrCodePng
+        self.qrCodeSvg = qrCodeSvg
+        self.watchToken = watchToken
+        self.expiresAt = expiresAt
+    }
+
+    public static var fullExample: QRSessionCreated {
+        QRSessionCreated(
+            qrSessionId: "qr_0f1e2d3c4b5a69788796a5b4c3d2e1f0", purpose: "authenticate", qrType: "universalLink",
+            qrPayload: "https://bank.example/qr/qr_0f1e2d3c4b5a69788796a5b4c3d2e1f0", qrCodePng: "iVBORw0KGgo=", qrCodeSvg: "<svg/>",
+            watchToken: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", expiresAt: Date(timeIntervalSince1970: 1_764_000_120))
+    }
+}
+
+/// A QR session's status, as its page (watch token), its RP and other Signet services read it.
+public struct QRSessionResource: Codable, Sendable, Equatable {
+    public var qrSessionId: String
+    public var purpose: String
+    /// See ``QRSessionStatus``.
+    public var status: String
+    /// Grows with each change (the `id` of its Server-Sent Event).
+    public var revision: Int
+    /// The user of the device that claimed it (RP and internal readers only, never the page).
+    public var username: String?
+    /// The device that claimed it (RP and internal readers only).
+    public var deviceId: String?
+    public var signinId: String?
+    /// Why it failed (`user_rejected`).
+    public var reason: String?
+    public var expiresAt: Date
+    public var updatedAt: Date
+
+    public init(
+        qrSessionId: String, purpose: String, status: String, revision: Int, username: String?, deviceId: String?, signinId: String?, reason: String?,
+        expiresAt: Date, updatedAt: Date
+    ) {
+        self.qrSessionId = qrSessionId
+        self.purpose = purpose
+        self.status = status
+        self.revision = revision
+        self.username = username
+        self.deviceId = deviceId
+        self.signinId = signinId
+        self.reason = reason
+        self.expiresAt = expiresAt
+        self.updatedAt = updatedAt
+    }
+
+    public static var fullExample: QRSessionResource {
+        QRSessionResource(
+            qrSessionId: "qr_0f1e2d3c4b5a69788796a5b4c3d2e1f0", purpose: "authenticate", status: "FAILED", revision: 3, username: "user-4711",
+            deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", signinId: "si_0f1e2d3c4b5a69788796a5b4c3d2e1f0", reason: "user_rejected",
+            expiresAt: Date(timeIntervalSince1970: 1_764_000_120), updatedAt: Date(timeIntervalSince1970: 1_764_000_030))
+    }
+}
+
+/// What the scanning phone learns when it claims a QR session: what it is for and whose
+/// tenant, never the page's user.
+public struct QRSessionClaim: Codable, Sendable, Equatable {
+    public var qrSessionId: String
+    public var purpose: String
+    public var status: String
+    /// The tenant's display name, for "Sign in to … on the other device?".
+    public var tenantName: String
+    public var expiresAt: Date
+
+    public init(qrSessionId: String, purpose: String, status: String, tenantName: String, expiresAt: Date) {
+        self.qrSessionId = qrSessionId
+        self.purpose = purpose
+        self.status = status
+        self.tenantName = tenantName
+        self.expiresAt = expiresAt
+    }
+
+    public static var fullExample: QRSessionClaim {
+        QRSessionClaim(
+            qrSessionId: "qr_0f1e2d3c4b5a69788796a5b4c3d2e1f0", purpose: "authenticate", status: "SCANNED", tenantName: "Example Bank",
+            expiresAt: Date(timeIntervalSince1970: 1_764_000_120))
+    }
+}
+
+/// The claiming phone's answer (`POST …/devices/{deviceId}/qr-sessions/{id}/decision`), signed
+/// like every device call by its `Device-Proof` (method, path, body hash, fresh nonce).
+public struct QRSessionDecisionRequest: Codable, Sendable, Equatable {
+    /// `ACCEPT` or `REJECT`.
+    public var decision: String
+    public init(decision: String) { self.decision = decision }
+    public static var fullExample: QRSessionDecisionRequest { QRSessionDecisionRequest(decision: "ACCEPT") }
+}
+
+/// The statuses of a QR session: `PENDING` (shown, not scanned), `SCANNED` (a phone claimed
+/// it and is working), then one of `SUCCEEDED`, `FAILED`, `EXPIRED`.
+public enum QRSessionStatus {
+    public static let pending = "PENDING"
+    public static let scanned = "SCANNED"
+    public static let succeeded = "SUCCEEDED"
+    public static let failed = "FAILED"
+    public static let expired = "EXPIRED"
+    public static let all = [pending, scanned, succeeded, failed, expired]
+    public static let finished: Set<String> = [succeeded, failed, expired]
+}
+
+/// The purposes of a QR session.
+public enum QRSessionPurpose {
+    public static let authenticate = "authenticate"
+    public static let register = "register"
+    public static let bless = "bless"
+    public static let all = [authenticate, register, bless]
+}
+
+/// The forms of a QR payload, smallest last: an app deep link (`<scheme>://qr/<id>`), a
+/// universal https link on the tenant's first origin (`<origin>/qr/<id>`), or the bare id for
+/// apps that know the endpoint.
+public enum QRPayloadType: String, Sendable, CaseIterable {
+    case deepLink
+    case universalLink
+    case compact
+
+    /// The payload for session `id`.
+    public func payload(id: String, scheme: String, origin: String) -> String {
+        switch self {
+        case .deepLink: "\(scheme)://qr/\(id)"
+        case .universalLink: "\(origin)/qr/\(id)"
+        case .compact: id
+        }
+    }
+
+    /// The session id in a payload of any form, or nil.
+    public static func sessionId(in payload: String) -> String? {
+        let last = payload.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? payload
+        return QRSessionID.isValid(last) ? last : nil
+    }
+}
+
+/// QR session ids: `qr_` and 32 hex digits (128 random bits).
+public enum QRSessionID {
+    public static func isValid(_ id: String) -> Bool {
+        id.utf8.count == 35 && id.hasPrefix("qr_") && id.utf8.dropFirst(3).allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+}
