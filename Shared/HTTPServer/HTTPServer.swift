@@ -378,11 +378,12 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
     }
     state.counted = true
     // Inline first: the handler's task starts on this thread, and runs here for as long as it
-    // does not wait for another thread (its libpq calls run inline: this thread may block).
-    // A handler that completes here is answered at once, without suspending the connection:
-    // no hand-off to a handler thread and back, one wake-up per request (the socket's). One
-    // that waits (a pool lease, a sleep, a long poll) goes on on the handler threads, and its
-    // connection is suspended until it answers or its deadline passes.
+    // neither waits for another thread nor blocks. A handler that completes here is answered
+    // at once, without suspending the connection: no hand-off to a handler thread and back,
+    // one wake-up per request (the socket's). One that waits (a pool lease, a sleep, a long
+    // poll) or is about to block (a libpq call moves itself, see PostgresConnection) goes on
+    // on the handler threads, and its connection is suspended until it answers or its
+    // deadline passes. This thread never blocks, so the deadline is always answered on time.
     let arrived = ContinuousClock.now
     let respond = server.respond
     let executor = server.handlerExecutor

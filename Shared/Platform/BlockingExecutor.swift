@@ -88,8 +88,11 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         // A job enqueued by a thread that is running this executor's jobs inline (see
         // runInline) stays on that thread: no hand-off, no wake-up.
         if let inline = InlineJobs.current, inline.owner === self {
-            inline.jobs.append(unowned)
-            return
+            if !inline.leaving {
+                inline.jobs.append(unowned)
+                return
+            }
+            inline.leaving = false  // this job goes to the executor's threads (leaveReceivingThread)
         }
         // A new thread when every started one is busy (or about to be: jobs waiting outnumber
         // the idle threads), up to threadCount.
@@ -115,18 +118,20 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     /// The HTTP server calls this on its receiving threads, so that a request whose handler
     /// does not wait is answered on the thread that read it: no hand-off to a handler thread
     /// and back (two wake-ups and, with libmicrohttpd, a suspend/resume of the connection).
-    /// The calling thread counts as one that may block while the jobs run
-    /// (``currentThreadMayBlock``): a libpq call made by such a job runs inline.
     ///
-    /// - Important: the caller must be a thread that may block (not the cooperative pool's)
-    ///   and must not hold a lock that the jobs could take. Calls do not nest: an inner call
-    ///   only runs `start`, and the outer call runs the jobs.
+    /// The calling thread does not count as one that may block (``currentThreadMayBlock`` is
+    /// false there): a job about to block (a libpq call) first moves itself to this executor's
+    /// threads with ``leaveReceivingThread()``, so that a receiving thread never waits for the
+    /// database while other connections it serves have requests ready (a first version that
+    /// ran libpq inline there lost ceremonies/s to that head-of-line blocking), and a request
+    /// timeout is always answered on time.
+    ///
+    /// - Important: the caller must not hold a lock that the jobs could take. Calls do not
+    ///   nest: an inner call only runs `start`, and the outer call runs the jobs.
     public func runInline<T>(_ start: () -> T) -> T {
         let queue = InlineJobs.forCurrentThread()
         if queue.owner != nil { return start() }
         queue.owner = self
-        let couldBlock = pthread_getspecific(Self.key)
-        pthread_setspecific(Self.key, UnsafeRawPointer(bitPattern: 1))
         let value = start()
         var next = 0
         while next < queue.jobs.count {
@@ -136,8 +141,22 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         }
         queue.jobs.removeAll(keepingCapacity: true)
         queue.owner = nil
-        pthread_setspecific(Self.key, couldBlock)
+        queue.leaving = false
         return value
+    }
+
+    /// Whether the calling thread is running jobs inline (``runInline(_:)``).
+    public static var currentThreadRunsInline: Bool { InlineJobs.current?.owner != nil }
+
+    /// Moves the calling task from the receiving thread that runs it inline to its executor's
+    /// own threads, where it may block: one hand-off, made only by a task about to block.
+    /// Elsewhere it returns at once.
+    public static func leaveReceivingThread() async {
+        guard let inline = InlineJobs.current, inline.owner != nil else { return }
+        // The yield re-enqueues this task's job on its executor from this thread; `leaving`
+        // sends that one job to the executor's threads instead of this thread's inline queue.
+        inline.leaving = true
+        await Task.yield()
     }
 }
 
@@ -146,6 +165,8 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
 private final class InlineJobs {
     /// The executor whose jobs run inline right now; nil outside `runInline`.
     var owner: BlockingExecutor?
+    /// The next job enqueued goes to the executor's threads (see leaveReceivingThread).
+    var leaving = false
     var jobs: [UnownedJob] = []
 
     init() { jobs.reserveCapacity(8) }

@@ -37,13 +37,9 @@ public struct ServiceConfiguration: Sendable {
         self.service = service
         let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
         let port = try env.int("SIGNET_HTTP_PORT", default: service.defaultPort, range: 0...65535)
-        let poolSize = try env.int("SIGNET_DB_POOL_SIZE", default: 8, range: 1...200)
         http = HTTPServerConfiguration(
             host: host, port: port,
-            // Handlers run on these threads until they wait, and block there in libpq: as
-            // many as the database calls that may run at once, so that a blocked thread does
-            // not hold up requests another could serve.
-            threads: try env.int("SIGNET_HTTP_THREADS", default: poolSize, range: 1...256),
+            threads: try env.int("SIGNET_HTTP_THREADS", default: max(2, ProcessInfo.processInfo.activeProcessorCount), range: 1...256),
             maxBodyBytes: try env.int("SIGNET_HTTP_MAX_BODY_BYTES", default: 64 * 1024, range: 1024...(16 * 1024 * 1024)),
             maxConnections: try env.int("SIGNET_HTTP_MAX_CONNECTIONS", default: 1024, range: 1...100_000),
             idleTimeoutSeconds: try env.int("SIGNET_HTTP_IDLE_TIMEOUT_SECONDS", default: 30, range: 1...3600),
@@ -58,7 +54,7 @@ public struct ServiceConfiguration: Sendable {
         let defaultURL = "postgresql://\(pgUser)@\(pgHost):\(pgPort)/signet_\(service.rawValue)?connect_timeout=5&application_name=signet-\(service.rawValue)"
         postgres = PostgresConfiguration(
             conninfo: env.string("SIGNET_DATABASE_URL", default: defaultURL),
-            poolSize: poolSize)
+            poolSize: try env.int("SIGNET_DB_POOL_SIZE", default: 8, range: 1...200))
         var props: [String: String] = [:]
         if let extra = env.optionalString("SIGNET_KAFKA_PROPERTIES") {
             for pair in extra.split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
