@@ -287,7 +287,6 @@ if [ "$peer" = 1 ]; then
     printf '%-58s Signet %s  peer %s   (medians; whole stack with the client; runs: Signet%s, peer%s)\n' "whole-stack CPU ms per ceremony" "$signet_total" "$peer_total" "$signet_total_runs" "$peer_total_runs"
     printf '%-58s %s\n' "peer latency at half its peak rate" "$peer_latency"
 fi
-printf '\nidle service processes (before load; see README "Benchmark" for the thread groups):\n%s' "$footprint"
 printf '%-58s %s\n' "CPU ms per pgbench sign-in transaction (last run)" "$pg_cpu"
 # The most the ceremonies could reach on these cores if the authentication service cost nothing
 # but its two ECDSA operations (verify the assertion, sign the session token), everything else
@@ -313,3 +312,4 @@ bad=$(printf '%s\n%s\n' "$tx" "$tx_alone" | awk '/Non-2xx/ {print $5}')
 [ -z "$bad" ] || printf 'note: %s non-2xx responses during the PUT run\n' "$bad"
 printf '\nlatency, PUT (full stack):\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/Latency/,/Req\/Sec/p')"
 printf 'latency, PUT (registration alone):\n%s\n' "$(printf '%s\n' "$tx_alone" | sed -n '/Latency/,/Req\/Sec/p')"
+printf '\nidle service processes (before load; see README "Benchmark" for the thread groups):\n%s' "$footprint"
