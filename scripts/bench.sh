@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): HTTP requests/s of a trivial route and of a route doing one
 # PostgreSQL transaction with an outbox row, beside pgbench running the same transaction,
-# in one run on this machine. Starts the release stack itself and stops it afterwards.
+# in one run on this machine; sign-in ceremonies beside the Python peer (../shared/peer) in
+# alternating pairs, with CPU per ceremony and latency at half the peak rate. Starts the
+# release stack (and the peer) itself and stops them afterwards.
 #
-#   DURATION=10 CONNECTIONS=16 bash scripts/bench.sh
+#   DURATION=10 CONNECTIONS=16 RUNS=3 bash scripts/bench.sh
+#   PEER=0 bash scripts/bench.sh        without the peer (skipped anyway when ../shared/peer is absent)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -18,12 +21,71 @@ export SIGNET_LOG_LEVEL="${SIGNET_LOG_LEVEL:-warning}"
 trap 'bash scripts/stack.sh down' EXIT
 bash scripts/stack.sh up release >/dev/null 2>&1 || { echo "stack failed to start; see .data/logs" >&2; exit 1; }
 
+# The Python peer (../shared/peer: Starlette/uvicorn, py_webauthn, asyncpg; same API, same SQL
+# function per sign-in), started from its own start.sh and stopped by its stop.sh.
+PEER_DIR="${SIGNET_PEER_DIR:-$ROOT/../shared/peer}"
+PEER_URL="http://127.0.0.1:${PEER_PORT:-9090}"
+peer=0
+if [ "${PEER:-1}" = 0 ]; then
+    peer_note="skipped (PEER=0)"
+elif [ ! -x "$PEER_DIR/start.sh" ]; then
+    peer_note="skipped: no Python peer at $PEER_DIR"
+elif bash "$PEER_DIR/start.sh" >"$ROOT/.data/logs/bench-peer.log" 2>&1; then
+    peer=1
+    trap 'bash "$PEER_DIR/stop.sh" >>"$ROOT/.data/logs/bench-peer.log" 2>&1; bash scripts/stack.sh down' EXIT
+    peer_note="$PEER_URL"
+else
+    peer_note="skipped: the peer did not start (see .data/logs/bench-peer.log)"
+    bash "$PEER_DIR/stop.sh" >>"$ROOT/.data/logs/bench-peer.log" 2>&1 || true
+fi
+echo "peer: $peer_note" >&2
+
+# Idle footprint of each service process, before any load: resident memory and threads, the
+# threads grouped by name (see README "Benchmark" for why each group exists).
+sleep 3
+footprint=""
+for s in registration authentication transaction oob pii; do
+    pid=$(cat ".data/run/$s.pid" 2>/dev/null || true)
+    [ -n "$pid" ] && [ -r "/proc/$pid/status" ] || continue
+    rss=$(awk '/^VmRSS/ {printf "%.1f", $2 / 1024}' "/proc/$pid/status")
+    threads=$(awk '/^Threads/ {print $2}' "/proc/$pid/status")
+    groups=$(cat /proc/"$pid"/task/*/comm 2>/dev/null | sed -E 's/[-_.]?[0-9]+$//' | sort | uniq -c | sort -rn | awk '{printf "%s%s %d", sep, $2, $1; sep = ", "}')
+    footprint="$footprint$(printf '%-16s %7s MB %4s threads   %s' "$s" "$rss" "$threads" "$groups")"$'\n'
+done
+
 rps() { awk '/Requests\/sec/ {print $2}'; }
 non2xx() { awk '/Non-2xx/ {print $5} END {}' ; }
 
 echo "warming up…" >&2
 wrk -t2 -c"$CONNECTIONS" -d2s http://127.0.0.1:8081/healthz >/dev/null
 trivial=$(wrk -t2 -c64 -d"${DURATION}s" http://127.0.0.1:8081/healthz)
+# The ceiling for a trivial route: nginx answering `return 200` itself (its own instance, two
+# workers, no upstream), and the peer's /healthz.
+mkdir -p "$ROOT/.data/bench-nginx"
+cat >"$ROOT/.data/bench-nginx/nginx.conf" <<NGINX
+user $(id -un) $(id -gn);
+worker_processes 2;
+pid $ROOT/.data/bench-nginx/nginx.pid;
+error_log $ROOT/.data/bench-nginx/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $ROOT/.data/bench-nginx/tmp;
+    proxy_temp_path $ROOT/.data/bench-nginx/tmp;
+    fastcgi_temp_path $ROOT/.data/bench-nginx/tmp;
+    uwsgi_temp_path $ROOT/.data/bench-nginx/tmp;
+    scgi_temp_path $ROOT/.data/bench-nginx/tmp;
+    server { listen 127.0.0.1:${BENCH_NGINX_PORT:-18099}; location = /healthz { return 200; } }
+}
+NGINX
+nginx_static=""
+if nginx -c "$ROOT/.data/bench-nginx/nginx.conf" -p "$ROOT/.data/bench-nginx" 2>>"$ROOT/.data/logs/bench-nginx.log"; then
+    sleep 0.5
+    nginx_static=$(wrk -t2 -c64 -d"${DURATION}s" "http://127.0.0.1:${BENCH_NGINX_PORT:-18099}/healthz" | rps)
+    kill -QUIT "$(cat "$ROOT/.data/bench-nginx/nginx.pid")" 2>/dev/null || true
+fi
+peer_healthz=""
+[ "$peer" = 0 ] || peer_healthz=$(wrk -t2 -c64 -d"${DURATION}s" "$PEER_URL/healthz" | rps)
 tx=$(wrk -t2 -c"$CONNECTIONS" -d"${DURATION}s" -s bench/put-tenant.lua http://127.0.0.1:8081)
 # WebAuthn: full sign-in ceremonies (options + verify) over HTTP through the gateway, each
 # worker with its own credential (a software authenticator signing on the client side).
@@ -63,7 +125,35 @@ pair_ratios=""
 pg_cpu=""
 : >"$ROOT/.data/logs/bench-ceremonies.log"
 : >"$ROOT/.data/logs/bench-pgbench.log"
-for _ in $(seq "$RUNS"); do
+peer_runs=""
+peer_pair_ratios=""
+peer_cpu_runs=""
+peer_cpu=""
+signet_total_runs=""
+peer_total_runs=""
+PEER_RUN="${PEER_RUN_DIR:-$ROOT/.data/peer/run}"
+peer_signins() {
+    PGOPTIONS="-c client_min_messages=warning" psql -h 127.0.0.1 -p "${PEER_PG_PORT:-54339}" -U peer -d peer -qAt \
+        -c "SELECT count(*) FROM outbox WHERE event_type = 'peer.authentication.succeeded.v1'"
+}
+# One run of the peer: ceremonies/s, and CPU per ceremony of its app and its PostgreSQL (its
+# own processes, cpu.py) and of the client (signet-bench's own line), per sign-in recorded.
+run_peer() {
+    local n0 n1 c0 c1 out
+    n0=$(peer_signins)
+    c0=$(PEER_RUN_DIR="$PEER_RUN" python3 "$PEER_DIR/cpu.py")
+    out=$("$BIN/signet-bench" ceremonies "$PEER_URL" "${PEER_RP_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-peer.log") ||
+        echo "signet-bench ceremonies against the peer failed (exit $?)" >>"$ROOT/.data/logs/bench-peer.log"
+    c1=$(PEER_RUN_DIR="$PEER_RUN" python3 "$PEER_DIR/cpu.py")
+    n1=$(peer_signins)
+    p=$(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')
+    peer_runs="$peer_runs $p"
+    local client; client=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p' | awk '{for (i = 1; i < NF; i += 2) if ($i == "client") print $(i + 1)}')
+    peer_cpu="$(PEER_RUN_DIR="$PEER_RUN" python3 "$PEER_DIR/cpu.py" diff "$c0" "$c1" "$((n1 - n0))")  client ${client:-0}"
+    peer_cpu_runs="$peer_cpu_runs $(printf '%s\n' "$peer_cpu" | awk '{print $2}')"
+    peer_total_runs="$peer_total_runs $(printf '%s\n' "$peer_cpu" | awk '{printf "%.3f", $6 + $8}')"
+}
+run_signet() {
     out=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log") ||
         echo "signet-bench ceremonies failed (exit $?)" >>"$ROOT/.data/logs/bench-ceremonies.log"
     c=$(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')
@@ -72,6 +162,19 @@ for _ in $(seq "$RUNS"); do
     cer_failed=$((cer_failed + ${failed:-1}))
     # Where the CPU went (signet-bench reads /proc around its measured loop); the last run's.
     cer_cpu=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p')
+    auth_cpu_runs="$auth_cpu_runs $(printf '%s\n' "$cer_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "authentication") print $(i + 1)}')"
+    signet_total_runs="$signet_total_runs $(printf '%s\n' "$cer_cpu" | awk '{print $NF}')"
+}
+auth_cpu_runs=""
+pair=0
+for _ in $(seq "$RUNS"); do
+    pair=$((pair + 1))
+    # Alternating order (Signet first in odd pairs, the peer first in even ones), so that
+    # neither side always meets the machine after the other.
+    if [ "$peer" = 1 ] && [ $((pair % 2)) = 0 ]; then run_peer; sleep 2; fi
+    run_signet
+    if [ "$peer" = 1 ] && [ $((pair % 2)) = 1 ]; then sleep 2; run_peer; fi
+    [ "$peer" = 0 ] || peer_pair_ratios="$peer_pair_ratios $(awk -v c="$c" -v p="$p" 'BEGIN { if (p > 0) printf "%.2f", c / p }')"
     sleep 2  # the consumers catch up with the ceremonies' events before pgbench starts
     pg_before=$(postgres_ticks)
     times >"$ROOT/.data/logs/times.before"
@@ -96,6 +199,31 @@ cer=$(printf '%s' "$cer_runs" | median)
 pg_auth_tps=$(printf '%s' "$pg_auth_runs" | median)
 pg_auth_simple_tps=$(printf '%s' "$pg_auth_simple_runs" | median)
 pair_ratio=$(printf '%s' "$pair_ratios" | median)
+auth_cpu=$(printf '%s' "$auth_cpu_runs" | median)
+signet_total=$(printf '%s' "$signet_total_runs" | median)
+# Tail latency at half of each side's peak (its median ceremonies/s): the same client, paced.
+half() { awk -v r="$1" 'BEGIN { printf "%.0f", r / 2 }'; }
+lat() { printf '%s\n' "$1" | sed -n 's/^latency_ms //p' | awk '{print "p50 " $2 " ms  p99 " $6 " ms"}'; }
+signet_latency=$(lat "$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" "$(half "$cer")" 2>>"$ROOT/.data/logs/bench-ceremonies.log")")
+# PostgreSQL's CPU per ceremony against pgbench's per transaction of the same SQL at the same
+# rate (-R, the ceremonies' median): fewer commits share a WAL flush at lower rates, so this
+# is the like-for-like anchor for what the service's sessions cost the server.
+pg_before=$(postgres_ticks)
+out=$("$PGBENCH" -h 127.0.0.1 -p "$PG_PORT" -U signet -n -c "$CONNECTIONS" -j 2 -T "$DURATION" -R "$(awk -v c="$cer" 'BEGIN { printf "%.0f", c }')" -M prepared -f bench/sign-in.sql signet_bench_auth 2>&1) || true
+sleep 1
+pg_after=$(postgres_ticks)
+tx_count=$(printf '%s\n' "$out" | awk '/^number of transactions actually processed/ {split($NF, n, "/"); print n[1]; exit}')
+pg_rated_cpu=$(awk -v a="$pg_after" -v b="$pg_before" -v t="$TICKS" -v n="${tx_count:-0}" 'BEGIN { if (n > 0) printf "%.3f", (a - b) * 1000 / t / n }')
+psql -h 127.0.0.1 -p "$PG_PORT" -U signet -qAt signet_bench_auth -c "TRUNCATE used_challenges, outbox" >/dev/null
+if [ "$peer" = 1 ]; then
+    peer_med=$(printf '%s' "$peer_runs" | median)
+    peer_cpu_med=$(printf '%s' "$peer_cpu_runs" | median)
+    peer_total=$(printf '%s' "$peer_total_runs" | median)
+    peer_pair_ratio=$(printf '%s' "$peer_pair_ratios" | median)
+    peer_latency=$(lat "$("$BIN/signet-bench" ceremonies "$PEER_URL" "${PEER_RP_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" "$(half "$peer_med")" 2>>"$ROOT/.data/logs/bench-peer.log")")
+    bash "$PEER_DIR/stop.sh" >>"$ROOT/.data/logs/bench-peer.log" 2>&1 || true
+    trap 'bash scripts/stack.sh down' EXIT
+fi
 # Adaptive sign-in flows (start + fido2 challenge + verify, ending in a session) under the demo
 # tenant's default ruleset; its rate limits raised so that they do not cap the measurement.
 curl -fsS -X PUT -H "Authorization: Bearer ${SIGNET_ADMIN_TOKEN:-dev-admin-token}" -H 'Content-Type: application/json' \
@@ -129,6 +257,8 @@ pg_simple_tps=$(printf '%s\n' "$pgb_simple" | awk '/^tps = / {print $3; exit}')
 printf '\nSignet benchmark (%s s per run, %s cores, log level %s)\n' "$DURATION" "$(nproc)" "$SIGNET_LOG_LEVEL"
 printf '%-58s %12s\n' "figure" "per second"
 printf '%-58s %12s\n' "HTTP GET /healthz (trivial route, 64 connections)" "$(printf '%s\n' "$trivial" | rps)"
+printf '%-58s %12s\n' "nginx return 200, same load (ceiling)" "${nginx_static:-n/a}"
+[ "$peer" = 0 ] || printf '%-58s %12s\n' "the Python peer's /healthz, same load" "$peer_healthz"
 printf '%-58s %12s\n' "HTTP PUT tenant, full stack (4 services consume each event)" "$(printf '%s\n' "$tx" | rps)"
 printf '%-58s %12s\n' "HTTP PUT tenant, registration alone (1 tx + outbox row)" "$(printf '%s\n' "$tx_alone" | rps)"
 printf '%-58s %12s\n' "pgbench -M prepared, same transaction, $CONNECTIONS clients (anchor)" "$pg_tps"
@@ -144,6 +274,19 @@ awk -v c="$cer" -v p="$pg_auth_tps" -v s="$pg_auth_simple_tps" -v r="$pair_ratio
 vr=$(printf '%s\n' "$verify" | awk '/assertion_verify_per_s/ {print $2}')
 awk -v v="$vr" -v o="$openssl_verify" 'BEGIN { if (o > 0) printf "%-58s %11.1f%%  (target 90%%)\n", "assertion verification / openssl", 100 * v / o }'
 printf '%-58s %s\n' "CPU ms per ceremony (last run)" "$cer_cpu"
+printf '%-58s %s   runs:%s\n' "authentication CPU ms per ceremony (median; target 0.25)" "$auth_cpu" "$auth_cpu_runs"
+printf '%-58s %s   (pgbench -R %s: PostgreSQL %s ms per transaction; target within 10 %%)\n' "PostgreSQL CPU ms per ceremony (last run)" \
+    "$(printf '%s\n' "$cer_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "postgres") print $(i + 1)}')" "$cer" "${pg_rated_cpu:-n/a}"
+printf '%-58s %s\n' "ceremony latency at half the peak rate" "$signet_latency"
+printf '\n%-58s %s\n' "Python peer" "$peer_note"
+if [ "$peer" = 1 ]; then
+    printf '%-58s %12s   runs:%s\n' "peer sign-in ceremonies (same client, no gateway)" "$peer_med" "$peer_runs"
+    awk -v c="$cer" -v p="$peer_med" -v r="$peer_pair_ratios" -v m="$peer_pair_ratio" 'BEGIN { if (p > 0) printf "%-58s %12.2f   (medians; per pair:%s, median %s; target 1.8)\n", "Signet / peer ceremonies", c / p, r, m }'
+    printf '%-58s %s\n' "peer CPU ms per ceremony (last run; app = the service)" "$peer_cpu"
+    printf '%-58s %s   runs:%s\n' "peer app CPU ms per ceremony (median)" "$peer_cpu_med" "$peer_cpu_runs"
+    printf '%-58s Signet %s  peer %s   (medians; whole stack with the client; runs: Signet%s, peer%s)\n' "whole-stack CPU ms per ceremony" "$signet_total" "$peer_total" "$signet_total_runs" "$peer_total_runs"
+    printf '%-58s %s\n' "peer latency at half its peak rate" "$peer_latency"
+fi
 printf '%-58s %s\n' "CPU ms per pgbench sign-in transaction (last run)" "$pg_cpu"
 # The most the ceremonies could reach on these cores if the authentication service cost nothing
 # but its two ECDSA operations (verify the assertion, sign the session token), everything else
@@ -169,3 +312,4 @@ bad=$(printf '%s\n%s\n' "$tx" "$tx_alone" | awk '/Non-2xx/ {print $5}')
 [ -z "$bad" ] || printf 'note: %s non-2xx responses during the PUT run\n' "$bad"
 printf '\nlatency, PUT (full stack):\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/Latency/,/Req\/Sec/p')"
 printf 'latency, PUT (registration alone):\n%s\n' "$(printf '%s\n' "$tx_alone" | sed -n '/Latency/,/Req\/Sec/p')"
+printf '\nidle service processes (before load; see README "Benchmark" for the thread groups):\n%s' "$footprint"

@@ -231,6 +231,10 @@ public final class HTTPServer: Service, @unchecked Sendable {
         state.withLock { $0.suspended -= 1 }
     }
 
+    /// A request admitted by ``admit()`` was answered on its receiving thread: its connection
+    /// was never suspended.
+    func answeredInline() { state.withLock { $0.suspended -= 1 } }
+
     func requestFinished() { state.withLock { $0.inFlight -= 1 } }
 }
 
@@ -256,10 +260,26 @@ final class RequestState: @unchecked Sendable {
     let completion = PlainLock(Completion())
 
     /// The end of a dispatched request: the response (the first of the handler's and the
-    /// timeout's wins) and the request's entry among the deadlines.
+    /// timeout's wins), and, once the handler went on off the receiving thread, the suspended
+    /// connection and the request's deadline.
     struct Completion: Sendable {
         var response: HTTPResponse?
-        var deadline: Int?
+        var suspended: ConnectionHandle?
+        var deadline: RequestDeadlines.Entry?
+    }
+
+    /// Records the first response; resumes the connection when it is suspended (a response
+    /// that arrives while the handler still runs inline is queued by the receiving thread).
+    func finish(_ response: HTTPResponse, server: HTTPServer) {
+        let action = completion.withLock { c -> (ConnectionHandle, RequestDeadlines.Entry?)? in
+            if c.response != nil { return nil }
+            c.response = response
+            guard let suspended = c.suspended else { return nil }
+            return (suspended, c.deadline)
+        }
+        guard let (connection, deadline) = action else { return }
+        if let deadline { server.deadlines.remove(deadline) }
+        server.resume(connection.pointer)
     }
 }
 
@@ -274,7 +294,7 @@ private let headerIterator: MHD_KeyValueIterator = { cls, kind, key, value in
     guard let cls, let key else { return MHD_Result.YES }
     let state = Unmanaged<RequestState>.fromOpaque(cls).takeUnretainedValue()
     if kind == MHD_ValueKind.HEADER_KIND {
-        if state.headers.count < 100 { state.headers.append((String(cString: key).lowercased(), value.map { String(cString: $0) } ?? "")) }
+        if state.headers.count < 100 { state.headers.append((lowercasedName(key), value.map { String(cString: $0) } ?? "")) }
     } else if kind == MHD_ValueKind.GET_ARGUMENT_KIND {
         // Left escaped by the server's unescape callback (see mhd.c): decoded here.
         if state.query.count < 100 { state.query[percentDecoded(key)] = value.map(percentDecoded) ?? "" }
@@ -292,6 +312,7 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
             Unmanaged<ConnectionLimiter.Record>.fromOpaque(record).takeUnretainedValue().requestStarted()
         }
         let state = RequestState()
+        state.headers.reserveCapacity(16)  // a gateway's request carries about ten
         state.method = method.map { String(cString: $0) } ?? "GET"
         state.path = url.map(requestPath) ?? "/"
         let opaque = Unmanaged.passUnretained(state).toOpaque()
@@ -344,7 +365,7 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
         return queue(withID, on: connection, closing: true)
     }
     let request = HTTPRequest(
-        method: state.method, path: state.path, query: state.query, headers: state.headers, body: state.body,
+        receivedMethod: state.method.uppercased(), path: state.path, query: state.query, lowercasedHeaders: state.headers, body: state.body,
         requestID: requestID)
     state.body = []
     guard server.admit() else {
@@ -356,34 +377,50 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
         return queue(r, on: connection, closing: true)
     }
     state.counted = true
-    MHD_suspend_connection(connection)
-    let handle = ConnectionHandle(pointer: connection)
-    let finish: @Sendable (HTTPResponse) -> Void = { response in
-        let first = state.completion.withLock { c -> Bool in
-            if c.response != nil { return false }
-            c.response = response
-            return true
-        }
-        guard first else { return }
-        server.resume(handle.pointer)
-    }
+    // Inline first: the handler's task starts on this thread, and runs here for as long as it
+    // neither waits for another thread nor blocks. A handler that completes here is answered
+    // at once, without suspending the connection: no hand-off to a handler thread and back,
+    // one wake-up per request (the socket's). One that waits (a pool lease, a sleep, a long
+    // poll) or is about to block (a libpq call moves itself, see PostgresConnection) goes on
+    // on the handler threads, and its connection is suspended until it answers or its
+    // deadline passes. This thread never blocks, so the deadline is always answered on time.
+    let arrived = ContinuousClock.now
     let respond = server.respond
-    let deadlines = server.deadlines
-    let work = Task(executorPreference: server.handlerExecutor) {
-        let response = await respond(request)
-        if let t = state.completion.withLock({ $0.deadline }) { deadlines.remove(t) }
-        finish(response)
+    let executor = server.handlerExecutor
+    let work = executor.runInline {
+        Task(executorPreference: executor) {
+            let response = await respond(request)
+            state.finish(response, server: server)
+        }
     }
-    // One sweeper enforces every request's timeout: no timer task per request.
+    let timeout = server.configuration.requestTimeout
     let rid = requestID
-    let deadline = deadlines.add(after: server.configuration.requestTimeout) {
-        work.cancel()
-        var r = HTTPResponse.problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: rid)
-        r.headers.append(("X-Request-Id", rid))
-        finish(r)
+    let answered = state.completion.withLock { c -> HTTPResponse? in
+        if let response = c.response { return response }
+        // Suspended under the lock that `finish` takes, so that no resume can come first;
+        // the deadline counts from the request's arrival.
+        MHD_suspend_connection(connection)
+        c.suspended = ConnectionHandle(pointer: connection)
+        c.deadline = server.deadlines.add(at: arrived + timeout) {
+            work.cancel()
+            var r = HTTPResponse.problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: rid)
+            r.headers.append(("X-Request-Id", rid))
+            state.finish(r, server: server)
+        }
+        return nil
     }
-    state.completion.withLock { $0.deadline = deadline }
-    return MHD_Result.YES
+    guard let answered else { return MHD_Result.YES }
+    server.answeredInline()
+    return queue(answered, on: connection, closing: server.isDraining)
+}
+
+/// A header name lower-cased (ASCII) while it is copied: one pass, one allocation at most.
+private func lowercasedName(_ c: UnsafePointer<CChar>) -> String {
+    let raw = UnsafeBufferPointer(start: UnsafeRawPointer(c).assumingMemoryBound(to: UInt8.self), count: strlen(c))
+    return String(unsafeUninitializedCapacity: raw.count) { out in
+        for (i, b) in raw.enumerated() { out[i] = b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
+        return raw.count
+    }
 }
 
 /// The request path as sent (escapes kept, see mhd.c), with any raw byte outside printable
@@ -494,23 +531,41 @@ private let mhdConnectionNotification: MHD_NotifyConnectionCallback = { cls, con
 
 // MARK: - Request deadlines
 
-/// Request timeouts, enforced by one sweeping task (every 50 ms) instead of a sleeping task
-/// per request.
+/// Request timeouts of the requests that went on off their receiving thread, enforced by one
+/// sweeping task (every 50 ms) instead of a sleeping task per request.
+///
+/// Every request of a server has the same timeout, so deadlines arrive in order: they wait in
+/// a first-in, first-out queue, and a sweep takes only the due ones from its front (no scan,
+/// no hashing). A request that answers in time clears its entry's action (releasing what it
+/// captured); the empty entry leaves the queue when its time comes.
 final class RequestDeadlines: Sendable {
+    /// One request's deadline. Its action is read and cleared under the queue's lock only.
+    final class Entry: @unchecked Sendable {
+        // @unchecked Sendable: `fire` is touched only under RequestDeadlines' lock.
+        let at: ContinuousClock.Instant
+        var fire: (@Sendable () -> Void)?
+
+        init(at: ContinuousClock.Instant, fire: @escaping @Sendable () -> Void) {
+            self.at = at
+            self.fire = fire
+        }
+    }
+
     private struct State {
-        var next = 0
-        var entries: [Int: (deadline: ContinuousClock.Instant, fire: @Sendable () -> Void)] = [:]
+        var queue: [Entry] = []
+        /// Index of the first entry still waiting in `queue`.
+        var head = 0
         var sweeper: Task<Void, Never>?
         var stopped = false
     }
 
     private let state = PlainLock(State())
 
-    /// Calls `fire` after `timeout` unless ``remove(_:)`` comes first.
-    func add(after timeout: Duration, _ fire: @escaping @Sendable () -> Void) -> Int {
+    /// Calls `fire` at `deadline` (within a sweep interval) unless ``remove(_:)`` comes first.
+    func add(at deadline: ContinuousClock.Instant, _ fire: @escaping @Sendable () -> Void) -> Entry {
+        let entry = Entry(at: deadline, fire: fire)
         state.withLock { s in
-            s.next += 1
-            s.entries[s.next] = (ContinuousClock.now + timeout, fire)
+            s.queue.append(entry)
             if s.sweeper == nil && !s.stopped {
                 s.sweeper = Task { [weak self] in
                     while !Task.isCancelled {
@@ -519,13 +574,21 @@ final class RequestDeadlines: Sendable {
                     }
                 }
             }
-            return s.next
         }
+        return entry
     }
 
-    func remove(_ id: Int) {
-        _ = state.withLock { $0.entries.removeValue(forKey: id) }
+    /// Calls `fire` after `timeout` unless ``remove(_:)`` comes first.
+    func add(after timeout: Duration, _ fire: @escaping @Sendable () -> Void) -> Entry {
+        add(at: ContinuousClock.now + timeout, fire)
     }
+
+    func remove(_ entry: Entry) {
+        state.withLock { _ in entry.fire = nil }
+    }
+
+    /// Entries still queued (answered ones included until their time passes).
+    var count: Int { state.withLock { $0.queue.count - $0.head } }
 
     func stop() {
         let task = state.withLock { s -> Task<Void, Never>? in
@@ -537,12 +600,25 @@ final class RequestDeadlines: Sendable {
         task?.cancel()
     }
 
-    private func sweep() {
-        let now = ContinuousClock.now
+    func sweep(now: ContinuousClock.Instant = .now) {
         let due = state.withLock { s -> [@Sendable () -> Void] in
-            let expired = s.entries.filter { $0.value.deadline <= now }
-            for id in expired.keys { s.entries.removeValue(forKey: id) }
-            return expired.map(\.value.fire)
+            var due: [@Sendable () -> Void] = []
+            // In arrival order; a later entry due before an earlier one (a server's timeout
+            // does not change, so only by the clock readings of concurrent arrivals) waits for
+            // it, a few microseconds at most.
+            while s.head < s.queue.count, s.queue[s.head].at <= now {
+                if let fire = s.queue[s.head].fire { due.append(fire) }
+                s.queue[s.head].fire = nil
+                s.head += 1
+            }
+            if s.head == s.queue.count {
+                s.queue.removeAll(keepingCapacity: s.queue.capacity <= 4096)
+                s.head = 0
+            } else if s.head >= 1024 && s.head * 2 >= s.queue.count {
+                s.queue.removeFirst(s.head)
+                s.head = 0
+            }
+            return due
         }
         for fire in due { fire() }
     }

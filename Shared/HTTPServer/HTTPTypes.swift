@@ -27,6 +27,18 @@ public struct HTTPRequest: Sendable {
         self.requestID = requestID ?? HTTPRequest.newRequestID()
     }
 
+    /// A request as the server reads it: `method` as sent (libmicrohttpd compares methods
+    /// case-sensitively, as RFC 9110 §9.1 does), header names already lower-cased: nothing is
+    /// normalised a second time.
+    init(receivedMethod method: String, path: String, query: [String: String], lowercasedHeaders headers: [(name: String, value: String)], body: [UInt8], requestID: String) {
+        self.method = method
+        self.path = path
+        self.query = query
+        self.headers = headers
+        self.body = body
+        self.requestID = requestID
+    }
+
     /// The first value of header `name` (case-insensitive).
     public func header(_ name: String) -> String? {
         let n = name.lowercased()

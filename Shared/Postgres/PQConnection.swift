@@ -244,6 +244,9 @@ public final class PostgresConnection: Sendable {
     }
 
     private func runBlockingPQ<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        // A handler running inline on the HTTP server's receiving thread first moves to the
+        // handler threads: that thread serves other connections and never blocks.
+        if BlockingExecutor.currentThreadRunsInline { await BlockingExecutor.leaveReceivingThread() }
         // On a BlockingExecutor thread (HTTP handlers run there) the call runs inline: the
         // thread may block, and the hop to the connection's queue and back is saved. The
         // connection is leased to this task alone, so its queue has nothing else to order.

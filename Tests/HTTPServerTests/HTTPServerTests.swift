@@ -19,6 +19,11 @@ import Testing
         }
         r.get("/q") { request, _ in .text(request.query["a"] ?? "-") }
         r.get("/t/{id}") { _, context in .text(context.parameter("id")) }
+        r.get("/thread") { _, _ in .text(currentThreadName()) }
+        r.get("/thread-after-wait") { _, _ in
+            try await Task.sleep(for: .milliseconds(20))
+            return .text(currentThreadName())
+        }
         let app = HTTPApplication(router: r, logger: Logger(label: "test", level: .critical))
         let server = HTTPServer(
             configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: maxBody, requestTimeout: timeout),
@@ -73,11 +78,29 @@ import Testing
         }
     }
 
+    /// A handler that does not wait runs on the thread that received the request (no hand-off,
+    /// the connection never suspended); one that waits goes on on the handler threads, and its
+    /// connection is resumed with the answer.
+    @Test func handlersRunInlineUntilTheyWait() async throws {
+        try await withServer { port in
+            for _ in 0..<3 {
+                let (status, body, _) = try await send(port, "GET", "/thread")
+                #expect(status == 200)
+                #expect(!String(decoding: body, as: UTF8.self).hasPrefix("handler-"))
+            }
+            let (status, body, _) = try await send(port, "GET", "/thread-after-wait")
+            #expect(status == 200)
+            #expect(String(decoding: body, as: UTF8.self).hasPrefix("handler-"))
+        }
+    }
+
     @Test func manyConcurrentRequests() async throws {
         try await withServer { port in
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for i in 0..<200 {
-                    group.addTask { try await self.send(port, "GET", "/q?a=\(i)").0 }
+                    // Inline and suspended requests mixed on the same threads.
+                    let path = i % 4 == 0 ? "/thread-after-wait" : "/q?a=\(i)"
+                    group.addTask { try await self.send(port, "GET", path).0 }
                 }
                 for try await status in group { #expect(status == 200) }
             }
@@ -123,5 +146,44 @@ import Testing
             let query = try #require(try await get("/q?a=%2B+x%26y"))
             #expect(query.body == "+ x&y")
         }
+    }
+}
+
+/// The calling thread's name (`/proc/thread-self/comm`).
+func currentThreadName() -> String {
+    (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+}
+
+/// The request deadlines' queue: in order, removal clears an entry, a sweep fires only what is due.
+@Suite struct RequestDeadlinesTests {
+    @Test func dueEntriesFireOnceAndRemovedOnesNever() {
+        let deadlines = RequestDeadlines()
+        defer { deadlines.stop() }
+        let fired = PlainLock<[Int]>([])
+        let start = ContinuousClock.now
+        var entries: [RequestDeadlines.Entry] = []
+        for i in 0..<10 {
+            entries.append(deadlines.add(at: start + .milliseconds(i * 10)) { fired.withLock { $0.append(i) } })
+        }
+        deadlines.remove(entries[2])
+        deadlines.sweep(now: start + .milliseconds(45))
+        #expect(fired.withLock { $0 } == [0, 1, 3, 4])
+        #expect(deadlines.count == 5)
+        deadlines.sweep(now: start + .milliseconds(45))
+        #expect(fired.withLock { $0 } == [0, 1, 3, 4])
+        deadlines.remove(entries[9])
+        deadlines.sweep(now: start + .seconds(1))
+        #expect(fired.withLock { $0 } == [0, 1, 3, 4, 5, 6, 7, 8])
+        #expect(deadlines.count == 0)
+    }
+
+    @Test func theSweeperFiresWithoutBeingAsked() async throws {
+        let deadlines = RequestDeadlines()
+        defer { deadlines.stop() }
+        let fired = PlainLock(false)
+        _ = deadlines.add(after: .milliseconds(10)) { fired.withLock { $0 = true } }
+        let until = ContinuousClock.now + .seconds(5)
+        while !fired.withLock({ $0 }) && ContinuousClock.now < until { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(fired.withLock { $0 })
     }
 }

@@ -18,9 +18,12 @@ import JSON
 //                                            beside Foundation's
 //   signet-bench locks [seconds]             a per-request critical section behind PlainLock,
 //                                            Mutex, and as an actor call, from handler threads
-//   signet-bench ceremonies URL KEY [seconds] [workers]
+//   signet-bench ceremonies URL KEY [seconds] [workers] [rate]
 //                                            full sign-in ceremonies over HTTP (options +
-//                                            verify) against a running stack
+//                                            verify) against a running stack; with a rate
+//                                            (ceremonies/s, all workers together) each worker
+//                                            keeps its share of it, and the latencies are
+//                                            measured from each ceremony's planned start
 
 let args = CommandLine.arguments
 
@@ -79,7 +82,7 @@ enum SignInKind {
     case flow
 }
 
-func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: SignInKind = .ceremony) async throws {
+func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: SignInKind = .ceremony, rate: Double? = nil) async throws {
     let reg = "\(base)/registration/v1/tenants/demo"
     let auth = "\(base)/authentication/v1/tenants/demo"
     let origin = "http://localhost:8080"
@@ -122,21 +125,30 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     guard let url = URL(string: base), let host = url.host, let port = url.port else { throw NSError(domain: "bench", code: 2) }
     let authPath = "\(url.path)/authentication/v1/tenants/demo"
     let totals = Mutex((ok: 0, failed: 0))
+    let latencies = Mutex<[Double]>([])
     let done = DispatchGroup()
     let cpuBefore = ProcessCPU.snapshot()
     let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
     let start = ContinuousClock.now
-    for (a, username) in authenticators {
+    // Paced: worker i plans its ceremonies every `interval`, offset by i/workers of it. A
+    // ceremony's latency runs from its planned start, so time spent behind schedule counts
+    // (no coordinated omission).
+    let interval: Duration? = rate.map { .nanoseconds(Int64(Double(workers) / max($0, 0.001) * 1e9)) }
+    for (index, (a, username)) in authenticators.enumerated() {
         let worker = UncheckedBox((a, username))
         done.enter()
         Thread.detachNewThread {
             let (a, username) = worker.value
             var ok = 0
             var failed = 0
+            var mine: [Double] = []
+            mine.reserveCapacity(4096)
             defer {
                 totals.withLock { $0 = ($0.ok + ok, $0.failed + failed) }
+                latencies.withLock { $0.append(contentsOf: mine) }
                 done.leave()
             }
+            var planned = start + (interval.map { $0 * Double(index) / Double(workers) } ?? .zero)
             guard let client = try? BlockingHTTPClient(host: host, port: UInt16(port)) else {
                 failed += 1
                 return
@@ -150,6 +162,14 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
                 guard r.status == status else { throw BlockingHTTPClient.Failure(description: "\(what) \(r.status): \(String(decoding: r.body, as: UTF8.self))") }
             }
             while ContinuousClock.now < deadline {
+                if interval != nil {
+                    let now = ContinuousClock.now
+                    if planned > now { Thread.sleep(forTimeInterval: Double((planned - now).components.attoseconds) / 1e18 + Double((planned - now).components.seconds)) }
+                    if planned >= deadline { break }
+                } else {
+                    planned = ContinuousClock.now
+                }
+                defer { if let interval { planned += interval } }
                 do {
                     switch kind {
                     case .ceremony:
@@ -177,6 +197,8 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
                         }
                     }
                     ok += 1
+                    let took = ContinuousClock.now - planned
+                    mine.append(Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15)
                 } catch {
                     failed += 1
                     if failed == 1 { FileHandle.standardError.write(Data("sign-in failed: \(error)\n".utf8)) }
@@ -192,6 +214,12 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     let label = kind == .ceremony ? "ceremonies" : "flows"
     print(String(format: "\(label)_per_s %.1f", Double(counts.0) / s))
     print("\(label)_failed \(counts.1)")
+    // Latency percentiles (nearest rank), in milliseconds.
+    let sorted = latencies.withLock { $0 }.sorted()
+    func percentile(_ p: Double) -> Double {
+        sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))]
+    }
+    print(String(format: "latency_ms p50 %.2f  p90 %.2f  p99 %.2f  max %.2f", percentile(0.5), percentile(0.9), percentile(0.99), sorted.last ?? 0))
     // Where the CPU went during the measured loop: each part of the stack, and this client.
     let parts = cpuBefore.millisecondsPerUnit(until: cpuAfter, units: counts.0)
     print("cpu_ms_per_\(kind == .ceremony ? "ceremony" : "flow") " + parts.map { "\($0.part) " + String(format: "%.3f", $0.ms) }.joined(separator: "  ")
@@ -245,16 +273,16 @@ case "locks":
 case "rules":
     try rulesBenchmark(seconds: Double(args.dropFirst(2).first ?? "3") ?? 3)
 case "ceremonies":
-    guard args.count >= 4 else { print("usage: signet-bench ceremonies BASE_URL RP_KEY [seconds] [workers]"); exit(2) }
+    guard args.count >= 4 else { print("usage: signet-bench ceremonies BASE_URL RP_KEY [seconds] [workers] [rate]"); exit(2) }
     try await ceremonies(
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
-        workers: Int(args.dropFirst(5).first ?? "16") ?? 16)
+        workers: Int(args.dropFirst(5).first ?? "16") ?? 16, rate: args.dropFirst(6).first.flatMap(Double.init))
 case "flows":
     guard args.count >= 4 else { print("usage: signet-bench flows BASE_URL RP_KEY [seconds] [workers]"); exit(2) }
     try await ceremonies(
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16, kind: .flow)
 default:
-    print("usage: signet-bench verify [seconds] | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers]")
+    print("usage: signet-bench verify [seconds] | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers] [rate]")
     exit(2)
 }
