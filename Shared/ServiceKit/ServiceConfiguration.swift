@@ -36,18 +36,7 @@ public struct ServiceConfiguration: Sendable {
     public init(service: ServiceName, environment env: Environment = Environment()) throws {
         self.service = service
         let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
-        let port = try env.int("SIGNET_HTTP_PORT", default: service.defaultPort, range: 0...65535)
-        http = HTTPServerConfiguration(
-            host: host, port: port,
-            threads: try env.int("SIGNET_HTTP_THREADS", default: max(2, ProcessInfo.processInfo.activeProcessorCount), range: 1...256),
-            maxBodyBytes: try env.int("SIGNET_HTTP_MAX_BODY_BYTES", default: 64 * 1024, range: 1024...(16 * 1024 * 1024)),
-            maxConnections: try env.int("SIGNET_HTTP_MAX_CONNECTIONS", default: 1024, range: 1...100_000),
-            idleTimeoutSeconds: try env.int("SIGNET_HTTP_IDLE_TIMEOUT_SECONDS", default: 30, range: 1...3600),
-            requestTimeout: .milliseconds(try env.int("SIGNET_HTTP_REQUEST_TIMEOUT_MS", default: 10_000, range: 100...600_000)),
-            maxConnectionsPerAddress: try env.int("SIGNET_HTTP_MAX_CONNECTIONS_PER_IP", default: 256, range: 1...100_000),
-            unlimitedAddresses: try Self.addressRanges(env, "SIGNET_HTTP_UNLIMITED_ADDRESSES", default: "127.0.0.0/8,::1"),
-            pressureIdleTimeoutSeconds: try env.int("SIGNET_HTTP_PRESSURE_IDLE_TIMEOUT_SECONDS", default: 2, range: 1...3600),
-            healthPort: try env.optionalString("SIGNET_HTTP_HEALTH_PORT").map { _ in try env.int("SIGNET_HTTP_HEALTH_PORT", default: 0, range: 0...65535) })
+        http = try Self.http(env, defaultPort: service.defaultPort)
         let pgHost = env.string("SIGNET_PG_HOST", default: "127.0.0.1")
         let pgPort = try env.int("SIGNET_PG_PORT", default: 54329, range: 1...65535)
         let pgUser = env.string("SIGNET_PG_USER", default: "signet")
@@ -108,6 +97,24 @@ public struct ServiceConfiguration: Sendable {
         case .oob: ["SIGNET_DELIVERY_KEY", "SIGNET_OOB_KEY_SEAL"]
         case .pii: ["SIGNET_PII_KEK"]
         }
+    }
+
+    /// The HTTP listener's settings (`SIGNET_HTTP_*`), for a service and for the console,
+    /// which shares them without being one of the five services.
+    public static func http(_ env: Environment, defaultPort: Int) throws -> HTTPServerConfiguration {
+        let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
+        let port = try env.int("SIGNET_HTTP_PORT", default: defaultPort, range: 0...65535)
+        return HTTPServerConfiguration(
+            host: host, port: port,
+            threads: try env.int("SIGNET_HTTP_THREADS", default: max(2, ProcessInfo.processInfo.activeProcessorCount), range: 1...256),
+            maxBodyBytes: try env.int("SIGNET_HTTP_MAX_BODY_BYTES", default: 64 * 1024, range: 1024...(16 * 1024 * 1024)),
+            maxConnections: try env.int("SIGNET_HTTP_MAX_CONNECTIONS", default: 1024, range: 1...100_000),
+            idleTimeoutSeconds: try env.int("SIGNET_HTTP_IDLE_TIMEOUT_SECONDS", default: 30, range: 1...3600),
+            requestTimeout: .milliseconds(try env.int("SIGNET_HTTP_REQUEST_TIMEOUT_MS", default: 10_000, range: 100...600_000)),
+            maxConnectionsPerAddress: try env.int("SIGNET_HTTP_MAX_CONNECTIONS_PER_IP", default: 256, range: 1...100_000),
+            unlimitedAddresses: try Self.addressRanges(env, "SIGNET_HTTP_UNLIMITED_ADDRESSES", default: "127.0.0.0/8,::1"),
+            pressureIdleTimeoutSeconds: try env.int("SIGNET_HTTP_PRESSURE_IDLE_TIMEOUT_SECONDS", default: 2, range: 1...3600),
+            healthPort: try env.optionalString("SIGNET_HTTP_HEALTH_PORT").map { _ in try env.int("SIGNET_HTTP_HEALTH_PORT", default: 0, range: 0...65535) })
     }
 
     /// Whether `host` is a loopback listening address (`127.0.0.0/8`, `::1`, `localhost`):
