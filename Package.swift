@@ -103,7 +103,7 @@ let package = Package(
         .executableTarget(name: "PII", dependencies: ["PIIService", "ServiceKit"], path: "Services/PII/main"),
         // The admin console's backend-for-frontend (not one of the five services: no database).
         .target(
-            name: "ConsoleService", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Crypto"],
+            name: "ConsoleService", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Crypto", "Kafka"],
             path: "Services/Console", exclude: ["main", "Assets"]),
         .executableTarget(name: "Console", dependencies: ["ConsoleService"], path: "Services/Console/main"),
 
@@ -155,7 +155,7 @@ let package = Package(
             name: "OOBServiceTests", dependencies: ["OOBService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Crypto", "Tokens", "JSON"],
             path: "Tests/OOBServiceTests"),
         .testTarget(
-            name: "ConsoleServiceTests", dependencies: ["ConsoleService", "ServiceKit", "HTTPServer", "Schema", "Platform", "JSON"],
+            name: "ConsoleServiceTests", dependencies: ["ConsoleService", "ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Kafka"],
             path: "Tests/ConsoleServiceTests"),
         .testTarget(
             name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTPServer
+import Kafka
 import Platform
 import Schema
 import ServiceKit
@@ -35,6 +36,13 @@ public enum ConsoleService {
         public var serviceURLs: [ServiceName: String]
         public var assets: ConsoleAssets
         public var shutdownGrace: Duration
+        /// Where the live feed's events come from (`SIGNET_KAFKA_BROKERS`, `SIGNET_KAFKA_PROPERTIES`).
+        public var kafka: KafkaConfiguration
+        /// The topics the console may show (`SIGNET_CONSOLE_EVENT_TOPICS`).
+        public var eventTopics: [String]
+        /// How long a feed request waits for a new event (`SIGNET_CONSOLE_EVENT_WAIT_MS`).
+        public var eventWait: Duration
+        public var instanceID: String
     }
 
     /// The local stack's operators' tenant key; refused off loopback.
@@ -94,13 +102,30 @@ public enum ConsoleService {
             idleTimeout: .seconds(try env.int("SIGNET_CONSOLE_SESSION_IDLE_SECONDS", default: 900, range: 60...86_400)),
             lifetime: .seconds(try env.int("SIGNET_CONSOLE_SESSION_MAX_SECONDS", default: 28_800, range: 300...604_800)),
             serviceURLs: urls, assets: try ConsoleAssets.load(from: env.string("SIGNET_CONSOLE_ASSETS_DIR", default: "Services/Console/Assets")),
-            shutdownGrace: .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600)))
+            shutdownGrace: .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600)),
+            kafka: KafkaConfiguration(
+                brokers: env.string("SIGNET_KAFKA_BROKERS", default: "127.0.0.1:19092"), clientID: "signet-console",
+                properties: try ServiceConfiguration.kafkaProperties(env)),
+            eventTopics: try eventTopics(env),
+            eventWait: .milliseconds(try env.int("SIGNET_CONSOLE_EVENT_WAIT_MS", default: 8000, range: 100...9000)),
+            instanceID: env.string("SIGNET_INSTANCE_ID", default: ProcessInfo.processInfo.hostName + "-\(getpid())"))
+    }
+
+    /// Sign-ins, failures, lockouts and sessions (authentication) and credentials' changes,
+    /// clone suspicions and metadata revocations (registration), by default.
+    static func eventTopics(_ env: Environment) throws -> [String] {
+        let topics = env.string("SIGNET_CONSOLE_EVENT_TOPICS", default: "\(Topic.authentication),\(Topic.registration)")
+            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        guard !topics.isEmpty, topics.allSatisfy({ Topic.all.contains($0) }) else {
+            throw Environment.ConfigurationError(variable: "SIGNET_CONSOLE_EVENT_TOPICS", reason: "expected Signet topics, comma-separated")
+        }
+        return topics
     }
 
     /// The console's routes over `upstream`, as production serves them and the in-process
     /// tests call them.
     public static func application(
-        _ configuration: Configuration, upstream: any ConsoleUpstream, readiness: ConsoleReadiness, logger: Logger
+        _ configuration: Configuration, upstream: any ConsoleUpstream, readiness: ConsoleReadiness, events: ConsoleEventBuffer, logger: Logger
     ) -> ConsoleApplication {
         let guards = ConsoleGuards(
             sessions: OperatorSessions(idleTimeout: configuration.idleTimeout, lifetime: configuration.lifetime),
@@ -118,6 +143,10 @@ public enum ConsoleService {
         OperatorSignInRoutes(upstream: upstream, guards: guards, operators: configuration.operators, enrolmentCode: configuration.enrolmentCode)
             .register(on: &router)
         TenantConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
+        RulesetConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
+        UserConsoleRoutes(upstream: upstream, guards: guards, keys: ConsoleTenantKeys(upstream: upstream, secret: configuration.operatorsKey))
+            .register(on: &router)
+        EventFeedRoutes(buffer: events, guards: guards, wait: configuration.eventWait).register(on: &router)
         return ConsoleApplication(
             router: router, application: HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks))
     }
@@ -135,12 +164,15 @@ public enum ConsoleService {
         }
         let upstream = HTTPUpstream(baseURLs: configuration.serviceURLs, adminToken: configuration.adminToken, operatorsKey: configuration.operatorsKey)
         let readiness = ConsoleReadiness()
-        let app = application(configuration, upstream: upstream, readiness: readiness, logger: logger)
+        let events = ConsoleEventBuffer()
+        let app = application(configuration, upstream: upstream, readiness: readiness, events: events, logger: logger)
         let http = HTTPServer(configuration: configuration.http, logger: logger) { await app.respond(to: $0) }
         do {
             try http.start()
             let provisioner = OperatorsTenantProvisioner(configuration: configuration, upstream: upstream, readiness: readiness, logger: logger)
-            let group = ServiceGroup(services: [provisioner, http], logger: logger, maximumShutdownDuration: configuration.shutdownGrace)
+            let listener = try ConsoleEventListener(
+                configuration: configuration.kafka, topics: configuration.eventTopics, instance: configuration.instanceID, buffer: events, logger: logger)
+            let group = ServiceGroup(services: [listener, provisioner, http], logger: logger, maximumShutdownDuration: configuration.shutdownGrace)
             logger.notice("console started", metadata: ["signet.console.tenant": .string(configuration.operatorsTenant)])
             try await group.run()
             exit(0)

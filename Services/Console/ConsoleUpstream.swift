@@ -15,6 +15,9 @@ public enum UpstreamCredential: Sendable, Equatable {
     case admin
     /// The RP API key of the operators' tenant (its own passkey registrations).
     case operatorsRelyingParty
+    /// The console's own RP API key of a tenant (``ConsoleTenantKeys``), for the RP API's
+    /// user routes; registered through the admin API before its first use.
+    case tenantRelyingParty(String)
 }
 
 /// A service's answer, as the console passes it on.
@@ -105,6 +108,8 @@ public struct HTTPUpstream: ConsoleUpstream {
         case .none: break
         case .admin: request.setValue("Bearer \(adminToken)", forHTTPHeaderField: "Authorization")
         case .operatorsRelyingParty: request.setValue("Bearer \(operatorsKey)", forHTTPHeaderField: "Authorization")
+        case .tenantRelyingParty(let tenant):
+            request.setValue("Bearer \(ConsoleTenantKeys.key(for: tenant, secret: operatorsKey))", forHTTPHeaderField: "Authorization")
         }
         if let body {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")

@@ -44,16 +44,7 @@ public struct ServiceConfiguration: Sendable {
         postgres = PostgresConfiguration(
             conninfo: env.string("SIGNET_DATABASE_URL", default: defaultURL),
             poolSize: try env.int("SIGNET_DB_POOL_SIZE", default: 8, range: 1...200))
-        var props: [String: String] = [:]
-        if let extra = env.optionalString("SIGNET_KAFKA_PROPERTIES") {
-            for pair in extra.split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
-                let kv = pair.split(separator: "=", maxSplits: 1)
-                guard kv.count == 2 else {
-                    throw Environment.ConfigurationError(variable: "SIGNET_KAFKA_PROPERTIES", reason: "expected key=value;key=value")
-                }
-                props[kv[0].trimmingCharacters(in: .whitespaces)] = kv[1].trimmingCharacters(in: .whitespaces)
-            }
-        }
+        let props = try Self.kafkaProperties(env)
         instanceID = env.string("SIGNET_INSTANCE_ID", default: ProcessInfo.processInfo.hostName + "-\(getpid())")
         kafka = KafkaConfiguration(
             brokers: env.string("SIGNET_KAFKA_BROKERS", default: "127.0.0.1:19092"),
@@ -115,6 +106,22 @@ public struct ServiceConfiguration: Sendable {
             unlimitedAddresses: try Self.addressRanges(env, "SIGNET_HTTP_UNLIMITED_ADDRESSES", default: "127.0.0.0/8,::1"),
             pressureIdleTimeoutSeconds: try env.int("SIGNET_HTTP_PRESSURE_IDLE_TIMEOUT_SECONDS", default: 2, range: 1...3600),
             healthPort: try env.optionalString("SIGNET_HTTP_HEALTH_PORT").map { _ in try env.int("SIGNET_HTTP_HEALTH_PORT", default: 0, range: 0...65535) })
+    }
+
+    /// Extra librdkafka properties (`SIGNET_KAFKA_PROPERTIES`, `key=value;key=value`), for a
+    /// service and for the console.
+    public static func kafkaProperties(_ env: Environment) throws -> [String: String] {
+        var props: [String: String] = [:]
+        if let extra = env.optionalString("SIGNET_KAFKA_PROPERTIES") {
+            for pair in extra.split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                guard kv.count == 2 else {
+                    throw Environment.ConfigurationError(variable: "SIGNET_KAFKA_PROPERTIES", reason: "expected key=value;key=value")
+                }
+                props[kv[0].trimmingCharacters(in: .whitespaces)] = kv[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return props
     }
 
     /// Whether `host` is a loopback listening address (`127.0.0.0/8`, `::1`, `localhost`):

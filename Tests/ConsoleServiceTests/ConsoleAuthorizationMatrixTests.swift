@@ -24,6 +24,13 @@ import Testing
         ("POST", "/console/api/tenants/{tenant}/api-keys", "consoleAdministrator"),
         ("POST", "/console/api/tenants/{tenant}/api-keys/{keyId}/rotate", "consoleAdministrator"),
         ("DELETE", "/console/api/tenants/{tenant}/api-keys/{keyId}", "consoleAdministrator"),
+        ("GET", "/console/api/tenants/{tenant}/rulesets/{kind}", "consoleViewer"),
+        ("PUT", "/console/api/tenants/{tenant}/rulesets/{kind}", "consoleAdministrator"),
+        ("POST", "/console/api/tenants/{tenant}/rulesets/{kind}/explain", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/users/{username}/credentials", "consoleViewer"),
+        ("GET", "/console/api/events", "consoleViewer"),
+        ("GET", "/console/api/events/counts", "consoleViewer"),
+        ("PATCH", "/console/api/tenants/{tenant}/users/{username}/credentials/{credentialId}", "consoleOperator"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() throws {
@@ -41,7 +48,8 @@ import Testing
         let fixture = try ConsoleFixture()
         for route in fixture.app.router.registered where route.guardName != RouteGuard.open.name {
             let path = route.template.replacingOccurrences(of: "{tenant}", with: "acme").replacingOccurrences(of: "{keyId}", with: "k_0123456789abcdef")
-                .replacingOccurrences(of: "{kind}", with: "authentication")
+                .replacingOccurrences(of: "{kind}", with: "authentication").replacingOccurrences(of: "{username}", with: "alice")
+                .replacingOccurrences(of: "{credentialId}", with: "Y3JlZA")
             let response = await fixture.send(route.method, path, json: "{}")
             #expect(response.status == 401 && response.code == "console_session_required", "\(route)")
         }

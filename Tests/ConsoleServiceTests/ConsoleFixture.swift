@@ -45,6 +45,7 @@ struct ConsoleFixture {
     static let enrolmentCode = "enrol-code-for-tests-0123456789abcdef"
     let app: ConsoleApplication
     let upstream: FakeUpstream
+    let events: ConsoleEventBuffer
 
     static var assetsDirectory: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -55,14 +56,16 @@ struct ConsoleFixture {
         Environment(
             [
                 "SIGNET_CONSOLE_OPERATORS": "ada=administrator, otto=operator, vera=viewer", "SIGNET_CONSOLE_ASSETS_DIR": assetsDirectory,
-                "SIGNET_CONSOLE_ENROLMENT_CODE": enrolmentCode,
+                "SIGNET_CONSOLE_ENROLMENT_CODE": enrolmentCode, "SIGNET_CONSOLE_EVENT_WAIT_MS": "200",
             ].merging(overrides) { _, new in new })
     }
 
     init(environment: [String: String] = [:], upstream: FakeUpstream = FakeUpstream()) throws {
         let configuration = try ConsoleService.configuration(Self.environment(environment))
         self.upstream = upstream
-        app = ConsoleService.application(configuration, upstream: upstream, readiness: ConsoleReadiness(), logger: Logger(label: "test", level: .error))
+        events = ConsoleEventBuffer()
+        app = ConsoleService.application(
+            configuration, upstream: upstream, readiness: ConsoleReadiness(), events: events, logger: Logger(label: "test", level: .error))
     }
 
     /// Signs `username` in through the sign-in ceremony (the fake authentication service

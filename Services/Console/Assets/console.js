@@ -112,6 +112,7 @@
     $("main").focus();
   }
   function showSignedOut() {
+    if (feed) stopFeed();
     session = null;
     document.body.dataset.state = "signed-out";
     $("who").hidden = true;
@@ -197,6 +198,150 @@
     $("key-shown").hidden = true;
     say(`Key ${old} revoked.`);
   }));
+
+  // ---- rulesets and the explain trace ----
+
+  const kind = () => $("ruleset-kind").value;
+
+  // Validation as you type: the JSON must parse and have a rules array; the service checks
+  // the rest on save and names the field it refuses.
+  function checkRuleset() {
+    const box = $("ruleset-json");
+    let message = "";
+    try {
+      const value = JSON.parse(box.value);
+      if (!value || !Array.isArray(value.rules)) message = "A ruleset is an object with a rules array.";
+    } catch (error) {
+      message = `Not JSON yet: ${error.message}`;
+    }
+    box.setAttribute("aria-invalid", message ? "true" : "false");
+    $("ruleset-check").textContent = message || "Well-formed.";
+    return !message;
+  }
+  $("ruleset-json").addEventListener("input", checkRuleset);
+
+  $("ruleset-load").addEventListener("click", act(async () => {
+    const stored = await call("GET", `/tenants/${tenant()}/rulesets/${kind()}`);
+    $("ruleset-json").value = JSON.stringify({ rules: stored.rules || [] }, null, 2);
+    checkRuleset();
+    say(`Ruleset ${kind()} loaded${stored.version ? ` (version ${stored.version})` : ""}.`);
+  }));
+
+  $("ruleset-form").addEventListener("submit", act(async () => {
+    if (!checkRuleset()) { $("ruleset-json").focus(); return; }
+    const stored = await call("PUT", `/tenants/${tenant()}/rulesets/${kind()}`, JSON.parse($("ruleset-json").value));
+    say(`Ruleset ${kind()} saved (version ${stored.version}).`);
+  }));
+
+  function showTrace(trace) {
+    const d = trace.decision || {};
+    $("trace-decision").textContent = `Decision: ${d.action || "?"}${d.matchedRule ? `, rule ${d.matchedRule}` : ", no rule matched"}`;
+    const list = $("trace-rules");
+    list.replaceChildren();
+    for (const r of trace.rules || []) {
+      const li = document.createElement("li");
+      const b = r.because;
+      const why = b ? ` (${b.fact} ${b.op} ${JSON.stringify(b.value)} was false; actual ${JSON.stringify(b.actual)})` : "";
+      li.textContent = `${r.rule}: ${r.matched ? "matched" : "did not match"}${why}`;
+      li.dataset.matched = String(!!r.matched);
+      list.append(li);
+    }
+  }
+
+  $("explain-form").addEventListener("submit", act(async () => {
+    let facts;
+    try { facts = JSON.parse($("explain-facts").value); } catch (error) { throw new Error(`Facts are not JSON: ${error.message}`); }
+    showTrace(await call("POST", `/tenants/${tenant()}/rulesets/${kind()}/explain`, { facts }));
+    say("Explained.");
+  }));
+
+  // ---- users and their passkeys ----
+
+  const canOperate = () => session && (session.role === "operator" || session.role === "administrator");
+
+  function showCredentials(username, list) {
+    $("user-shown").textContent = username;
+    const body = $("user-credentials").querySelector("tbody");
+    body.replaceChildren();
+    for (const c of list.credentials || []) {
+      const row = document.createElement("tr");
+      row.dataset.credentialId = c.credentialId;
+      for (const value of [c.friendlyName || "(unnamed)", c.credentialId, c.status + (c.statusReason ? ` (${c.statusReason})` : ""), c.lastUsedAt || "never"]) {
+        const cell = document.createElement("td");
+        cell.textContent = value;
+        row.append(cell);
+      }
+      const cell = document.createElement("td");
+      const button = document.createElement("button");
+      button.type = "button";
+      const next = c.status === "suspended" ? "active" : "suspended";
+      button.textContent = next === "suspended" ? "Suspend" : "Resume";
+      button.setAttribute("aria-label", `${button.textContent} ${c.friendlyName || c.credentialId}`);
+      button.disabled = !canOperate();
+      button.addEventListener("click", act(async () => {
+        await call("PATCH", `/tenants/${tenant()}/users/${encodeURIComponent(username)}/credentials/${encodeURIComponent(c.credentialId)}`, { status: next });
+        showCredentials(username, await call("GET", `/tenants/${tenant()}/users/${encodeURIComponent(username)}/credentials`));
+        say(`Passkey ${c.friendlyName || c.credentialId} ${next === "suspended" ? "suspended" : "resumed"}.`);
+      }));
+      cell.append(button);
+      row.append(cell);
+      body.append(row);
+    }
+    $("user-credentials").hidden = false;
+  }
+
+  $("user-form").addEventListener("submit", act(async () => {
+    const username = $("user-name").value;
+    showCredentials(username, await call("GET", `/tenants/${tenant()}/users/${encodeURIComponent(username)}/credentials`));
+    say(`User ${username}: ${$("user-credentials").querySelectorAll("tbody tr").length} passkey(s).`);
+  }));
+
+  // ---- the live feed (server-sent events) ----
+
+  let feed = null;
+  const counts = new Map();
+
+  function showEvent(e) {
+    counts.set(e.type, (counts.get(e.type) || 0) + 1);
+    const li = document.createElement("li");
+    li.dataset.type = e.type;
+    li.textContent = `${e.time} ${e.type}${e.tenant ? ` (tenant ${e.tenant})` : ""}`;
+    const list = $("events");
+    list.prepend(li);
+    while (list.children.length > 200) list.lastElementChild.remove();
+    const body = $("event-counts").querySelector("tbody");
+    body.replaceChildren();
+    for (const [type, n] of [...counts.entries()].sort()) {
+      const row = document.createElement("tr");
+      const name = document.createElement("th");
+      name.scope = "row";
+      name.textContent = type;
+      const value = document.createElement("td");
+      value.textContent = String(n);
+      row.append(name, value);
+      body.append(row);
+    }
+  }
+
+  function stopFeed() {
+    if (feed) feed.close();
+    feed = null;
+    $("events-toggle").textContent = "Start the live feed";
+    $("events-toggle").setAttribute("aria-pressed", "false");
+    $("events-state").textContent = "stopped";
+  }
+
+  function startFeed() {
+    // The backend answers each request with what is new and ends it; EventSource reconnects
+    // with the last id it saw.
+    feed = new EventSource(API + "/events");
+    feed.addEventListener("signet", (message) => showEvent(JSON.parse(message.data)));
+    feed.addEventListener("open", () => { $("events-state").textContent = "live"; });
+    $("events-toggle").textContent = "Stop the live feed";
+    $("events-toggle").setAttribute("aria-pressed", "true");
+  }
+
+  $("events-toggle").addEventListener("click", () => (feed ? stopFeed() : startFeed()));
 
   // An open session (a reload) is picked up; otherwise the sign-in is shown.
   call("GET", "/session").then(showSignedIn, showSignedOut);
