@@ -147,6 +147,7 @@ public enum ConsoleService {
         UserConsoleRoutes(upstream: upstream, guards: guards, keys: ConsoleTenantKeys(upstream: upstream, secret: configuration.operatorsKey))
             .register(on: &router)
         EventFeedRoutes(buffer: events, guards: guards, wait: configuration.eventWait).register(on: &router)
+        ServiceStatusRoutes(upstream: upstream, guards: guards).register(on: &router)
         return ConsoleApplication(
             router: router, application: HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks))
     }

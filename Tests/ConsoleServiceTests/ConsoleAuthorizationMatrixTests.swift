@@ -30,6 +30,7 @@ import Testing
         ("GET", "/console/api/tenants/{tenant}/users/{username}/credentials", "consoleViewer"),
         ("GET", "/console/api/events", "consoleViewer"),
         ("GET", "/console/api/events/counts", "consoleViewer"),
+        ("GET", "/console/api/services", "consoleViewer"),
         ("PATCH", "/console/api/tenants/{tenant}/users/{username}/credentials/{credentialId}", "consoleOperator"),
     ]
 

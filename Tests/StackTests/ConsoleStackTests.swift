@@ -135,6 +135,10 @@ struct ConsoleStackTests {
         let session = try await chief.send("GET", "/console/api/session")
         let role = try session.json()["role"] as? String
         #expect(session.status == 200 && role == "administrator")
+        // The five services' readiness, as each answers it.
+        let services = try await chief.send("GET", "/console/api/services")
+        let listed = try services.json()["services"] as? [[String: Any]] ?? []
+        #expect(services.status == 200 && listed.count == 5 && listed.allSatisfy { $0["ready"] as? Bool == true }, "\(services.text)")
         // A second enrolment for an operator who has a passkey is refused.
         let again = try await Client(base: base).send("POST", "/console/api/enrolments/options", json: #"{"username":"chief","code":"\#(Self.code)"}"#)
         #expect(again.status == 403 && again.code == "console_enrolment_refused")

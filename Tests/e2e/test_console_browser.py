@@ -261,7 +261,12 @@ def test_a_viewer_changes_nothing(browser):
     assert (key["status"], key["code"]) == (403, "console_role_insufficient")
     code, _, _ = http("GET", f"{REGISTRATION}/v1/tenants/{tenant}")
     assert code == 404
-    # The viewer finds users, and the suspend buttons are disabled.
+    # The services' readiness.
+    click(driver, "services-check")
+    wait(driver).until(lambda d: "ready" in status(d) or error_code(d))
+    assert status(driver) == "All services are ready.", error_code(driver)
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#services tbody tr")) == 5
+    # The viewer finds users.
     driver.find_element(By.ID, "tenant-id").send_keys("demo")
     driver.find_element(By.ID, "user-name").send_keys("nobody-" + secrets.token_hex(4))
     click(driver, "user-find")

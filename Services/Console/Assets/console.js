@@ -296,6 +296,28 @@
     say(`User ${username}: ${$("user-credentials").querySelectorAll("tbody tr").length} passkey(s).`);
   }));
 
+  // ---- the services' readiness ----
+
+  $("services-check").addEventListener("click", act(async () => {
+    const list = await call("GET", "/services");
+    const body = $("services").querySelector("tbody");
+    body.replaceChildren();
+    for (const s of list.services || []) {
+      const row = document.createElement("tr");
+      row.dataset.service = s.service;
+      const checks = Object.entries(s.checks || {}).map(([k, v]) => `${k}: ${v}`).join(", ");
+      for (const value of [s.service, s.ready ? "yes" : "no", s.status, checks]) {
+        const cell = document.createElement("td");
+        cell.textContent = value;
+        row.append(cell);
+      }
+      body.append(row);
+    }
+    $("services").hidden = false;
+    const down = (list.services || []).filter((s) => !s.ready).map((s) => s.service);
+    say(down.length ? `Not ready: ${down.join(", ")}.` : "All services are ready.");
+  }));
+
   // ---- the live feed (server-sent events) ----
 
   let feed = null;
