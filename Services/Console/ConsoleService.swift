@@ -148,6 +148,7 @@ public enum ConsoleService {
             .register(on: &router)
         EventFeedRoutes(buffer: events, guards: guards, wait: configuration.eventWait).register(on: &router)
         ServiceStatusRoutes(upstream: upstream, guards: guards).register(on: &router)
+        PolicyConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
         return ConsoleApplication(
             router: router, application: HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks))
     }

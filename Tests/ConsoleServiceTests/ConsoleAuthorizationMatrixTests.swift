@@ -31,6 +31,12 @@ import Testing
         ("GET", "/console/api/events", "consoleViewer"),
         ("GET", "/console/api/events/counts", "consoleViewer"),
         ("GET", "/console/api/services", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/fido-policy", "consoleViewer"),
+        ("PUT", "/console/api/tenants/{tenant}/fido-policy", "consoleAdministrator"),
+        ("GET", "/console/api/tenants/{tenant}/authentication-settings", "consoleViewer"),
+        ("PUT", "/console/api/tenants/{tenant}/authentication-settings", "consoleAdministrator"),
+        ("POST", "/console/api/tenants/{tenant}/tctoken-keys/rotate", "consoleAdministrator"),
+        ("POST", "/console/api/tenants/{tenant}/users/{username}/methods/{method}/unlock", "consoleOperator"),
         ("PATCH", "/console/api/tenants/{tenant}/users/{username}/credentials/{credentialId}", "consoleOperator"),
     ]
 
@@ -50,7 +56,7 @@ import Testing
         for route in fixture.app.router.registered where route.guardName != RouteGuard.open.name {
             let path = route.template.replacingOccurrences(of: "{tenant}", with: "acme").replacingOccurrences(of: "{keyId}", with: "k_0123456789abcdef")
                 .replacingOccurrences(of: "{kind}", with: "authentication").replacingOccurrences(of: "{username}", with: "alice")
-                .replacingOccurrences(of: "{credentialId}", with: "Y3JlZA")
+                .replacingOccurrences(of: "{credentialId}", with: "Y3JlZA").replacingOccurrences(of: "{method}", with: "fido2")
             let response = await fixture.send(route.method, path, json: "{}")
             #expect(response.status == 401 && response.code == "console_session_required", "\(route)")
         }

@@ -188,6 +188,22 @@ struct ConsoleStackTests {
             "PUT", "/console/api/tenants/\(tenant)/rulesets/authentication", json: #"{"rules":[{"name":"x","action":"TRIGGER_AUTHENTICATION"}]}"#)
         #expect(invalidRuleset.status == 400 && invalidRuleset.code == "invalid_ruleset", "\(invalidRuleset.text)")
 
+        // Its FIDO policy and authentication settings read, its tcToken key rotated (once the
+        // tenant has reached the transaction service), and an unlock of a method that is not
+        // locked answered by the service's own 404.
+        let policy = try await chief.send("GET", "/console/api/tenants/\(tenant)/fido-policy")
+        #expect(policy.status == 200, "\(policy.text)")
+        let settings = try await chief.send("GET", "/console/api/tenants/\(tenant)/authentication-settings")
+        #expect(settings.status == 200, "\(settings.text)")
+        var rotation: Client.Response?
+        _ = await TestStack.eventually {
+            rotation = try? await chief.send("POST", "/console/api/tenants/\(tenant)/tctoken-keys/rotate")
+            return rotation?.status == 200
+        }
+        #expect(rotation?.status == 200 && rotation?.text.contains("kid") == true, "\(rotation?.text ?? "no answer")")
+        let unlock = try await chief.send("POST", "/console/api/tenants/\(tenant)/users/alice/methods/fido2/unlock")
+        #expect(unlock.status == 404 && unlock.code == "not_found", "\(unlock.text)")
+
         // Without the session, or with a forged CSRF token, nothing changes.
         let changed = #"{"displayName":"Hijacked","rpId":"bank.example","origins":["https://bank.example"]}"#
         let anonymous = try await Client(base: base).send("PUT", "/console/api/tenants/\(tenant)", json: changed)
@@ -213,6 +229,10 @@ struct ConsoleStackTests {
         #expect(tried == ["big-amount:false", "passkey:true"], "\(tried)")
         let rulesetRefused = try await watcher.send("PUT", "/console/api/tenants/\(tenant)/rulesets/authentication", json: ruleset)
         #expect(rulesetRefused.status == 403 && rulesetRefused.code == "console_role_insufficient")
+        let noRotation = try await watcher.send("POST", "/console/api/tenants/\(tenant)/tctoken-keys/rotate")
+        #expect(noRotation.status == 403 && noRotation.code == "console_role_insufficient")
+        let noUnlock = try await watcher.send("POST", "/console/api/tenants/\(tenant)/users/alice/methods/fido2/unlock")
+        #expect(noUnlock.status == 403 && noUnlock.code == "console_role_insufficient")
         let noKey = try await watcher.send("POST", "/console/api/tenants/\(tenant)/api-keys")
         #expect(noKey.status == 403 && noKey.code == "console_role_insufficient")
         let current = try await TestHTTP.send("GET", "\(Stack.registration)/v1/tenants/\(tenant)")

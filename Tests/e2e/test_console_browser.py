@@ -6,7 +6,8 @@ resident keys, user verification) as the operator's device, as in test_webauthn_
 - an administrator enrols a passkey with the enrolment code, signs out, signs in again with
   the discoverable passkey, creates a tenant and an API key (which then works against the RP
   API), stores a ruleset (the editor flags JSON that does not parse as it is typed) and reads
-  the explain trace; the session cookie is HttpOnly and SameSite=Strict;
+  the explain trace, reads the FIDO policy and rotates the tcToken key; the session cookie is
+  HttpOnly and SameSite=Strict;
 - calls without the session, or with a forged CSRF token, are refused;
 - a user of the demo tenant (registered in the same browser through the demo's backend) is
   found through the console, and the administrator suspends and resumes the user's passkey,
@@ -170,6 +171,20 @@ def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_a
     assert items[0].startswith("big-amount: did not match (context.transactionAmount gt 1000 was false; actual 50)"), items
     assert items[1] == "passkey: matched", items
 
+    # The FIDO policy read, the tcToken signing key rotated (once the tenant is on the
+    # transaction service).
+    click(driver, "policy-load")
+    wait(driver).until(lambda d: "loaded" in status(d) or error_code(d))
+    assert status(driver) == "fido-policy loaded.", error_code(driver)
+    json.loads(driver.find_element(By.ID, "policy-json").get_attribute("value"))
+    for _ in range(50):
+        click(driver, "tctoken-rotate")
+        wait(driver).until(lambda d: "rotated" in status(d) or error_code(d))
+        if "rotated" in status(driver):
+            break
+        time.sleep(0.2)
+    assert "tcToken signing key rotated; new key id" in status(driver), error_code(driver)
+
     # Without the session, or with a forged CSRF token, nothing changes.
     change = {"displayName": "Hijacked", "rpId": "bank.example", "origins": ["https://bank.example"]}
     anonymous = fetch(driver, "PUT", f"/console/api/tenants/{tenant}", change, credentials="omit")
@@ -249,6 +264,7 @@ def test_a_viewer_changes_nothing(browser):
     assert text(driver, "who-role") == "viewer"
     for fieldset in driver.find_elements(By.CSS_SELECTOR, "fieldset.needs-administrator"):
         assert fieldset.get_attribute("disabled") is not None
+    assert driver.find_element(By.ID, "unlock").get_attribute("disabled") is not None
     # Behind the page's back, with the viewer's own valid CSRF token: refused by the backend.
     session = fetch(driver, "GET", "/console/api/session")
     assert session["status"] == 200 and session["body"]["role"] == "viewer"

@@ -109,6 +109,7 @@
     $("signed-in").hidden = false;
     // The server refuses what the role does not allow; the page also says so.
     for (const f of document.querySelectorAll(".needs-administrator")) f.disabled = s.role !== "administrator";
+    for (const b of document.querySelectorAll(".needs-operator")) b.disabled = s.role === "viewer";
     $("main").focus();
   }
   function showSignedOut() {
@@ -255,6 +256,24 @@
     say("Explained.");
   }));
 
+  // ---- policies and keys ----
+
+  const policy = () => $("policy-kind").value;
+  $("policy-load").addEventListener("click", act(async () => {
+    $("policy-json").value = JSON.stringify(await call("GET", `/tenants/${tenant()}/${policy()}`), null, 2);
+    say(`${policy()} loaded.`);
+  }));
+  $("policy-form").addEventListener("submit", act(async () => {
+    let doc;
+    try { doc = JSON.parse($("policy-json").value); } catch (error) { throw new Error(`Not JSON: ${error.message}`); }
+    $("policy-json").value = JSON.stringify(await call("PUT", `/tenants/${tenant()}/${policy()}`, doc), null, 2);
+    say(`${policy()} saved.`);
+  }));
+  $("tctoken-rotate").addEventListener("click", act(async () => {
+    const rotated = await call("POST", `/tenants/${tenant()}/tctoken-keys/rotate`);
+    say(`tcToken signing key rotated; new key id ${rotated.kid}.`);
+  }));
+
   // ---- users and their passkeys ----
 
   const canOperate = () => session && (session.role === "operator" || session.role === "administrator");
@@ -289,6 +308,13 @@
     }
     $("user-credentials").hidden = false;
   }
+
+  $("unlock-form").addEventListener("submit", act(async () => {
+    const username = $("user-name").value;
+    const method = $("unlock-method").value.trim();
+    await call("POST", `/tenants/${tenant()}/users/${encodeURIComponent(username)}/methods/${encodeURIComponent(method)}/unlock`);
+    say(`${method} unlocked for ${username}.`);
+  }));
 
   $("user-form").addEventListener("submit", act(async () => {
     const username = $("user-name").value;
