@@ -52,8 +52,25 @@ public struct InternalCalls: Sendable {
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue(service, forHTTPHeaderField: "X-Signet-Service")
         request.httpBody = Data(try JSONValueEncoder().encodeToBytes(body))
+        // W3C Trace Context: the call is a client span of the current work (or starts a
+        // trace), and the callee's server span its child.
+        let span = TraceContext.current?.child() ?? .root()
+        let start = Tracer.now()
+        request.setValue(span.traceparent, forHTTPHeaderField: "traceparent")
+        if let state = span.traceState { request.setValue(state, forHTTPHeaderField: "tracestate") }
         let unavailable = HTTPError(.unavailable, detail: "A service this request needs is unavailable; retry.")
-        guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { throw unavailable }
+        let result = try? await URLSession.shared.data(for: request)
+        if Tracer.shared.isEnabled {
+            // The peer's address and the answer's status; never the path (it names users).
+            let status = (result?.1 as? HTTPURLResponse)?.statusCode
+            var attributes: [(key: String, value: SpanRecord.Value)] = [
+                ("http.request.method", .string("POST")), ("server.address", .string(target.host ?? "")), ("server.port", .int(target.port ?? 80)),
+            ]
+            if let status { attributes.append(("http.response.status_code", .int(status))) }
+            Tracer.shared.record(
+                SpanRecord(name: "POST internal", kind: .client, context: span, startNanos: start, attributes: attributes, isError: status.map { $0 >= 500 } ?? true))
+        }
+        guard let (data, response) = result, let http = response as? HTTPURLResponse else { throw unavailable }
         if (400..<500).contains(http.statusCode), let problem = try? JSONValueDecoder().decode(ProblemEcho.self, from: Array(data)) {
             throw HTTPError(ProblemCode(problem.code, status: http.statusCode, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field)
         }
