@@ -13,6 +13,7 @@ let package = Package(
         .executable(name: "signet-transaction", targets: ["Transaction"]),
         .executable(name: "signet-oob", targets: ["OOB"]),
         .executable(name: "signet-pii", targets: ["PII"]),
+        .executable(name: "signet-console", targets: ["Console"]),
         .executable(name: "signet-devbroker", targets: ["DevBroker"]),
         .executable(name: "signet-bench", targets: ["Bench"]),
     ],
@@ -100,6 +101,11 @@ let package = Package(
         .executableTarget(name: "Transaction", dependencies: ["TransactionService", "ServiceKit"], path: "Services/Transaction/main"),
         .executableTarget(name: "OOB", dependencies: ["OOBService", "ServiceKit"], path: "Services/OOB/main"),
         .executableTarget(name: "PII", dependencies: ["PIIService", "ServiceKit"], path: "Services/PII/main"),
+        // The admin console's backend-for-frontend (not one of the five services: no database).
+        .target(
+            name: "ConsoleService", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Crypto", "Kafka"],
+            path: "Services/Console", exclude: ["main", "Assets"]),
+        .executableTarget(name: "Console", dependencies: ["ConsoleService"], path: "Services/Console/main"),
 
         // MARK: - Tools
         .executableTarget(
@@ -148,6 +154,9 @@ let package = Package(
         .testTarget(
             name: "OOBServiceTests", dependencies: ["OOBService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Crypto", "Tokens", "JSON", "Postgres"],
             path: "Tests/OOBServiceTests"),
+        .testTarget(
+            name: "ConsoleServiceTests", dependencies: ["ConsoleService", "ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Kafka"],
+            path: "Tests/ConsoleServiceTests"),
         .testTarget(
             name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],
             path: "Tests/PIIServiceTests"),

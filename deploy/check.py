@@ -293,6 +293,70 @@ for (kind, name), d in objects.items():
             check({"cpu", "memory"} <= set(res.get("requests", {})) and {"cpu", "memory"} <= set(res.get("limits", {})),
                   f"Deployment {name}: requests and limits for cpu and memory")
 
+# 7b. The admin console (signet-console): not one of the five services (no database, no
+# topics), wired like them: image, compose service, Kubernetes Deployment and Service,
+# gateway location (path kept), and the secrets its configuration requires.
+CONSOLE_PORT = 8086
+console_swift = os.path.join(ROOT, "Services", "Console", "ConsoleService.swift")
+check(os.path.exists(console_swift) and f"defaultPort = {CONSOLE_PORT}" in open(console_swift).read(), "console: default port 8086")
+console_needs = ["SIGNET_ADMIN_TOKEN", "SIGNET_CONSOLE_RP_API_KEY"]
+if os.path.exists(console_swift):
+    src = open(console_swift).read()
+    for var in console_needs + ["SIGNET_CONSOLE_OPERATORS", "SIGNET_CONSOLE_ORIGIN", "SIGNET_CONSOLE_ENROLMENT_CODE", "SIGNET_REGISTRATION_URL"]:
+        check(f'"{var}"' in src, f"console: {var} not read by ConsoleService.swift")
+for var in ["SIGNET_CONSOLE_RP_API_KEY", "SIGNET_CONSOLE_ENROLMENT_CODE"]:
+    check(var in file_vars, f"console: {var} may come from a file (Environment.fileVariables)")
+dep = objects.get(("Deployment", "console"))
+check(dep is not None, "Deployment console")
+if dep:
+    pod = dep["spec"]["template"]["spec"]
+    (c,) = pod["containers"]
+    env = {e["name"]: e for e in c.get("env", [])}
+    check(env.get("SIGNET_HTTP_PORT", {}).get("value") == str(CONSOLE_PORT), "console: SIGNET_HTTP_PORT")
+    check(c["ports"][0]["containerPort"] == CONSOLE_PORT and c["ports"][0]["name"] == "http", "console: containerPort")
+    check(c["readinessProbe"]["httpGet"]["path"] == "/readyz" and c["livenessProbe"]["httpGet"]["path"] == "/healthz", "console: probes")
+    check(pod.get("securityContext", {}).get("runAsNonRoot") is True, "console: pod runAsNonRoot")
+    sc = c.get("securityContext", {})
+    check(sc.get("readOnlyRootFilesystem") is True and sc.get("allowPrivilegeEscalation") is False
+          and sc.get("capabilities", {}).get("drop") == ["ALL"], "console: container securityContext")
+    check(dep["spec"].get("replicas") == 1 and ("HorizontalPodAutoscaler", "console") not in objects,
+          "console: one replica (sessions live in the process), no HPA")
+    mounts = {m["mountPath"]: m["name"] for m in c.get("volumeMounts", [])}
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    for var in console_needs:
+        ok = var in env or var in config_keys or var + "_FILE" in env
+        check(ok, f"k8s console: {var} is not set")
+        if var + "_FILE" in env:
+            folder, name = os.path.split(env[var + "_FILE"]["value"])
+            vol = volumes.get(mounts.get(folder, ""), {}).get("secret", {})
+            items = {i["path"]: i["key"] for i in vol.get("items", [])}
+            check(vol.get("secretName") == "signet-secrets" and items.get(name) in secret_keys, f"k8s console: {var}_FILE not a mounted key of signet-secrets")
+    for e in env.values():
+        ref = (e.get("valueFrom") or {}).get("secretKeyRef")
+        if ref:
+            check(ref["name"] == "signet-secrets" and ref["key"] in secret_keys, f"console: secret key {ref['key']} not in example")
+    sv = objects.get(("Service", "console"), {}).get("spec", {})
+    check(sv.get("selector") == dep["spec"]["selector"]["matchLabels"] and sv.get("ports", [{}])[0].get("port") == CONSOLE_PORT, "console: Service")
+if compose:
+    s = compose["services"].get("console", {})
+    args = s.get("build", {}).get("args", {})
+    check(args.get("SERVICE") == "signet-console" and args.get("HTTP_PORT") == str(CONSOLE_PORT), "compose console: build args")
+    e = s.get("environment", {})
+    check(e.get("SIGNET_HTTP_PORT") == str(CONSOLE_PORT) and e.get("SIGNET_HTTP_HOST") == "0.0.0.0", "compose console: port/host")
+    for var in console_needs + ["SIGNET_CONSOLE_OPERATORS"]:
+        check(var in e or var + "_FILE" in e, f"compose console: {var} is not set")
+    check(s.get("read_only") is True and s.get("cap_drop") == ["ALL"], "compose console: hardening")
+    check("console" in compose["services"]["gateway"].get("depends_on", []), "compose gateway: depends on the console")
+block = re.search(r"location /console/ \{(.*?)\}", conf, re.S)
+check(block is not None and f"set $signet_upstream console:{CONSOLE_PORT};" in block.group(1) and "rewrite" not in block.group(1),
+      "gateway: /console/ to console:8086, path kept")
+local_conf = open(os.path.join(DEPLOY, "local", "gateway.conf.in")).read()
+check(f"upstream console {{ server 127.0.0.1:{CONSOLE_PORT};" in local_conf and "location /console/ { proxy_pass http://console; }" in local_conf,
+      "local gateway: /console/ to 127.0.0.1:8086")
+for f in ["Containerfile", os.path.join("local", "Containerfile.service")]:
+    text = open(os.path.join(DEPLOY, f)).read()
+    check("SIGNET_CONSOLE_ASSETS_DIR=/usr/local/share/signet/console" in text, f"{f}: the console's assets and SIGNET_CONSOLE_ASSETS_DIR")
+
 # 8. The manifests against the Kubernetes API schemas (kubernetes-validate, offline), strict:
 # unknown fields fail, and so does an API version that is removed in a checked release or
 # deprecated (a newer version of the same group serves the kind), which the tool itself only

@@ -115,7 +115,7 @@ base_image() {
 # The release binaries, built on the host in the checkout's .build (once; later runs reuse
 # them), and the static backtracer.
 binaries() {
-    local products="signet-registration signet-authentication signet-transaction signet-oob signet-pii signet-devbroker"
+    local products="signet-registration signet-authentication signet-transaction signet-oob signet-pii signet-console signet-devbroker"
     log "building the release binaries (swift build -c release --static-swift-stdlib)"
     for p in $products; do
         if ! swift build -c release --static-swift-stdlib --product "$p" >"$WORK/swift-build.log" 2>&1; then
@@ -130,6 +130,8 @@ binaries() {
     cp "$swift_root/libexec/swift/linux/swift-backtrace-static" "$WORK/context/bin/"
     strip --strip-debug "$WORK/context/bin/"signet-* 2>/dev/null || true
     cp deploy/local/*-entrypoint.sh Tools/Sinks/smtp_sink.py Tools/Sinks/sms_sink.py "$WORK/context/"
+    # The admin console's page, in every service image (signet-console reads it).
+    cp -r Services/Console/Assets "$WORK/context/console-assets"
 }
 
 build_image() { # tag containerfile [build args...]
@@ -150,6 +152,7 @@ images() {
         local name="${entry%%:*}" port="${entry##*:}"
         build_image "localhost/signet/$name:local" deploy/local/Containerfile.service --build-arg SERVICE="signet-$name" --build-arg HTTP_PORT="$port"
     done
+    build_image localhost/signet/console:local deploy/local/Containerfile.service --build-arg SERVICE=signet-console --build-arg HTTP_PORT=8086
     build_image localhost/signet-local/devbroker:latest deploy/local/Containerfile.devbroker
     build_image localhost/signet-local/postgres:latest deploy/local/Containerfile.postgres
     build_image localhost/signet-local/gateway:latest deploy/local/Containerfile.gateway
@@ -158,7 +161,7 @@ images() {
     local base_size; base_size="$(podman_ image inspect --format '{{.Size}}' "$BASE_IMAGE")"
     log "image sizes (whole image / on top of the bookworm base, MB):"
     printf '  %-44s %6d\n' "$BASE_IMAGE" $((base_size / 1000000)) >&2
-    for tag in localhost/signet/{registration,authentication,transaction,oob,pii}:local localhost/signet-local/{devbroker,postgres,gateway,sinks}:latest; do
+    for tag in localhost/signet/{registration,authentication,transaction,oob,pii,console}:local localhost/signet-local/{devbroker,postgres,gateway,sinks}:latest; do
         local size; size="$(podman_ image inspect --format '{{.Size}}' "$tag")"
         printf '  %-44s %6d / %6d\n' "$tag" $((size / 1000000)) $(((size - base_size) / 1000000)) >&2
     done
@@ -189,6 +192,9 @@ secrets() {
         echo "SIGNET_RECEIPT_SIGNING_KEY_FILE=$WORK/secrets/receipt-signing.pem"
         echo "SIGNET_SMTP_URL=smtp://smtp-sink:2525"
         echo "SIGNET_SMS_URL=http://sms-sink:2580/messages"
+        echo "SIGNET_CONSOLE_RP_API_KEY=$(openssl rand -hex 32)"
+        echo "SIGNET_CONSOLE_ENROLMENT_CODE=$(openssl rand -hex 32)"
+        echo "SIGNET_CONSOLE_OPERATORS=admin=administrator,viewer=viewer"
     } >"$env"
     # The same secrets as files, for the replica that reads <NAME>_FILE.
     sudo_ rm -rf "$WORK/secrets/files" && mkdir -p "$WORK/secrets/files"
@@ -254,7 +260,7 @@ wait_ready() {
     done
     log "waiting for the services"
     local p
-    for p in 1 2 3 4 5 6; do
+    for p in 1 2 3 4 5 6 7; do
         until curl -fsS -o /dev/null "http://127.0.0.1:${PORT_BASE}$p/readyz" 2>/dev/null; do
             none_exited || return 1
             [ $SECONDS -lt $deadline ] || { log "the service on ${PORT_BASE}$p did not become ready"; return 1; }
@@ -306,7 +312,17 @@ fail_closed() {
             fi
         done
     done
-    [ $ok -eq 0 ] && log "fail closed: all five refused to start (exit 78), naming what they lack"
+    # The console has no internal token: it names the admin token and its own key.
+    rc=0
+    out="$(podman_ run --rm --read-only --cap-drop ALL --network none localhost/signet/console:local 2>&1)" || rc=$?
+    for v in SIGNET_ADMIN_TOKEN SIGNET_CONSOLE_RP_API_KEY; do
+        if [ "$rc" -ne 78 ] || ! grep -q "$v" <<<"$out"; then
+            log "FAIL: console without secrets: exit $rc, expected 78 naming $v"
+            printf '%s\n' "$out" | tail -n 3 | cut -c1-400 >&2
+            ok=1
+        fi
+    done
+    [ $ok -eq 0 ] && log "fail closed: all five and the console refused to start (exit 78), naming what they lack"
     return $ok
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Signet local stack: PostgreSQL cluster under the data folder, the development Kafka broker,
-# the five services and the nginx gateway. Used by `make run` and `make test`.
+# the five services, the admin console and the nginx gateway. Used by `make run` and `make test`.
 #
 #   scripts/stack.sh deps          install missing Debian packages
 #   scripts/stack.sh run           build (release), start everything, wait for Ctrl-C/SIGTERM
@@ -18,6 +18,12 @@ export SIGNET_ADMIN_TOKEN="${SIGNET_ADMIN_TOKEN:-dev-admin-token}"
 export SIGNET_DEMO_RP_API_KEY="${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}"
 export SIGNET_KAFKA_BROKERS="${SIGNET_KAFKA_BROKERS:-$BROKER_ADDRESS}"
 export SIGNET_PG_PORT="$PG_PORT"
+# The admin console (signet-console, port 8086): the operators' tenant's RP key, the local
+# operators and the code with which each enrols a first passkey.
+export SIGNET_CONSOLE_RP_API_KEY="${SIGNET_CONSOLE_RP_API_KEY:-dev-console-rp-key}"
+export SIGNET_CONSOLE_OPERATORS="${SIGNET_CONSOLE_OPERATORS:-admin=administrator,operator=operator,viewer=viewer}"
+export SIGNET_CONSOLE_ENROLMENT_CODE="${SIGNET_CONSOLE_ENROLMENT_CODE:-dev-console-enrolment-code}"
+CONSOLE_PORT=8086
 SERVICES="registration:8081 authentication:8082 transaction:8083 oob:8084 pii:8085"
 APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev libqrencode-dev zlib1g-dev libcurl4-openssl-dev openssl pkg-config postgresql nginx-light curl python3 python3-venv chromium chromium-driver"
 
@@ -253,6 +259,18 @@ start_services() {
     log "services ready"
 }
 
+# The console needs the registration and authentication services (it provisions the
+# operators' tenant through the admin API), so it starts after them; ready once that tenant
+# has reached the authentication service.
+start_console() {
+    local bin="$1"
+    port_free "$CONSOLE_PORT" || { log "port $CONSOLE_PORT is taken; is another stack running?"; exit 1; }
+    SIGNET_HTTP_PORT="$CONSOLE_PORT" SIGNET_CONSOLE_ASSETS_DIR="$ROOT/Services/Console/Assets" \
+        "$bin/signet-console" >>"$DATA/logs/console.log" 2>&1 &
+    echo $! >"$DATA/run/console.pid"
+    wait_http "http://127.0.0.1:$CONSOLE_PORT/readyz" 60 || { log "the console did not become ready; see $DATA/logs/console.log"; tail -n 20 "$DATA/logs/console.log" >&2; exit 1; }
+}
+
 start_gateway() {
     port_free "$GATEWAY_PORT" || { log "port $GATEWAY_PORT is taken"; exit 1; }
     mkdir -p "$DATA/nginx"
@@ -305,6 +323,7 @@ stop_pidfile() {
 
 down() {
     stop_pidfile gateway
+    stop_pidfile console
     # SIGTERM all services at once (each drains its requests and outbox), then wait for each.
     for entry in $SERVICES; do signal_pidfile "${entry%%:*}" TERM; done
     for entry in $SERVICES; do stop_pidfile "${entry%%:*}"; done
@@ -326,6 +345,7 @@ up() {
     start_broker "$bin"
     start_sinks
     start_services "$bin"
+    start_console "$bin"
     start_gateway
     seed
     export SIGNET_BIN_DIR="$bin"
@@ -338,7 +358,7 @@ print_endpoints() {
     gateway          http://localhost:$GATEWAY_PORT/  (/registration/ /authentication/ /transaction/ /oob/ /pii/)
     registration     http://127.0.0.1:8081     authentication http://127.0.0.1:8082
     transaction      http://127.0.0.1:8083     oob            http://127.0.0.1:8084
-    pii              http://127.0.0.1:8085
+    pii              http://127.0.0.1:8085     console        http://localhost:$GATEWAY_PORT/console/
     PostgreSQL       postgresql://signet@127.0.0.1:$PG_PORT/signet_<service>
     Kafka (dev)      $BROKER_ADDRESS
     logs             $DATA/logs/
@@ -346,6 +366,8 @@ print_endpoints() {
     admin token      $SIGNET_ADMIN_TOKEN
     demo tenant      demo (rpId localhost, origin http://localhost:$GATEWAY_PORT)
     demo RP API key  $SIGNET_DEMO_RP_API_KEY
+    console          operators $SIGNET_CONSOLE_OPERATORS
+                     enrolment code $SIGNET_CONSOLE_ENROLMENT_CODE (enrols each one's first passkey)
 
   Ctrl-C stops everything.
 MSG

@@ -39,18 +39,7 @@ public struct ServiceConfiguration: Sendable {
     public init(service: ServiceName, environment env: Environment = Environment()) throws {
         self.service = service
         let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
-        let port = try env.int("SIGNET_HTTP_PORT", default: service.defaultPort, range: 0...65535)
-        http = HTTPServerConfiguration(
-            host: host, port: port,
-            threads: try env.int("SIGNET_HTTP_THREADS", default: max(2, ProcessInfo.processInfo.activeProcessorCount), range: 1...256),
-            maxBodyBytes: try env.int("SIGNET_HTTP_MAX_BODY_BYTES", default: 64 * 1024, range: 1024...(16 * 1024 * 1024)),
-            maxConnections: try env.int("SIGNET_HTTP_MAX_CONNECTIONS", default: 1024, range: 1...100_000),
-            idleTimeoutSeconds: try env.int("SIGNET_HTTP_IDLE_TIMEOUT_SECONDS", default: 30, range: 1...3600),
-            requestTimeout: .milliseconds(try env.int("SIGNET_HTTP_REQUEST_TIMEOUT_MS", default: 10_000, range: 100...600_000)),
-            maxConnectionsPerAddress: try env.int("SIGNET_HTTP_MAX_CONNECTIONS_PER_IP", default: 256, range: 1...100_000),
-            unlimitedAddresses: try Self.addressRanges(env, "SIGNET_HTTP_UNLIMITED_ADDRESSES", default: "127.0.0.0/8,::1"),
-            pressureIdleTimeoutSeconds: try env.int("SIGNET_HTTP_PRESSURE_IDLE_TIMEOUT_SECONDS", default: 2, range: 1...3600),
-            healthPort: try env.optionalString("SIGNET_HTTP_HEALTH_PORT").map { _ in try env.int("SIGNET_HTTP_HEALTH_PORT", default: 0, range: 0...65535) })
+        http = try Self.http(env, defaultPort: service.defaultPort)
         let pgHost = env.string("SIGNET_PG_HOST", default: "127.0.0.1")
         let pgPort = try env.int("SIGNET_PG_PORT", default: 54329, range: 1...65535)
         let pgUser = env.string("SIGNET_PG_USER", default: "signet")
@@ -58,16 +47,7 @@ public struct ServiceConfiguration: Sendable {
         postgres = PostgresConfiguration(
             conninfo: env.string("SIGNET_DATABASE_URL", default: defaultURL),
             poolSize: try env.int("SIGNET_DB_POOL_SIZE", default: 8, range: 1...200))
-        var props: [String: String] = [:]
-        if let extra = env.optionalString("SIGNET_KAFKA_PROPERTIES") {
-            for pair in extra.split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
-                let kv = pair.split(separator: "=", maxSplits: 1)
-                guard kv.count == 2 else {
-                    throw Environment.ConfigurationError(variable: "SIGNET_KAFKA_PROPERTIES", reason: "expected key=value;key=value")
-                }
-                props[kv[0].trimmingCharacters(in: .whitespaces)] = kv[1].trimmingCharacters(in: .whitespaces)
-            }
-        }
+        let props = try Self.kafkaProperties(env)
         instanceID = env.string("SIGNET_INSTANCE_ID", default: ProcessInfo.processInfo.hostName + "-\(getpid())")
         kafka = KafkaConfiguration(
             brokers: env.string("SIGNET_KAFKA_BROKERS", default: "127.0.0.1:19092"),
@@ -112,6 +92,40 @@ public struct ServiceConfiguration: Sendable {
         case .oob: ["SIGNET_DELIVERY_KEY", "SIGNET_OOB_KEY_SEAL"]
         case .pii: ["SIGNET_PII_KEK"]
         }
+    }
+
+    /// The HTTP listener's settings (`SIGNET_HTTP_*`), for a service and for the console,
+    /// which shares them without being one of the five services.
+    public static func http(_ env: Environment, defaultPort: Int) throws -> HTTPServerConfiguration {
+        let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
+        let port = try env.int("SIGNET_HTTP_PORT", default: defaultPort, range: 0...65535)
+        return HTTPServerConfiguration(
+            host: host, port: port,
+            threads: try env.int("SIGNET_HTTP_THREADS", default: max(2, ProcessInfo.processInfo.activeProcessorCount), range: 1...256),
+            maxBodyBytes: try env.int("SIGNET_HTTP_MAX_BODY_BYTES", default: 64 * 1024, range: 1024...(16 * 1024 * 1024)),
+            maxConnections: try env.int("SIGNET_HTTP_MAX_CONNECTIONS", default: 1024, range: 1...100_000),
+            idleTimeoutSeconds: try env.int("SIGNET_HTTP_IDLE_TIMEOUT_SECONDS", default: 30, range: 1...3600),
+            requestTimeout: .milliseconds(try env.int("SIGNET_HTTP_REQUEST_TIMEOUT_MS", default: 10_000, range: 100...600_000)),
+            maxConnectionsPerAddress: try env.int("SIGNET_HTTP_MAX_CONNECTIONS_PER_IP", default: 256, range: 1...100_000),
+            unlimitedAddresses: try Self.addressRanges(env, "SIGNET_HTTP_UNLIMITED_ADDRESSES", default: "127.0.0.0/8,::1"),
+            pressureIdleTimeoutSeconds: try env.int("SIGNET_HTTP_PRESSURE_IDLE_TIMEOUT_SECONDS", default: 2, range: 1...3600),
+            healthPort: try env.optionalString("SIGNET_HTTP_HEALTH_PORT").map { _ in try env.int("SIGNET_HTTP_HEALTH_PORT", default: 0, range: 0...65535) })
+    }
+
+    /// Extra librdkafka properties (`SIGNET_KAFKA_PROPERTIES`, `key=value;key=value`), for a
+    /// service and for the console.
+    public static func kafkaProperties(_ env: Environment) throws -> [String: String] {
+        var props: [String: String] = [:]
+        if let extra = env.optionalString("SIGNET_KAFKA_PROPERTIES") {
+            for pair in extra.split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                guard kv.count == 2 else {
+                    throw Environment.ConfigurationError(variable: "SIGNET_KAFKA_PROPERTIES", reason: "expected key=value;key=value")
+                }
+                props[kv[0].trimmingCharacters(in: .whitespaces)] = kv[1].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return props
     }
 
     /// Whether `host` is a loopback listening address (`127.0.0.0/8`, `::1`, `localhost`):

@@ -242,6 +242,18 @@ struct ContainerSmokeTests {
             }
         }
     }
+
+    /// The console container behind the gateway: its page with its policy, its API refusing a
+    /// caller without a session, and its probes not reachable from outside.
+    @Test func theGatewayServesTheConsole() async throws {
+        let g = try ContainerStack.gateway
+        let page = try await TestHTTP.send("GET", "\(g)/console/")
+        #expect(page.status == 200 && page.headers["content-security-policy"]?.contains("default-src 'none'") == true, "\(page.status)")
+        let session = try await TestHTTP.send("GET", "\(g)/console/api/session")
+        #expect(session.status == 401 && (try? session.json()["code"] as? String) == "console_session_required", "\(session.status) \(session.text)")
+        let probe = try await TestHTTP.send("GET", "\(g)/console/healthz")
+        #expect(probe.status == 404)
+    }
 }
 
 /// Stopping one of the two authentication replicas while requests flow through the gateway:

@@ -1,0 +1,396 @@
+// Signet console: operators sign in with a passkey of the operators' tenant; every call goes to
+// the console's own backend (/console/api/), which holds the admin token and forwards what the
+// operator's role allows. The browser holds an HttpOnly session cookie only; state-changing
+// calls carry the session's CSRF token in X-CSRF-Token.
+"use strict";
+
+(() => {
+  const API = "/console/api";
+  const $ = (id) => document.getElementById(id);
+  let session = null;
+
+  // ---- the WebAuthn JSON forms (fallbacks for browsers without the L3 helpers) ----
+
+  function b64urlToBuffer(s) {
+    const b64 = s.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((s.length + 3) % 4);
+    const bin = atob(b64);
+    const out = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+    return out.buffer;
+  }
+  function bufferToB64url(buf) {
+    const bytes = new Uint8Array(buf);
+    let bin = "";
+    for (let i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
+    return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  }
+  const descriptors = (list) => (list || []).map((d) => ({ ...d, id: b64urlToBuffer(d.id) }));
+  function creationOptions(json) {
+    if (typeof PublicKeyCredential.parseCreationOptionsFromJSON === "function") return PublicKeyCredential.parseCreationOptionsFromJSON(json);
+    return { ...json, challenge: b64urlToBuffer(json.challenge), user: { ...json.user, id: b64urlToBuffer(json.user.id) },
+      excludeCredentials: descriptors(json.excludeCredentials) };
+  }
+  function requestOptions(json) {
+    if (typeof PublicKeyCredential.parseRequestOptionsFromJSON === "function") return PublicKeyCredential.parseRequestOptionsFromJSON(json);
+    return { ...json, challenge: b64urlToBuffer(json.challenge), allowCredentials: descriptors(json.allowCredentials) };
+  }
+  function credentialJSON(c) {
+    if (typeof c.toJSON === "function") return c.toJSON();
+    const r = c.response;
+    const response = { clientDataJSON: bufferToB64url(r.clientDataJSON) };
+    if (r.attestationObject) {
+      response.attestationObject = bufferToB64url(r.attestationObject);
+      if (typeof r.getTransports === "function") response.transports = r.getTransports();
+    } else {
+      response.authenticatorData = bufferToB64url(r.authenticatorData);
+      response.signature = bufferToB64url(r.signature);
+      if (r.userHandle) response.userHandle = bufferToB64url(r.userHandle);
+    }
+    return { id: c.id, rawId: bufferToB64url(c.rawId), type: c.type, response, clientExtensionResults: c.getClientExtensionResults() };
+  }
+
+  // ---- calls to the console backend; failures are problem+json with a `code` ----
+
+  class Problem extends Error {
+    constructor(doc, status) {
+      super(doc.detail || doc.title || `HTTP ${status}`);
+      this.doc = doc;
+      this.status = status;
+    }
+  }
+
+  async function call(method, path, body) {
+    const headers = {};
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    if (method !== "GET" && session) headers["X-CSRF-Token"] = session.csrfToken;
+    const response = await fetch(API + path, {
+      method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: "same-origin", cache: "no-store",
+    });
+    const text = await response.text();
+    let doc = {};
+    try { doc = text ? JSON.parse(text) : {}; } catch { doc = { title: `HTTP ${response.status}` }; }
+    if (!response.ok) {
+      if (response.status === 401 && doc.code === "console_session_required") showSignedOut();
+      throw new Problem(doc, response.status);
+    }
+    return doc;
+  }
+
+  function say(text) {
+    $("error").hidden = true;
+    $("status").textContent = text;
+  }
+  function fail(error) {
+    $("status").textContent = "";
+    const doc = error instanceof Problem ? error.doc : { title: error.name || "Error", detail: error.message };
+    $("error-title").textContent = doc.title || "Refused";
+    $("error-code").textContent = doc.code || "(none)";
+    $("error-detail").textContent = doc.detail || "";
+    $("error").hidden = false;
+    $("error").focus?.();
+  }
+  function act(fn) {
+    return async (event) => {
+      event?.preventDefault?.();
+      try { await fn(); } catch (error) { fail(error); }
+    };
+  }
+
+  // ---- session ----
+
+  function showSignedIn(s) {
+    session = s;
+    document.body.dataset.state = "signed-in";
+    document.body.dataset.role = s.role;
+    $("who-name").textContent = s.username;
+    $("who-role").textContent = s.role;
+    $("who").hidden = false;
+    $("signed-out").hidden = true;
+    $("signed-in").hidden = false;
+    // The server refuses what the role does not allow; the page also says so.
+    for (const f of document.querySelectorAll(".needs-administrator")) f.disabled = s.role !== "administrator";
+    for (const b of document.querySelectorAll(".needs-operator")) b.disabled = s.role === "viewer";
+    $("main").focus();
+  }
+  function showSignedOut() {
+    if (feed) stopFeed();
+    session = null;
+    document.body.dataset.state = "signed-out";
+    $("who").hidden = true;
+    $("signed-out").hidden = false;
+    $("signed-in").hidden = true;
+  }
+
+  $("sign-in").addEventListener("click", act(async () => {
+    say("Waiting for your passkey…");
+    const options = await call("POST", "/sign-in/options", {});
+    const credential = await navigator.credentials.get({ publicKey: requestOptions(options.publicKey) });
+    showSignedIn(await call("POST", "/sign-in", { handle: options.handle, credential: credentialJSON(credential) }));
+    say(`Signed in as ${session.username}.`);
+  }));
+
+  $("enrol-form").addEventListener("submit", act(async () => {
+    say("Creating your passkey…");
+    const options = await call("POST", "/enrolments/options", { username: $("enrol-username").value, code: $("enrol-code").value });
+    const credential = await navigator.credentials.create({ publicKey: creationOptions(options.publicKey) });
+    showSignedIn(await call("POST", "/enrolments", { handle: options.handle, credential: credentialJSON(credential) }));
+    $("enrol-code").value = "";
+    say(`Passkey enrolled; signed in as ${session.username}.`);
+  }));
+
+  $("sign-out").addEventListener("click", act(async () => {
+    await call("POST", "/sign-out");
+    showSignedOut();
+    say("Signed out.");
+  }));
+
+  // ---- tenants and keys ----
+
+  const tenant = () => encodeURIComponent($("tenant-id").value.trim());
+
+  function showTenant(t) {
+    const view = $("tenant-view");
+    view.replaceChildren();
+    for (const [name, value] of [["Id", t.id], ["Display name", t.displayName], ["RP ID", t.rpId],
+      ["Origins", (t.origins || []).join(", ")], ["Revision", String(t.revision)]]) {
+      const dt = document.createElement("dt");
+      dt.textContent = name;
+      const dd = document.createElement("dd");
+      dd.textContent = value ?? "";
+      view.append(dt, dd);
+    }
+    $("tenant-name").value = t.displayName || "";
+    $("tenant-rpid").value = t.rpId || "";
+    $("tenant-origins").value = (t.origins || []).join("\n");
+  }
+
+  $("tenant-open-form").addEventListener("submit", act(async () => {
+    showTenant(await call("GET", `/tenants/${tenant()}`));
+    say(`Tenant ${$("tenant-id").value} opened.`);
+  }));
+
+  $("tenant-form").addEventListener("submit", act(async () => {
+    const origins = $("tenant-origins").value.split("\n").map((s) => s.trim()).filter(Boolean);
+    showTenant(await call("PUT", `/tenants/${tenant()}`, { displayName: $("tenant-name").value, rpId: $("tenant-rpid").value.trim(), origins }));
+    say(`Tenant ${$("tenant-id").value} saved.`);
+  }));
+
+  function showKey(k) {
+    $("key-shown-id").textContent = k.keyId;
+    $("key-shown-value").value = k.apiKey;
+    $("key-shown").hidden = false;
+    $("key-id").value = k.keyId;
+    $("key-shown-value").focus();
+  }
+
+  $("key-create").addEventListener("click", act(async () => {
+    showKey(await call("POST", `/tenants/${tenant()}/api-keys`));
+    say("API key created.");
+  }));
+  $("key-rotate").addEventListener("click", act(async () => {
+    const old = $("key-id").value.trim();
+    const k = await call("POST", `/tenants/${tenant()}/api-keys/${encodeURIComponent(old)}/rotate`);
+    showKey(k);
+    say(k.revokedKeyId ? `Key ${old} rotated and revoked.` : `New key created; ${old} could not be revoked.`);
+  }));
+  $("key-revoke").addEventListener("click", act(async () => {
+    const old = $("key-id").value.trim();
+    await call("DELETE", `/tenants/${tenant()}/api-keys/${encodeURIComponent(old)}`);
+    $("key-shown").hidden = true;
+    say(`Key ${old} revoked.`);
+  }));
+
+  // ---- rulesets and the explain trace ----
+
+  const kind = () => $("ruleset-kind").value;
+
+  // Validation as you type: the JSON must parse and have a rules array; the service checks
+  // the rest on save and names the field it refuses.
+  function checkRuleset() {
+    const box = $("ruleset-json");
+    let message = "";
+    try {
+      const value = JSON.parse(box.value);
+      if (!value || !Array.isArray(value.rules)) message = "A ruleset is an object with a rules array.";
+    } catch (error) {
+      message = `Not JSON yet: ${error.message}`;
+    }
+    box.setAttribute("aria-invalid", message ? "true" : "false");
+    $("ruleset-check").textContent = message || "Well-formed.";
+    return !message;
+  }
+  $("ruleset-json").addEventListener("input", checkRuleset);
+
+  $("ruleset-load").addEventListener("click", act(async () => {
+    const stored = await call("GET", `/tenants/${tenant()}/rulesets/${kind()}`);
+    $("ruleset-json").value = JSON.stringify({ rules: stored.rules || [] }, null, 2);
+    checkRuleset();
+    say(`Ruleset ${kind()} loaded${stored.version ? ` (version ${stored.version})` : ""}.`);
+  }));
+
+  $("ruleset-form").addEventListener("submit", act(async () => {
+    if (!checkRuleset()) { $("ruleset-json").focus(); return; }
+    const stored = await call("PUT", `/tenants/${tenant()}/rulesets/${kind()}`, JSON.parse($("ruleset-json").value));
+    say(`Ruleset ${kind()} saved (version ${stored.version}).`);
+  }));
+
+  function showTrace(trace) {
+    const d = trace.decision || {};
+    $("trace-decision").textContent = `Decision: ${d.action || "?"}${d.matchedRule ? `, rule ${d.matchedRule}` : ", no rule matched"}`;
+    const list = $("trace-rules");
+    list.replaceChildren();
+    for (const r of trace.rules || []) {
+      const li = document.createElement("li");
+      const b = r.because;
+      const why = b ? ` (${b.fact} ${b.op} ${JSON.stringify(b.value)} was false; actual ${JSON.stringify(b.actual)})` : "";
+      li.textContent = `${r.rule}: ${r.matched ? "matched" : "did not match"}${why}`;
+      li.dataset.matched = String(!!r.matched);
+      list.append(li);
+    }
+  }
+
+  $("explain-form").addEventListener("submit", act(async () => {
+    let facts;
+    try { facts = JSON.parse($("explain-facts").value); } catch (error) { throw new Error(`Facts are not JSON: ${error.message}`); }
+    showTrace(await call("POST", `/tenants/${tenant()}/rulesets/${kind()}/explain`, { facts }));
+    say("Explained.");
+  }));
+
+  // ---- policies and keys ----
+
+  const policy = () => $("policy-kind").value;
+  $("policy-load").addEventListener("click", act(async () => {
+    $("policy-json").value = JSON.stringify(await call("GET", `/tenants/${tenant()}/${policy()}`), null, 2);
+    say(`${policy()} loaded.`);
+  }));
+  $("policy-form").addEventListener("submit", act(async () => {
+    let doc;
+    try { doc = JSON.parse($("policy-json").value); } catch (error) { throw new Error(`Not JSON: ${error.message}`); }
+    $("policy-json").value = JSON.stringify(await call("PUT", `/tenants/${tenant()}/${policy()}`, doc), null, 2);
+    say(`${policy()} saved.`);
+  }));
+  $("tctoken-rotate").addEventListener("click", act(async () => {
+    const rotated = await call("POST", `/tenants/${tenant()}/tctoken-keys/rotate`);
+    say(`tcToken signing key rotated; new key id ${rotated.kid}.`);
+  }));
+
+  // ---- users and their passkeys ----
+
+  const canOperate = () => session && (session.role === "operator" || session.role === "administrator");
+
+  function showCredentials(username, list) {
+    $("user-shown").textContent = username;
+    const body = $("user-credentials").querySelector("tbody");
+    body.replaceChildren();
+    for (const c of list.credentials || []) {
+      const row = document.createElement("tr");
+      row.dataset.credentialId = c.credentialId;
+      for (const value of [c.friendlyName || "(unnamed)", c.credentialId, c.status + (c.statusReason ? ` (${c.statusReason})` : ""), c.lastUsedAt || "never"]) {
+        const cell = document.createElement("td");
+        cell.textContent = value;
+        row.append(cell);
+      }
+      const cell = document.createElement("td");
+      const button = document.createElement("button");
+      button.type = "button";
+      const next = c.status === "suspended" ? "active" : "suspended";
+      button.textContent = next === "suspended" ? "Suspend" : "Resume";
+      button.setAttribute("aria-label", `${button.textContent} ${c.friendlyName || c.credentialId}`);
+      button.disabled = !canOperate();
+      button.addEventListener("click", act(async () => {
+        await call("PATCH", `/tenants/${tenant()}/users/${encodeURIComponent(username)}/credentials/${encodeURIComponent(c.credentialId)}`, { status: next });
+        showCredentials(username, await call("GET", `/tenants/${tenant()}/users/${encodeURIComponent(username)}/credentials`));
+        say(`Passkey ${c.friendlyName || c.credentialId} ${next === "suspended" ? "suspended" : "resumed"}.`);
+      }));
+      cell.append(button);
+      row.append(cell);
+      body.append(row);
+    }
+    $("user-credentials").hidden = false;
+  }
+
+  $("unlock-form").addEventListener("submit", act(async () => {
+    const username = $("user-name").value;
+    const method = $("unlock-method").value.trim();
+    await call("POST", `/tenants/${tenant()}/users/${encodeURIComponent(username)}/methods/${encodeURIComponent(method)}/unlock`);
+    say(`${method} unlocked for ${username}.`);
+  }));
+
+  $("user-form").addEventListener("submit", act(async () => {
+    const username = $("user-name").value;
+    showCredentials(username, await call("GET", `/tenants/${tenant()}/users/${encodeURIComponent(username)}/credentials`));
+    say(`User ${username}: ${$("user-credentials").querySelectorAll("tbody tr").length} passkey(s).`);
+  }));
+
+  // ---- the services' readiness ----
+
+  $("services-check").addEventListener("click", act(async () => {
+    const list = await call("GET", "/services");
+    const body = $("services").querySelector("tbody");
+    body.replaceChildren();
+    for (const s of list.services || []) {
+      const row = document.createElement("tr");
+      row.dataset.service = s.service;
+      const checks = Object.entries(s.checks || {}).map(([k, v]) => `${k}: ${v}`).join(", ");
+      for (const value of [s.service, s.ready ? "yes" : "no", s.status, checks]) {
+        const cell = document.createElement("td");
+        cell.textContent = value;
+        row.append(cell);
+      }
+      body.append(row);
+    }
+    $("services").hidden = false;
+    const down = (list.services || []).filter((s) => !s.ready).map((s) => s.service);
+    say(down.length ? `Not ready: ${down.join(", ")}.` : "All services are ready.");
+  }));
+
+  // ---- the live feed (server-sent events) ----
+
+  let feed = null;
+  const counts = new Map();
+
+  function showEvent(e) {
+    counts.set(e.type, (counts.get(e.type) || 0) + 1);
+    const li = document.createElement("li");
+    li.dataset.type = e.type;
+    li.textContent = `${e.time} ${e.type}${e.tenant ? ` (tenant ${e.tenant})` : ""}`;
+    const list = $("events");
+    list.prepend(li);
+    while (list.children.length > 200) list.lastElementChild.remove();
+    const body = $("event-counts").querySelector("tbody");
+    body.replaceChildren();
+    for (const [type, n] of [...counts.entries()].sort()) {
+      const row = document.createElement("tr");
+      const name = document.createElement("th");
+      name.scope = "row";
+      name.textContent = type;
+      const value = document.createElement("td");
+      value.textContent = String(n);
+      row.append(name, value);
+      body.append(row);
+    }
+  }
+
+  function stopFeed() {
+    if (feed) feed.close();
+    feed = null;
+    $("events-toggle").textContent = "Start the live feed";
+    $("events-toggle").setAttribute("aria-pressed", "false");
+    $("events-state").textContent = "stopped";
+  }
+
+  function startFeed() {
+    // The backend answers each request with what is new and ends it; EventSource reconnects
+    // with the last id it saw.
+    feed = new EventSource(API + "/events");
+    feed.addEventListener("signet", (message) => showEvent(JSON.parse(message.data)));
+    feed.addEventListener("open", () => { $("events-state").textContent = "live"; });
+    $("events-toggle").textContent = "Stop the live feed";
+    $("events-toggle").setAttribute("aria-pressed", "true");
+  }
+
+  $("events-toggle").addEventListener("click", () => (feed ? stopFeed() : startFeed()));
+
+  // An open session (a reload) is picked up; otherwise the sign-in is shown.
+  call("GET", "/session").then(showSignedIn, showSignedOut);
+})();

@@ -1,0 +1,158 @@
+import Crypto
+import Foundation
+import HTTPServer
+import JSON
+import Schema
+
+/// Operators sign in to the console with a passkey of the operators' tenant: the console is
+/// that tenant's relying party and runs the ceremonies through the registration and
+/// authentication services' public APIs. What the browser gets is a console session cookie,
+/// never the services' session token, the admin token or the tenant's API key.
+///
+/// - `POST /console/api/sign-in/options` `{}` → `{"handle","publicKey"}` (discoverable
+///   credentials, user verification required)
+/// - `POST /console/api/sign-in` `{"handle","credential"}` → `{"username","role","csrfToken"}`
+///   and the session cookie; 403 `console_not_an_operator` for a user without a role
+/// - `POST /console/api/enrolments/options` `{"username","code"}` → `{"handle","publicKey"}`:
+///   an operator without a passkey yet enrols one with the enrolment code
+///   (`SIGNET_CONSOLE_ENROLMENT_CODE`); 403 `console_enrolment_refused` otherwise
+/// - `POST /console/api/enrolments` `{"handle","credential"}` → as sign-in
+/// - `GET /console/api/session` → `{"username","role","csrfToken"}`
+/// - `POST /console/api/sign-out` → 204, the cookie cleared
+struct OperatorSignInRoutes: Sendable {
+    let upstream: any ConsoleUpstream
+    let guards: ConsoleGuards
+    let operators: OperatorDirectory
+    /// Absent: enrolment is closed.
+    let enrolmentCode: String?
+
+    var tenant: String { guards.operatorsTenant }
+
+    func register(on router: inout GuardedRouter) {
+        router.post("/console/api/sign-in/options", .open) { request, _ in
+            try guards.checkOrigin(request)
+            let body = try JSONValueEncoder().encodeToBytes(AuthenticationOptionsRequest(userVerification: "required"))
+            let answer = try await upstream.send(.authentication, "POST", "/v1/tenants/\(tenant)/webauthn/authentications/options", credential: .none, body: body)
+            try answer.requireSuccess()
+            return answer.asResponse
+        }
+        router.post("/console/api/sign-in", .open) { request, ctx in
+            try guards.checkOrigin(request)
+            let finish = try request.decode(CeremonyFinish.self)
+            let body = try JSONValueEncoder().encodeToBytes(finish)
+            let answer = try await upstream.send(.authentication, "POST", "/v1/tenants/\(tenant)/webauthn/authentications", credential: .none, body: body)
+            let result = try answer.decode(SignedIn.self)
+            guard let role = operators.role(of: result.username) else {
+                ctx.logger.notice("console sign-in refused: not an operator")
+                throw HTTPError(.consoleNotAnOperator, detail: "This passkey's user has no console role.")
+            }
+            return try await openSession(username: result.username, role: role, ctx)
+        }
+        router.post("/console/api/enrolments/options", .open) { request, ctx in try await enrolmentOptions(request, ctx) }
+        router.post("/console/api/enrolments", .open) { request, ctx in
+            try guards.checkOrigin(request)
+            let finish = try request.decode(CeremonyFinish.self)
+            guard let username = await guards.sessions.takeEnrolment(handle: finish.handle), let role = operators.role(of: username) else {
+                throw HTTPError(.consoleEnrolmentRefused, detail: "Start the enrolment again.")
+            }
+            let body = try JSONValueEncoder().encodeToBytes(
+                RegistrationFinishBody(handle: finish.handle, credential: finish.credential, friendlyName: "Signet console"))
+            let answer = try await upstream.send(.registration, "POST", "/v1/tenants/\(tenant)/webauthn/registrations", credential: .operatorsRelyingParty, body: body)
+            try answer.requireSuccess()
+            ctx.logger.info("console operator enrolled a passkey")
+            return try await openSession(username: username, role: role, ctx)
+        }
+        router.get("/console/api/session", guards.at(.viewer)) { request, _ in
+            let session = try await guards.session(request)
+            return try .json(SessionView(username: session.username, role: session.role.rawValue, csrfToken: session.csrfToken), headers: [("Cache-Control", "no-store")])
+        }
+        router.post("/console/api/sign-out", guards.at(.viewer)) { request, _ in
+            if let token = guards.cookie.token(in: request) { await guards.sessions.close(token: token) }
+            return HTTPResponse(status: 204, headers: [("Set-Cookie", guards.cookie.clearing), ("Cache-Control", "no-store")])
+        }
+    }
+
+    private func openSession(username: String, role: OperatorRole, _ ctx: RequestContext) async throws -> HTTPResponse {
+        let (token, session) = await guards.sessions.open(username: username, role: role)
+        ctx.logger.info("console session opened", metadata: ["signet.console.role": .string(role.rawValue)])
+        return try .json(
+            SessionView(username: username, role: role.rawValue, csrfToken: session.csrfToken),
+            headers: [("Set-Cookie", guards.cookie.setting(token)), ("Cache-Control", "no-store")])
+    }
+
+    /// The enrolment code is checked first (in constant time), then the role, then that the
+    /// operator has no passkey yet: a code that leaks can enrol nobody who already has one.
+    private func enrolmentOptions(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        try guards.checkOrigin(request)
+        let body = try request.decode(EnrolmentOptionsRequest.self)
+        let refused = HTTPError(.consoleEnrolmentRefused, detail: "Enrolment needs the enrolment code and an operator without a passkey.")
+        guard let enrolmentCode, body.code.utf8.count <= 256, ConstantTime.secretsEqual(body.code, enrolmentCode) else { throw refused }
+        guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "username is not a valid username.") }
+        guard operators.role(of: body.username) != nil else { throw refused }
+        let path = "/v1/tenants/\(tenant)/users/\(PathSegment.encode(body.username))/credentials"
+        let existing = try await upstream.send(.registration, "GET", path, credential: .operatorsRelyingParty, body: nil)
+        if existing.status != 404 {
+            let list = try existing.decode(CredentialCount.self)
+            guard list.credentials.isEmpty else { throw refused }
+        }
+        let options = RegistrationOptionsRequest(
+            username: body.username, displayName: body.username,
+            authenticatorSelection: AuthenticatorSelectionJSON(residentKey: "required", userVerification: "required"))
+        let answer = try await upstream.send(
+            .registration, "POST", "/v1/tenants/\(tenant)/webauthn/registrations/options", credential: .operatorsRelyingParty,
+            body: try JSONValueEncoder().encodeToBytes(options))
+        let response = try answer.decode(EnrolmentOptionsAnswer.self)
+        await guards.sessions.expectEnrolment(handle: response.handle, username: body.username)
+        ctx.logger.info("console enrolment started")
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: answer.body)
+    }
+}
+
+// MARK: - Bodies
+
+struct EnrolmentOptionsRequest: Codable, Sendable {
+    let username: String
+    let code: String
+}
+
+/// A ceremony's finish as the page sends it; the credential goes on to the service, which
+/// checks it strictly.
+struct CeremonyFinish: Codable, Sendable {
+    let handle: String
+    let credential: JSONValue
+}
+
+struct RegistrationFinishBody: Codable, Sendable {
+    let handle: String
+    let credential: JSONValue
+    let friendlyName: String
+}
+
+struct EnrolmentOptionsAnswer: Decodable, Sendable {
+    let handle: String
+}
+
+struct SignedIn: Decodable, Sendable {
+    let username: String
+}
+
+struct CredentialCount: Decodable, Sendable {
+    let credentials: [JSONValue]
+}
+
+struct SessionView: Codable, Sendable {
+    let username: String
+    let role: String
+    let csrfToken: String
+}
+
+/// Percent-encodes a value for one path segment of a call to a service.
+enum PathSegment {
+    static let allowed: CharacterSet = {
+        CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    }()
+
+    static func encode(_ value: String) -> String {
+        value.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
+    }
+}

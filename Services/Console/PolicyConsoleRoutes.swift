@@ -1,0 +1,47 @@
+import HTTPServer
+import JSON
+import Schema
+
+/// A tenant's policies and keys through the services' admin APIs, and unlocking a user's
+/// method after anti-hammering locked it:
+///
+/// | console route | role | service route |
+/// |---|---|---|
+/// | `GET`/`PUT /console/api/tenants/{t}/fido-policy` | viewer / administrator | registration `…/v1/admin/tenants/{t}/fido-policy` |
+/// | `GET`/`PUT /console/api/tenants/{t}/authentication-settings` | viewer / administrator | authentication `…/authentication-settings` (its answer redacts the RP's password-check token) |
+/// | `POST /console/api/tenants/{t}/tctoken-keys/rotate` | administrator | transaction `…/tctoken-keys/rotate` |
+/// | `POST /console/api/tenants/{t}/users/{u}/methods/{method}/unlock` | operator | authentication `POST /v1/tenants/{t}/users/{u}/methods/{method}/unlock` (admin token) |
+struct PolicyConsoleRoutes: Sendable {
+    let upstream: any ConsoleUpstream
+    let guards: ConsoleGuards
+
+    func register(on router: inout GuardedRouter) {
+        for (name, service) in [("fido-policy", ServiceName.registration), ("authentication-settings", .authentication)] {
+            router.get("/console/api/tenants/{tenant}/\(name)", guards.at(.viewer)) { _, ctx in
+                try await upstream.send(service, "GET", "/v1/admin/tenants/\(ctx.parameter("tenant"))/\(name)", credential: .admin, body: nil).asResponse
+            }
+            router.put("/console/api/tenants/{tenant}/\(name)", guards.at(.administrator)) { request, ctx in
+                let answer = try await upstream.send(
+                    service, "PUT", "/v1/admin/tenants/\(ctx.parameter("tenant"))/\(name)", credential: .admin, body: try RulesetConsoleRoutes.jsonBody(request))
+                TenantConsoleRoutes.audit(ctx, "\(name) changed", answer)
+                return answer.asResponse
+            }
+        }
+        router.post("/console/api/tenants/{tenant}/tctoken-keys/rotate", guards.at(.administrator)) { _, ctx in
+            let answer = try await upstream.send(
+                .transaction, "POST", "/v1/admin/tenants/\(ctx.parameter("tenant"))/tctoken-keys/rotate", credential: .admin, body: nil)
+            TenantConsoleRoutes.audit(ctx, "tcToken key rotated", answer)
+            return answer.asResponse
+        }
+        router.post("/console/api/tenants/{tenant}/users/{username}/methods/{method}/unlock", guards.at(.operator)) { _, ctx in
+            let method = ctx.parameter("method")
+            guard method.utf8.count <= 32, method.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == UInt8(ascii: "_") }) else {
+                throw HTTPError.invalid("method", "Methods are lower-case names such as fido2 or email_otp.")
+            }
+            let path = "/v1/tenants/\(ctx.parameter("tenant"))/users/\(try UserConsoleRoutes.username(ctx))/methods/\(method)/unlock"
+            let answer = try await upstream.send(.authentication, "POST", path, credential: .admin, body: nil)
+            TenantConsoleRoutes.audit(ctx, "method unlocked", answer)
+            return answer.asResponse
+        }
+    }
+}

@@ -1,0 +1,3 @@
+import ConsoleService
+
+await ConsoleService.main()

@@ -1,0 +1,42 @@
+import Foundation
+import HTTPServer
+import JSON
+import Schema
+import Testing
+@testable import ConsoleService
+
+/// FIDO policy, authentication settings, tcToken key rotation and unlocking, through the console.
+@Suite struct ConsolePolicyTests {
+    /// (method, console path, body, least role, service, service path)
+    static let routes: [(String, String, String?, OperatorRole, ServiceName, String)] = [
+        ("GET", "/console/api/tenants/acme/fido-policy", nil, .viewer, .registration, "/v1/admin/tenants/acme/fido-policy"),
+        ("PUT", "/console/api/tenants/acme/fido-policy", #"{"attestation":"none"}"#, .administrator, .registration, "/v1/admin/tenants/acme/fido-policy"),
+        ("GET", "/console/api/tenants/acme/authentication-settings", nil, .viewer, .authentication, "/v1/admin/tenants/acme/authentication-settings"),
+        ("PUT", "/console/api/tenants/acme/authentication-settings", #"{"antiHammering":{}}"#, .administrator, .authentication, "/v1/admin/tenants/acme/authentication-settings"),
+        ("POST", "/console/api/tenants/acme/tctoken-keys/rotate", nil, .administrator, .transaction, "/v1/admin/tenants/acme/tctoken-keys/rotate"),
+        ("POST", "/console/api/tenants/acme/users/alice/methods/fido2/unlock", nil, .operator, .authentication, "/v1/tenants/acme/users/alice/methods/fido2/unlock"),
+    ]
+
+    @Test(arguments: [("vera", OperatorRole.viewer), ("otto", .operator), ("ada", .administrator)])
+    func eachRouteForwardsForItsRolesOnly(_ username: String, _ role: OperatorRole) async throws {
+        let (fixture, cookie, csrf) = try await ConsoleFixture.signedIn(username)
+        for (method, path, body, least, service, servicePath) in Self.routes {
+            let before = fixture.upstream.calls.count
+            let response = await fixture.send(method, path, json: body, cookie: cookie, csrf: csrf)
+            if role >= least {
+                #expect(response.status == 200, "\(username) \(method) \(path)")
+                #expect(fixture.upstream.calls.last == UpstreamCall(service: service, method: method, path: servicePath, credential: .admin, body: body))
+            } else {
+                #expect(response.status == 403 && response.code == "console_role_insufficient", "\(username) \(method) \(path)")
+                #expect(fixture.upstream.calls.count == before)
+            }
+        }
+    }
+
+    @Test func aMethodNameThatIsNotOneNeverReachesAService() async throws {
+        let (fixture, cookie, csrf) = try await ConsoleFixture.signedIn("otto")
+        let response = await fixture.send("POST", "/console/api/tenants/acme/users/alice/methods/FIDO2%3F/unlock", cookie: cookie, csrf: csrf)
+        #expect(response.status == 400 && response.code == "invalid_field")
+        #expect(fixture.upstream.calls.count == 1)
+    }
+}

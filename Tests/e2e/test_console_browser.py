@@ -1,0 +1,292 @@
+"""The admin console (signet-console, served by the gateway at /console/) in a real browser.
+
+Debian's Chromium, driven by Selenium, with a CDP virtual authenticator (CTAP2, internal,
+resident keys, user verification) as the operator's device, as in test_webauthn_browser.py:
+
+- an administrator enrols a passkey with the enrolment code, signs out, signs in again with
+  the discoverable passkey, creates a tenant and an API key (which then works against the RP
+  API), stores a ruleset (the editor flags JSON that does not parse as it is typed) and reads
+  the explain trace, reads the FIDO policy and rotates the tcToken key; the session cookie is
+  HttpOnly and SameSite=Strict;
+- calls without the session, or with a forged CSRF token, are refused;
+- a user of the demo tenant (registered in the same browser through the demo's backend) is
+  found through the console, and the administrator suspends and resumes the user's passkey,
+  while the live feed (server-sent events) shows the suspension's event;
+- a viewer sees the change controls disabled, and the backend refuses a change made behind
+  the page's back with the viewer's own CSRF token.
+
+Needs the local stack (SIGNET_TEST_STACK=1) with its console (operators `admin` and `viewer`,
+enrolment code SIGNET_CONSOLE_ENROLMENT_CODE, default dev-console-enrolment-code), each
+enrolled here once per stack.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import time
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.virtual_authenticator import VirtualAuthenticatorOptions
+from selenium.webdriver.support.ui import WebDriverWait
+
+from test_webauthn_browser import AUTHENTICATOR, GATEWAY, browser, http, stack, text  # noqa: F401 (fixtures)
+
+CONSOLE = GATEWAY + "/console/"
+ENROLMENT_CODE = os.environ.get("SIGNET_CONSOLE_ENROLMENT_CODE", "dev-console-enrolment-code")
+REGISTRATION = os.environ.get("SIGNET_REGISTRATION_URL", "http://127.0.0.1:8081")
+
+
+def wait(driver, seconds: float = 20):
+    return WebDriverWait(driver, seconds, poll_frequency=0.1)
+
+
+def state(driver) -> str:
+    return driver.execute_script("return document.body.dataset.state")
+
+
+def status(driver) -> str:
+    return text(driver, "status")
+
+
+def error_code(driver) -> str:
+    return "" if not driver.find_element(By.ID, "error").is_displayed() else text(driver, "error-code")
+
+
+def open_console(driver) -> None:
+    """A virtual authenticator before the page loads, then the page, signed out."""
+    driver.get(GATEWAY + "/console/console.css")
+    driver.add_virtual_authenticator(VirtualAuthenticatorOptions(**AUTHENTICATOR))
+    driver.get(CONSOLE)
+    wait(driver).until(lambda d: state(d) == "signed-out" and d.find_element(By.ID, "signed-out").is_displayed())
+
+
+def enrol(driver, username: str) -> None:
+    driver.find_element(By.ID, "enrol-username").send_keys(username)
+    driver.find_element(By.ID, "enrol-code").send_keys(ENROLMENT_CODE)
+    driver.find_element(By.ID, "enrol").click()
+    wait(driver).until(lambda d: state(d) == "signed-in" or error_code(d))
+    assert state(driver) == "signed-in", f"enrolment refused: {error_code(driver)} {text(driver, 'error-detail')}"
+    assert text(driver, "who-name") == username
+
+
+def fetch(driver, method: str, path: str, body=None, csrf: str | None = None, credentials: str = "same-origin") -> dict:
+    """A call made from the page's origin behind the page's back: {status, code, body}."""
+    return driver.execute_async_script(
+        """
+        const [method, path, body, csrf, credentials, done] = arguments;
+        const headers = {"Content-Type": "application/json"};
+        if (csrf) headers["X-CSRF-Token"] = csrf;
+        fetch(path, {method, headers, credentials, body: body === null ? undefined : JSON.stringify(body)})
+          .then(async (r) => { const t = await r.text(); let j = {}; try { j = JSON.parse(t); } catch {}
+                               done({status: r.status, code: j.code || null, body: j}); })
+          .catch((e) => done({status: 0, code: String(e), body: {}}));
+        """, method, path, body, csrf, credentials)
+
+
+def click(driver, element_id: str) -> None:
+    """Clicks after clearing the status and error lines, so that a wait sees this click's outcome."""
+    driver.execute_script("document.getElementById('status').textContent = ''; document.getElementById('error').hidden = true")
+    driver.find_element(By.ID, element_id).click()
+
+
+def set_value(driver, element_id: str, value: str) -> None:
+    """Sets a field's text as typing would end (an input event follows)."""
+    driver.execute_script(
+        "const e = document.getElementById(arguments[0]); e.value = arguments[1];"
+        " e.dispatchEvent(new Event('input', {bubbles: true}));", element_id, value)
+
+
+RULESET = {"rules": [
+    {"name": "big-amount", "when": {"fact": "context.transactionAmount", "op": "gt", "value": 1000},
+     "action": "TRIGGER_AUTHENTICATION", "sequences": [["fido2", "fido2"]]},
+    {"name": "passkey", "action": "TRIGGER_AUTHENTICATION", "sequences": [["fido2"]]},
+]}
+
+
+def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_and_ruleset(browser):
+    driver = browser
+    open_console(driver)
+    enrol(driver, "admin")
+    assert text(driver, "who-role") == "administrator"
+    cookie = {c["name"]: c for c in driver.get_cookies()}["signet_console"]
+    assert cookie["httpOnly"] is True and cookie.get("sameSite") == "Strict" and cookie["path"] == "/console/"
+    # The page never holds the session token: the cookie is not readable by script.
+    assert "signet_console" not in driver.execute_script("return document.cookie")
+
+    # Sign out, then in again with the discoverable passkey (it reaches the authentication
+    # service by event: a first try may be refused).
+    driver.find_element(By.ID, "sign-out").click()
+    wait(driver).until(lambda d: state(d) == "signed-out")
+    for _ in range(50):
+        click(driver, "sign-in")
+        wait(driver).until(lambda d: state(d) == "signed-in" or error_code(d))
+        if state(driver) == "signed-in":
+            break
+        time.sleep(0.2)
+    assert state(driver) == "signed-in" and text(driver, "who-name") == "admin"
+
+    # A tenant.
+    tenant = "e2e-" + secrets.token_hex(4)
+    driver.find_element(By.ID, "tenant-id").send_keys(tenant)
+    driver.find_element(By.ID, "tenant-name").send_keys("Browser Bank")
+    driver.find_element(By.ID, "tenant-rpid").send_keys("bank.example")
+    driver.find_element(By.ID, "tenant-origins").send_keys("https://bank.example")
+    click(driver, "tenant-save")
+    wait(driver).until(lambda d: "saved" in status(d) or error_code(d))
+    assert "saved" in status(driver), error_code(driver)
+    assert "Browser Bank" in text(driver, "tenant-view")
+
+    # An API key, shown once, that works against the RP API.
+    click(driver, "key-create")
+    wait(driver).until(lambda d: d.find_element(By.ID, "key-shown").is_displayed() or error_code(d))
+    api_key = driver.find_element(By.ID, "key-shown-value").get_attribute("value")
+    assert api_key, error_code(driver)
+    code, _, _ = http("GET", f"{REGISTRATION}/v1/tenants/{tenant}/api-keys/current", headers={"Authorization": f"Bearer {api_key}"})
+    assert code == 200
+
+    # The ruleset editor flags what does not parse, as it is typed.
+    set_value(driver, "ruleset-json", '{"rules": [')
+    assert driver.find_element(By.ID, "ruleset-json").get_attribute("aria-invalid") == "true"
+    assert "Not JSON yet" in text(driver, "ruleset-check")
+    set_value(driver, "ruleset-json", json.dumps(RULESET))
+    assert driver.find_element(By.ID, "ruleset-json").get_attribute("aria-invalid") == "false"
+    # Stored once the tenant has reached the authentication service.
+    for _ in range(50):
+        click(driver, "ruleset-save")
+        wait(driver).until(lambda d: "saved" in status(d) or error_code(d))
+        if "Ruleset authentication saved" in status(driver):
+            break
+        time.sleep(0.2)
+    assert "Ruleset authentication saved (version 1)" in status(driver), error_code(driver)
+
+    # The explain trace.
+    set_value(driver, "explain-facts", '{"context": {"transactionAmount": 50}}')
+    click(driver, "explain")
+    wait(driver).until(lambda d: "Explained" in status(d) or error_code(d))
+    assert "rule passkey" in text(driver, "trace-decision")
+    items = [li.get_attribute("textContent") for li in driver.find_elements(By.CSS_SELECTOR, "#trace-rules li")]
+    assert items[0].startswith("big-amount: did not match (context.transactionAmount gt 1000 was false; actual 50)"), items
+    assert items[1] == "passkey: matched", items
+
+    # The FIDO policy read, the tcToken signing key rotated (once the tenant is on the
+    # transaction service).
+    click(driver, "policy-load")
+    wait(driver).until(lambda d: "loaded" in status(d) or error_code(d))
+    assert status(driver) == "fido-policy loaded.", error_code(driver)
+    json.loads(driver.find_element(By.ID, "policy-json").get_attribute("value"))
+    for _ in range(50):
+        click(driver, "tctoken-rotate")
+        wait(driver).until(lambda d: "rotated" in status(d) or error_code(d))
+        if "rotated" in status(driver):
+            break
+        time.sleep(0.2)
+    assert "tcToken signing key rotated; new key id" in status(driver), error_code(driver)
+
+    # Without the session, or with a forged CSRF token, nothing changes.
+    change = {"displayName": "Hijacked", "rpId": "bank.example", "origins": ["https://bank.example"]}
+    anonymous = fetch(driver, "PUT", f"/console/api/tenants/{tenant}", change, credentials="omit")
+    assert (anonymous["status"], anonymous["code"]) == (401, "console_session_required")
+    forged = fetch(driver, "PUT", f"/console/api/tenants/{tenant}", change, csrf=secrets.token_urlsafe(32))
+    assert (forged["status"], forged["code"]) == (403, "console_csrf_invalid")
+    missing = fetch(driver, "PUT", f"/console/api/tenants/{tenant}", change)
+    assert (missing["status"], missing["code"]) == (403, "console_csrf_invalid")
+    code, _, body = http("GET", f"{REGISTRATION}/v1/tenants/{tenant}")
+    assert code == 200 and json.loads(body)["displayName"] == "Browser Bank"
+
+    # A user of the demo tenant with a passkey (made here through the demo relying party's
+    # backend, in this browser), found through the console and suspended, then resumed.
+    user = "console-e2e-" + secrets.token_hex(4)
+    registered = driver.execute_async_script(
+        """
+        const [username, done] = arguments;
+        const post = async (path, body, token) => {
+          const headers = {"Content-Type": "application/json"};
+          if (token) headers.Authorization = `Bearer ${token}`;
+          const r = await fetch("/demo/api" + path, {method: "POST", headers, body: JSON.stringify(body), credentials: "omit"});
+          return r.json();
+        };
+        (async () => {
+          const token = (await post("/signups", {username})).signUpToken;
+          const options = await post("/registrations/options",
+            {username, authenticatorSelection: {residentKey: "required", userVerification: "preferred"}}, token);
+          const credential = await navigator.credentials.create({publicKey: PublicKeyCredential.parseCreationOptionsFromJSON(options.publicKey)});
+          const resource = await post("/registrations", {handle: options.handle, credential: credential.toJSON(), friendlyName: "Demo key"}, token);
+          done(resource.credentialId || JSON.stringify(resource));
+        })().catch((e) => done("error: " + e));
+        """, user)
+    assert registered and not registered.startswith("error") and not registered.startswith("{"), registered
+    # The live feed, started before the suspension.
+    driver.find_element(By.ID, "events-toggle").click()
+    wait(driver).until(lambda d: text(d, "events-state") == "live")
+    assert driver.find_element(By.ID, "events-toggle").get_attribute("aria-pressed") == "true"
+    tenant_field = driver.find_element(By.ID, "tenant-id")
+    tenant_field.clear()
+    tenant_field.send_keys("demo")
+    driver.find_element(By.ID, "user-name").send_keys(user)
+    click(driver, "user-find")
+    wait(driver).until(lambda d: "passkey(s)" in status(d) or error_code(d))
+    rows = driver.find_elements(By.CSS_SELECTOR, f'#user-credentials tbody tr[data-credential-id="{registered}"]')
+    assert len(rows) == 1, error_code(driver)
+    assert "Demo key" in rows[0].text and "active" in rows[0].text
+    button = rows[0].find_element(By.TAG_NAME, "button")
+    assert button.text == "Suspend"
+    driver.execute_script("document.getElementById('status').textContent = ''")
+    button.click()
+    wait(driver).until(lambda d: "suspended." in status(d) or error_code(d))
+    assert "suspended." in status(driver), error_code(driver)
+
+    def demo_status():
+        code, _, body = http("GET", f"{REGISTRATION}/v1/tenants/demo/users/{user}/credentials",
+                             headers={"Authorization": f"Bearer {os.environ.get('SIGNET_DEMO_RP_API_KEY', 'dev-demo-rp-key')}"})
+        assert code == 200
+        return {c["credentialId"]: c["status"] for c in json.loads(body)["credentials"]}[registered]
+    assert demo_status() == "suspended"
+    # ...whose event arrives in the feed, with its tenant and nothing of the user.
+    changed = '#events li[data-type="signet.registration.credential.status.changed.v1"]'
+    wait(driver, 30).until(lambda d: any("(tenant demo)" in li.text for li in d.find_elements(By.CSS_SELECTOR, changed)))
+    assert user not in text(driver, "events")
+    assert "signet.registration.credential.status.changed.v1" in text(driver, "event-counts")
+    row = driver.find_element(By.CSS_SELECTOR, f'#user-credentials tbody tr[data-credential-id="{registered}"]')
+    assert "suspended" in row.text
+    driver.execute_script("document.getElementById('status').textContent = ''")
+    row.find_element(By.TAG_NAME, "button").click()
+    wait(driver).until(lambda d: "resumed." in status(d) or error_code(d))
+    assert demo_status() == "active"
+
+
+def test_a_viewer_changes_nothing(browser):
+    driver = browser
+    open_console(driver)
+    enrol(driver, "viewer")
+    assert text(driver, "who-role") == "viewer"
+    for fieldset in driver.find_elements(By.CSS_SELECTOR, "fieldset.needs-administrator"):
+        assert fieldset.get_attribute("disabled") is not None
+    assert driver.find_element(By.ID, "unlock").get_attribute("disabled") is not None
+    # Behind the page's back, with the viewer's own valid CSRF token: refused by the backend.
+    session = fetch(driver, "GET", "/console/api/session")
+    assert session["status"] == 200 and session["body"]["role"] == "viewer"
+    csrf = session["body"]["csrfToken"]
+    tenant = "e2e-viewer-" + secrets.token_hex(4)
+    change = {"displayName": "Viewer's", "rpId": "bank.example", "origins": ["https://bank.example"]}
+    refused = fetch(driver, "PUT", f"/console/api/tenants/{tenant}", change, csrf=csrf)
+    assert (refused["status"], refused["code"]) == (403, "console_role_insufficient")
+    key = fetch(driver, "POST", "/console/api/tenants/demo/api-keys", None, csrf=csrf)
+    assert (key["status"], key["code"]) == (403, "console_role_insufficient")
+    code, _, _ = http("GET", f"{REGISTRATION}/v1/tenants/{tenant}")
+    assert code == 404
+    # The services' readiness.
+    click(driver, "services-check")
+    wait(driver).until(lambda d: "ready" in status(d) or error_code(d))
+    assert status(driver) == "All services are ready.", error_code(driver)
+    assert len(driver.find_elements(By.CSS_SELECTOR, "#services tbody tr")) == 5
+    # The viewer finds users.
+    driver.find_element(By.ID, "tenant-id").send_keys("demo")
+    driver.find_element(By.ID, "user-name").send_keys("nobody-" + secrets.token_hex(4))
+    click(driver, "user-find")
+    wait(driver).until(lambda d: "passkey(s)" in status(d) or error_code(d))
+    # Reading is allowed.
+    demo = fetch(driver, "GET", "/console/api/tenants/demo")
+    assert demo["status"] == 200 and demo["body"]["id"] == "demo"
