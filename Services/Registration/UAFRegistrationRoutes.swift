@@ -159,7 +159,7 @@ struct UAFRegistrationRoutes: Sendable {
         }
         let now = Date()
         try await store.register(
-            verified, tenant: tenantID, username: state.username, challenge: Array(state.challenge.utf8), challengeExpiresAt: state.expiresAt, at: now)
+            verified, tenant: tenantID, username: state.username, appID: Self.appID(base: appIDBase, tenant: tenantID), challenge: Array(state.challenge.utf8), challengeExpiresAt: state.expiresAt, at: now)
         ctx.logger.info("uaf authenticator registered")
         let resources = verified.map {
             UAFRegistrationResource(
