@@ -133,6 +133,11 @@ struct UAFStackTests {
             "PUT", "\(Stack.registration)/v1/admin/tenants/\(t.id)/uaf-settings", token: TestStack.adminToken,
             json: #"{"facetIds":["\#(Self.origin)"],"policy":{"accepted":[[{"assertionSchemes":["UAFV1TLV"]}]],"disallowed":[{"aaid":["FFFF#0A01"]}]}}"#)
         #expect(settings.status == 200)
+        // A criterion Signet's metadata cannot answer is refused by name, not left never to match.
+        let unsupported = try await TestHTTP.json(
+            "PUT", "\(Stack.registration)/v1/admin/tenants/\(t.id)/uaf-settings", token: TestStack.adminToken,
+            json: #"{"facetIds":["\#(Self.origin)"],"policy":{"accepted":[[{"aaid":["FFFF#0A01"]},{"tcDisplay":1}]]}}"#)
+        #expect(unsupported.status == 400 && (try? unsupported.json())?["field"] as? String == "policy.accepted[0][1].tcDisplay", "\(String(decoding: unsupported.body, as: UTF8.self))")
         let refusedRegistration = try await finish(
             "\(t.registration)/uaf/registrations", key: t.key, try authenticator.register(try await registrationRequest(t, username: username)))
         #expect(refusedRegistration.status == 400 && refusedRegistration.json["code"] as? String == "policy_uaf_disallowed", "\(refusedRegistration.json)")
