@@ -261,6 +261,16 @@ for svc in SERVICES:
     e = s.get("environment", {})
     for var in needs:
         check(var in e or var + "_FILE" in e, f"compose {svc}: {var} is not set")
+# Tracing export: the variables the exporter reads are parsed from the Swift source; the
+# endpoint is wired (empty, i.e. off, by default) in compose, the ConfigMap and env.example.
+otlp_swift = open(os.path.join(ROOT, "Shared", "ServiceKit", "OTLPExporter.swift")).read()
+otlp_vars = set(re.findall(r'"(SIGNET_OTLP_[A-Z0-9_]+)"', otlp_swift))
+check("SIGNET_OTLP_ENDPOINT" in otlp_vars, f"the OTLP exporter reads SIGNET_OTLP_ENDPOINT: {sorted(otlp_vars)}")
+check("SIGNET_OTLP_ENDPOINT" in config_keys, "k8s: SIGNET_OTLP_ENDPOINT is in the ConfigMap")
+check("SIGNET_OTLP_ENDPOINT" in env_example, "env.example lists SIGNET_OTLP_ENDPOINT")
+for svc in SERVICES:
+    e = ((compose or {}).get("services", {}).get(svc, {}) or {}).get("environment", {})
+    check("SIGNET_OTLP_ENDPOINT" in e, f"compose {svc}: SIGNET_OTLP_ENDPOINT is wired")
 # Every variable compose interpolates is documented in env.example (the optional ones too).
 for var in sorted(set(re.findall(r"(?<!\$)\$\{([A-Z0-9_]+)", raw))):
     check(var in env_example, f"env.example lacks {var} (used by compose.yaml)")

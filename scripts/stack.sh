@@ -198,8 +198,8 @@ python_env() {
 # $DATA/sinks/sms (the oob service sends there by default).
 start_sinks() {
     python_env
-    mkdir -p "$DATA/sinks/email" "$DATA/sinks/sms" "$DATA/sinks/push"
-    for p in 2525 2580 2643; do port_free "$p" || { log "port $p is taken"; exit 1; }; done
+    mkdir -p "$DATA/sinks/email" "$DATA/sinks/sms" "$DATA/sinks/push" "$DATA/sinks/otlp"
+    for p in 2525 2580 2643 4318; do port_free "$p" || { log "port $p is taken"; exit 1; }; done
     "$DATA/venv/bin/python" "$ROOT/Tools/Sinks/smtp_sink.py" --host 127.0.0.1 --port 2525 --dir "$DATA/sinks/email" \
         >>"$DATA/logs/smtp-sink.log" 2>&1 &
     echo $! >"$DATA/run/smtp-sink.pid"
@@ -210,9 +210,17 @@ start_sinks() {
     "$DATA/venv/bin/python" "$ROOT/Tools/Sinks/push_sink.py" --host 127.0.0.1 --port 2643 --dir "$DATA/sinks/push" \
         >>"$DATA/logs/push-sink.log" 2>&1 &
     echo $! >"$DATA/run/push-sink.pid"
+    # An OTLP/HTTP trace collector: the services export their spans to it (spans.jsonl under
+    # sinks/otlp, and GET /v1/spans?traceId=… for tests). SIGNET_OTLP_ENDPOINT= (empty) turns
+    # the export off.
+    : >"$DATA/sinks/otlp/spans.jsonl"
+    "$DATA/venv/bin/python" "$ROOT/Tools/Sinks/otlp_sink.py" --host 127.0.0.1 --port 4318 --dir "$DATA/sinks/otlp" \
+        >>"$DATA/logs/otlp-sink.log" 2>&1 &
+    echo $! >"$DATA/run/otlp-sink.pid"
+    export SIGNET_OTLP_ENDPOINT="${SIGNET_OTLP_ENDPOINT-http://127.0.0.1:4318}"
     local deadline=$((SECONDS + 20))
     until grep -q listening "$DATA/logs/smtp-sink.log" 2>/dev/null && grep -q listening "$DATA/logs/sms-sink.log" 2>/dev/null &&
-        grep -q listening "$DATA/logs/push-sink.log" 2>/dev/null; do
+        grep -q listening "$DATA/logs/push-sink.log" 2>/dev/null && grep -q listening "$DATA/logs/otlp-sink.log" 2>/dev/null; do
         [ $SECONDS -lt $deadline ] || { log "sinks did not start; see $DATA/logs/*-sink.log"; exit 1; }
         sleep 0.2
     done
@@ -304,6 +312,7 @@ down() {
     stop_pidfile smtp-sink
     stop_pidfile sms-sink
     stop_pidfile push-sink
+    stop_pidfile otlp-sink
     stop_postgres
 }
 

@@ -118,12 +118,14 @@ struct AssertionCeremony: Sendable {
             throw HTTPError(.signInRefused(error), detail: error.description)
         }
         let now = Date()
-        let event = try EventEnvelope(
+        var event = try EventEnvelope(
             AuthenticationSucceeded(
                 tenantId: tenantID, method: "fido2", credentialId: credentialID, signCount: Int(verified.newSignCount),
                 backupState: verified.flags.contains(.backupState), userVerified: verified.flags.contains(.userVerified), sessionId: sessionID,
                 authenticatedAt: now),
             source: ServiceName.authentication.eventSource, subject: tenantID, time: now)
+        let traceStart = Tracer.now()
+        let producerSpan = Outbox.trace(&event)
         // One round trip: the challenge's single use, the counter update and the event commit
         // together (AuthenticationMigrations 102).
         let outcome = try await context.pool.withConnection { conn in
@@ -133,11 +135,12 @@ struct AssertionCeremony: Sendable {
                     \(tenantID), \(PostgresBytes(rawID)), \(PostgresBytes(stored.publicKeyCOSE)), \(PostgresBytes(challengeHash)),
                     \(challengeExpiresAt), \(Int64(verified.newSignCount)), \(verified.flags.contains(.backupState)), \(now),
                     \(event.id), \(AuthenticationSucceeded.topic), \(tenantID), \(event.type), \(event.source), \(event.subject),
-                    \(event.time), \(String(decoding: event.data, as: UTF8.self)))
+                    \(event.time), \(String(decoding: event.data, as: UTF8.self)), \(event.traceparent), \(event.tracestate))
                 """)
         }.first
         switch outcome?.string("outcome") {
         case "ok":
+            Outbox.recordPublished(event, topic: AuthenticationSucceeded.topic, span: producerSpan, start: traceStart)
             context.relay.notify()
         case "challenge_replayed":
             throw HTTPError(.challengeReplayed, detail: "This sign-in was already completed.")

@@ -284,6 +284,58 @@ enum AuthenticationMigrations {
             -- that confirmed it with the sign-in's result.
             ALTER TABLE transactions ADD COLUMN tc_token text;
             """),
+        // record_assertion (102) also writes the event's CloudEvents tracing extension
+        // (outbox columns of common migration 7): the sign-in's trace continues in consumers.
+        Migration(
+            130, "record_assertion_trace_context",
+            """
+            DROP FUNCTION record_assertion(text, bytea, bytea, bytea, timestamptz, bigint, boolean, timestamptz,
+                text, text, text, text, text, text, timestamptz, text);
+            CREATE FUNCTION record_assertion(
+                p_tenant text, p_credential bytea, p_public_key bytea, p_challenge bytea, p_expires timestamptz,
+                p_sign_count bigint, p_backup_state boolean, p_now timestamptz,
+                p_event_id text, p_topic text, p_message_key text, p_event_type text, p_source text, p_subject text,
+                p_event_time timestamptz, p_event_data text, p_traceparent text, p_tracestate text)
+            RETURNS TABLE (outcome text, stored_sign_count bigint)
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                r record;
+            BEGIN
+                INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (p_challenge, p_expires) ON CONFLICT DO NOTHING;
+                IF NOT FOUND THEN
+                    RETURN QUERY SELECT 'challenge_replayed'::text, NULL::bigint;
+                    RETURN;
+                END IF;
+                UPDATE credentials SET sign_count = p_sign_count, backup_state = p_backup_state, last_used_at = p_now
+                    WHERE tenant_id = p_tenant AND credential_id = p_credential AND public_key_cose = p_public_key
+                      AND status = 'active' AND NOT clone_suspected
+                      AND (sign_count < p_sign_count OR (p_sign_count = 0 AND sign_count = 0));
+                IF FOUND THEN
+                    INSERT INTO outbox (event_id, topic, message_key, event_type, source, subject, event_time, data, traceparent, tracestate)
+                        VALUES (p_event_id, p_topic, p_message_key, p_event_type, p_source, p_subject, p_event_time, p_event_data,
+                          p_traceparent, p_tracestate);
+                    RETURN QUERY SELECT 'ok'::text, p_sign_count;
+                    RETURN;
+                END IF;
+                SELECT c.status, c.clone_suspected, c.sign_count, c.public_key_cose INTO r
+                    FROM credentials c WHERE c.tenant_id = p_tenant AND c.credential_id = p_credential;
+                IF NOT FOUND OR r.status = 'deleted' OR r.public_key_cose <> p_public_key THEN
+                    RETURN QUERY SELECT 'credential_not_found'::text, NULL::bigint;
+                ELSIF r.status <> 'active' OR r.clone_suspected THEN
+                    RETURN QUERY SELECT 'credential_suspended'::text, r.sign_count;
+                ELSE
+                    RETURN QUERY SELECT 'sign_count_not_increased'::text, r.sign_count;
+                END IF;
+            END;
+            $$;
+            """),
+        Migration(
+            140, "transaction_tc_token_dropped",
+            """
+            -- tcTokens no longer travel in TransactionChanged: the app that confirmed gets its
+            -- token from the transaction service over an internal call. The copies go.
+            ALTER TABLE transactions DROP COLUMN tc_token;
+            """),
         Migration(
             150, "uaf_clone_suspected",
             """

@@ -28,6 +28,9 @@ extension ProblemCode {
     static let policyAlgorithmNotAllowed = ProblemCode("policy_algorithm_not_allowed", status: 400, title: "Sign-in refused")
     /// The tenant's FIDO policy does not accept the credential's authenticator model.
     static let policyAAGUIDNotAllowed = ProblemCode("policy_aaguid_not_allowed", status: 400, title: "Sign-in refused")
+    /// The tenant's FIDO policy sets a minimum certification level the credential's model does
+    /// not have (by the FIDO metadata registration last published).
+    static let policyCertificationLevel = ProblemCode("policy_certification_level", status: 400, title: "Sign-in refused")
     /// Secure Payment Confirmation: the browser displayed another total or payee.
     static let paymentDetailsMismatch = ProblemCode("payment_details_mismatch", status: 400, title: "Sign-in refused")
     /// `FIDO.UAFAuthenticationVerifier` refused the response (UAF Protocol §3.5.7.5): the code
@@ -118,6 +121,11 @@ extension ProblemCode {
     static let invalidSignUpToken = ProblemCode("invalid_sign_up_token", status: 401, title: "Invalid sign-up token")
     /// A sign-up finished before any method was active.
     static let nothingRegistered = ProblemCode("nothing_registered", status: 409, title: "Nothing registered")
+    /// The registration-only token of a sign-in (ENFORCE_REGISTRATION) is invalid, was already
+    /// exchanged, or is not this sign-in's.
+    static let invalidRegistrationToken = ProblemCode("invalid_registration_token", status: 401, title: "Invalid registration token")
+    /// The registration decision rules still enforce registering a method before a session.
+    static let registrationRequired = ProblemCode("registration_required", status: 409, title: "Registration required")
 
     // MARK: - Administration
 

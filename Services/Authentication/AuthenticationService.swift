@@ -19,6 +19,8 @@ public enum AuthenticationService: SignetService {
         let uafAppIDCheckEnforced: Bool
         /// The oob-notification service, for `oob_push` (`SIGNET_OOB_URL`).
         let oobURL: String
+        /// The transaction service, for the tcToken of a confirmed transaction (`SIGNET_TRANSACTION_URL`).
+        let transactionURL: String
     }
 
     public static let name = ServiceName.authentication
@@ -35,7 +37,8 @@ public enum AuthenticationService: SignetService {
             calls: InternalCalls.fromEnvironment(env, service: "authentication"),
             uafAppIDBase: try uafAppIDBase(env),
             uafAppIDCheckEnforced: try UAFAppIDCheck.enforces(env),
-            oobURL: env.string("SIGNET_OOB_URL", default: "http://127.0.0.1:8084"))
+            oobURL: env.string("SIGNET_OOB_URL", default: "http://127.0.0.1:8084"),
+            transactionURL: env.string("SIGNET_TRANSACTION_URL", default: "http://127.0.0.1:8083"))
     }
 
     /// `SIGNET_UAF_APP_ID_BASE`, read as the registration service reads it: both must agree.
@@ -68,7 +71,8 @@ public enum AuthenticationService: SignetService {
                 OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL),
             ],
             antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions,
-            ceremony: ceremony, flows: SignInFlowStore(pool: context.pool), limiter: RateLimiter())
+            ceremony: ceremony, flows: SignInFlowStore(pool: context.pool), limiter: RateLimiter(),
+            transactions: TransactionTokens(calls: configuration.calls, transactionURL: configuration.transactionURL))
         let policyAdmin = PolicyAdminRoutes(context: context, policies: policies, catalogs: coordinator.catalogs)
         let signIn = SignInRoutes(coordinator: coordinator, calls: configuration.calls)
         let sessionRoutes = SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering)

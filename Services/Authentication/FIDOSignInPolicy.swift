@@ -9,7 +9,7 @@ import ServiceKit
 
 /// What sign-in applies of a tenant's FIDO policy (kept by registration; this service's copy
 /// comes from `FIDOPolicyChanged`): the user verification asked for and required, and the
-/// algorithms and models whose credentials may sign in.
+/// algorithms, models and certification level whose credentials may sign in.
 struct FIDOSignInPolicy: Sendable, Equatable {
     /// `required`, `preferred` or `discouraged`.
     var userVerification: String
@@ -21,6 +21,9 @@ struct FIDOSignInPolicy: Sendable, Equatable {
     var disallowedAAGUIDs: Set<String>
     /// The tenant's legacy U2F AppID: options offer the `appid` extension.
     var appId: String? = nil
+    /// With a minimum certification level: the models (lower-case AAGUIDs) the FIDO metadata
+    /// certifies at that level or above; nil when the policy sets no minimum.
+    var certifiedAAGUIDs: Set<String>? = nil
 
     /// The request options' extensions: `appid` when the tenant has one.
     var extensions: AuthenticationExtensionsJSON? { appId.map { AuthenticationExtensionsJSON(appid: $0) } }
@@ -40,6 +43,7 @@ struct FIDOSignInPolicy: Sendable, Equatable {
             userVerification: event.userVerification, allowedAlgorithms: Set(event.allowedAlgorithms), allowedAAGUIDs: event.allowedAaguids.map(Set.init),
             disallowedAAGUIDs: Set(event.disallowedAaguids))
         appId = event.appId
+        if event.minimumCertificationLevel != nil { certifiedAAGUIDs = Set(event.certifiedAaguids ?? []) }
     }
 
     /// What a ceremony asks for: the policy's, or `required` when the step or the client asks
@@ -49,10 +53,12 @@ struct FIDOSignInPolicy: Sendable, Equatable {
         return requested.flatMap { FIDOPolicyChanged.userVerificationValues.contains($0) ? $0 : nil } ?? userVerification
     }
 
-    /// Refuses a credential whose algorithm or model the policy no longer accepts.
+    /// Refuses a credential whose algorithm or model the policy no longer accepts, or whose
+    /// model the metadata does not certify at the policy's minimum level (as registration:
+    /// an unknown model meets no minimum).
     ///
-    /// - Throws: 400 `policy_algorithm_not_allowed` or `policy_aaguid_not_allowed` (the codes
-    ///   registration refuses such a credential with).
+    /// - Throws: 400 `policy_algorithm_not_allowed`, `policy_aaguid_not_allowed` or
+    ///   `policy_certification_level` (the codes registration refuses such a credential with).
     func check(algorithm: COSEAlgorithm, aaguid: String?) throws {
         if let allowed = allowedAlgorithms, !allowed.contains(algorithm.rawValue) {
             throw HTTPError(.policyAlgorithmNotAllowed, detail: "The tenant's FIDO policy does not accept this credential's algorithm.")
@@ -60,6 +66,10 @@ struct FIDOSignInPolicy: Sendable, Equatable {
         let model = aaguid?.lowercased() ?? AAGUID.zero.description
         if disallowedAAGUIDs.contains(model) || allowedAAGUIDs.map({ !$0.contains(model) }) == true {
             throw HTTPError(.policyAAGUIDNotAllowed, detail: "The tenant's FIDO policy does not accept this authenticator model.")
+        }
+        if let certified = certifiedAAGUIDs, !certified.contains(model) {
+            throw HTTPError(
+                .policyCertificationLevel, detail: "The tenant's FIDO policy asks for a FIDO certification level this authenticator model does not have.")
         }
     }
 }

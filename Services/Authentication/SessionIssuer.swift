@@ -3,6 +3,7 @@ import Foundation
 import Platform
 import Tokens
 import JSON
+import ServiceKit
 
 /// Issues session tokens: JWTs signed with ES256 by the current key of a rotating key ring,
 /// whose public halves are published at `/.well-known/jwks.json` (previous keys stay there
@@ -32,6 +33,20 @@ struct SessionIssuer: Sendable {
         // authenticator also verified the user (PIN or biometric).
         let amr = userVerified ? ["hwk", "user", "mfa"] : ["hwk", "user"]
         return try issue(tenant: tenant, username: username, amr: amr, acr: nil, credentialID: credentialID, sessionID: sessionID, at: now)
+    }
+
+    /// A registration-only token for the sign-in `signinID`, whose registration rules
+    /// ENFORCE_REGISTRATION: the `sign_up` claim (the registration service admits it on the
+    /// routes that register a method, as a sign-up token, and refuses it everywhere else) and
+    /// `signin`, which only ``SignInCoordinator`` exchanges for a session. No `sid`, no session
+    /// row: it is not a session. Its `aud` is the registration audience, not the tenant, so
+    /// that a verifier of sessions never accepts it.
+    func issueRegistrationOnly(tenant: String, username: String, signinID: String, lifetime: TimeInterval, at now: Date) throws -> (token: String, expiresAt: Date) {
+        let expires = now.addingTimeInterval(lifetime)
+        let claims = JWTClaims(
+            issuer: issuer, subject: username, audience: [SessionTokenVerifier.registrationAudience(tenant: tenant)], expiresAt: expires,
+            issuedAt: now, id: SecureRandom.token(byteCount: 16), extra: ["sign_up": .bool(true), "signin": .string(signinID)])
+        return (try keys.current.sign(claims), expires)
     }
 
     /// A token with the given `amr` (for sign-in flows: the completed methods) and `acr`.

@@ -135,6 +135,12 @@ actor MetadataRefresher: Service {
                 context.logger.warning("credentials of revoked authenticator models suspended", metadata: ["signet.count": "\(suspended)"])
             }
         }
+        // Sign-in checks a minimum certification level against the models the metadata
+        // certifies: policies that set one are published again with the new list.
+        let republished = try await FIDOPolicyStore.republishCertified(metadata: metadata, context: context, at: Date())
+        if republished > 0 {
+            context.logger.info("FIDO policies with a minimum certification level published again", metadata: ["signet.count": "\(republished)"])
+        }
         return Outcome(
             changed: true, number: update.number, previousNumber: update.previousNumber, newlyRevokedAAGUIDs: aaguids,
             credentialsSuspended: suspended)

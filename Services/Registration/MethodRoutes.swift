@@ -13,25 +13,26 @@ struct MethodRoutes: Sendable {
     let sessions: SessionTokenVerifier?
 
     func register(on router: inout GuardedRouter) {
+        // A registration-only token (sign-up, ENFORCE_REGISTRATION) sets up, confirms and
+        // lists methods; renaming and removing need a session.
         let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
-        router.post("/v1/tenants/{tenant}/users/{username}/methods", selfOrRP) { request, ctx in try await create(request, ctx) }
-        router.get("/v1/tenants/{tenant}/users/{username}/methods", selfOrRP) { _, ctx in
+        let registrant = context.relyingPartyOrRegistrant(sessions: sessions)
+        router.post("/v1/tenants/{tenant}/users/{username}/methods", registrant) { request, ctx in try await create(request, ctx) }
+        router.get("/v1/tenants/{tenant}/users/{username}/methods", registrant) { _, ctx in
             let (tenant, username) = try authorize(ctx)
             return try .json(MethodList(methods: try await methods.list(tenant: tenant, username: username)), headers: [("Cache-Control", "no-store")])
         }
-        router.post("/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", selfOrRP) { request, ctx in try await confirm(request, ctx) }
+        router.post("/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", registrant) { request, ctx in try await confirm(request, ctx) }
         router.patch("/v1/tenants/{tenant}/users/{username}/methods/{methodId}", selfOrRP) { request, ctx in try await rename(request, ctx) }
         router.delete("/v1/tenants/{tenant}/users/{username}/methods/{methodId}", selfOrRP) { _, ctx in
-            let (tenant, username) = try authorize(ctx, registering: false)
+            let (tenant, username) = try authorize(ctx)
             try await methods.remove(id: ctx.parameter("methodId"), tenant: tenant, username: username, at: Date())
             return HTTPResponse(status: 204)
         }
     }
 
-    /// The tenant and user of the path (the guard admitted the RP or the user themself). A
-    /// sign-up token may register (create, confirm, list) but not rename or remove.
-    func authorize(_ ctx: RequestContext, registering: Bool = true) throws -> (tenant: String, username: String) {
-        if !registering { try WebAuthnRegistrationRoutes.refuseSignUp(ctx.principal) }
+    /// The tenant and user of the path (the guard admitted the RP or the user themself).
+    func authorize(_ ctx: RequestContext) throws -> (tenant: String, username: String) {
         return (ctx.parameter("tenant"), try ctx.username())
     }
 
@@ -55,7 +56,7 @@ struct MethodRoutes: Sendable {
 
     /// `PATCH …/methods/{methodId}` `{"friendlyName"}`: 204.
     func rename(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        let (tenant, username) = try authorize(ctx, registering: false)
+        let (tenant, username) = try authorize(ctx)
         struct Rename: Codable { var friendlyName: String }
         let body = try request.decode(Rename.self)
         guard !body.friendlyName.isEmpty, body.friendlyName.count <= 100 else { throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters.") }

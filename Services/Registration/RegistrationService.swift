@@ -89,7 +89,7 @@ public enum RegistrationService: SignetService {
         let users = UserStore(pool: context.pool)
         let credentials = CredentialStore(context: context)
         let methods = MethodStore(context: context)
-        let policies = FIDOPolicyStore(pool: context.pool)
+        let policies = FIDOPolicyStore(pool: context.pool, metadata: configuration.metadata?.service)
         let tenantAdmin = TenantAdminRoutes(context: context, tenants: TenantStore(context: context), keys: APIKeyStore(context: context))
         let policyAdmin = FIDOPolicyRoutes(context: context, policies: policies)
         let metadata = MetadataRoutes(context: context, metadata: configuration.metadata?.service, refresher: refresher)

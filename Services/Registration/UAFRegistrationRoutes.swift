@@ -39,11 +39,14 @@ struct UAFRegistrationRoutes: Sendable {
     static func appID(base: String, tenant: String) -> String { "\(base)/v1/tenants/\(tenant)/uaf/facets" }
 
     func register(on router: inout GuardedRouter) {
+        // A registration-only token (sign-up, ENFORCE_REGISTRATION) registers and lists keys;
+        // deregistering and changing them need a session.
         let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
+        let registrant = context.relyingPartyOrRegistrant(sessions: sessions)
         router.get("/v1/tenants/{tenant}/uaf/facets", .open) { _, ctx in try await facets(ctx) }
-        router.post("/v1/tenants/{tenant}/uaf/registrations/requests", selfOrRP) { request, ctx in try await requests(request, ctx) }
-        router.post("/v1/tenants/{tenant}/uaf/registrations", selfOrRP) { request, ctx in try await finish(request, ctx) }
-        router.get("/v1/tenants/{tenant}/users/{username}/uaf/registrations", selfOrRP) { _, ctx in
+        router.post("/v1/tenants/{tenant}/uaf/registrations/requests", registrant) { request, ctx in try await requests(request, ctx) }
+        router.post("/v1/tenants/{tenant}/uaf/registrations", registrant) { request, ctx in try await finish(request, ctx) }
+        router.get("/v1/tenants/{tenant}/users/{username}/uaf/registrations", registrant) { _, ctx in
             try .json(UAFRegistrationResult(registrations: try await store.list(tenant: ctx.parameter("tenant"), username: try ctx.username())))
         }
         router.delete("/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", selfOrRP) { _, ctx in try await deregister(ctx) }
@@ -181,7 +184,6 @@ struct UAFRegistrationRoutes: Sendable {
     func deregister(_ ctx: RequestContext) async throws -> HTTPResponse {
         let tenant = ctx.parameter("tenant")
         let username = try ctx.username()
-        try WebAuthnRegistrationRoutes.refuseSignUp(ctx.principal)
         let (aaid, keyID) = try Self.key(ctx)
         try await store.deregister(tenant: tenant, username: username, aaid: aaid, keyID: keyID, at: Date())
         ctx.logger.info("uaf key deregistered")
@@ -210,7 +212,6 @@ struct UAFRegistrationRoutes: Sendable {
     func update(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenant = ctx.parameter("tenant")
         let username = try ctx.username()
-        try WebAuthnRegistrationRoutes.refuseSignUp(ctx.principal)
         let (aaid, keyID) = try Self.key(ctx)
         let body = try request.decode(CredentialUpdateRequest.self)
         if body.status != nil, case .user = ctx.principal {

@@ -24,24 +24,22 @@ struct WebAuthnRegistrationRoutes: Sendable {
         }
     }
 
-    /// A sign-up token registers methods and does nothing else.
-    static func refuseSignUp(_ principal: Principal) throws {
-        if case .signingUp = principal { throw HTTPError(.forbidden, detail: "A sign-up token can only register methods.") }
-    }
-
     func register(on router: inout GuardedRouter) {
+        // A registration-only token (sign-up, ENFORCE_REGISTRATION) registers, lists and asks
+        // what to register; managing credentials needs a session.
         let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
+        let registrant = context.relyingPartyOrRegistrant(sessions: sessions)
         router.get("/v1/tenants/{tenant}/webauthn/related-origins", .open) { _, ctx in try await relatedOrigins(ctx) }
-        router.post("/v1/tenants/{tenant}/webauthn/registrations/options", selfOrRP) { request, ctx in try await options(request, ctx) }
-        router.post("/v1/tenants/{tenant}/webauthn/registrations", selfOrRP) { request, ctx in try await finish(request, ctx) }
-        router.get("/v1/tenants/{tenant}/users/{username}/credentials", selfOrRP) { _, ctx in
+        router.post("/v1/tenants/{tenant}/webauthn/registrations/options", registrant) { request, ctx in try await options(request, ctx) }
+        router.post("/v1/tenants/{tenant}/webauthn/registrations", registrant) { request, ctx in try await finish(request, ctx) }
+        router.get("/v1/tenants/{tenant}/users/{username}/credentials", registrant) { _, ctx in
             var listed = try await credentials.list(tenant: ctx.parameter("tenant"), username: try ctx.username())
             for i in listed.indices {
                 listed[i].model = AAGUID(listed[i].aaguid).flatMap { WebAuthnRegistrationCeremony.model($0, metadata: ceremony.metadata) }
             }
             return try .json(CredentialList(credentials: listed))
         }
-        router.get("/v1/tenants/{tenant}/users/{username}/registration-suggestion", selfOrRP) { _, ctx in
+        router.get("/v1/tenants/{tenant}/users/{username}/registration-suggestion", registrant) { _, ctx in
             // The seed's suggestRegister: a signed-in user (or the RP) asks which methods the
             // tenant's registration decision rules offer now, independently of a sign-in.
             guard let rules = ceremony.rules else {
@@ -93,7 +91,6 @@ struct WebAuthnRegistrationRoutes: Sendable {
     func update(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenant = ctx.parameter("tenant")
         let username = try ctx.username()
-        try Self.refuseSignUp(ctx.principal)
         let credentialID = try Self.credentialID(ctx)
         let body = try request.decode(CredentialUpdateRequest.self)
         var byUser = false
@@ -122,7 +119,6 @@ struct WebAuthnRegistrationRoutes: Sendable {
     /// `DELETE …/credentials/{credentialId}`: deregisters; 204, or 404 when unknown.
     func deregister(_ ctx: RequestContext) async throws -> HTTPResponse {
         let username = try ctx.username()
-        try Self.refuseSignUp(ctx.principal)
         try await credentials.deregister(tenant: ctx.parameter("tenant"), username: username, credentialID: try Self.credentialID(ctx), at: Date())
         ctx.logger.info("credential deregistered")
         return HTTPResponse(status: 204)

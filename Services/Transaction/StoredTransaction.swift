@@ -40,7 +40,7 @@ struct StoredTransaction: Sendable {
     var changedEvent: TransactionChanged {
         TransactionChanged(
             tenantId: tenant, transactionId: id, revision: revision, status: status, username: username, details: details,
-            detailsHash: Base64URL.encode(detailsHash), expiresAt: expiresAt, changedAt: updatedAt, tcToken: tcToken)
+            detailsHash: Base64URL.encode(detailsHash), expiresAt: expiresAt, changedAt: updatedAt)
     }
 
     /// A stored document: JSON written by the strict JSON module.

@@ -8,7 +8,8 @@ import ServiceKit
 import Tokens
 
 /// The RP's transactions: create, read, amend while pending, cancel, verify a tcToken, read the
-/// evidence; and the tcToken verification keys.
+/// evidence; the tcToken verification keys; and, for the authentication service, where a
+/// transaction stands with its tcToken (handed to the app that confirmed it, never in Kafka).
 struct TransactionRoutes: Sendable {
     let context: ServiceContext
     let keys: TCTokenKeys
@@ -49,6 +50,15 @@ struct TransactionRoutes: Sendable {
             return HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
                 body: Array(try await keys.ring(for: tenant).keySet.jsonString.utf8))
+        }
+        let calls = InternalCalls(token: context.configuration.internalToken, service: context.configuration.service.rawValue)
+        router.get("/v1/internal/tenants/{tenant}/transactions/{transactionId}/tctoken", calls.guardInternal) { _, ctx in
+            // The authentication service asks for a sign-in that confirmed this transaction and
+            // succeeded (its own check): the status as GET reads it, the tcToken once CONFIRMED.
+            let tx = try await load(ctx.parameter("transactionId"), tenant: ctx.parameter("tenant")).resource()
+            return try .json(
+                SignInTransaction(transactionId: tx.transactionId, status: tx.status, tcToken: tx.status == "CONFIRMED" ? tx.tcToken : nil),
+                headers: [("Cache-Control", "no-store")])
         }
         router.post("/v1/admin/tenants/{tenant}/tctoken-keys/rotate", context.admin) { request, ctx in
             let tenant = ctx.parameter("tenant")

@@ -37,6 +37,12 @@ public struct HTTPApplication: Sendable {
         var template = "unmatched"
         var logger = self.logger
         logger[metadataKey: LogKey.requestID] = .string(request.requestID)
+        // W3C Trace Context: this request's span continues the caller's `traceparent` (the
+        // gateway starts one) or starts a trace; handlers see it as `TraceContext.current`.
+        let trace = TraceContext.continuing(traceparent: request.header("traceparent"), tracestate: request.header("tracestate"))
+        let traceStart = Tracer.now()
+        logger[metadataKey: LogKey.traceID] = .string(trace.traceID)
+        logger[metadataKey: LogKey.spanID] = .string(trace.spanID)
         var response: HTTPResponse
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
@@ -64,7 +70,7 @@ public struct HTTPApplication: Sendable {
                 response = .problem(.invalid(name, check.requirement), requestID: request.requestID)
             } else {
                 do {
-                    response = try await handler(request, context)
+                    response = try await TraceContext.$current.withValue(trace) { try await handler(request, context) }
                 } catch let error as HTTPError {
                     response = .problem(error, requestID: request.requestID)
                     if error.code.status >= 500 {
@@ -96,8 +102,12 @@ public struct HTTPApplication: Sendable {
         series.duration.record(elapsed)
         let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
         // The access log names the route template, never the raw path: paths carry usernames.
-        // Probes and scrapes are logged at debug: they would drown the access log.
+        // Probes and scrapes are logged at debug: they would drown the access log (and are
+        // not traced: they would drown the traces).
         let quiet = template == "/healthz" || template == "/readyz" || template == "/metrics"
+        if !quiet, Tracer.shared.isEnabled {
+            Tracer.shared.record(SpanRecord.server(request.method, route: template, status: response.status, context: trace, start: traceStart))
+        }
         logger.log(
             level: response.status >= 500 ? .warning : quiet ? .debug : .info, "request",
             metadata: [
@@ -136,5 +146,19 @@ final class RequestMetrics: Sendable {
             duration: Platform.Timer(label: "signet_http_request_duration_seconds", dimensions: dims))
         cache.withLock { if $0.count < 4096 { $0[key] = s } }
         return s
+    }
+}
+
+extension SpanRecord {
+    /// The span of one request: named `METHOD /route/{template}` (never the raw path, which
+    /// carries usernames), with the method, template and status as attributes; an error when
+    /// the status is 5xx (OpenTelemetry's HTTP server convention).
+    static func server(_ method: String, route: String, status: Int, context: TraceContext, start: UInt64) -> SpanRecord {
+        SpanRecord(
+            name: "\(method) \(route)", kind: .server, context: context, startNanos: start,
+            attributes: [
+                ("http.request.method", .string(method)), ("http.route", .string(route)), ("http.response.status_code", .int(status)),
+            ],
+            isError: status >= 500)
     }
 }

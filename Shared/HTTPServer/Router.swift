@@ -9,7 +9,8 @@ public enum Principal: Sendable, Equatable {
     case relyingParty(tenant: String, keyID: String)
     /// A signed-in user, by a session token the authentication service issued (`sub`).
     case user(tenant: String, username: String)
-    /// A user signing up, by a sign-up token (`sign_up` claim): may register methods, nothing else.
+    /// A user who may only register methods, by a registration-only token (`sign_up` claim): a
+    /// sign-up's, or a sign-in's whose registration rules ENFORCE_REGISTRATION.
     case signingUp(tenant: String, username: String)
     /// Another Signet service, by the internal token (`/v1/internal/…` routes).
     case service(String)

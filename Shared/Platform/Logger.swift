@@ -80,6 +80,12 @@ public struct Logger: Sendable {
         guard level >= logLevel else { return }
         var merged = metadata
         if let extra = extra() { merged.merge(extra) { _, new in new } }
+        // Inside traced work (a request, a consumed event) every line names its trace, whichever
+        // logger writes it.
+        if merged[LogKey.traceID] == nil, let trace = TraceContext.current {
+            merged[LogKey.traceID] = .string(trace.traceID)
+            merged[LogKey.spanID] = .string(trace.spanID)
+        }
         LoggingSystem.sink.write(
             label: label, level: level, message: message(), metadata: merged, file: file, line: line)
     }
@@ -124,6 +130,10 @@ public enum LogKey {
     public static let offset = "signet.kafka.offset"
     public static let service = "signet.service"
     public static let migration = "signet.migration"
+    /// The W3C trace id and span id of the work being logged. Named as the OpenTelemetry log
+    /// data model names them (not `signet.*`), so that log tools link lines to traces.
+    public static let traceID = "trace_id"
+    public static let spanID = "span_id"
 }
 
 /// Process-wide logging configuration.

@@ -54,13 +54,18 @@ public struct SignInStarted: Codable, Sendable, Equatable {
     public var status: String
     public var sessionToken: String?
     public var refreshToken: String?
+    /// Instead of a session, when the registration decision rules ENFORCE_REGISTRATION: a
+    /// registration-only token (30 minutes) that registers a method at the registration service
+    /// and nothing else; `POST …/signins/{signinId}/session` with it then gives the session.
+    public var registrationToken: String?
     /// With ALLOW: what registration decision rules suggest or enforce, as after any sign-in.
     public var registration: RegistrationSuggestion?
 
     public init(
         signinId: String, action: String, sequences: [[String]], matchedRule: String, expiresAt: Date, status: String,
-        sessionToken: String? = nil, refreshToken: String? = nil, registration: RegistrationSuggestion? = nil
+        sessionToken: String? = nil, refreshToken: String? = nil, registrationToken: String? = nil, registration: RegistrationSuggestion? = nil
     ) {
+        self.registrationToken = registrationToken
         self.registration = registration
         self.signinId = signinId
         self.action = action
@@ -76,7 +81,7 @@ public struct SignInStarted: Codable, Sendable, Equatable {
         SignInStarted(
             signinId: "si_4f1c2a9b8e7d6c5b4a3f2e1d0c9b8a7f", action: "ALLOW", sequences: [], matchedRule: "trusted-network",
             expiresAt: Date(timeIntervalSince1970: 1_764_000_300), status: "SUCCEEDED", sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
-            refreshToken: "rt_3q2+7w",
+            refreshToken: "rt_3q2+7w", registrationToken: "eyJhbGciOiJFUzI1NiJ9.e30.cmVn",
             registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
     }
 }
@@ -106,7 +111,11 @@ public struct SignInProgress: Codable, Sendable, Equatable {
     public var remainingSequences: [[String]]
     public var sessionToken: String?
     public var refreshToken: String?
-    /// When the session token expires.
+    /// Instead of a session, when the registration decision rules ENFORCE_REGISTRATION: a
+    /// registration-only token (30 minutes) that registers a method at the registration service
+    /// and nothing else; `POST …/signins/{signinId}/session` with it then gives the session.
+    public var registrationToken: String?
+    /// When the session token (or the registration-only token) expires.
     public var expiresAt: Date?
     /// Set when registration decision rules suggest or enforce registering more methods.
     public var registration: RegistrationSuggestion?
@@ -117,8 +126,9 @@ public struct SignInProgress: Codable, Sendable, Equatable {
 
     public init(
         status: String, completedMethods: [String], remainingSequences: [[String]], sessionToken: String? = nil, refreshToken: String? = nil,
-        expiresAt: Date? = nil, registration: RegistrationSuggestion? = nil, transaction: SignInTransaction? = nil
+        registrationToken: String? = nil, expiresAt: Date? = nil, registration: RegistrationSuggestion? = nil, transaction: SignInTransaction? = nil
     ) {
+        self.registrationToken = registrationToken
         self.transaction = transaction
         self.status = status
         self.completedMethods = completedMethods
@@ -132,7 +142,7 @@ public struct SignInProgress: Codable, Sendable, Equatable {
     public static var fullExample: SignInProgress {
         SignInProgress(
             status: "SUCCEEDED", completedMethods: ["fido2", "fido2"], remainingSequences: [], sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
-            refreshToken: "rt_3q2+7w", expiresAt: Date(timeIntervalSince1970: 1_764_000_900),
+            refreshToken: "rt_3q2+7w", registrationToken: "eyJhbGciOiJFUzI1NiJ9.e30.cmVn", expiresAt: Date(timeIntervalSince1970: 1_764_000_900),
             registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"),
             transaction: SignInTransaction(
                 transactionId: "tx_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "CONFIRMED", tcToken: "eyJhbGciOiJFUzI1NiIsInR5cCI6InRjK2p3dCJ9.e30.c2ln"))
@@ -150,6 +160,14 @@ public struct RefreshTokenRequest: Codable, Sendable, Equatable {
     public var refreshToken: String
     public init(refreshToken: String) { self.refreshToken = refreshToken }
     public static var fullExample: RefreshTokenRequest { RefreshTokenRequest(refreshToken: "rt_3q2+7w") }
+}
+
+/// `POST /v1/tenants/{tenant}/signins/{signinId}/session` body: the registration-only token a
+/// sign-in gave under ENFORCE_REGISTRATION, exchanged for a session once the user registered.
+public struct RegistrationSessionRequest: Codable, Sendable, Equatable {
+    public var registrationToken: String
+    public init(registrationToken: String) { self.registrationToken = registrationToken }
+    public static var fullExample: RegistrationSessionRequest { RegistrationSessionRequest(registrationToken: "eyJhbGciOiJFUzI1NiJ9.e30.cmVn") }
 }
 
 /// A new session token and the refresh token that replaces the one presented.
@@ -334,7 +352,8 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
 /// `PUT /v1/tenants/{tenant}/users/{username}/registration-answer` body: the user's answer to
 /// a registration suggestion.
 public struct RegistrationAnswerRequest: Codable, Sendable, Equatable {
-    /// `NOT_NOW` (no suggestion for 7 days) or `NEVER` (no suggestion until reset).
+    /// `NOT_NOW` (no suggestion until a sign-in that used none of the methods suggested) or
+    /// `NEVER` (no suggestion until the relying party resets it).
     public var answer: String
     public init(answer: String) { self.answer = answer }
     public static var fullExample: RegistrationAnswerRequest { RegistrationAnswerRequest(answer: "NOT_NOW") }

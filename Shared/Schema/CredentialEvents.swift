@@ -154,13 +154,23 @@ public struct FIDOPolicyChanged: EventPayload {
     public var disallowedAaguids: [String]
     /// The tenant's legacy U2F AppID (an https URL): sign-in offers the `appid` extension.
     public var appId: String?
+    /// The minimum FIDO certification level (`FIDO_CERTIFIED_L1` … `FIDO_CERTIFIED_L3plus`) of
+    /// the models that may sign in; absent when the policy sets none.
+    public var minimumCertificationLevel: String?
+    /// With a minimum level: the models (lower-case AAGUIDs) whose FIDO metadata, when the event
+    /// was written, certifies them at that level or above and reports them neither revoked nor
+    /// compromised. A credential of any other model is refused at sign-in. The registration
+    /// service publishes the policy again whenever newer metadata is loaded.
+    public var certifiedAaguids: [String]?
     public var changedAt: Date
 
     public init(
         tenantId: String, userVerification: String, allowedAlgorithms: [Int], allowedAaguids: [String]?, disallowedAaguids: [String],
-        appId: String? = nil, changedAt: Date
+        appId: String? = nil, minimumCertificationLevel: String? = nil, certifiedAaguids: [String]? = nil, changedAt: Date
     ) {
         self.appId = appId
+        self.minimumCertificationLevel = minimumCertificationLevel
+        self.certifiedAaguids = certifiedAaguids
         self.tenantId = tenantId
         self.userVerification = userVerification
         self.allowedAlgorithms = allowedAlgorithms
@@ -175,14 +185,22 @@ public struct FIDOPolicyChanged: EventPayload {
         FIDOPolicyChanged(
             tenantId: "demo", userVerification: "required", allowedAlgorithms: [-7, -8, -257],
             allowedAaguids: ["08987058-cadc-4b81-b6e1-30de50dcbe96"], disallowedAaguids: ["00000000-0000-0000-0000-000000000000"],
-            appId: "https://login.example.com/u2f/appid.json", changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+            appId: "https://login.example.com/u2f/appid.json", minimumCertificationLevel: "FIDO_CERTIFIED_L1",
+            certifiedAaguids: ["08987058-cadc-4b81-b6e1-30de50dcbe96"], changedAt: Date(timeIntervalSince1970: 1_764_000_000))
     }
     public static var minimalExample: FIDOPolicyChanged {
         var e = fullExample
         e.allowedAaguids = nil
         e.appId = nil
+        e.minimumCertificationLevel = nil
+        e.certifiedAaguids = nil
         return e
     }
+
+    /// The FIDO certification levels, weakest first (MDS3 status names).
+    public static let certificationLevels = [
+        "FIDO_CERTIFIED_L1", "FIDO_CERTIFIED_L1plus", "FIDO_CERTIFIED_L2", "FIDO_CERTIFIED_L2plus", "FIDO_CERTIFIED_L3", "FIDO_CERTIFIED_L3plus",
+    ]
 
     public func validate() throws {
         guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
@@ -192,6 +210,16 @@ public struct FIDOPolicyChanged: EventPayload {
         for list in [allowedAaguids ?? [], disallowedAaguids] {
             guard list.count <= 1000, list.allSatisfy({ UUID(uuidString: $0) != nil && $0 == $0.lowercased() }) else {
                 throw EventDecodingError.invalidData("aaguids")
+            }
+        }
+        if let level = minimumCertificationLevel, !Self.certificationLevels.contains(level) {
+            throw EventDecodingError.invalidData("minimumCertificationLevel")
+        }
+        // The certified models come with a minimum level, and only with one.
+        guard (minimumCertificationLevel == nil) == (certifiedAaguids == nil) else { throw EventDecodingError.invalidData("certifiedAaguids") }
+        if let certified = certifiedAaguids {
+            guard certified.count <= 10_000, certified.allSatisfy({ UUID(uuidString: $0) != nil && $0 == $0.lowercased() }) else {
+                throw EventDecodingError.invalidData("certifiedAaguids")
             }
         }
     }

@@ -19,14 +19,24 @@ public struct EventEnvelope: Sendable, Equatable {
     public var subject: String?
     /// The JSON payload.
     public var data: [UInt8]
+    /// The CloudEvents Distributed Tracing extension: the W3C `traceparent` of the span that
+    /// produced the event (the outbox's producer span), and the trace's `tracestate`. Consumers
+    /// continue the trace from it. Nil for an event produced outside any traced work.
+    public var traceparent: String?
+    public var tracestate: String?
 
-    public init(id: String = RandomUUID.string(), source: String, type: String, time: Date = Date(), subject: String?, data: [UInt8]) {
+    public init(
+        id: String = RandomUUID.string(), source: String, type: String, time: Date = Date(), subject: String?, data: [UInt8],
+        traceparent: String? = nil, tracestate: String? = nil
+    ) {
         self.id = id
         self.source = source
         self.type = type
         self.time = time
         self.subject = subject
         self.data = data
+        self.traceparent = traceparent
+        self.tracestate = tracestate
     }
 
     /// Wraps a payload, encoding it as JSON.

@@ -52,6 +52,9 @@ public enum CloudEventHeader {
     public static let time = "ce_time"
     public static let subject = "ce_subject"
     public static let contentType = "content-type"
+    /// The CloudEvents Distributed Tracing extension's attributes (W3C Trace Context values).
+    public static let traceparent = "ce_traceparent"
+    public static let tracestate = "ce_tracestate"
     /// Set on dead-lettered messages: why processing failed (no payload values).
     public static let deadLetterReason = "signet_dlq_reason"
     public static let deadLetterGroup = "signet_dlq_group"

@@ -19,16 +19,13 @@ public struct TransactionChanged: EventPayload {
     public var detailsHash: String
     public var expiresAt: Date
     public var changedAt: Date
-    /// Once CONFIRMED: the tcToken issued, so that the authentication service hands it back to
-    /// the app that confirmed (with the sign-in's result). A signed statement of what the user
-    /// confirmed, verified and consumed once by the RP; no personal data.
-    public var tcToken: String?
+    // No tcToken: a bearer token stays out of Kafka. The authentication service fetches it from
+    // the transaction service (an internal call) when the app that confirmed asks.
 
     public init(
         tenantId: String, transactionId: String, revision: Int, status: String, username: String, details: TransactionDetails, detailsHash: String,
-        expiresAt: Date, changedAt: Date, tcToken: String? = nil
+        expiresAt: Date, changedAt: Date
     ) {
-        self.tcToken = tcToken
         self.tenantId = tenantId
         self.transactionId = transactionId
         self.revision = revision
@@ -49,13 +46,12 @@ public struct TransactionChanged: EventPayload {
                 text: "Pay €385.00 to ACME Ltd", amount: "385.00", currency: "EUR", payee: "ACME Ltd", type: "payment",
                 batch: [.init(payee: "ACME Ltd", amount: "385.00")]),
             detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", expiresAt: Date(timeIntervalSince1970: 1_764_000_300),
-            changedAt: Date(timeIntervalSince1970: 1_764_000_000), tcToken: "eyJhbGciOiJFUzI1NiIsInR5cCI6InRjK2p3dCJ9.e30.c2ln")
+            changedAt: Date(timeIntervalSince1970: 1_764_000_000))
     }
     public static var minimalExample: TransactionChanged {
         var e = fullExample
         e.details.type = nil
         e.details.batch = nil
-        e.tcToken = nil
         return e
     }
 
@@ -67,12 +63,6 @@ public struct TransactionChanged: EventPayload {
         guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
         if details.violation() != nil { throw EventDecodingError.invalidData("details") }
         guard isBase64URL(detailsHash, maxBytes: 32) else { throw EventDecodingError.invalidData("detailsHash") }
-        if let t = tcToken {
-            let parts = t.split(separator: ".", omittingEmptySubsequences: false)
-            guard t.utf8.count <= 4096, parts.count == 3, parts.allSatisfy({ !$0.isEmpty && isBase64URL(String($0), maxBytes: 3072) }) else {
-                throw EventDecodingError.invalidData("tcToken")
-            }
-        }
     }
 }
 

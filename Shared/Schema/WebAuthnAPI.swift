@@ -297,14 +297,20 @@ public struct QuickSignInResult: Codable, Sendable, Equatable {
     public var remainingSequences: [[String]]
     public var sessionToken: String?
     public var refreshToken: String?
+    /// Instead of a session, when the registration decision rules ENFORCE_REGISTRATION: a
+    /// registration-only token (30 minutes) that registers a method at the registration service
+    /// and nothing else; `POST …/signins/{signinId}/session` with it then gives the session.
+    public var registrationToken: String?
     public var expiresAt: Date?
     /// When SUCCEEDED: what registration decision rules suggest or enforce, as after any sign-in.
     public var registration: RegistrationSuggestion?
 
     public init(
         signinId: String, action: String, matchedRule: String, status: String, completedMethods: [String], remainingSequences: [[String]],
-        sessionToken: String? = nil, refreshToken: String? = nil, expiresAt: Date? = nil, registration: RegistrationSuggestion? = nil
+        sessionToken: String? = nil, refreshToken: String? = nil, registrationToken: String? = nil, expiresAt: Date? = nil,
+        registration: RegistrationSuggestion? = nil
     ) {
+        self.registrationToken = registrationToken
         self.registration = registration
         self.signinId = signinId
         self.action = action
@@ -321,7 +327,7 @@ public struct QuickSignInResult: Codable, Sendable, Equatable {
         QuickSignInResult(
             signinId: "si_4f1c2a9b8e7d6c5b4a3f2e1d0c9b8a7f", action: "TRIGGER_AUTHENTICATION", matchedRule: "passkey", status: "SUCCEEDED",
             completedMethods: ["fido2"], remainingSequences: [], sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig", refreshToken: "rt_3q2+7w",
-            expiresAt: Date(timeIntervalSince1970: 1_764_000_900),
+            registrationToken: "eyJhbGciOiJFUzI1NiJ9.e30.cmVn", expiresAt: Date(timeIntervalSince1970: 1_764_000_900),
             registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
     }
 }

@@ -188,9 +188,19 @@ public final class EventConsumerService: Service {
         var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         while true {
             do {
+                let start = Tracer.now()
                 let applied = try await applyTogether(run)
                 counters.applied.increment(by: applied)
                 counters.duplicate.increment(by: run.count - applied)
+                // One consumer span per event, each continuing its own producer's trace and
+                // spanning the run's transaction (the handler ran for the run as a whole, so
+                // no single trace is current while it runs).
+                if Tracer.shared.isEnabled {
+                    for item in run {
+                        let trace = TraceContext.continuing(traceparent: item.envelope.traceparent, tracestate: item.envelope.tracestate)
+                        Tracer.shared.record(SpanRecord.event(item.envelope, topic: item.record.topic, kind: .consumer, context: trace, start: start))
+                    }
+                }
                 return true
             } catch let error as PostgresError where error.isConnectionError || error.code == .poolClosed {
                 guard await waitForDatabase(after: error, backoff: &backoff, logger: logger) else { return false }
@@ -252,6 +262,25 @@ public final class EventConsumerService: Service {
         }
         logger[metadataKey: LogKey.eventID] = .string(String(envelope.id.prefix(64)))
         logger[metadataKey: LogKey.eventType] = .string(String(envelope.type.prefix(128)))
+        // The event's processing continues the trace of the work that produced it (its
+        // CloudEvents `traceparent`); what the handler enqueues or calls continues this span.
+        let trace = TraceContext.continuing(traceparent: envelope.traceparent, tracestate: envelope.tracestate)
+        let traceStart = Tracer.now()
+        logger[metadataKey: LogKey.traceID] = .string(trace.traceID)
+        logger[metadataKey: LogKey.spanID] = .string(trace.spanID)
+        let outcome = await TraceContext.$current.withValue(trace) {
+            await apply(envelope, handler: handler, record: record, logger: logger)
+        }
+        if Tracer.shared.isEnabled, outcome != .abandoned {
+            Tracer.shared.record(
+                SpanRecord.event(envelope, topic: record.topic, kind: .consumer, context: trace, start: traceStart, isError: outcome == .deadLettered))
+        }
+        return outcome
+    }
+
+    /// Applies one event with its handler in a transaction that records its id, retrying as
+    /// ``process(_:envelope:)`` describes.
+    private func apply(_ envelope: EventEnvelope, handler: EventHandlers.Handler, record: KafkaRecord, logger: Logger) async -> Outcome {
         var attempt = 0
         var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         while true {

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Platform
 import Schema
 
 extension EventEnvelope {
@@ -14,6 +15,8 @@ extension EventEnvelope {
             (CloudEventHeader.contentType, EventEnvelope.contentType),
         ]
         if let subject { headers.append((CloudEventHeader.subject, subject)) }
+        if let traceparent { headers.append((CloudEventHeader.traceparent, traceparent)) }
+        if let tracestate { headers.append((CloudEventHeader.tracestate, tracestate)) }
         return KafkaOutgoingMessage(topic: topic, key: key, value: data, headers: headers)
     }
 
@@ -40,6 +43,12 @@ extension EventEnvelope {
             guard let parsed = Timestamp.parse(t) else { throw EventDecodingError.invalidData("ce_time") }
             time = parsed
         }
-        self.init(id: id, source: source, type: type, time: time, subject: record.header(CloudEventHeader.subject), data: record.value)
+        // Tracing is best effort: a malformed traceparent is dropped (the consumer starts a new
+        // trace), never a reason to dead-letter the event.
+        let traceparent = record.header(CloudEventHeader.traceparent).flatMap { TraceContext.Parent(parsing: $0) != nil ? $0 : nil }
+        let tracestate = traceparent == nil ? nil : record.header(CloudEventHeader.tracestate).flatMap { $0.utf8.count <= 512 ? $0 : nil }
+        self.init(
+            id: id, source: source, type: type, time: time, subject: record.header(CloudEventHeader.subject), data: record.value,
+            traceparent: traceparent, tracestate: tracestate)
     }
 }

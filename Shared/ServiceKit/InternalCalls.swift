@@ -45,15 +45,45 @@ public struct InternalCalls: Sendable {
     public func post<Body: Encodable, Answer: Decodable>(
         _ url: String, _ body: Body, as: Answer.Type, timeout: TimeInterval = 5
     ) async throws -> Answer {
+        try await send("POST", url, body: try JSONValueEncoder().encodeToBytes(body), as: Answer.self, timeout: timeout)
+    }
+
+    /// GETs another service's JSON answer, as ``post(_:_:as:timeout:)`` does.
+    ///
+    /// - Throws: ``post(_:_:as:timeout:)``'s.
+    public func get<Answer: Decodable>(_ url: String, as: Answer.Type, timeout: TimeInterval = 5) async throws -> Answer {
+        try await send("GET", url, body: nil, as: Answer.self, timeout: timeout)
+    }
+
+    private func send<Answer: Decodable>(_ method: String, _ url: String, body: [UInt8]?, as: Answer.Type, timeout: TimeInterval) async throws -> Answer {
         guard let target = URL(string: url) else { throw HTTPError(.internalError) }
         var request = URLRequest(url: target, timeoutInterval: timeout)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        request.httpMethod = method
+        if let body {
+            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
+            request.httpBody = Data(body)
+        }
         request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         request.setValue(service, forHTTPHeaderField: "X-Signet-Service")
-        request.httpBody = Data(try JSONValueEncoder().encodeToBytes(body))
+        // W3C Trace Context: the call is a client span of the current work (or starts a
+        // trace), and the callee's server span its child.
+        let span = TraceContext.current?.child() ?? .root()
+        let start = Tracer.now()
+        request.setValue(span.traceparent, forHTTPHeaderField: "traceparent")
+        if let state = span.traceState { request.setValue(state, forHTTPHeaderField: "tracestate") }
         let unavailable = HTTPError(.unavailable, detail: "A service this request needs is unavailable; retry.")
-        guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { throw unavailable }
+        let result = try? await URLSession.shared.data(for: request)
+        if Tracer.shared.isEnabled {
+            // The peer's address and the answer's status; never the path (it names users).
+            let status = (result?.1 as? HTTPURLResponse)?.statusCode
+            var attributes: [(key: String, value: SpanRecord.Value)] = [
+                ("http.request.method", .string(method)), ("server.address", .string(target.host ?? "")), ("server.port", .int(target.port ?? 80)),
+            ]
+            if let status { attributes.append(("http.response.status_code", .int(status))) }
+            Tracer.shared.record(
+                SpanRecord(name: "\(method) internal", kind: .client, context: span, startNanos: start, attributes: attributes, isError: status.map { $0 >= 500 } ?? true))
+        }
+        guard let (data, response) = result, let http = response as? HTTPURLResponse else { throw unavailable }
         if (400..<500).contains(http.statusCode), let problem = try? JSONValueDecoder().decode(ProblemEcho.self, from: Array(data)) {
             throw HTTPError(ProblemCode(problem.code, status: http.statusCode, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field)
         }

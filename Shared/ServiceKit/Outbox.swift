@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Postgres
 import Schema
 
@@ -7,14 +8,46 @@ import Schema
 public enum Outbox {
     /// Writes `envelope` to the outbox on `connection`, which must be inside the caller's
     /// transaction.
-    public static func enqueue(_ envelope: EventEnvelope, topic: String, key: String, on connection: PostgresConnection) async throws {
+    ///
+    /// Inside traced work (``TraceContext/current``: a request, a consumed event) an envelope
+    /// without a `traceparent` gets one: a producer span, child of the current span, recorded
+    /// here (the event is "sent" when its transaction commits; the relay only moves it), whose
+    /// id the event carries as the CloudEvents `traceparent` extension for consumers to continue.
+    ///
+    /// - Returns: the envelope as enqueued (with its `traceparent`).
+    @discardableResult
+    public static func enqueue(_ envelope: EventEnvelope, topic: String, key: String, on connection: PostgresConnection) async throws -> EventEnvelope {
+        var envelope = envelope
+        let start = Tracer.now()
+        let producerSpan = trace(&envelope)
         let time = envelope.time
         let data = String(decoding: envelope.data, as: UTF8.self)
         try await connection.query(
             """
-            INSERT INTO outbox (event_id, topic, message_key, event_type, source, subject, event_time, data)
-            VALUES (\(envelope.id), \(topic), \(key), \(envelope.type), \(envelope.source), \(envelope.subject), \(time), \(data))
+            INSERT INTO outbox (event_id, topic, message_key, event_type, source, subject, event_time, data, traceparent, tracestate)
+            VALUES (\(envelope.id), \(topic), \(key), \(envelope.type), \(envelope.source), \(envelope.subject), \(time), \(data),
+              \(envelope.traceparent), \(envelope.tracestate))
             """)
+        recordPublished(envelope, topic: topic, span: producerSpan, start: start)
+        return envelope
+    }
+
+    /// Gives `envelope` its producer span inside traced work (``TraceContext/current``), unless
+    /// it has a `traceparent` already: sets the CloudEvents tracing extension to that span and
+    /// returns it. For code that writes outbox rows itself (one statement doing more, like the
+    /// authentication service's `record_assertion`); ``enqueue(_:topic:key:on:)`` does it.
+    public static func trace(_ envelope: inout EventEnvelope) -> TraceContext? {
+        guard envelope.traceparent == nil, let current = TraceContext.current else { return nil }
+        let span = current.child()
+        envelope.traceparent = span.traceparent
+        envelope.tracestate = span.traceState
+        return span
+    }
+
+    /// Records the producer span ``trace(_:)`` returned, once the row is written.
+    public static func recordPublished(_ envelope: EventEnvelope, topic: String, span: TraceContext?, start: UInt64) {
+        guard let span, Tracer.shared.isEnabled else { return }
+        Tracer.shared.record(SpanRecord.event(envelope, topic: topic, kind: .producer, context: span, start: start))
     }
 
     /// Wraps `payload` and enqueues it on its topic.
@@ -23,8 +56,7 @@ public enum Outbox {
         _ payload: P, source: ServiceName, subject: String, key: String, on connection: PostgresConnection
     ) async throws -> EventEnvelope {
         let envelope = try EventEnvelope(payload, source: source.eventSource, subject: subject)
-        try await enqueue(envelope, topic: P.topic, key: key, on: connection)
-        return envelope
+        return try await enqueue(envelope, topic: P.topic, key: key, on: connection)
     }
 
     /// Tables every service has: the outbox, processed event ids, and the tenant read model.
@@ -105,5 +137,29 @@ public enum Outbox {
             """
             ALTER TABLE outbox ADD COLUMN sent_cluster text;
             """),
+        // The CloudEvents Distributed Tracing extension of each event (W3C Trace Context).
+        Migration(
+            7, "outbox_trace_context",
+            """
+            ALTER TABLE outbox ADD COLUMN traceparent text, ADD COLUMN tracestate text;
+            """),
     ]
+}
+
+extension SpanRecord {
+    /// The span of an event's publication (`producer`) or processing (`consumer`), named
+    /// `<type> publish|process` with the OpenTelemetry messaging attributes. Event ids and types,
+    /// topics and the tenant's id only: never the subject or the data.
+    static func event(_ envelope: EventEnvelope, topic: String, kind: Kind, context: TraceContext, start: UInt64, isError: Bool = false) -> SpanRecord {
+        let operation = kind == .producer ? "publish" : "process"
+        return SpanRecord(
+            name: "\(envelope.type) \(operation)", kind: kind, context: context, startNanos: start,
+            attributes: [
+                ("messaging.system", .string("kafka")), ("messaging.operation.type", .string(operation)),
+                ("messaging.destination.name", .string(topic)), ("messaging.message.id", .string(String(envelope.id.prefix(64)))),
+                ("cloudevents.event_type", .string(String(envelope.type.prefix(128)))),
+                ("cloudevents.event_source", .string(String(envelope.source.prefix(64)))),
+            ],
+            isError: isError)
+    }
 }

@@ -160,7 +160,7 @@ public actor OutboxRelay: Service {
             }
             let rows = try await conn.query(
                 """
-                SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data
+                SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, traceparent, tracestate
                 FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT \(batchSize)
                 """)
             if rows.isEmpty { return (0, 0, cluster) }
@@ -171,7 +171,8 @@ public actor OutboxRelay: Service {
                     let key = row.string("message_key"), let type = row.string("event_type"), let source = row.string("source"),
                     let time = row.date("event_time"), let data = row.string("data")
                 else { continue }
-                let envelope = EventEnvelope(id: eventID, source: source, type: type, time: time, subject: row.string("subject"), data: Array(data.utf8))
+                let envelope = EventEnvelope(id: eventID, source: source, type: type, time: time, subject: row.string("subject"), data: Array(data.utf8),
+                    traceparent: row.string("traceparent"), tracestate: row.string("tracestate"))
                 ids.append(id)
                 messages.append(envelope.kafkaMessage(topic: topic, key: key))
             }

@@ -13,7 +13,8 @@ import Tokens
 /// | `admin` | the operator's admin token | `.admin` |
 /// | `relyingParty` | an API key of the path's `{tenant}` | `.relyingParty` |
 /// | `relyingPartyOrAdmin` | either of the above | `.relyingParty` or `.admin` |
-/// | `relyingPartyOrSelf` | an API key of the tenant, or a user's session (or sign-up) token of the tenant for the path's `{username}` when there is one | `.relyingParty`, `.user` or `.signingUp` |
+/// | `relyingPartyOrSelf` | an API key of the tenant, or a user's session token of the tenant for the path's `{username}` when there is one | `.relyingParty` or `.user` |
+/// | `relyingPartyOrRegistrant` | as `relyingPartyOrSelf`, and also a registration-only token (sign-up, or a sign-in whose registration rules ENFORCE_REGISTRATION) | `.relyingParty`, `.user` or `.signingUp` |
 /// | `internal` | another Signet service with the internal token | `.service` |
 /// | `device` | a proof (``DeviceProof``) signed by the device key of the path's `{deviceId}` | `.device` |
 /// | `deviceKeyHolder` | a proof signed by the device key in the body's `deviceKey` member | `.deviceKeyHolder` |
@@ -40,23 +41,47 @@ extension ServiceContext {
         }
     }
 
-    /// An RP API key of the path's `{tenant}`, or a user's session or sign-up token of that
-    /// tenant; when the path names a `{username}`, the token must be that user's (compared by
+    /// An RP API key of the path's `{tenant}`, or a user's session token of that tenant; when
+    /// the path names a `{username}`, the token must be that user's (compared by
     /// ``UsernameRules/identical(_:_:)``). A route whose username is in the body checks it
-    /// against the principal itself (``Principal/isOtherUser(than:)``).
+    /// against the principal itself (``Principal/isOtherUser(than:)``). A registration-only
+    /// token (``Principal/signingUp(tenant:username:)``: a sign-up, or a sign-in whose
+    /// registration rules enforce registering first) is refused here: only the routes guarded
+    /// by ``relyingPartyOrRegistrant(sessions:)`` take it.
     ///
     /// - Throws: 401 for a missing or invalid credential; 400 `invalid_field` for a path
-    ///   username that is not one; 403 `forbidden` for another user's token.
+    ///   username that is not one; 403 `forbidden` for another user's token; 403
+    ///   `registration_only` for a registration-only token.
     public func relyingPartyOrSelf(sessions: SessionTokenVerifier?) -> RouteGuard {
+        selfGuard(name: "relyingPartyOrSelf", sessions: sessions, admitsRegistrant: false)
+    }
+
+    /// As ``relyingPartyOrSelf(sessions:)``, and also a registration-only token of the user:
+    /// the routes that register a method (options, finish, set-up and confirmation), list what
+    /// the user has, or say what the user may register.
+    public func relyingPartyOrRegistrant(sessions: SessionTokenVerifier?) -> RouteGuard {
+        selfGuard(name: "relyingPartyOrRegistrant", sessions: sessions, admitsRegistrant: true)
+    }
+
+    private func selfGuard(name: String, sessions: SessionTokenVerifier?, admitsRegistrant: Bool) -> RouteGuard {
         let tenants = tenants
-        return RouteGuard(name: "relyingPartyOrSelf") { request, ctx in
+        return RouteGuard(name: name) { request, ctx in
             let principal = try await tenants.authenticateRelyingPartyOrUser(request, tenant: ctx.parameter("tenant"), sessions: sessions)
             if ctx.parameters["username"] != nil, principal.isOtherUser(than: try ctx.username()) {
                 throw HTTPError(.forbidden, detail: "A session token acts on its own user's account only.")
             }
+            if !admitsRegistrant, case .signingUp = principal {
+                throw HTTPError(.registrationOnly, detail: "This token may only register a method; register one, then get a session.")
+            }
             return principal
         }
     }
+}
+
+extension ProblemCode {
+    /// A registration-only token (a sign-up's, or a sign-in's whose registration rules
+    /// ENFORCE_REGISTRATION) on a route that does not register a method.
+    public static let registrationOnly = ProblemCode("registration_only", status: 403, title: "Registration only")
 }
 
 extension ServiceContext {

@@ -27,6 +27,9 @@ public struct ServiceConfiguration: Sendable {
     /// How long a Kafka consumer of this process may be out of its group before `/readyz` says
     /// 503 (`SIGNET_KAFKA_UNASSIGNED_READY_SECONDS`; 0 turns the check off).
     public var kafkaUnassignedReadyBound: Duration
+    /// Span export over OTLP/HTTP (`SIGNET_OTLP_ENDPOINT`); nil: off (the default). Trace
+    /// contexts are propagated and logged either way.
+    public var otlp: OTLPConfiguration?
 
     /// The local stack's admin token; a service listening off loopback refuses to start with it.
     public static let developmentAdminToken = "dev-admin-token"
@@ -96,6 +99,7 @@ public struct ServiceConfiguration: Sendable {
         shutdownGrace = .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600))
         startupTimeout = .seconds(try env.int("SIGNET_STARTUP_TIMEOUT_SECONDS", default: 60, range: 1...3600))
         kafkaUnassignedReadyBound = .seconds(try env.int("SIGNET_KAFKA_UNASSIGNED_READY_SECONDS", default: 30, range: 0...86_400))
+        otlp = try OTLPConfiguration.fromEnvironment(env)
     }
 
     /// The keys `service` needs besides the admin and internal tokens. On loopback each falls

@@ -69,6 +69,14 @@ public enum ServiceRuntime {
         let assembly = try S.assemble(own, context: context)
 
         var services: [any Service] = [relay]
+        _ = Tracer.shared  // its counters are in /metrics from start-up (at 0 while export is off)
+        // First, so it stops last: spans of the requests and events that finish while the
+        // others drain are still sent.
+        if let otlp = configuration.otlp {
+            services.insert(
+                OTLPExporter(configuration: otlp, service: "signet-\(S.name.rawValue)", instance: configuration.instanceID, logger: logger), at: 0)
+            logger.info("exporting spans over OTLP/HTTP", metadata: ["signet.otlp.endpoint": .string(otlp.endpoint.absoluteString)])
+        }
         if !assembly.handlers.isEmpty {
             services.append(
                 try EventConsumerService(

@@ -43,6 +43,11 @@ public final class SessionTokenVerifier: Sendable {
         return SessionTokenVerifier(jwksURL: url, issuer: env.string("SIGNET_SESSION_ISSUER", default: "http://localhost:8080/authentication"))
     }
 
+    /// The `aud` of sign-up and registration-only tokens (`sign_up` claim) of `tenant`: not
+    /// the tenant's own, which only sessions carry, so that no verifier of sessions that checks
+    /// `aud` accepts one. Tenant ids have no `/`.
+    public static func registrationAudience(tenant: String) -> String { "\(tenant)/registration" }
+
     /// Whether `token` has the shape of a JWS compact serialisation (three base64url parts),
     /// as opposed to an RP API key.
     public static func looksLikeToken(_ token: String) -> Bool {
@@ -54,27 +59,45 @@ public final class SessionTokenVerifier: Sendable {
     /// - Throws: 401 `unauthorized` for any invalid token (the detail names the check, never
     ///   the token); 503 `service_unavailable` when the keys cannot be fetched.
     public func verify(_ token: String, tenant: String, now: Date = Date()) async throws -> Principal {
-        let options = JWTValidationOptions(issuer: issuer, audience: tenant, allowedAlgorithms: [.es256], requiredClaims: ["sub"])
+        let session = JWTValidationOptions(issuer: issuer, audience: tenant, allowedAlgorithms: [.es256], requiredClaims: ["sub"])
+        let registration = JWTValidationOptions(
+            issuer: issuer, audience: Self.registrationAudience(tenant: tenant), allowedAlgorithms: [.es256], requiredClaims: ["sub", "sign_up"])
+        var options = session
         let refused = { (reason: String) in
             HTTPError(.unauthorized, detail: "The session token is not valid (\(reason)).", headers: [("WWW-Authenticate", "Bearer")])
         }
         var keys = try await self.keys.current()
-        for attempt in 0..<2 {
+        var refetched = false
+        while true {
+            let jwt: JWT
             do throws(JOSEError) {
-                let jwt = try JWTVerifier(keySet: keys, options: options).verify(token, now: now)
-                // A subject that is not a valid username (NFC among others) names no account.
-                guard let subject = jwt.claims.subject, UsernameRules.isValid(subject) else { break }
-                if jwt.claims[claim: "sign_up"] == .bool(true) { return .signingUp(tenant: tenant, username: subject) }
-                return .user(tenant: tenant, username: subject)
+                jwt = try JWTVerifier(keySet: keys, options: options).verify(token, now: now)
             } catch {
-                if error.code == .unknownKey, attempt == 0, let fresh = try await self.keys.refetchIfAllowed() {
+                // Sign-up and registration-only tokens are addressed to the registration
+                // audience, so that a relying party checking `aud` against its tenant never
+                // takes one for a session: tried once, when the session audience does not match.
+                if error.code == .audienceMismatch, options.audience == tenant {
+                    options = registration
+                    continue
+                }
+                if error.code == .unknownKey, !refetched, let fresh = try await self.keys.refetchIfAllowed() {
+                    refetched = true
                     keys = fresh
                     continue
                 }
                 throw refused(error.code.rawValue)
             }
+            // A subject that is not a valid username (NFC among others) names no account.
+            guard let subject = jwt.claims.subject, UsernameRules.isValid(subject) else { throw refused("missing_claim") }
+            // A session (the tenant's audience) never has the `sign_up` claim; a sign-up or
+            // registration-only token (the registration audience) always has it, true.
+            if options.audience == tenant {
+                guard jwt.claims[claim: "sign_up"] == nil else { throw refused("token_type") }
+                return .user(tenant: tenant, username: subject)
+            }
+            guard jwt.claims[claim: "sign_up"] == .bool(true) else { throw refused("token_type") }
+            return .signingUp(tenant: tenant, username: subject)
         }
-        throw refused("missing_claim")
     }
 }
 

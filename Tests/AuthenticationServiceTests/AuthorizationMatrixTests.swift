@@ -33,6 +33,7 @@ import Testing
         ("POST", "/v1/tenants/{tenant}/signins/{signinId}/methods/{method}/verify", "public"),
         ("PUT", "/v1/tenants/{tenant}/signins/{signinId}/registration-answer", "public"),
         ("POST", "/v1/tenants/{tenant}/signins/{signinId}/reject", "public"),
+        ("POST", "/v1/tenants/{tenant}/signins/{signinId}/session", "public"),
         ("POST", "/v1/tenants/{tenant}/signups", "relyingParty"),
         ("POST", "/v1/tenants/{tenant}/signups/finish", "public"),
         ("POST", "/v1/tenants/{tenant}/users/{username}/methods/{method}/unlock", "relyingPartyOrAdmin"),

@@ -6,7 +6,7 @@ import Testing
 @testable import RegistrationService
 
 /// The registration service's authorization matrix: every route it registers, with the guard that
-/// admits its callers. Registration owns the tenants and the users' enrolments: admin for tenants, keys, policy and metadata; the RP or the user themself for a user's credentials and methods.
+/// admits its callers. Registration owns the tenants and the users' enrolments: admin for tenants, keys, policy and metadata; the RP or the user themself for a user's credentials and methods (a registration-only token only where a method is registered, listed or suggested).
 ///
 /// A route added without its line here fails ``everyRouteHasTheGuardOfTheTable()``; a route
 /// cannot be registered without a guard at all (`GuardedRouter`).
@@ -33,24 +33,24 @@ import Testing
         ("GET", "/v1/tenants/{tenant}/erasures/{erasureId}", "relyingParty"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/data", "relyingPartyOrSelf"),
-        ("GET", "/v1/tenants/{tenant}/users/{username}/credentials", "relyingPartyOrSelf"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/credentials", "relyingPartyOrRegistrant"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
-        ("GET", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrSelf"),
-        ("GET", "/v1/tenants/{tenant}/users/{username}/uaf/registrations", "relyingPartyOrSelf"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrRegistrant"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/uaf/registrations", "relyingPartyOrRegistrant"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", "relyingPartyOrSelf"),
-        ("POST", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrRegistrant"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
-        ("POST", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", "relyingPartyOrSelf"),
-        ("GET", "/v1/tenants/{tenant}/users/{username}/registration-suggestion", "relyingPartyOrSelf"),
-        ("POST", "/v1/tenants/{tenant}/webauthn/registrations", "relyingPartyOrSelf"),
-        ("POST", "/v1/tenants/{tenant}/webauthn/registrations/options", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", "relyingPartyOrRegistrant"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/registration-suggestion", "relyingPartyOrRegistrant"),
+        ("POST", "/v1/tenants/{tenant}/webauthn/registrations", "relyingPartyOrRegistrant"),
+        ("POST", "/v1/tenants/{tenant}/webauthn/registrations/options", "relyingPartyOrRegistrant"),
         ("GET", "/v1/tenants/{tenant}/webauthn/related-origins", "public"),
         ("GET", "/v1/tenants/{tenant}/uaf/facets", "public"),
-        ("POST", "/v1/tenants/{tenant}/uaf/registrations", "relyingPartyOrSelf"),
-        ("POST", "/v1/tenants/{tenant}/uaf/registrations/requests", "relyingPartyOrSelf"),
+        ("POST", "/v1/tenants/{tenant}/uaf/registrations", "relyingPartyOrRegistrant"),
+        ("POST", "/v1/tenants/{tenant}/uaf/registrations/requests", "relyingPartyOrRegistrant"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

@@ -18,6 +18,8 @@ import Testing
             CloudEventHeader.contentType: .string(EventEnvelope.contentType),
         ]
         if let subject = envelope.subject { headers[CloudEventHeader.subject] = .string(subject) }
+        if let traceparent = envelope.traceparent { headers[CloudEventHeader.traceparent] = .string(traceparent) }
+        if let tracestate = envelope.tracestate { headers[CloudEventHeader.tracestate] = .string(tracestate) }
         return .object(headers)
     }
 
@@ -47,7 +49,7 @@ import Testing
         let names = [
             CloudEventHeader.id, CloudEventHeader.source, CloudEventHeader.type, CloudEventHeader.specVersion,
             CloudEventHeader.time, CloudEventHeader.subject, CloudEventHeader.contentType,
-            CloudEventHeader.deadLetterReason, CloudEventHeader.deadLetterGroup, CloudEventHeader.deadLetterOrigin,
+            CloudEventHeader.traceparent, CloudEventHeader.tracestate, CloudEventHeader.deadLetterReason, CloudEventHeader.deadLetterGroup, CloudEventHeader.deadLetterOrigin,
         ]
         #expect(try #require(schema["properties"]).keys == names.sorted())
         #expect(schema["properties"]?[CloudEventHeader.specVersion]?["const"] == .string(EventEnvelope.specVersion))
@@ -67,6 +69,14 @@ import Testing
         for envelope in try Self.envelopes(subject: subject) {
             #expect(validator.validate(Self.headers(of: envelope)) == [], "\(envelope.type)")
         }
+    }
+
+    @Test func tracedEnvelopesValidate() throws {
+        let validator = MiniJSONSchema(document: try Self.schema())
+        var envelope = try #require(try Self.envelopes(subject: "demo").first)
+        envelope.traceparent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        envelope.tracestate = "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7"
+        #expect(validator.validate(Self.headers(of: envelope)) == [])
     }
 
     @Test func documentedExampleValidates() throws {
@@ -115,6 +125,9 @@ import Testing
         .init("ce_time not a date", "$.ce_time", "format") { $0.setting("ce_time", to: .string("yesterday")) },
         .init("subject with a space", "$.ce_subject", "pattern") { $0.setting("ce_subject", to: .string("demo/alice smith")) },
         .init("XML content", "$[\"content-type\"]", "const") { $0.setting("content-type", to: .string("application/xml")) },
+        .init("ce_traceparent in upper case", "$.ce_traceparent", "pattern") {
+            $0.setting("ce_traceparent", to: .string("00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01"))
+        },
         .init("non-string header", "$.traceparent", "type") { $0.setting("traceparent", to: .number(1)) },
         .init("unknown DLQ group", "$.signet_dlq_group", "pattern") { $0.setting("signet_dlq_group", to: .string("acme")) },
         .init("DLQ origin without offset", "$.signet_dlq_origin", "pattern") {

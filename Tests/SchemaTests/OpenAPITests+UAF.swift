@@ -35,12 +35,12 @@ extension OpenAPITests {
             ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"], "404": ["not_found"], "503": unavailable]),
         Operation(
             "delete", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", security: "rpApiKey,sessionToken",
-            ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"], "404": ["not_found"], "503": unavailable]),
+            ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden", "registration_only"], "404": ["not_found"], "503": unavailable]),
         Operation(
             "patch", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", security: "rpApiKey,sessionToken",
             [
-                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"], "404": ["not_found"],
-                "413": ["payload_too_large"], "415": ["unsupported_media_type"], "503": unavailable,
+                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden", "registration_only"],
+                "404": ["not_found"], "413": ["payload_too_large"], "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(
             "put", "/v1/admin/tenants/{tenant}/uaf-settings", security: "adminToken",

@@ -32,6 +32,7 @@ extension OpenAPITests {
         [
             "invalid_field", "malformed_json", "invalid_path", "invalid_handle", "handle_expired", "challenge_replayed", "credential_not_found",
             "credential_not_allowed", "credential_suspended", "sign_count_conflict", "policy_algorithm_not_allowed", "policy_aaguid_not_allowed",
+            "policy_certification_level",
         ] + webAuthnErrorCodes)
 
     static let webAuthnRegistration: [Operation] = [

@@ -62,13 +62,13 @@ import Testing
         Operation(
             "delete", "/v1/tenants/{tenant}/users/{username}", security: "rpApiKey,sessionToken",
             [
-                "202": [], "400": ["invalid_field", "invalid_path", "invalid_username"], "401": ["unauthorized"], "403": ["forbidden"],
+                "202": [], "400": ["invalid_field", "invalid_path", "invalid_username"], "401": ["unauthorized"], "403": ["forbidden", "registration_only"],
                 "404": ["not_found", "tenant_not_found"], "503": unavailable,
             ]),
         Operation(
             "get", "/v1/tenants/{tenant}/users/{username}/data", security: "rpApiKey,sessionToken",
             [
-                "200": [], "400": ["invalid_field", "invalid_path", "invalid_username"], "401": ["unauthorized"], "403": ["forbidden"],
+                "200": [], "400": ["invalid_field", "invalid_path", "invalid_username"], "401": ["unauthorized"], "403": ["forbidden", "registration_only"],
                 "404": ["not_found", "tenant_not_found"], "503": unavailable,
             ]),
         Operation(
@@ -247,6 +247,7 @@ import Testing
         wire("SignInProgress", [.authentication]) { SignInProgress.fullExample },
         wire("QuickSignInResult", [.authentication]) { QuickSignInResult.fullExample },
         wire("RefreshTokenRequest", [.authentication]) { RefreshTokenRequest.fullExample },
+        wire("RegistrationSessionRequest", [.authentication]) { RegistrationSessionRequest.fullExample },
         wire("SessionTokens", [.authentication]) { SessionTokens.fullExample },
         wire("RulesetResource", [.authentication]) { RulesetResource.fullExample },
         wire("RulesetExplainRequest", [.authentication]) { RulesetExplainRequest.fullExample },

@@ -251,7 +251,7 @@ struct NonFIDOMethodsStackTests {
         #expect(audited >= 3)
     }
 
-    /// Whether `text` contains `token` not surrounded by digits.
+    /// Whether `text` contains `token` not surrounded by digits (nor by hex letters).
     /// Codes past a destination's budget are refused to the client that asked (429 with
     /// Retry-After) instead of answered 200 and dropped by the oob service; and someone asking
     /// for another person's codes from their own address spends their own budget, so the owner
@@ -316,7 +316,10 @@ struct NonFIDOMethodsStackTests {
         while let r = search.range(of: token) {
             let before = r.lowerBound == text.startIndex ? nil : text[text.index(before: r.lowerBound)]
             let after = r.upperBound == text.endIndex ? nil : text[r.upperBound]
-            if !(before?.isNumber ?? false), !(after?.isNumber ?? false) { return true }
+            // Not inside a run of hex digits either: request, trace and span ids on every log
+            // line are lower-case hex, where six decimal digits in a row occur by chance.
+            let inHex = { (c: Character?) in c.map { $0.isNumber || ("a"..."f").contains($0) } ?? false }
+            if !inHex(before), !inHex(after) { return true }
             search = text[r.upperBound...]
         }
         return false

@@ -254,6 +254,21 @@ struct UserDataStackTests {
             leaks += try await Self.leaks(in: database, of: [username, email, phone])
         }
         #expect(leaks.isEmpty, "still held: \(leaks)")
+
+        // Nor may Kafka keep them: every topic, read from the beginning (before the replay
+        // below puts a purge request back). The tenant id is in every one of this tenant's
+        // records (their keys): finding it shows the scan reads what is there.
+        let kafka = try await KafkaLeakScan.scan(for: [t.id, username, email, phone])
+        #expect(kafka.sawRecords > 0 && kafka.findings.contains { $0.needle == t.id && $0.part == "key" }, "the scan read nothing of this tenant")
+        let addresses = kafka.findings.filter { $0.needle == email || $0.needle == phone }
+        #expect(addresses.isEmpty, "addresses in Kafka: \(addresses)")
+        let usernames = kafka.findings.filter { $0.needle == username }
+        // Events still name users by username (#18): the opaque subject id is not built yet.
+        // Where the username appears is reported here; once no event carries it, this known
+        // issue stops being recorded and the test fails until the marker is removed.
+        withKnownIssue("events carry usernames (#18: opaque subject ids)") {
+            #expect(usernames.isEmpty, "the username in Kafka: \(Set(usernames.map { "\($0.topic) \($0.part) (\($0.eventType))" }).sorted())")
+        }
         // The vault cannot open the ciphertext any more: put back, it reads as gone.
         try await vault.withConnection { conn in
             for row in copies {

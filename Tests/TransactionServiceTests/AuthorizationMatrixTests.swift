@@ -26,6 +26,7 @@ import Testing
         ("GET", "/v1/tenants/{tenant}/transactions/{transactionId}/evidence", "relyingParty"),
         ("POST", "/v1/tenants/{tenant}/transactions/{transactionId}/tctoken/verify", "relyingParty"),
         ("POST", "/v1/internal/tenants/{tenant}/user-data", "internal"),
+        ("GET", "/v1/internal/tenants/{tenant}/transactions/{transactionId}/tctoken", "internal"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

@@ -85,4 +85,38 @@ struct TransactionLifecycleTests {
         #expect(try await status() == "EXPIRED")
         #expect(try await h.published().map(\.type) == [TransactionChanged.eventType, TransactionChanged.eventType])
     }
+
+    /// The tcToken stays out of Kafka: the authentication service fetches it over an internal
+    /// call (internal token and calling service), with the status as the RP reads it.
+    @Test func theTCTokenIsHandedOverByAnInternalCallOnly() async throws {
+        let h = try await ServiceHarness<TransactionService>.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("shop", apiKey: Self.key)
+        let body = #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME"}"#
+        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
+        let id = try #require((try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any])?["transactionId"] as? String)
+        let path = "/v1/internal/tenants/shop/transactions/\(id)/tctoken"
+        let caller = [(name: "X-Signet-Service", value: "authentication")]
+        func standing() async throws -> SignInTransaction {
+            let r = await h.send("GET", path, bearer: ServiceHarness<TransactionService>.internalToken, headers: caller)
+            #expect(r.status == 200, "\(String(decoding: r.body, as: UTF8.self))")
+            return try HTTPRequest(method: "GET", path: "/", headers: [("Content-Type", "application/json")], body: r.body).decode(SignInTransaction.self)
+        }
+        #expect(try await standing() == SignInTransaction(transactionId: id, status: "PENDING"))
+        // Confirmed (as a decision stores it): the token comes with the status.
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("UPDATE transactions SET status = 'CONFIRMED', tc_token = 'a.b.c' WHERE id = \(id)")
+        }
+        #expect(try await standing() == SignInTransaction(transactionId: id, status: "CONFIRMED", tcToken: "a.b.c"))
+        // Nobody else: not the RP's key, not the internal token without a calling service.
+        #expect(await h.send("GET", path, bearer: Self.key, headers: caller).status == 401)
+        #expect(await h.send("GET", path, bearer: ServiceHarness<TransactionService>.internalToken).status == 401)
+        #expect(await h.send("GET", "/v1/internal/tenants/shop/transactions/tx_00000000000000000000000000000000/tctoken",
+            bearer: ServiceHarness<TransactionService>.internalToken, headers: caller).status == 404)
+        // Its event never carries it, confirmed or not.
+        let stored = try await h.context.pool.withConnection { try await StoredTransaction.load(id, tenant: "shop", on: $0, forUpdate: false) }
+        #expect(stored.tcToken == "a.b.c" && stored.changedEvent.status == "CONFIRMED")
+        let event = String(decoding: try EventCoding.encode(stored.changedEvent), as: UTF8.self)
+        #expect(!event.contains("tcToken") && !event.contains("a.b.c"), "\(event)")
+    }
 }

@@ -44,7 +44,7 @@ struct SignUpRoutes: Sendable {
             let now = Date()
             let expires = now.addingTimeInterval(Self.lifetime)
             let claims = JWTClaims(
-                issuer: issuer.issuer, subject: body.username, audience: [tenant], expiresAt: expires, issuedAt: now, id: SecureRandom.token(byteCount: 16),
+                issuer: issuer.issuer, subject: body.username, audience: [SessionTokenVerifier.registrationAudience(tenant: tenant)], expiresAt: expires, issuedAt: now, id: SecureRandom.token(byteCount: 16),
                 extra: ["sign_up": .bool(true)])
             let token = try issuer.keys.current.sign(claims)
             ctx.logger.info("sign-up opened")
@@ -53,10 +53,13 @@ struct SignUpRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/signups/finish", .open) { request, ctx in
             let tenant = ctx.parameter("tenant")
             let body = try request.decode(Finish.self)
-            let verifier = issuer.keys.verifier(options: JWTValidationOptions(issuer: issuer.issuer, audience: tenant, requiredClaims: ["sub", "jti", "sign_up"]))
+            let verifier = issuer.keys.verifier(options: JWTValidationOptions(
+                issuer: issuer.issuer, audience: SessionTokenVerifier.registrationAudience(tenant: tenant), requiredClaims: ["sub", "jti", "sign_up"]))
             let invalid = HTTPError(.invalidSignUpToken, detail: "Open a new sign-up.")
+            // A sign-in's registration-only token (`signin` claim) is exchanged by its sign-in
+            // once the rules no longer enforce registering, never here.
             guard let jwt = try? verifier.verify(body.signUpToken, now: Date()), jwt.claims[claim: "sign_up"] == .bool(true),
-                let username = jwt.claims.subject, let jti = jwt.claims.id, let expires = jwt.claims.expiresAt
+                jwt.claims[claim: "signin"] == nil, let username = jwt.claims.subject, let jti = jwt.claims.id, let expires = jwt.claims.expiresAt
             else { throw invalid }
             guard try await registeredCount(tenant: tenant, username: username) > 0 else {
                 throw HTTPError(.nothingRegistered, detail: "Register a method first.")

@@ -37,17 +37,18 @@ struct PendingTransaction: Sendable {
         return PendingTransaction(id: id, username: username, details: details, detailsHash: hash, status: status, expiresAt: expires)
     }
 
-    /// Where the transaction stands for the app that confirms it: its status (a PENDING one
-    /// past its expiry reads EXPIRED) and, once CONFIRMED and when `withToken`, its tcToken.
-    /// `nil` when this service does not know it.
-    static func standing(_ id: String, tenant: String, withToken: Bool, pool: PostgresPool, now: Date = Date()) async throws -> SignInTransaction? {
+    /// Where the transaction stands for the app that confirms it, in this service's read model:
+    /// its status (a PENDING one past its expiry reads EXPIRED), never a tcToken (the
+    /// transaction service hands that over, ``TransactionTokens``). `nil` when this service does
+    /// not know it.
+    static func standing(_ id: String, tenant: String, pool: PostgresPool, now: Date = Date()) async throws -> SignInTransaction? {
         guard TransactionID.isValid(id) else { return nil }
         let row = try await pool.withConnection { conn in
-            try await conn.query("SELECT status, expires_at, tc_token FROM transactions WHERE tenant_id = \(tenant) AND id = \(id)")
+            try await conn.query("SELECT status, expires_at FROM transactions WHERE tenant_id = \(tenant) AND id = \(id)")
         }.first
         guard let row, var status = row.string("status"), let expires = row.date("expires_at") else { return nil }
         if status == "PENDING", expires <= now { status = "EXPIRED" }
-        return SignInTransaction(transactionId: id, status: status, tcToken: withToken && status == "CONFIRMED" ? row.string("tc_token") : nil)
+        return SignInTransaction(transactionId: id, status: status)
     }
 
     /// The fact paths ``contextFacts`` gives rules, which only a sign-in for a transaction has.

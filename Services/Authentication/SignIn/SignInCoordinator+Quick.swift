@@ -88,8 +88,10 @@ extension SignInCoordinator {
         default:
             flow.status = .denied
         }
+        // A quick sign-in is a sign-in: registration suggestions follow it.
+        let suggestion = flow.status == .succeeded ? registrationSuggestion(policy: policy, user: user, completed: flow.completed, now: now) : nil
         let started = flow
-        let issued = try await context.withTransaction { conn -> SessionStore.Issued? in
+        let granted = try await context.withTransaction { conn -> Granted? in
             try await flows.insert(started, on: conn)
             guard started.status == .succeeded else { return nil }
             if let transaction {
@@ -99,17 +101,13 @@ extension SignInCoordinator {
                         signinId: started.id, amr: started.completed, assertions: started.evidence, decidedAt: now),
                     source: .authentication, subject: tenantID, key: tenantID, on: conn)
             }
-            let issued = try await sessions.create(
-                tenant: tenantID, username: verified.username, userHandle: Base64URL.encode(verified.userHandle), amr: ["fido2"], acr: acr,
-                credentialID: verified.credentialID, at: now, on: conn)
-            try await flows.recordSignIn(tenant: tenantID, username: verified.username, at: now, on: conn)
-            return issued
+            return try await grant(
+                signin: started.id, tenant: tenantID, username: verified.username, userHandle: Base64URL.encode(verified.userHandle), amr: ["fido2"],
+                acr: acr, credentialID: verified.credentialID, suggestion: suggestion, at: now, on: conn)
         }
-        // A quick sign-in is a sign-in: registration suggestions follow it.
-        let suggestion = issued == nil ? nil : registrationSuggestion(policy: policy, user: user, completed: flow.completed, now: now)
         return QuickSignInResult(
             signinId: flow.id, action: decision.actionName, matchedRule: decision.matchedRule, status: flow.status.rawValue, completedMethods: flow.completed,
-            remainingSequences: flow.status == .inProgress ? flow.progress.remaining : [], sessionToken: issued?.accessToken,
-            refreshToken: issued?.refreshToken, expiresAt: issued?.expiresAt, registration: suggestion)
+            remainingSequences: flow.status == .inProgress ? flow.progress.remaining : [], sessionToken: granted?.sessionToken,
+            refreshToken: granted?.refreshToken, registrationToken: granted?.registrationToken, expiresAt: granted?.expiresAt, registration: suggestion)
     }
 }

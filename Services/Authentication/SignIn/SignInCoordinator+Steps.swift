@@ -121,24 +121,25 @@ extension SignInCoordinator {
                 amr: flow.completed, assertions: flow.evidence, decidedAt: now)
         }
         let succeeded = flow
-        let (saved, issued) = try await context.withTransaction { conn -> (SignInFlow, SessionStore.Issued) in
+        let (saved, granted) = try await context.withTransaction { conn -> (SignInFlow, Granted) in
             var flow = succeeded
             try await flows.save(&flow, on: conn)
             if let decision {
                 try await Outbox.enqueue(decision, source: .authentication, subject: flow.tenant, key: flow.tenant, on: conn)
             }
             try await antiHammering.recordSuccess(tenant: flow.tenant, username: outcome.username, method: method.name, on: conn)
-            let issued = try await sessions.create(
-                tenant: flow.tenant, username: outcome.username, userHandle: outcome.userHandle, amr: flow.completed,
-                acr: satisfied.joined(separator: "+"), credentialID: outcome.credentialID, at: now, on: conn)
-            try await flows.recordSignIn(tenant: flow.tenant, username: outcome.username, at: now, on: conn)
-            return (flow, issued)
+            // A session, or under ENFORCE_REGISTRATION a registration-only token.
+            let granted = try await grant(
+                signin: flow.id, tenant: flow.tenant, username: outcome.username, userHandle: outcome.userHandle, amr: flow.completed,
+                acr: satisfied.joined(separator: "+"), credentialID: outcome.credentialID, suggestion: suggestion, at: now, on: conn)
+            return (flow, granted)
         }
         logger.info("sign-in succeeded", metadata: ["signet.signin.acr": .string(satisfied.joined(separator: "+"))])
         var body = Self.progress(saved)
-        body.sessionToken = issued.accessToken
-        body.refreshToken = issued.refreshToken
-        body.expiresAt = issued.expiresAt
+        body.sessionToken = granted.sessionToken
+        body.refreshToken = granted.refreshToken
+        body.registrationToken = granted.registrationToken
+        body.expiresAt = granted.expiresAt
         body.registration = suggestion
         if let decision {
             // The transaction service confirms it from the decision event and issues the

@@ -25,6 +25,8 @@ struct SignInCoordinator: Sendable {
     let ceremony: AssertionCeremony
     let flows: SignInFlowStore
     let limiter: RateLimiter
+    /// The tcTokens of confirmed transactions, from the transaction service.
+    let transactions: TransactionTokens
 
     func method(_ name: String) -> (any AuthenticationMethod)? { methods.first { $0.name == name } }
 
@@ -117,23 +119,24 @@ struct SignInCoordinator: Sendable {
         default:
             flow.status = .denied
         }
-        let issued = try await context.withTransaction { conn -> SessionStore.Issued? in
-            try await flows.insert(flow, on: conn)
-            guard flow.status == .succeeded, let username else { return nil }
-            // ALLOW: no method completed; the token says so (amr empty, acr "allow").
-            let issued = try await sessions.create(
-                tenant: tenantID, username: username, userHandle: user.credentials.first?.userHandle, amr: [], acr: "allow", credentialID: nil,
-                at: now, on: conn)
-            try await flows.recordSignIn(tenant: tenantID, username: username, at: now, on: conn)
-            return issued
-        }
-        logger.info("sign-in started", metadata: ["signet.signin.action": .string(decision.actionName), "signet.signin.rule": .string(decision.matchedRule)])
         // ALLOW is a sign-in too: registration suggestions follow it (no method completed, so
         // a NOT_NOW answer does not hold it back).
-        let suggestion = issued == nil ? nil : registrationSuggestion(policy: policy, user: user, completed: [], now: now)
+        let succeeds = flow.status == .succeeded && username != nil
+        let suggestion = succeeds ? registrationSuggestion(policy: policy, user: user, completed: [], now: now) : nil
+        let started = flow
+        let granted = try await context.withTransaction { conn -> Granted? in
+            try await flows.insert(started, on: conn)
+            guard succeeds, let username else { return nil }
+            // ALLOW: no method completed; the token says so (amr empty, acr "allow").
+            return try await grant(
+                signin: started.id, tenant: tenantID, username: username, userHandle: user.credentials.first?.userHandle, amr: [], acr: "allow",
+                credentialID: nil, suggestion: suggestion, at: now, on: conn)
+        }
+        logger.info("sign-in started", metadata: ["signet.signin.action": .string(decision.actionName), "signet.signin.rule": .string(decision.matchedRule)])
         return SignInStarted(
             signinId: flow.id, action: decision.actionName, sequences: flow.sequences, matchedRule: decision.matchedRule, expiresAt: flow.expiresAt,
-            status: flow.status.rawValue, sessionToken: issued?.accessToken, refreshToken: issued?.refreshToken, registration: suggestion)
+            status: flow.status.rawValue, sessionToken: granted?.sessionToken, refreshToken: granted?.refreshToken,
+            registrationToken: granted?.registrationToken, registration: granted == nil ? nil : suggestion)
     }
 
     /// The sequences `user` can complete: every method known, available (registered often
@@ -158,15 +161,20 @@ struct SignInCoordinator: Sendable {
 
     /// The sign-in's status and what is left; for a sign-in that confirms a transaction, where
     /// the transaction stands, with its tcToken once confirmed (only after the sign-in
-    /// succeeded: the app that confirmed gets it with the result).
+    /// succeeded: the app that confirmed gets it with the result). The read model says when
+    /// the transaction is CONFIRMED; the token itself comes from the transaction service.
     ///
-    /// - Throws: 404 `signin_not_found`.
+    /// - Throws: 404 `signin_not_found`; 503 `service_unavailable` when the transaction service
+    ///   cannot hand over the token of a confirmed transaction (ask again).
     func progress(of id: String, tenant: String) async throws -> SignInProgress {
         let flow = try await flows.load(id, tenant: tenant)
         var progress = Self.progress(flow)
         if let transactionID = flow.transactionId {
-            progress.transaction = try await PendingTransaction.standing(
-                transactionID, tenant: flow.tenant, withToken: flow.status == .succeeded, pool: context.pool)
+            var standing = try await PendingTransaction.standing(transactionID, tenant: flow.tenant, pool: context.pool)
+            if flow.status == .succeeded, standing?.status == "CONFIRMED" {
+                standing = try await transactions.standing(transactionID, tenant: flow.tenant)
+            }
+            progress.transaction = standing
         }
         return progress
     }

@@ -11,6 +11,8 @@ import ServiceKit
 /// - `POST …/signins/{id}/methods/{method}/challenge` and `…/verify`: one step.
 /// - `GET …/signins/{id}`: where the flow stands.
 /// - `PUT …/signins/{id}/registration-answer`, `POST …/signins/{id}/reject`.
+/// - `POST …/signins/{id}/session`: the session of a sign-in that gave a registration-only
+///   token (ENFORCE_REGISTRATION), once the user registered.
 /// - `POST /v1/internal/tenants/{tenant}/registration-decision`: for the registration service.
 struct SignInRoutes: Sendable {
     let coordinator: SignInCoordinator
@@ -59,6 +61,13 @@ struct SignInRoutes: Sendable {
                 try request.decode(RegistrationAnswerRequest.self).answer
             }
             return HTTPResponse(status: 204)
+        }
+        router.post("/v1/tenants/{tenant}/signins/{signinId}/session", .open) { request, ctx in
+            // ENFORCE_REGISTRATION: the registration-only token, once the user registered.
+            let body = try request.decode(RegistrationSessionRequest.self)
+            let tokens = try await coordinator.sessionAfterRegistration(
+                signin: ctx.parameter("signinId"), tenant: ctx.parameter("tenant"), token: body.registrationToken, logger: ctx.logger)
+            return try .json(tokens, headers: [("Cache-Control", "no-store")])
         }
         router.post("/v1/tenants/{tenant}/signins/{signinId}/reject", .open) { _, ctx in
             let progress = try await coordinator.reject(signin: ctx.parameter("signinId"), tenant: ctx.parameter("tenant"), logger: ctx.logger)

@@ -34,10 +34,9 @@ struct UserDataRoutes: Sendable {
         }
     }
 
-    /// The tenant (which must exist) and user of the path; a sign-up token neither reads nor
-    /// erases an account.
+    /// The tenant (which must exist) and user of the path; a registration-only token neither
+    /// reads nor erases an account (its guard refuses it).
     private func target(_ ctx: RequestContext) async throws -> (tenant: String, username: String) {
-        try WebAuthnRegistrationRoutes.refuseSignUp(ctx.principal)
         let tenant = ctx.parameter("tenant")
         let username = try ctx.username()
         guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
