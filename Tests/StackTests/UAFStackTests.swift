@@ -173,6 +173,11 @@ struct UAFStackTests {
         let registered = try await finish(
             "\(t.registration)/uaf/registrations", key: t.key, try authenticator.register(try await registrationRequest(t, username: username)))
         #expect(registered.status == 201, "\(registered.json)")
+        // The authentication service knows the key once registration's event has arrived.
+        let keyID = Base64URL.encode(authenticator.registrations[0].keyID)
+        #expect(await TestStack.eventually {
+            (try? await authenticationRequest(t, username: username))?.policy.accepted.first?.first?.keyIDs == [keyID]
+        })
         let rules = try await TestHTTP.json(
             "PUT", "http://127.0.0.1:8082/v1/admin/tenants/\(t.id)/rulesets/authentication", token: TestStack.adminToken,
             json: #"{"rules": [{"name": "uaf", "action": "TRIGGER_AUTHENTICATION", "sequences": [["uaf"]]}]}"#)
