@@ -149,7 +149,7 @@ let package = Package(
             dependencies: ["AuthenticationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "FIDO", "JSON", "Crypto", "Postgres", "Rules"],
             path: "Tests/AuthenticationServiceTests"),
         .testTarget(
-            name: "TransactionServiceTests", dependencies: ["TransactionService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],
+            name: "TransactionServiceTests", dependencies: ["TransactionService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres", "Crypto", "FIDO", "JSON", "Tokens"],
             path: "Tests/TransactionServiceTests"),
         .testTarget(
             name: "OOBServiceTests", dependencies: ["OOBService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Crypto", "Tokens", "JSON", "Postgres"],

@@ -313,3 +313,19 @@ bad=$(printf '%s\n%s\n' "$tx" "$tx_alone" | awk '/Non-2xx/ {print $5}')
 printf '\nlatency, PUT (full stack):\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/Latency/,/Req\/Sec/p')"
 printf 'latency, PUT (registration alone):\n%s\n' "$(printf '%s\n' "$tx_alone" | sed -n '/Latency/,/Req\/Sec/p')"
 printf '\nidle service processes (before load; see README "Benchmark" for the thread groups):\n%s' "$footprint"
+
+# --- FIDO UAF (#15) ------------------------------------------------------------------------
+# UAF AuthenticationResponse verifications per second in process (UAF Protocol §3.5.7.5, one
+# thread), beside `openssl speed` verify for the same curve and the raw Crypto verify of the
+# same signature. In process only: this block needs no stack.
+uaf_verify=$("$BIN/signet-bench" uaf-verify 5)
+printf '\n%-58s %12s\n' "FIDO UAF (1 thread)" "per second"
+for curve in 256 384 521; do
+    uaf_openssl=$(openssl speed -seconds 5 "ecdsap$curve" 2>/dev/null | awk "/nistp$curve/" | tail -n 1 | awk '{print $NF}')
+    uaf_full=$(printf '%s\n' "$uaf_verify" | awk -v k="uaf_verify_p${curve}_per_s" '$1 == k {print $2}')
+    printf '%-58s %12s\n' "UAF assertion verification, P-$curve" "$uaf_full"
+    printf '%-58s %12s\n' "Crypto P-$curve verify alone" "$(printf '%s\n' "$uaf_verify" | awk -v k="crypto_p${curve}_verify_per_s" '$1 == k {print $2}')"
+    printf '%-58s %12s\n' "openssl speed ecdsap$curve verify (anchor, 1 core)" "$uaf_openssl"
+    awk -v v="$uaf_full" -v o="$uaf_openssl" -v c="$curve" 'BEGIN { if (o > 0) printf "%-58s %11.1f%%  (target 90%%)\n", "UAF verification / openssl, P-" c, 100 * v / o }'
+done
+# --- end FIDO UAF ---------------------------------------------------------------------------

@@ -336,5 +336,25 @@ enum AuthenticationMigrations {
             -- token from the transaction service over an internal call. The copies go.
             ALTER TABLE transactions DROP COLUMN tc_token;
             """),
+        Migration(
+            150, "uaf_clone_suspected",
+            """
+            -- A UAF key whose signature counter did not increase (UAF Protocol §3.5.7.5 step
+            -- 4.f): refused from then on, as a flagged WebAuthn credential is, until registration
+            -- resumes it (UAFAuthenticatorStatusChanged to active clears the flag).
+            ALTER TABLE uaf_registrations ADD COLUMN clone_suspected boolean NOT NULL DEFAULT false;
+            """),
+        Migration(
+            151, "uaf_app_ids",
+            """
+            -- The AppID the registration service last announced per tenant (UAFAuthenticatorRegistered):
+            -- UAFAppIDCheck compares it at start-up with the AppIDs this service makes from its own
+            -- SIGNET_UAF_APP_ID_BASE.
+            CREATE TABLE uaf_app_ids (
+                tenant_id text PRIMARY KEY,
+                app_id text NOT NULL,
+                seen_at timestamptz NOT NULL
+            );
+            """),
     ]
 }

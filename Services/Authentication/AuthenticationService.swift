@@ -15,6 +15,8 @@ public enum AuthenticationService: SignetService {
         let calls: InternalCalls
         /// `SIGNET_UAF_APP_ID_BASE` (see RegistrationService): UAF AppIDs are made from it.
         let uafAppIDBase: String
+        /// `SIGNET_UAF_APP_ID_CHECK` (``UAFAppIDCheck``): refuse to start on a mismatch, or warn.
+        let uafAppIDCheckEnforced: Bool
         /// The oob-notification service, for `oob_push` and `qr` (`SIGNET_OOB_URL`).
         let oobURL: String
         /// The transaction service, for the tcToken of a confirmed transaction (`SIGNET_TRANSACTION_URL`).
@@ -34,6 +36,7 @@ public enum AuthenticationService: SignetService {
                 codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger)),
             calls: InternalCalls.fromEnvironment(env, service: "authentication"),
             uafAppIDBase: try uafAppIDBase(env),
+            uafAppIDCheckEnforced: try UAFAppIDCheck.enforces(env),
             oobURL: env.string("SIGNET_OOB_URL", default: "http://127.0.0.1:8084"),
             transactionURL: env.string("SIGNET_TRANSACTION_URL", default: "http://127.0.0.1:8083"))
     }
@@ -76,7 +79,10 @@ public enum AuthenticationService: SignetService {
         let sessionRoutes = SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering)
         let signUp = SignUpRoutes(context: context, issuer: issuer, sessions: sessions)
 
-        var background: [any Service] = [TransientDataPurger(pool: context.pool, logger: context.logger)]
+        var background: [any Service] = [
+            TransientDataPurger(pool: context.pool, logger: context.logger),
+            UAFAppIDCheck(pool: context.pool, ceremony: uafCeremony, enforce: configuration.uafAppIDCheckEnforced, logger: context.logger),
+        ]
         do {
             // Every replica drops its compiled policy when any replica changes it.
             background.append(

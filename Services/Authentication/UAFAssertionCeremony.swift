@@ -30,6 +30,21 @@ struct UAFAssertionCeremony: Sendable {
         /// base64url KeyID.
         let keyID: String
         let confirmedTransaction: Bool
+        /// The first assertion as sent, the fcParams it signs and its registration: what a
+        /// transaction confirmation keeps as evidence.
+        let assertion: String
+        let fcParams: String
+        let record: UAFRegistrationRecord
+
+        /// The evidence of a transaction confirmation step whose challenge was derived with
+        /// `nonce` (``FIDO/UAFTransactionConfirmation``), checked again by the transaction service.
+        func evidence(nonce: [UInt8]) -> SignedAssertionEvidence {
+            let signature = Base64URL.decode(assertion).flatMap { try? UAFAuthenticationAssertion(bytes: $0).signature } ?? []
+            return SignedAssertionEvidence(
+                credentialId: keyID, authenticatorData: assertion, clientDataJSON: fcParams, signature: Base64URL.encode(signature),
+                publicKeyCose: Base64URL.encode(record.publicKey), nonce: Base64URL.encode(nonce), format: SignedAssertionEvidence.uafFormat,
+                aaid: record.aaid, keyEncoding: Int(record.keyEncoding.rawValue), signatureAlgorithm: Int(record.signatureAlgorithm.rawValue))
+        }
     }
 
     /// AuthenticationRequest messages, one per version offered. With `keys` (the user's active
@@ -55,11 +70,15 @@ struct UAFAssertionCeremony: Sendable {
     ///
     /// - Parameters:
     ///   - expectedUsername: the user the request was for; nil accepts any user's key.
+    ///   - sessionID: the session the sign-in will issue, for the AuthenticationSucceeded event.
+    ///   - decision: a transaction decision to publish with the verified assertion, in the
+    ///     transaction that spends the challenge.
     ///   - excluding: base64url KeyIDs that may not be used (already used in the same flow).
     /// - Throws: 400 problem+json whose code names the failed check.
     func verify(
         _ response: UAFResponse, tenant: TenantResource, challenge: String, serverData: String, challengeExpiresAt: Date, expectedUsername: String?,
-        transaction: UAFTransaction?, excluding: Set<String> = [], logger: Logger
+        transaction: UAFTransaction?, excluding: Set<String> = [], sessionID: String? = nil, logger: Logger,
+        decision: (@Sendable (Verified, Date) -> TransactionDecision?)? = nil
     ) async throws -> Verified {
         let tenantID = tenant.id
         let settings = try await UAFReadModel.settings(tenant, pool: context.pool)
@@ -102,48 +121,103 @@ struct UAFAssertionCeremony: Sendable {
             throw HTTPError(.uafSignInRefused(error), detail: error.description)
         }
         guard let first = verified.first, let owner = stored.first?.username else { throw HTTPError(.credentialNotFound) }
-        // The challenge's single use and the counters commit together; the counter condition
-        // is checked again under the row lock, so two concurrent uses of one counter value
-        // cannot both pass.
-        try await context.withTransaction { conn in
-            let used = try await conn.query(
-                """
-                INSERT INTO used_challenges (challenge_hash, expires_at)
-                VALUES (\(PostgresBytes(SHA256.hash(Array(challenge.utf8)))), \(challengeExpiresAt)) ON CONFLICT DO NOTHING
-                """)
-            guard used.affectedRows == 1 else { throw HTTPError(.challengeReplayed, detail: "This sign-in was already completed.") }
-            for v in verified {
-                let counter = Int64(v.newSignCounter)
-                let updated = try await conn.query(
+        let result = Verified(
+            username: owner, aaid: first.record.aaid, keyID: Base64URL.encode(first.record.keyID), confirmedTransaction: first.confirmedTransaction,
+            assertion: response.assertions[0].assertion, fcParams: response.fcParams, record: first.record)
+        // The challenge's single use, the counters and an AuthenticationSucceeded event per key
+        // commit together; the counter condition is checked again under the row lock, so two
+        // concurrent uses of one counter value cannot both pass.
+        let now = Date()
+        do {
+            try await context.withTransaction { conn in
+                let used = try await conn.query(
                     """
-                    UPDATE uaf_registrations SET sign_counter = \(counter)
-                    WHERE tenant_id = \(tenantID) AND aaid = \(v.record.aaid) AND key_id = \(PostgresBytes(v.record.keyID)) AND status = 'active'
-                        AND (sign_counter < \(counter) OR (sign_counter = 0 AND \(counter) = 0))
+                    INSERT INTO used_challenges (challenge_hash, expires_at)
+                    VALUES (\(PostgresBytes(SHA256.hash(Array(challenge.utf8)))), \(challengeExpiresAt)) ON CONFLICT DO NOTHING
                     """)
-                guard updated.affectedRows == 1 else {
-                    // UAF Protocol §3.5.7.5: a counter that did not increase may be a cloned authenticator.
-                    let error = UAFError(.signCounterNotIncreased, rule: "Protocol §3.5.7.5 step 4.f", "the signature counter did not increase")
-                    throw HTTPError(.uafSignInRefused(error), detail: error.description)
+                guard used.affectedRows == 1 else { throw HTTPError(.challengeReplayed, detail: "This sign-in was already completed.") }
+                for v in verified {
+                    let counter = Int64(v.newSignCounter)
+                    let updated = try await conn.query(
+                        """
+                        UPDATE uaf_registrations SET sign_counter = \(counter)
+                        WHERE tenant_id = \(tenantID) AND aaid = \(v.record.aaid) AND key_id = \(PostgresBytes(v.record.keyID)) AND status = 'active'
+                            AND NOT clone_suspected AND (sign_counter < \(counter) OR (sign_counter = 0 AND \(counter) = 0))
+                        """)
+                    guard updated.affectedRows == 1 else {
+                        let row = try await conn.query(
+                            """
+                            SELECT sign_counter, status, clone_suspected FROM uaf_registrations
+                            WHERE tenant_id = \(tenantID) AND aaid = \(v.record.aaid) AND key_id = \(PostgresBytes(v.record.keyID))
+                            """
+                        ).first
+                        guard let row, row.string("status") == "active", row.bool("clone_suspected") == false else {
+                            throw HTTPError(.credentialSuspended, detail: "This authenticator key is suspended.")
+                        }
+                        throw CounterNotIncreased(record: v.record, stored: row.int64("sign_counter") ?? 0, presented: counter)
+                    }
+                    try await Outbox.enqueue(
+                        AuthenticationSucceeded(
+                            tenantId: tenantID, method: "uaf", credentialId: Base64URL.encode(v.record.keyID), signCount: Int(v.newSignCounter),
+                            backupState: false, userVerified: true, sessionId: sessionID, authenticatedAt: now, aaid: v.record.aaid),
+                        source: .authentication, subject: tenantID, key: tenantID, on: conn)
+                }
+                if let event = decision?(result, now) {
+                    try await Outbox.enqueue(event, source: .authentication, subject: tenantID, key: tenantID, on: conn)
                 }
             }
+        } catch let clone as CounterNotIncreased {
+            // UAF Protocol §3.5.7.5 step 4.f: a counter that did not increase may be a cloned
+            // authenticator. The key stops working until registration resumes it; the flag and
+            // its event commit together (registration suspends the key on that event).
+            try await context.withTransaction { conn in
+                try await conn.query(
+                    """
+                    UPDATE uaf_registrations SET clone_suspected = true
+                    WHERE tenant_id = \(tenantID) AND aaid = \(clone.record.aaid) AND key_id = \(PostgresBytes(clone.record.keyID))
+                    """)
+                try await Outbox.enqueue(
+                    CredentialCloneSuspected(
+                        tenantId: tenantID, credentialId: Base64URL.encode(clone.record.keyID), storedSignCount: Int(clone.stored),
+                        presentedSignCount: Int(clone.presented), detectedAt: now, aaid: clone.record.aaid),
+                    source: .authentication, subject: tenantID, key: tenantID, on: conn)
+            }
+            logger.warning("possible cloned UAF authenticator; key flagged")
+            let error = UAFError(.signCounterNotIncreased, rule: "Protocol §3.5.7.5 step 4.f", "the signature counter did not increase")
+            throw HTTPError(.uafSignInRefused(error), detail: error.description)
         }
-        return Verified(username: owner, aaid: first.record.aaid, keyID: Base64URL.encode(first.record.keyID), confirmedTransaction: first.confirmedTransaction)
+        context.relay.notify()
+        return result
     }
+}
+
+/// Thrown inside the recording transaction (rolling it back) when a counter did not increase.
+private struct CounterNotIncreased: Error {
+    let record: UAFRegistrationRecord
+    let stored: Int64
+    let presented: Int64
 }
 
 /// FIDO UAF as a sign-in step: AuthenticationRequest messages naming the user's keys not yet
 /// used in this flow, then the client's response through ``UAFAssertionCeremony``.
 ///
-/// - Important: a flow that confirms a transaction (`context.transactionId`) does not offer
-///   `uaf` yet: the transaction service verifies only fido2 evidence before issuing a tcToken.
+/// In a flow that confirms a transaction (`flow.transactionId`) the step signs its details, as
+/// a fido2 step does: the request's challenge is the dynamic-linking challenge of the details
+/// hash and a nonce, and its `text/plain` transaction is ``Schema/TransactionDetails/uafDisplayText``
+/// (``FIDO/UAFTransactionConfirmation``); verification derives both again from the transaction
+/// as it is then (an amended transaction no longer matches), and the step's evidence goes to
+/// the transaction service, which verifies it once more before issuing the tcToken.
 struct UAFMethod: AuthenticationMethod {
     let ceremony: UAFAssertionCeremony
     let name = "uaf"
+    let signsDetails = true
 
     /// What the flow keeps between challenge and verification.
     struct Pending: Codable {
         var challenge: String
         var serverData: String
+        /// base64url nonce of the dynamic-linking challenge, when confirming a transaction.
+        var nonce: String?
     }
 
     func capacity(for user: UserFacts) -> Int {
@@ -151,17 +225,22 @@ struct UAFMethod: AuthenticationMethod {
     }
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
-        if flow.transactionId != nil {
-            throw HTTPError(.methodUnavailable, detail: "UAF does not confirm the transactions of sign-in flows yet; use fido2.")
-        }
         let keys = user.uafKeys.filter { !flow.usedCredentials.contains($0.keyID) }
         if flow.username != nil, keys.isEmpty {
             throw HTTPError(.methodUnavailable, detail: "No UAF authenticator key of this user is left for this step.")
         }
-        let pending = Pending(challenge: SecureRandom.token(byteCount: 32), serverData: SecureRandom.token(byteCount: 16))
+        var pending = Pending(challenge: SecureRandom.token(byteCount: 32), serverData: SecureRandom.token(byteCount: 16))
+        var transaction: UAFTransaction?
+        if let id = flow.transactionId {
+            let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: ceremony.context.pool)
+            let nonce = SecureRandom.bytes(16)
+            pending.challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: nonce)
+            pending.nonce = Base64URL.encode(nonce)
+            transaction = UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)
+        }
         let messages = try await ceremony.requestMessages(
             tenant: tenant, keys: flow.username == nil ? nil : keys.map { ($0.aaid, $0.keyID) }, challenge: pending.challenge,
-            serverData: pending.serverData, transaction: nil)
+            serverData: pending.serverData, transaction: transaction)
         return MethodChallenge(
             response: try JSONValueEncoder().encodeToBytes(UAFRequestEnvelope(uafRequest: messages, expiresAt: flow.expiresAt)),
             pending: try JSONValueEncoder().encodeToBytes(pending))
@@ -176,9 +255,29 @@ struct UAFMethod: AuthenticationMethod {
         do { response = try UAFMessageDecoding.response(body.uafResponse) } catch {
             throw HTTPError(.uafSignInRefused(error), detail: error.description, field: "uafResponse")
         }
+        var challenge = state.challenge
+        var transaction: UAFTransaction?
+        var nonce: [UInt8]?
+        if let id = flow.transactionId {
+            // The transaction must still be pending, and its details now are the ones the
+            // challenge and the displayed text commit to.
+            guard let n = state.nonce.flatMap(Base64URL.decode), n.count == 16 else {
+                throw HTTPError(.invalidHandle, detail: "No UAF request is pending for this transaction; ask for one.")
+            }
+            guard response.assertions.count == 1 else {
+                throw HTTPError.invalid("uafResponse", "A transaction is confirmed by exactly one UAF assertion.")
+            }
+            let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: ceremony.context.pool)
+            challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: n)
+            transaction = UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)
+            nonce = n
+        }
         let verified = try await ceremony.verify(
-            response, tenant: tenant, challenge: state.challenge, serverData: state.serverData, challengeExpiresAt: flow.expiresAt,
-            expectedUsername: flow.username, transaction: nil, excluding: Set(flow.usedCredentials), logger: .init(label: "signet.authentication.uaf"))
-        return MethodOutcome(username: verified.username, userHandle: nil, credentialID: verified.keyID)
+            response, tenant: tenant, challenge: challenge, serverData: state.serverData, challengeExpiresAt: flow.expiresAt,
+            expectedUsername: flow.username, transaction: transaction, excluding: Set(flow.usedCredentials),
+            logger: .init(label: "signet.authentication.uaf"))
+        var outcome = MethodOutcome(username: verified.username, userHandle: nil, credentialID: verified.keyID)
+        if let nonce { outcome.evidence = verified.evidence(nonce: nonce) }
+        return outcome
     }
 }

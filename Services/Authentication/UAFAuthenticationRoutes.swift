@@ -31,6 +31,10 @@ struct UAFAuthenticationRoutes: Sendable {
         var expiresAt: Date
         /// base64url of the `text/plain` transaction content, when confirming one.
         var transaction: String?
+        /// A transaction-service transaction being confirmed, and the base64url nonce of its
+        /// dynamic-linking challenge (``FIDO/UAFTransactionConfirmation``).
+        var transactionId: String?
+        var nonce: String?
     }
 
     func register(on router: inout GuardedRouter) {
@@ -38,12 +42,31 @@ struct UAFAuthenticationRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/uaf/authentications", .open) { request, ctx in try await finish(request, ctx) }
     }
 
-    /// `POST …/uaf/authentications/requests` `{"username"?, "transactionText"?}`.
+    /// `POST …/uaf/authentications/requests` `{"username"?, "transactionText"?}` or
+    /// `{"username"?, "transaction": {"transactionId"}}`.
     func requests(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
-        let body = request.body.isEmpty ? UAFAuthenticationRequestBody() : try request.decode(UAFAuthenticationRequestBody.self)
+        var body = request.body.isEmpty ? UAFAuthenticationRequestBody() : try request.decode(UAFAuthenticationRequestBody.self)
         if let u = body.username { try UsernameRules.require(u) }
         var transaction: UAFTransaction?
+        var challenge = SecureRandom.token(byteCount: 32)
+        var nonce: [UInt8]?
+        if let reference = body.transaction {
+            // A transaction of the transaction service: the user is its user, the challenge
+            // commits to its details hash, and the authenticator shows its display text.
+            guard body.transactionText == nil else {
+                throw HTTPError.invalid("transaction", "Send transaction or transactionText, not both.")
+            }
+            let tx = try await PendingTransaction.load(reference.transactionId, tenant: tenantID, pool: context.pool)
+            if let username = body.username, !UsernameRules.identical(username, tx.username) {
+                throw HTTPError(.forbidden, detail: "This transaction is for another user.")
+            }
+            body.username = tx.username
+            let n = SecureRandom.bytes(16)
+            challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: n)
+            transaction = UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)
+            nonce = n
+        }
         if let text = body.transactionText {
             guard !text.isEmpty, text.count <= Self.maximumTransactionText,
                 !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" })
@@ -54,9 +77,10 @@ struct UAFAuthenticationRoutes: Sendable {
         var keys: [(aaid: String, keyID: String)]?
         if let username = body.username { keys = try await UAFReadModel.activeKeys(tenant: tenantID, username: username, pool: context.pool) }
         let expiresAt = Date().addingTimeInterval(Self.requestLifetime)
-        let challenge = SecureRandom.token(byteCount: 32)
         let serverData = try handles.seal(
-            ServerData(tenant: tenantID, username: body.username, challenge: challenge, expiresAt: expiresAt, transaction: transaction?.content),
+            ServerData(
+                tenant: tenantID, username: body.username, challenge: challenge, expiresAt: expiresAt,
+                transaction: nonce == nil ? transaction?.content : nil, transactionId: body.transaction?.transactionId, nonce: nonce.map(Base64URL.encode)),
             purpose: Self.handlePurpose)
         let messages = try await ceremony.requestMessages(
             tenant: tenant, keys: keys, challenge: challenge, serverData: serverData, transaction: transaction)
@@ -77,19 +101,45 @@ struct UAFAuthenticationRoutes: Sendable {
         guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "serverData belongs to another tenant.") }
         guard state.expiresAt > Date() else { throw HTTPError(.handleExpired, detail: "The sign-in request expired; start again.") }
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
-        let transaction = state.transaction.map { UAFTransaction(contentType: "text/plain", content: $0) }
+        var transaction = state.transaction.map { UAFTransaction(contentType: "text/plain", content: $0) }
+        var challenge = state.challenge
+        var confirming: (tx: PendingTransaction, nonce: [UInt8])?
+        if let id = state.transactionId {
+            // Still pending, and its details now are the ones the challenge and the text commit
+            // to: an amended amount or payee no longer matches what was signed.
+            guard let nonce = state.nonce.flatMap(Base64URL.decode), nonce.count == 16 else {
+                throw HTTPError(.invalidHandle, detail: "serverData is not one this service issued.")
+            }
+            guard response.assertions.count == 1 else {
+                throw HTTPError.invalid("uafResponse", "A transaction is confirmed by exactly one UAF assertion.")
+            }
+            let tx = try await PendingTransaction.load(id, tenant: tenantID, pool: context.pool)
+            challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: nonce)
+            transaction = UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)
+            confirming = (tx, nonce)
+        }
+        let sessionID = SessionIssuer.newSessionID()
+        let confirmation = confirming
         let verified = try await ceremony.verify(
-            response, tenant: tenant, challenge: state.challenge, serverData: sealed, challengeExpiresAt: state.expiresAt,
-            expectedUsername: state.username, transaction: transaction, logger: ctx.logger)
+            response, tenant: tenant, challenge: challenge, serverData: sealed, challengeExpiresAt: state.expiresAt,
+            expectedUsername: state.username, transaction: transaction, sessionID: sessionID, logger: ctx.logger
+        ) { verified, now in
+            // The decision commits with the challenge's single use.
+            confirmation.map { c in
+                TransactionDecision(
+                    tenantId: tenantID, transactionId: c.tx.id, decision: "confirmed", detailsHash: Base64URL.encode(c.tx.detailsHash),
+                    signinId: sessionID, amr: ["uaf"], assertions: [verified.evidence(nonce: c.nonce)], decidedAt: now)
+            }
+        }
         let now = Date()
         let session = try sessions.issue(
-            tenant: tenantID, username: verified.username, credentialID: verified.keyID, userVerified: true, sessionID: SessionIssuer.newSessionID(),
-            at: now)
+            tenant: tenantID, username: verified.username, credentialID: verified.keyID, userVerified: true, sessionID: sessionID, at: now)
         ctx.logger.info("signed in with uaf")
         return try .json(
             UAFAuthenticationResult(
                 sessionToken: session.token, username: verified.username, aaid: verified.aaid, keyId: verified.keyID,
-                transactionConfirmed: verified.confirmedTransaction, expiresAt: session.expiresAt),
+                transactionConfirmed: verified.confirmedTransaction, expiresAt: session.expiresAt,
+                transaction: confirming.map { SignInTransaction(transactionId: $0.tx.id, status: "PENDING") }),
             headers: [("Cache-Control", "no-store")])
     }
 }

@@ -26,12 +26,20 @@ enum UAFReadModel {
                     \(e.signatureAlgorithm), \(Int64(e.signCounter)), \(e.attestationType), \(e.registeredAt))
                 ON CONFLICT DO NOTHING
                 """)
+            if let appID = e.appId {
+                try await conn.query(
+                    """
+                    INSERT INTO uaf_app_ids (tenant_id, app_id, seen_at) VALUES (\(e.tenantId), \(appID), \(e.registeredAt))
+                    ON CONFLICT (tenant_id) DO UPDATE SET app_id = EXCLUDED.app_id, seen_at = EXCLUDED.seen_at
+                    WHERE uaf_app_ids.seen_at <= EXCLUDED.seen_at
+                    """)
+            }
         }
         h.on(UAFAuthenticatorStatusChanged.self) { e, _, conn in
             guard let keyID = Base64URL.decode(e.keyId) else { throw EventDecodingError.invalidData("keyId") }
             try await conn.query(
                 """
-                UPDATE uaf_registrations SET status = \(e.status)
+                UPDATE uaf_registrations SET status = \(e.status), clone_suspected = clone_suspected AND \(e.status) <> 'active'
                 WHERE tenant_id = \(e.tenantId) AND aaid = \(e.aaid) AND key_id = \(PostgresBytes(keyID))
                 """)
         }
@@ -62,7 +70,7 @@ enum UAFReadModel {
             try await conn.query(
                 """
                 SELECT aaid, key_id FROM uaf_registrations
-                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active' ORDER BY registered_at, aaid, key_id
+                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active' AND NOT clone_suspected ORDER BY registered_at, aaid, key_id
                 """)
         }.compactMap { row in
             guard let aaid = row.string("aaid"), let keyID = row.bytes("key_id") else { return nil }
@@ -84,14 +92,16 @@ enum UAFReadModel {
             for key in keys {
                 let rows = try await conn.query(
                     """
-                    SELECT username, status, public_key, key_encoding, signature_algorithm, sign_counter, attestation_type FROM uaf_registrations
+                    SELECT username, status, clone_suspected, public_key, key_encoding, signature_algorithm, sign_counter, attestation_type
+                    FROM uaf_registrations
                     WHERE tenant_id = \(tenant) AND aaid = \(key.aaid) AND key_id = \(PostgresBytes(key.keyID))
                     """)
                 guard let row = rows.first, let username = row.string("username"), let publicKey = row.bytes("public_key") else { continue }
                 let attestation: UAFTag = row.string("attestation_type") == "basic_full" ? .attestationBasicFull : .attestationBasicSurrogate
                 found.append(
                     Stored(
-                        username: username, status: row.string("status") ?? "active",
+                        // A suspected clone is refused as a suspended key is.
+                        username: username, status: row.bool("clone_suspected") == true ? "suspended" : row.string("status") ?? "active",
                         record: UAFRegistrationRecord(
                             aaid: key.aaid, keyID: key.keyID, publicKey: publicKey,
                             keyEncoding: UAFKeyEncoding(rawValue: UInt16(clamping: row.int64("key_encoding") ?? 0)),

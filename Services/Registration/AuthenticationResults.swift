@@ -5,7 +5,8 @@ import Schema
 import ServiceKit
 
 /// What registration keeps from the authentication service's events: each credential's last
-/// use (and backup state then), and suspensions for suspected clones.
+/// use (and backup state then), and suspensions for suspected clones (WebAuthn credentials and
+/// UAF keys).
 enum AuthenticationResults {
     static var handlers: EventHandlers {
         var h = EventHandlers()
@@ -13,7 +14,9 @@ enum AuthenticationResults {
         // latest use per credential.
         h.onBatch(AuthenticationSucceeded.self) { events, conn in
             var latest: [String: CredentialStore.Use] = [:]
-            for (e, _) in events {
+            // A UAF key is named by AAID and KeyID and has no row in `credentials`: its KeyID
+            // (chosen by the authenticator) must not touch a WebAuthn credential's last use.
+            for (e, _) in events where e.method != "uaf" {
                 guard let id = Base64URL.decode(e.credentialId) else { throw EventDecodingError.invalidData("credentialId") }
                 let key = e.tenantId + "/" + e.credentialId
                 if let seen = latest[key], seen.at >= e.authenticatedAt { continue }
@@ -25,6 +28,10 @@ enum AuthenticationResults {
         }
         h.on(CredentialCloneSuspected.self) { e, _, conn in
             guard let id = Base64URL.decode(e.credentialId) else { throw EventDecodingError.invalidData("credentialId") }
+            if let aaid = e.aaid {
+                try await UAFStore.suspectClone(tenant: e.tenantId, aaid: aaid, keyID: id, at: e.detectedAt, on: conn)
+                return
+            }
             // The authentication service already refuses the credential; this shows why in the
             // credential list, and resuming it (PATCH status active) lifts the suspicion there.
             try await CredentialStore.suspectClone(tenant: e.tenantId, credentialID: id, on: conn)

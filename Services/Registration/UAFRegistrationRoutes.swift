@@ -84,9 +84,13 @@ struct UAFRegistrationRoutes: Sendable {
             throw HTTPError.invalid("facetIds[\(i)]", "A facet ID is an https origin, android:apk-key-hash:… or ios:bundle-id:….")
         }
         if let policy = body.policy {
-            guard policy.depth <= 6, (try? JSONValueDecoder().decode(UAFPolicy.self, from: policy)) != nil,
+            guard policy.depth <= 6, let decoded = try? JSONValueDecoder().decode(UAFPolicy.self, from: policy),
                 policy.objectValue?["accepted"]?.arrayValue?.isEmpty == false
             else { throw HTTPError.invalid("policy", "policy must be a UAF Policy with a non-empty accepted list.") }
+            // Criteria Signet cannot evaluate would never match: refused here, by name.
+            if let unsupported = decoded.unsupportedCriterion {
+                throw HTTPError.invalid("policy.\(unsupported.path)", "\(unsupported.reason); a criterion with it would never match.")
+            }
         }
         let allows = body.allowSurrogateWithoutMetadata ?? true
         let revision = try await store.putSettings(tenant: tenant, facetIDs: body.facetIds, policy: body.policy, allowsSurrogate: allows, at: Date())
@@ -162,7 +166,7 @@ struct UAFRegistrationRoutes: Sendable {
         }
         let now = Date()
         try await store.register(
-            verified, tenant: tenantID, username: state.username, challenge: Array(state.challenge.utf8), challengeExpiresAt: state.expiresAt, at: now)
+            verified, tenant: tenantID, username: state.username, appID: Self.appID(base: appIDBase, tenant: tenantID), challenge: Array(state.challenge.utf8), challengeExpiresAt: state.expiresAt, at: now)
         ctx.logger.info("uaf authenticator registered")
         let resources = verified.map {
             UAFRegistrationResource(

@@ -83,7 +83,10 @@ struct UAFStore: Sendable {
     /// the request's challenge in the same transaction.
     ///
     /// - Throws: 400 `challenge_replayed`; 409 `uaf_key_exists` for a key already registered.
-    func register(_ registrations: [UAFVerifiedRegistration], tenant: String, username: String, challenge: [UInt8], challengeExpiresAt: Date, at now: Date) async throws {
+    func register(
+        _ registrations: [UAFVerifiedRegistration], tenant: String, username: String, appID: String, challenge: [UInt8], challengeExpiresAt: Date,
+        at now: Date
+    ) async throws {
         try await context.withTransaction { conn in
             let used = try await conn.query(
                 """
@@ -105,7 +108,7 @@ struct UAFStore: Sendable {
                 let event = UAFAuthenticatorRegistered(
                     tenantId: tenant, username: username, aaid: r.aaid, keyId: Base64URL.encode(r.keyID), publicKey: Base64URL.encode(r.publicKey.bytes),
                     keyEncoding: Int(r.publicKey.encoding.rawValue), signatureAlgorithm: Int(r.publicKey.algorithm.rawValue),
-                    signCounter: Int(r.signCounter), attestationType: r.attestation.typeName, registeredAt: now)
+                    signCounter: Int(r.signCounter), attestationType: r.attestation.typeName, registeredAt: now, appId: appID)
                 try await Outbox.enqueue(event, source: .registration, subject: tenant, key: tenant, on: conn)
             }
         }
@@ -175,6 +178,21 @@ struct UAFStore: Sendable {
                     source: .registration, subject: tenant, key: tenant, on: conn)
             }
         }
+    }
+
+    /// Suspends an active key suspected of being a clone (its signature counter went back, UAF
+    /// Protocol §3.5.7.5 step 4.f), in the consumer's transaction, and publishes the status
+    /// change; resuming it (PATCH status active) lifts the suspicion on the authentication side.
+    static func suspectClone(tenant: String, aaid: String, keyID: [UInt8], at now: Date, on conn: PostgresConnection) async throws {
+        let updated = try await conn.query(
+            """
+            UPDATE uaf_registrations SET status = 'suspended'
+            WHERE tenant_id = \(tenant) AND aaid = \(aaid) AND key_id = \(PostgresBytes(keyID)) AND status = 'active'
+            """)
+        guard updated.affectedRows == 1 else { return }
+        try await Outbox.enqueue(
+            UAFAuthenticatorStatusChanged(tenantId: tenant, aaid: aaid, keyId: Base64URL.encode(keyID), status: "suspended", changedAt: now),
+            source: .registration, subject: tenant, key: tenant, on: conn)
     }
 
     /// One of the user's keys (not deleted).

@@ -12,7 +12,9 @@ import JSON
 /// here before anything is issued: the transaction is still PENDING and unexpired, the details
 /// hash signed is the current one, and every signed step verifies offline (its client data
 /// carries the dynamic-linking challenge of the details and its nonce, and its signature
-/// verifies under the credential's key). Then the transaction is CONFIRMED with its tcToken and
+/// verifies under the credential's key; a FIDO UAF step's fcParams carry that challenge, its
+/// TRANSACTION_CONTENT_HASH is the hash of the details' display text, and it verifies under the
+/// UAF key this service holds, see ``UAFKeyOwners``). Then the transaction is CONFIRMED with its tcToken and
 /// evidence, in one transaction with its event; anything else leaves it as it was.
 struct TransactionDecisions: Sendable {
     let keys: TCTokenKeys
@@ -45,17 +47,30 @@ struct TransactionDecisions: Sendable {
         if e.decision == "rejected" {
             tx.status = "REJECTED"
         } else {
-            guard Base64URL.decode(e.detailsHash) == tx.detailsHash, Self.verifies(e.assertions, detailsHash: tx.detailsHash, details: tx.details) else {
+            let webAuthn = e.assertions.filter { $0.format == nil }
+            let uaf = e.assertions.filter { $0.format == SignedAssertionEvidence.uafFormat }
+            guard Base64URL.decode(e.detailsHash) == tx.detailsHash, webAuthn.count + uaf.count == e.assertions.count, !e.assertions.isEmpty,
+                webAuthn.isEmpty || Self.verifies(webAuthn, detailsHash: tx.detailsHash, details: tx.details)
+            else {
                 logger.warning("confirmation refused: the signed details do not match the transaction")
                 return
             }
             // Every signing credential is the transaction's user's own, active, with the key
             // verified above (this service's record, not the event's word).
-            for a in e.assertions {
+            for a in webAuthn {
                 guard let key = Base64URL.decode(a.publicKeyCose),
                     try await CredentialOwners.isActive(a.credentialId, of: tx.username, publicKeyCOSE: key, tenant: tx.tenant, on: conn)
                 else {
                     logger.warning("confirmation refused: a signing credential is not an active credential of the transaction's user")
+                    return
+                }
+            }
+            // A FIDO UAF step: its key is the user's own and active in this service's record,
+            // and its assertion signs the dynamic-linking challenge and the displayed text.
+            for a in uaf {
+                guard try await UAFKeyOwners.verifies(a, of: tx.username, tenant: tx.tenant, detailsHash: tx.detailsHash, details: tx.details, on: conn)
+                else {
+                    logger.warning("confirmation refused: a UAF step does not verify with an active key of the transaction's user")
                     return
                 }
             }

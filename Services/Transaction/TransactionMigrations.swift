@@ -61,5 +61,25 @@ enum TransactionMigrations {
             );
             CREATE INDEX transactions_evidence_age ON transactions (tenant_id, updated_at) WHERE evidence IS NOT NULL;
             """),
+        Migration(
+            150, "uaf key owners",
+            """
+            -- Whose each FIDO UAF key is (from registration's events): a UAF confirmation step is
+            -- signed by an active key of the transaction's own user, verified with the key,
+            -- encoding and algorithm registered.
+            CREATE TABLE uaf_key_owners (
+                tenant_id text NOT NULL,
+                aaid text NOT NULL,
+                key_id bytea NOT NULL,
+                username text NOT NULL,
+                public_key bytea NOT NULL,
+                key_encoding integer NOT NULL,
+                signature_algorithm integer NOT NULL,
+                attestation_type text NOT NULL,
+                status text NOT NULL,
+                PRIMARY KEY (tenant_id, aaid, key_id)
+            );
+            CREATE INDEX uaf_key_owners_user ON uaf_key_owners (tenant_id, username);
+            """),
     ]
 }

@@ -31,6 +31,7 @@ public enum TransactionService: SignetService {
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(decisions.handlers)
         handlers.merge(CredentialOwners.handlers)
+        handlers.merge(UAFKeyOwners.handlers)
         let userData = TransactionUserData()
         handlers.merge(TransactionRetention.handlers)
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { now in

@@ -3,7 +3,7 @@ import Postgres
 import ServiceKit
 
 /// What the transaction service holds about a user: the user's transactions (details, status,
-/// tcToken and the evidence of the confirmation) and its record of whose each credential is. A
+/// tcToken and the evidence of the confirmation) and its records of whose each credential and UAF key is. A
 /// new table keyed by user is added to both functions here (see ``UserDataStore``).
 struct TransactionUserData: UserDataStore {
     func export(_ user: UserDataSubject, reader: String, on conn: PostgresConnection) async throws -> JSONValue {
@@ -21,6 +21,11 @@ struct TransactionUserData: UserDataStore {
                 SELECT translate(rtrim(encode(credential_id, 'base64'), '='), '+/', '-_') AS "credentialId", status
                 FROM credential_owners WHERE tenant_id = \(t) AND username = \(u) ORDER BY credential_id
                 """, on: conn),
+            "uafAuthenticators": try await UserErasure.rows(
+                """
+                SELECT aaid, translate(rtrim(encode(key_id, 'base64'), '='), '+/', '-_') AS "keyId", status
+                FROM uaf_key_owners WHERE tenant_id = \(t) AND username = \(u) ORDER BY aaid, key_id
+                """, on: conn),
         ]
     }
 
@@ -29,6 +34,7 @@ struct TransactionUserData: UserDataStore {
         return [
             "transactions": try await conn.query("DELETE FROM transactions WHERE tenant_id = \(t) AND username = \(u)").affectedRows,
             "credentials": try await conn.query("DELETE FROM credential_owners WHERE tenant_id = \(t) AND username = \(u)").affectedRows,
+            "uafAuthenticators": try await conn.query("DELETE FROM uaf_key_owners WHERE tenant_id = \(t) AND username = \(u)").affectedRows,
         ]
     }
 }

@@ -20,14 +20,23 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
     public var description: String { "PrivateKey(\(kind))" }
 
     /// A fresh P-256 key.
-    public static func generateP256() throws -> PrivateKey {
+    public static func generateP256() throws -> PrivateKey { try generateEC(.p256) }
+
+    /// A fresh EC key on `curve`.
+    public static func generateEC(_ curve: Curve) throws -> PrivateKey {
+        let nid: Int32 =
+            switch curve {
+            case .p256: NID_X9_62_prime256v1
+            case .p384: NID_secp384r1
+            case .p521: NID_secp521r1
+            }
         guard let ctx = EVP_PKEY_CTX_new_id(NID_X9_62_id_ecPublicKey, nil) else { throw CryptoError("keygen context") }
         defer { EVP_PKEY_CTX_free(ctx) }
         var key: OpaquePointer?
-        guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, NID_X9_62_prime256v1) == 1,
+        guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_ec_paramgen_curve_nid(ctx, nid) == 1,
             EVP_PKEY_keygen(ctx, &key) == 1, let key
-        else { throw CryptoError("P-256 key generation failed") }
-        return PrivateKey(pkey: key, kind: .ec(.p256))
+        else { throw CryptoError("EC key generation failed") }
+        return PrivateKey(pkey: key, kind: .ec(curve))
     }
 
     /// A key from PEM text.

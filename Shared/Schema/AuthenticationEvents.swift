@@ -7,10 +7,12 @@ public struct AuthenticationSucceeded: EventPayload {
     public static let topic = Topic.authentication
 
     public var tenantId: String
-    /// The method that succeeded (`fido2`).
+    /// The method that succeeded (`fido2` or `uaf`).
     public var method: String
-    /// base64url credential id.
+    /// base64url credential id (for `uaf`, the KeyID).
     public var credentialId: String
+    /// `uaf` only: the authenticator's AAID (a UAF key is named by AAID and KeyID).
+    public var aaid: String?
     /// The signature counter after this use (0 for authenticators without one).
     public var signCount: Int
     /// The backup state (BS) flag of this assertion.
@@ -23,11 +25,12 @@ public struct AuthenticationSucceeded: EventPayload {
 
     public init(
         tenantId: String, method: String, credentialId: String, signCount: Int, backupState: Bool, userVerified: Bool, sessionId: String?,
-        authenticatedAt: Date
+        authenticatedAt: Date, aaid: String? = nil
     ) {
         self.tenantId = tenantId
         self.method = method
         self.credentialId = credentialId
+        self.aaid = aaid
         self.signCount = signCount
         self.backupState = backupState
         self.userVerified = userVerified
@@ -35,23 +38,28 @@ public struct AuthenticationSucceeded: EventPayload {
         self.authenticatedAt = authenticatedAt
     }
 
+    /// A UAF sign-in (the only method with `aaid`).
     public static var fullExample: AuthenticationSucceeded {
         AuthenticationSucceeded(
-            tenantId: "demo", method: "fido2", credentialId: "9y1xA8Tmg1FEmT-c7_fvWZ_uoTuoih3OvR45_oAK-cw", signCount: 12, backupState: true,
-            userVerified: true, sessionId: "s_3f1c9a0b7d2e4c6f8a1b3c5d7e9f0a2b", authenticatedAt: Date(timeIntervalSince1970: 1_764_000_000))
+            tenantId: "demo", method: "uaf", credentialId: "ZMCPn92yHv1Ip-iCiBb6i4ADq6ZOv569KFQCvYSJfNg", signCount: 12, backupState: false,
+            userVerified: true, sessionId: "s_3f1c9a0b7d2e4c6f8a1b3c5d7e9f0a2b", authenticatedAt: Date(timeIntervalSince1970: 1_764_000_000),
+            aaid: "FFFF#0001")
     }
+    /// A passkey assertion without a session (a step of a flow that is not finished).
     public static var minimalExample: AuthenticationSucceeded {
-        var e = fullExample
-        e.sessionId = nil
-        return e
+        AuthenticationSucceeded(
+            tenantId: "demo", method: "fido2", credentialId: "9y1xA8Tmg1FEmT-c7_fvWZ_uoTuoih3OvR45_oAK-cw", signCount: 12, backupState: true,
+            userVerified: true, sessionId: nil, authenticatedAt: Date(timeIntervalSince1970: 1_764_000_000))
     }
 
-    public static let methods = ["fido2"]
+    public static let methods = ["fido2", "uaf"]
 
     public func validate() throws {
         guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
         guard AuthenticationSucceeded.methods.contains(method) else { throw EventDecodingError.invalidData("method") }
-        guard isBase64URL(credentialId, maxBytes: 1023) else { throw EventDecodingError.invalidData("credentialId") }
+        // A UAF key is named by its AAID and KeyID (up to 2,048 bytes); a WebAuthn credential by its id.
+        guard (method == "uaf") == (aaid != nil), aaid.map(UAFValidation.isAAID) ?? true else { throw EventDecodingError.invalidData("aaid") }
+        guard isBase64URL(credentialId, maxBytes: method == "uaf" ? 2048 : 1023) else { throw EventDecodingError.invalidData("credentialId") }
         guard (0...Int(UInt32.max)).contains(signCount) else { throw EventDecodingError.invalidData("signCount") }
         if let s = sessionId, !(1...64).contains(s.utf8.count) { throw EventDecodingError.invalidData("sessionId") }
     }
@@ -64,17 +72,20 @@ public struct CredentialCloneSuspected: EventPayload {
     public static let topic = Topic.authentication
 
     public var tenantId: String
-    /// base64url credential id.
+    /// base64url credential id (for a UAF key, the KeyID).
     public var credentialId: String
+    /// A UAF key only: the authenticator's AAID.
+    public var aaid: String?
     /// The counter the service held.
     public var storedSignCount: Int
     /// The counter the assertion presented (not greater than the stored one).
     public var presentedSignCount: Int
     public var detectedAt: Date
 
-    public init(tenantId: String, credentialId: String, storedSignCount: Int, presentedSignCount: Int, detectedAt: Date) {
+    public init(tenantId: String, credentialId: String, storedSignCount: Int, presentedSignCount: Int, detectedAt: Date, aaid: String? = nil) {
         self.tenantId = tenantId
         self.credentialId = credentialId
+        self.aaid = aaid
         self.storedSignCount = storedSignCount
         self.presentedSignCount = presentedSignCount
         self.detectedAt = detectedAt
@@ -83,13 +94,18 @@ public struct CredentialCloneSuspected: EventPayload {
     public static var fullExample: CredentialCloneSuspected {
         CredentialCloneSuspected(
             tenantId: "demo", credentialId: "9y1xA8Tmg1FEmT-c7_fvWZ_uoTuoih3OvR45_oAK-cw", storedSignCount: 12, presentedSignCount: 7,
-            detectedAt: Date(timeIntervalSince1970: 1_764_000_000))
+            detectedAt: Date(timeIntervalSince1970: 1_764_000_000), aaid: "FFFF#0001")
     }
-    public static var minimalExample: CredentialCloneSuspected { fullExample }
+    public static var minimalExample: CredentialCloneSuspected {
+        var e = fullExample
+        e.aaid = nil
+        return e
+    }
 
     public func validate() throws {
         guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
-        guard isBase64URL(credentialId, maxBytes: 1023) else { throw EventDecodingError.invalidData("credentialId") }
+        guard aaid.map(UAFValidation.isAAID) ?? true else { throw EventDecodingError.invalidData("aaid") }
+        guard isBase64URL(credentialId, maxBytes: aaid == nil ? 1023 : 2048) else { throw EventDecodingError.invalidData("credentialId") }
         guard (0...Int(UInt32.max)).contains(storedSignCount) else { throw EventDecodingError.invalidData("storedSignCount") }
         guard (0...Int(UInt32.max)).contains(presentedSignCount) else { throw EventDecodingError.invalidData("presentedSignCount") }
     }

@@ -50,6 +50,20 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
         return "{" + members.map { "\(Self.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
 
+    /// The `text/plain` content a FIDO UAF authenticator displays and hashes into
+    /// TRANSACTION_CONTENT_HASH when the user confirms these details (UAF Protocol §3.5.4): the
+    /// text, then one line with the amount, currency and payee, one line per batch payee, and
+    /// the type when there is one. Both the authentication service (which sends it) and the
+    /// transaction service (which checks the hash again before issuing a tcToken) derive it from
+    /// the details, so it is a pure function of them; the details hash itself is bound through
+    /// the challenge (dynamic linking), as for WebAuthn.
+    public var uafDisplayText: String {
+        var lines = [text, "\(amount) \(currency) to \(payee)"]
+        for item in batch ?? [] { lines.append("- \(item.amount) \(currency) to \(item.payee)") }
+        if let type { lines.append("(\(type))") }
+        return lines.joined(separator: "\n")
+    }
+
     static func quote(_ s: String) -> String {
         var out = "\""
         for scalar in s.unicodeScalars {
@@ -240,9 +254,18 @@ public struct TCTokenVerifyResult: Codable, Sendable, Equatable {
 }
 
 /// One signed step of a confirmation, as kept for evidence.
+///
+/// A WebAuthn step (`format` absent): base64url credential id, authenticator data, client data
+/// JSON, signature (DER) and the credential's COSE public key.
+///
+/// A FIDO UAF step (`format` `uaf`): `credentialId` is the base64url KeyID, `aaid` the
+/// authenticator's AAID, `authenticatorData` the base64url `TAG_UAFV1_AUTH_ASSERTION` (its
+/// SIGNED_DATA and SIGNATURE), `clientDataJSON` the fcParams exactly as the client sent them
+/// (base64url of the FinalChallengeParams JSON), `signature` the assertion's signature and
+/// `publicKeyCose` the registered public key in `keyEncoding` (UAF Registry `UAF_ALG_KEY_*`),
+/// verified with `signatureAlgorithm` (`UAF_ALG_SIGN_*`). The transaction content the
+/// authenticator displayed is ``TransactionDetails/uafDisplayText``.
 public struct SignedAssertionEvidence: Codable, Sendable, Equatable {
-    /// base64url credential id, authenticator data, client data JSON, signature (DER) and the
-    /// credential's COSE public key.
     public var credentialId: String
     public var authenticatorData: String
     public var clientDataJSON: String
@@ -250,15 +273,31 @@ public struct SignedAssertionEvidence: Codable, Sendable, Equatable {
     public var publicKeyCose: String
     /// base64url 16-byte nonce of the dynamic-linking challenge.
     public var nonce: String
+    /// `uaf` for a FIDO UAF step; absent for WebAuthn.
+    public var format: String?
+    /// UAF only: the AAID, the key encoding and the signature algorithm of the registration.
+    public var aaid: String?
+    public var keyEncoding: Int?
+    public var signatureAlgorithm: Int?
 
-    public init(credentialId: String, authenticatorData: String, clientDataJSON: String, signature: String, publicKeyCose: String, nonce: String) {
+    public init(
+        credentialId: String, authenticatorData: String, clientDataJSON: String, signature: String, publicKeyCose: String, nonce: String,
+        format: String? = nil, aaid: String? = nil, keyEncoding: Int? = nil, signatureAlgorithm: Int? = nil
+    ) {
         self.credentialId = credentialId
         self.authenticatorData = authenticatorData
         self.clientDataJSON = clientDataJSON
         self.signature = signature
         self.publicKeyCose = publicKeyCose
         self.nonce = nonce
+        self.format = format
+        self.aaid = aaid
+        self.keyEncoding = keyEncoding
+        self.signatureAlgorithm = signatureAlgorithm
     }
+
+    /// The value of `format` for a FIDO UAF step.
+    public static let uafFormat = "uaf"
 }
 
 /// `GET /v1/tenants/{tenant}/transactions/{id}/evidence`: what was displayed, what was

@@ -86,8 +86,10 @@ public struct TransactionDecision: EventPayload {
     public var decision: String
     /// The details hash the user signed.
     public var detailsHash: String
+    /// The sign-in flow's id; for a confirmation through the plain UAF API
+    /// (`…/uaf/authentications` with `{"transactionId"}`), the id of the session it issued.
     public var signinId: String
-    /// Methods completed, and each fido2 step's signed data.
+    /// Methods completed, and each fido2 or uaf step's signed data.
     public var amr: [String]
     public var assertions: [SignedAssertionEvidence]
     public var decidedAt: Date
@@ -133,5 +135,11 @@ public struct TransactionDecision: EventPayload {
         guard isBase64URL(detailsHash, maxBytes: 32) else { throw EventDecodingError.invalidData("detailsHash") }
         guard signinId.utf8.count <= 64, amr.count <= 16, assertions.count <= 16 else { throw EventDecodingError.invalidData("assertions") }
         if decision == "confirmed", assertions.isEmpty { throw EventDecodingError.invalidData("assertions") }
+        for a in assertions {
+            guard a.format == nil || a.format == SignedAssertionEvidence.uafFormat else { throw EventDecodingError.invalidData("assertions.format") }
+            if a.format != nil, a.aaid.map(UAFValidation.isAAID) != true || a.keyEncoding == nil || a.signatureAlgorithm == nil {
+                throw EventDecodingError.invalidData("assertions.aaid")
+            }
+        }
     }
 }

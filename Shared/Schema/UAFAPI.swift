@@ -78,14 +78,26 @@ public struct UAFSettingsDocument: Codable, Sendable, Equatable {
 
 /// `POST /v1/tenants/{tenant}/uaf/authentications/requests` body.
 public struct UAFAuthenticationRequestBody: Codable, Sendable, Equatable {
+    /// A transaction of the transaction service to confirm.
+    public struct TransactionReference: Codable, Sendable, Equatable {
+        public var transactionId: String
+        public init(transactionId: String) { self.transactionId = transactionId }
+    }
+
     /// The user signing in; absent: any registered authenticator of the tenant.
     public var username: String?
     /// Text to confirm (`text/plain`, at most 200 characters): the assertion is then a
     /// transaction confirmation.
     public var transactionText: String?
-    public init(username: String? = nil, transactionText: String? = nil) {
+    /// `{"transactionId"}`: confirm a transaction created on the transaction service. The
+    /// authenticator shows ``TransactionDetails/uafDisplayText`` and signs the dynamic-linking
+    /// challenge of its details; the transaction service checks the step again and issues the
+    /// tcToken. The user is the transaction's (a different `username` is refused).
+    public var transaction: TransactionReference?
+    public init(username: String? = nil, transactionText: String? = nil, transaction: TransactionReference? = nil) {
         self.username = username
         self.transactionText = transactionText
+        self.transaction = transaction
     }
 }
 
@@ -98,13 +110,20 @@ public struct UAFAuthenticationResult: Codable, Sendable, Equatable {
     /// Whether the user confirmed the transaction text of the request.
     public var transactionConfirmed: Bool
     public var expiresAt: Date
-    public init(sessionToken: String, username: String, aaid: String, keyId: String, transactionConfirmed: Bool, expiresAt: Date) {
+    /// For a request with `{"transactionId"}`: the transaction, PENDING until the transaction
+    /// service has checked the step and issued the tcToken (the RP reads it there).
+    public var transaction: SignInTransaction?
+    public init(
+        sessionToken: String, username: String, aaid: String, keyId: String, transactionConfirmed: Bool, expiresAt: Date,
+        transaction: SignInTransaction? = nil
+    ) {
         self.sessionToken = sessionToken
         self.username = username
         self.aaid = aaid
         self.keyId = keyId
         self.transactionConfirmed = transactionConfirmed
         self.expiresAt = expiresAt
+        self.transaction = transaction
     }
 }
 

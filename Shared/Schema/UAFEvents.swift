@@ -23,11 +23,16 @@ public struct UAFAuthenticatorRegistered: EventPayload {
     /// `basic_full` or `basic_surrogate`.
     public var attestationType: String
     public var registeredAt: Date
+    /// The tenant's AppID as the registration service serves it (`SIGNET_UAF_APP_ID_BASE` +
+    /// `/v1/tenants/{tenant}/uaf/facets`): the authentication service checks at start-up that it
+    /// makes the same AppIDs.
+    public var appId: String?
 
     public init(
         tenantId: String, username: String, aaid: String, keyId: String, publicKey: String, keyEncoding: Int, signatureAlgorithm: Int,
-        signCounter: Int, attestationType: String, registeredAt: Date
+        signCounter: Int, attestationType: String, registeredAt: Date, appId: String? = nil
     ) {
+        self.appId = appId
         self.tenantId = tenantId
         self.username = username
         self.aaid = aaid
@@ -44,9 +49,14 @@ public struct UAFAuthenticatorRegistered: EventPayload {
         UAFAuthenticatorRegistered(
             tenantId: "demo", username: "user-4711", aaid: "FFFF#0001", keyId: "ZMCPn92yHv1Ip-iCiBb6i4ADq6ZOv569KFQCvYSJfNg",
             publicKey: "BJsvEtUsVKh7tmYHhJ2FBm3kHU-OCdWiUYVijgYa81MfkjQ1z6UiHbKP9_nRzIN9anprHqDGcR6q7O20q_yctZA", keyEncoding: 256,
-            signatureAlgorithm: 1, signCounter: 0, attestationType: "basic_surrogate", registeredAt: Date(timeIntervalSince1970: 1_764_000_000))
+            signatureAlgorithm: 1, signCounter: 0, attestationType: "basic_surrogate", registeredAt: Date(timeIntervalSince1970: 1_764_000_000),
+            appId: "http://localhost:8080/registration/v1/tenants/demo/uaf/facets")
     }
-    public static var minimalExample: UAFAuthenticatorRegistered { fullExample }
+    public static var minimalExample: UAFAuthenticatorRegistered {
+        var e = fullExample
+        e.appId = nil
+        return e
+    }
 
     public func validate() throws {
         guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
@@ -58,6 +68,7 @@ public struct UAFAuthenticatorRegistered: EventPayload {
         guard (1...0x12).contains(signatureAlgorithm) else { throw EventDecodingError.invalidData("signatureAlgorithm") }
         guard signCounter >= 0, signCounter <= Int(UInt32.max) else { throw EventDecodingError.invalidData("signCounter") }
         guard ["basic_full", "basic_surrogate"].contains(attestationType) else { throw EventDecodingError.invalidData("attestationType") }
+        if let a = appId, !((a.hasPrefix("https://") || a.hasPrefix("http://")) && a.utf8.count <= 2048) { throw EventDecodingError.invalidData("appId") }
     }
 }
 

@@ -66,6 +66,11 @@ struct UAFSignInTests {
         authenticator.rewindCounter(to: 0)
         let clone = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
         #expect(clone.status == 400 && clone.body.contains("uaf_sign_counter_not_increased"), "\(clone.body)")
+        // The key is flagged until registration resumes it (see aUAFSignInIsAnnouncedAndACounterGoingBackFlagsTheKey).
+        try await h.consume(
+            UAFAuthenticatorStatusChanged(
+                tenantId: "acme", aaid: "ABCD#0001", keyId: Base64URL.encode(authenticator.registrations[0].keyID), status: "active", changedAt: Date()),
+            source: .registration)
         authenticator.rewindCounter(to: 5)
         #expect(try await Self.finish(h, try authenticator.authenticate(try await Self.request(h))).status == 200)
 
@@ -153,5 +158,127 @@ struct UAFSignInTests {
         #expect(again.status == 400 && again.json["code"] as? String == "credential_already_used", "\(again.json)")
         let two = try await Self.step(h, id, second)
         #expect(two.status == 200 && two.json["status"] as? String == "SUCCEEDED" && two.json["sessionToken"] is String, "\(two.json)")
+    }
+
+    @Test func uafConfirmsATransactionOfAFlowWithEvidenceTheTransactionServiceCanCheck() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://acme.example")
+        try await Self.registered(h, authenticator)
+        let put = await h.send(
+            "PUT", "/v1/admin/tenants/acme/rulesets/authentication", bearer: Harness.adminToken,
+            json: #"{"rules": [{"name": "uaf", "action": "TRIGGER_AUTHENTICATION", "sequences": [["uaf"]]}]}"#)
+        #expect(put.status == 200, "\(String(decoding: put.body, as: UTF8.self))")
+        let details = TransactionDetails(text: "Pay €10 to ACME", amount: "10.00", currency: "EUR", payee: "ACME", type: "payment")
+        let detailsHash = SHA256.hash(Array(details.canonicalJSON.utf8))
+        let id = "tx_" + String(repeating: "cd", count: 16)
+        try await h.consume(
+            TransactionChanged(
+                tenantId: "acme", transactionId: id, revision: 1, status: "PENDING", username: "alice", details: details,
+                detailsHash: Base64URL.encode(detailsHash), expiresAt: Date().addingTimeInterval(300), changedAt: Date()),
+            source: .transaction)
+        let started = await h.send("POST", "/v1/tenants/acme/signins", json: #"{"context":{"transactionId":"\#(id)"}}"#)
+        #expect(started.status == 201, "\(String(decoding: started.body, as: UTF8.self))")
+        let flow = try #require(try JSONSerialization.jsonObject(with: Data(started.body)) as? [String: Any])
+        #expect(flow["sequences"] as? [[String]] == [["uaf"]])
+        let signin = try #require(flow["signinId"] as? String)
+
+        // The request shows the details' text and its challenge commits to the details hash.
+        let base = "/v1/tenants/acme/signins/\(signin)/methods/uaf"
+        let challenge = await h.send("POST", "\(base)/challenge", json: "{}")
+        #expect(challenge.status == 200, "\(String(decoding: challenge.body, as: UTF8.self))")
+        let envelope = try JSONValueDecoder().decode(UAFRequestEnvelope.self, from: challenge.body)
+        let request = try JSONValueDecoder().decode(UAFAuthenticationRequest.self, from: envelope.uafRequest[0])
+        let shown = try #require(request.transaction?.first)
+        #expect(shown.contentType == "text/plain" && Base64URL.decode(shown.content) == Array(details.uafDisplayText.utf8))
+        #expect(details.uafDisplayText == "Pay €10 to ACME\n10.00 EUR to ACME\n(payment)")
+        // An authenticator that shows (and signs) other content is refused.
+        let other = try authenticator.authenticate(request, transactionContent: Array("Pay €1 to ACME".utf8))
+        let refused = await h.send("POST", "\(base)/verify", json: String(decoding: try JSONValueEncoder().encodeToBytes(UAFResponseBody(uafResponse: other)), as: UTF8.self))
+        #expect(refused.status == 400 && String(decoding: refused.body, as: UTF8.self).contains("uaf_transaction_content_hash_mismatch"))
+
+        let step = try await Self.step(h, signin, authenticator)
+        #expect(step.status == 200 && step.json["status"] as? String == "SUCCEEDED", "\(step.json)")
+        #expect((step.json["transaction"] as? [String: Any])?["status"] as? String == "PENDING", "\(step.json)")
+        // The decision carries the UAF step, which verifies offline as the transaction service checks it.
+        let published = try await h.published()
+        let decisionData = try #require(published.first { $0.type == TransactionDecision.eventType }?.data)
+        let decision = try JSONValueDecoder().decode(TransactionDecision.self, from: Array(decisionData.utf8))
+        #expect(decision.amr == ["uaf"] && decision.assertions.count == 1)
+        let evidence = try #require(decision.assertions.first)
+        #expect(evidence.format == "uaf" && evidence.aaid == "ABCD#0001" && evidence.keyEncoding == 0x100 && evidence.signatureAlgorithm == 1)
+        let record = UAFRegistrationRecord(
+            aaid: "ABCD#0001", keyID: authenticator.registrations[0].keyID, publicKey: try #require(Base64URL.decode(evidence.publicKeyCose)),
+            keyEncoding: .eccX962Raw, signatureAlgorithm: .secp256r1ECDSASHA256Raw, signCounter: 0, attestationType: .attestationBasicSurrogate)
+        try UAFTransactionConfirmation.verify(
+            assertion: try #require(Base64URL.decode(evidence.authenticatorData)), fcParams: evidence.clientDataJSON, record: record,
+            detailsHash: detailsHash, nonce: try #require(Base64URL.decode(evidence.nonce)), content: Array(details.uafDisplayText.utf8))
+        #expect(published.contains { $0.type == AuthenticationSucceeded.eventType && $0.data.contains(#""method":"uaf""#) })
+    }
+
+    @Test func aUAFSignInIsAnnouncedAndACounterGoingBackFlagsTheKey() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://acme.example")
+        try await Self.registered(h, authenticator)
+        let keyID = Base64URL.encode(authenticator.registrations[0].keyID)
+        let signedIn = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
+        #expect(signedIn.status == 200, "\(signedIn.body)")
+        let succeeded = try #require(try await h.published().first { $0.type == AuthenticationSucceeded.eventType })
+        let event = try JSONValueDecoder().decode(AuthenticationSucceeded.self, from: Array(succeeded.data.utf8))
+        #expect(event.method == "uaf" && event.aaid == "ABCD#0001" && event.credentialId == keyID && event.signCount == 1 && event.sessionId != nil)
+        try event.validate()
+
+        authenticator.rewindCounter(to: 0)
+        let clone = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
+        #expect(clone.status == 400 && clone.body.contains("uaf_sign_counter_not_increased"), "\(clone.body)")
+        let suspected = try #require(try await h.published().first { $0.type == CredentialCloneSuspected.eventType })
+        let flagged = try JSONValueDecoder().decode(CredentialCloneSuspected.self, from: Array(suspected.data.utf8))
+        #expect(flagged.aaid == "ABCD#0001" && flagged.credentialId == keyID && flagged.storedSignCount == 1 && flagged.presentedSignCount == 1)
+        // From then on the key is refused, even with a counter that moves on…
+        authenticator.rewindCounter(to: 10)
+        let after = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
+        #expect(after.status == 400 && after.body.contains("credential_suspended"), "\(after.body)")
+        // …until registration resumes it.
+        try await h.consume(
+            UAFAuthenticatorStatusChanged(tenantId: "acme", aaid: "ABCD#0001", keyId: keyID, status: "active", changedAt: Date()),
+            source: .registration)
+        let resumed = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
+        #expect(resumed.status == 200, "\(resumed.body)")
+    }
+    @Test func thePlainUAFAPIConfirmsATransactionByItsID() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://acme.example")
+        try await Self.registered(h, authenticator)
+        let details = TransactionDetails(text: "Pay €10 to ACME", amount: "10.00", currency: "EUR", payee: "ACME")
+        let detailsHash = SHA256.hash(Array(details.canonicalJSON.utf8))
+        let id = "tx_" + String(repeating: "ef", count: 16)
+        try await h.consume(
+            TransactionChanged(
+                tenantId: "acme", transactionId: id, revision: 1, status: "PENDING", username: "alice", details: details,
+                detailsHash: Base64URL.encode(detailsHash), expiresAt: Date().addingTimeInterval(300), changedAt: Date()),
+            source: .transaction)
+        // Another user cannot be asked to confirm alice's transaction; an unknown one is 404.
+        let other = await h.send("POST", "/v1/tenants/acme/uaf/authentications/requests", json: #"{"username":"bob","transaction":{"transactionId":"\#(id)"}}"#)
+        #expect(other.status == 403, "\(String(decoding: other.body, as: UTF8.self))")
+        let unknown = await h.send(
+            "POST", "/v1/tenants/acme/uaf/authentications/requests", json: #"{"transaction":{"transactionId":"tx_\#(String(repeating: "0", count: 32))"}}"#)
+        #expect(unknown.status == 404, "\(String(decoding: unknown.body, as: UTF8.self))")
+
+        let request = try await Self.request(h, #"{"transaction":{"transactionId":"\#(id)"}}"#)
+        #expect(request.transaction?.first.flatMap { Base64URL.decode($0.content) } == Array(details.uafDisplayText.utf8))
+        #expect(request.policy.accepted.first?.first?.keyIDs == [Base64URL.encode(authenticator.registrations[0].keyID)])
+        let done = try await Self.finish(h, try authenticator.authenticate(request))
+        #expect(done.status == 200, "\(done.body)")
+        let result = try JSONValueDecoder().decode(UAFAuthenticationResult.self, from: Array(done.body.utf8))
+        #expect(result.transactionConfirmed && result.transaction == SignInTransaction(transactionId: id, status: "PENDING"))
+        let decisionData = try #require(try await h.published().first { $0.type == TransactionDecision.eventType }?.data)
+        let decision = try JSONValueDecoder().decode(TransactionDecision.self, from: Array(decisionData.utf8))
+        #expect(decision.transactionId == id && decision.amr == ["uaf"] && decision.assertions.first?.format == "uaf")
+        try decision.validate()
     }
 }

@@ -63,9 +63,15 @@ import TestSupport
         (.rsaEMSAPKCS1SHA256Raw, .rsa2048DER),
         (.rsaEMSAPKCS1SHA256DER, .rsa2048Raw),
         (.ed25519EdDSASHA512Raw, .cose),
+        (.secp384r1ECDSASHA384Raw, .eccX962Raw),
+        (.secp384r1ECDSASHA384Raw, .eccX962DER),
+        (.secp521r1ECDSASHA512Raw, .eccX962Raw),
+        (.secp521r1ECDSASHA512Raw, .eccX962DER),
     ])
     func surrogateRegistrationThenSignIn(algorithm: UAFSignatureAlgorithm, encoding: UAFKeyEncoding) throws {
-        let pem: String? = algorithm == .ed25519EdDSASHA512Raw ? UAFTestKeys.ed25519PEM : algorithm.rawValue >= 3 ? UAFTestKeys.rsa2048PEM : nil
+        let isEC = [UAFSignatureAlgorithm.secp256r1ECDSASHA256Raw, .secp256r1ECDSASHA256DER, .secp384r1ECDSASHA384Raw, .secp521r1ECDSASHA512Raw]
+            .contains(algorithm)
+        let pem: String? = algorithm == .ed25519EdDSASHA512Raw ? UAFTestKeys.ed25519PEM : isEC ? nil : UAFTestKeys.rsa2048PEM
         let authenticator = SoftUAFAuthenticator(aaid: "ffff#0001", algorithm: algorithm, keyEncoding: encoding, facetID: Self.facet, rsaKeyPEM: pem)
         let registration = try register(authenticator)
         #expect(registration.aaid == "FFFF#0001")

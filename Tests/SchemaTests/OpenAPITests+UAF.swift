@@ -57,7 +57,8 @@ extension OpenAPITests {
         Operation(
             "post", "/v1/tenants/{tenant}/uaf/authentications/requests",
             [
-                "200": [], "400": bodyRefusals + ["invalid_username"], "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"],
+                "200": [], "400": bodyRefusals + ["invalid_username"], "403": ["forbidden"],
+                "404": ["not_found", "tenant_not_found", "transaction_not_found"], "409": ["transaction_not_pending"], "413": ["payload_too_large"],
                 "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(
@@ -68,7 +69,8 @@ extension OpenAPITests {
                     "invalid_field", "invalid_path", "malformed_json", "invalid_handle", "handle_expired", "challenge_replayed", "credential_not_found",
                     "credential_not_allowed", "credential_suspended",
                 ] + uafErrorCodes,
-                "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"], "415": ["unsupported_media_type"], "503": unavailable,
+                "404": ["not_found", "tenant_not_found", "transaction_not_found"], "409": ["transaction_not_pending"], "413": ["payload_too_large"],
+                "415": ["unsupported_media_type"], "503": unavailable,
             ]),
     ]
 

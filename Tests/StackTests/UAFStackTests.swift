@@ -95,7 +95,22 @@ struct UAFStackTests {
         authenticator.rewindCounter(to: 0)
         let clone = try await finish("\(t.authentication)/uaf/authentications", try authenticator.authenticate(try await authenticationRequest(t, username: username)))
         #expect(clone.status == 400 && clone.json["code"] as? String == "uaf_sign_counter_not_increased", "\(clone.json)")
+        // The suspected clone is suspended on registration (from the authentication service's
+        // event) and works again once the RP resumes it.
+        let listing = "\(t.registration)/users/\(username)/uaf/registrations"
+        #expect(await TestStack.eventually {
+            let r = try? await TestHTTP.send("GET", listing, headers: ["Authorization": "Bearer \(t.key)"])
+            return r.map { String(decoding: $0.body, as: UTF8.self).contains(#""status":"suspended""#) } == true
+        })
+        let resumed = try await TestHTTP.json("PATCH", "\(listing)/FFFF%230A01/\(keyID)", token: t.key, json: #"{"status":"active"}"#)
+        #expect(resumed.status == 200, "\(String(decoding: resumed.body, as: UTF8.self))")
         authenticator.rewindCounter(to: 10)
+        #expect(await TestStack.eventually {
+            guard let request = try? await authenticationRequest(t, username: username), let answer = try? authenticator.authenticate(request),
+                let result = try? await finish("\(t.authentication)/uaf/authentications", answer)
+            else { return false }
+            return result.status == 200
+        })
 
         authenticator.facetID = "https://evil.example"
         let facet = try await finish("\(t.authentication)/uaf/authentications", try authenticator.authenticate(try await authenticationRequest(t, username: username)))
@@ -118,6 +133,11 @@ struct UAFStackTests {
             "PUT", "\(Stack.registration)/v1/admin/tenants/\(t.id)/uaf-settings", token: TestStack.adminToken,
             json: #"{"facetIds":["\#(Self.origin)"],"policy":{"accepted":[[{"assertionSchemes":["UAFV1TLV"]}]],"disallowed":[{"aaid":["FFFF#0A01"]}]}}"#)
         #expect(settings.status == 200)
+        // A criterion Signet's metadata cannot answer is refused by name, not left never to match.
+        let unsupported = try await TestHTTP.json(
+            "PUT", "\(Stack.registration)/v1/admin/tenants/\(t.id)/uaf-settings", token: TestStack.adminToken,
+            json: #"{"facetIds":["\#(Self.origin)"],"policy":{"accepted":[[{"aaid":["FFFF#0A01"]},{"tcDisplay":1}]]}}"#)
+        #expect(unsupported.status == 400 && (try? unsupported.json())?["field"] as? String == "policy.accepted[0][1].tcDisplay", "\(String(decoding: unsupported.body, as: UTF8.self))")
         let refusedRegistration = try await finish(
             "\(t.registration)/uaf/registrations", key: t.key, try authenticator.register(try await registrationRequest(t, username: username)))
         #expect(refusedRegistration.status == 400 && refusedRegistration.json["code"] as? String == "policy_uaf_disallowed", "\(refusedRegistration.json)")
@@ -141,5 +161,80 @@ struct UAFStackTests {
             else { return false }
             return result.status == 400 && result.json["code"] as? String == "credential_suspended"
         })
+    }
+
+    /// The issue's "done when": a UAF authenticator confirms a transaction-service transaction in
+    /// an adaptive sign-in, and the RP verifies the tcToken the transaction service issues after
+    /// checking the UAF step again.
+    @Test func uafConfirmsATransactionWhoseTCTokenTheRPVerifies() async throws {
+        let t = try await tenant()
+        let username = "uaf-tx-\(UInt32.random(in: 0...UInt32.max))"
+        let authenticator = SoftUAFAuthenticator(aaid: "FFFF#0A02", facetID: Self.origin)
+        let registered = try await finish(
+            "\(t.registration)/uaf/registrations", key: t.key, try authenticator.register(try await registrationRequest(t, username: username)))
+        #expect(registered.status == 201, "\(registered.json)")
+        // The authentication service knows the key once registration's event has arrived.
+        let keyID = Base64URL.encode(authenticator.registrations[0].keyID)
+        #expect(await TestStack.eventually {
+            (try? await authenticationRequest(t, username: username))?.policy.accepted.first?.first?.keyIDs == [keyID]
+        })
+        let rules = try await TestHTTP.json(
+            "PUT", "http://127.0.0.1:8082/v1/admin/tenants/\(t.id)/rulesets/authentication", token: TestStack.adminToken,
+            json: #"{"rules": [{"name": "uaf", "action": "TRIGGER_AUTHENTICATION", "sequences": [["uaf"]]}]}"#)
+        #expect(rules.status == 200, "\(String(decoding: rules.body, as: UTF8.self))")
+        // The transaction service knows the tenant's RP key once registration's event has arrived.
+        var created: TestHTTP.Response?
+        #expect(await TestStack.eventually {
+            created = try? await TestHTTP.json(
+                "POST", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions", token: t.key,
+                json: #"{"username":"\#(username)","text":"Pay €42.00 to ACME Ltd","amount":"42.00","currency":"EUR","payee":"ACME Ltd","type":"payment"}"#)
+            return created?.status == 201
+        })
+        let tx = try JSONValueDecoder().decode(TransactionResource.self, from: try #require(created).body)
+
+        // The sign-in starts once the authentication service knows the transaction, and offers
+        // uaf once it knows the key.
+        var flow: [String: Any] = [:]
+        #expect(await TestStack.eventually {
+            let r = try? await TestHTTP.json("POST", "\(t.authentication)/signins", json: #"{"context":{"transactionId":"\#(tx.transactionId)"}}"#)
+            flow = (try? r?.json()) ?? [:]
+            return r?.status == 201
+        })
+        let signin = try #require(flow["signinId"] as? String, "\(flow)")
+        #expect(flow["sequences"] as? [[String]] == [["uaf"]], "\(flow)")
+        let base = "\(t.authentication)/signins/\(signin)/methods/uaf"
+        var request: UAFAuthenticationRequest?
+        #expect(await TestStack.eventually {
+            guard let c = try? await TestHTTP.json("POST", "\(base)/challenge", json: "{}"), c.status == 200,
+                let envelope = try? JSONValueDecoder().decode(UAFRequestEnvelope.self, from: c.body)
+            else { return false }
+            request = try? JSONValueDecoder().decode(UAFAuthenticationRequest.self, from: envelope.uafRequest[0])
+            return true
+        })
+        let shown = try #require(request?.transaction?.first?.content)
+        #expect(Base64URL.decode(shown) == Array(tx.details.uafDisplayText.utf8))
+        let answer = try authenticator.authenticate(try #require(request))
+        let verified = try await post("\(base)/verify", UAFResponseBody(uafResponse: answer))
+        let done = (try? verified.json()) ?? [:]
+        #expect(verified.status == 200 && done["status"] as? String == "SUCCEEDED", "\(done)")
+
+        // The transaction service checks the UAF step again and issues the tcToken.
+        var token: String?
+        #expect(await TestStack.eventually {
+            let r = try? await TestHTTP.send("GET", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions/\(tx.transactionId)", headers: ["Authorization": "Bearer \(t.key)"])
+            token = r.flatMap { try? JSONValueDecoder().decode(TransactionResource.self, from: $0.body) }?.tcToken
+            return token != nil
+        })
+        let tcToken = try #require(token)
+        let check = try await TestHTTP.json(
+            "POST", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions/\(tx.transactionId)/tctoken/verify", token: t.key,
+            json: String(decoding: try JSONValueEncoder().encodeToBytes(TCTokenVerifyRequest(tcToken: tcToken)), as: UTF8.self))
+        #expect(check.status == 200, "\(String(decoding: check.body, as: UTF8.self))")
+        #expect(try JSONValueDecoder().decode(TCTokenVerifyResult.self, from: check.body) == TCTokenVerifyResult(valid: true, alreadyConsumed: false))
+        let jwks = try await TestHTTP.send("GET", "http://127.0.0.1:8083/v1/tenants/\(t.id)/.well-known/jwks.json")
+        let jwt = try JWTVerifier(
+            keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/transaction", audience: t.id)
+        ).verify(tcToken, now: Date())
+        #expect(jwt.claims[claim: "amr"] == .array(["uaf"]) && jwt.claims[claim: "txn"] == .string(tx.transactionId) && jwt.claims.subject == username)
     }
 }

@@ -8,8 +8,9 @@ import JSON
 /// assertions, as Authenticator Commands §6.2 and §6.3 build them.
 ///
 /// Attestation is basic full (a leaf certificate issued by a test attestation CA) or basic
-/// surrogate (the new key signs its own KRD). Keys are P-256, signatures raw r‖s
-/// (`UAF_ALG_SIGN_SECP256R1_ECDSA_SHA256_RAW`) or DER, or RSA-2048 with PSS or PKCS #1 v1.5.
+/// surrogate (the new key signs its own KRD). Keys are P-256 (signatures raw r‖s,
+/// `UAF_ALG_SIGN_SECP256R1_ECDSA_SHA256_RAW`, or DER), P-384 and P-521 (raw), RSA-2048 with
+/// PSS or PKCS #1 v1.5, or Ed25519.
 public final class SoftUAFAuthenticator: @unchecked Sendable {
     // @unchecked Sendable: tests drive one authenticator from one task at a time.
 
@@ -52,7 +53,8 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
         if let rsaKeyPEM {
             makeKey = { try PrivateKey.fromPEM(rsaKeyPEM) }
         } else {
-            makeKey = { try PrivateKey.generateP256() }
+            let curve = algorithm.rawValue == 0x0010 ? Curve.p384 : algorithm.rawValue == 0x0011 ? Curve.p521 : Curve.p256
+            makeKey = { try PrivateKey.generateEC(curve) }
         }
     }
 
@@ -100,7 +102,10 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
     private func encodePublicKey(_ key: PrivateKey) throws -> [UInt8] {
         let spki = try key.publicKey().subjectPublicKeyInfo
         switch keyEncoding {
-        case .eccX962Raw: return Array(spki.suffix(65))
+        case .eccX962Raw:
+            // The uncompressed point ends the SPKI: 04 ‖ X ‖ Y.
+            guard case .ec(let curve) = key.kind else { throw CryptoError("SoftUAFAuthenticator: not an EC key") }
+            return Array(spki.suffix(1 + 2 * curve.coordinateSize))
         case .cose where algorithm == .ed25519EdDSASHA512Raw:
             // COSE_Key {1: 1 (OKP), 3: -8 (EdDSA), -1: 6 (Ed25519), -2: x}.
             return [0xA4, 0x01, 0x01, 0x03, 0x27, 0x20, 0x06, 0x21, 0x58, 0x20] + Array(spki.suffix(32))
@@ -121,6 +126,12 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
             guard let raw = ECDSASignature.raw(fromDER: der, size: 32) else { throw CryptoError("raw") }
             return raw
         case .secp256r1ECDSASHA256DER: return try key.sign(message, algorithm: .es256)
+        case .secp384r1ECDSASHA384Raw:
+            guard let raw = ECDSASignature.raw(fromDER: try key.sign(message, algorithm: .es384), size: 48) else { throw CryptoError("raw") }
+            return raw
+        case .secp521r1ECDSASHA512Raw:
+            guard let raw = ECDSASignature.raw(fromDER: try key.sign(message, algorithm: .es512), size: 66) else { throw CryptoError("raw") }
+            return raw
         case .rsassaPSSSHA256Raw: return try key.sign(message, algorithm: .ps256)
         case .rsassaPSSSHA256DER: return DER.tlv(0x04, try key.sign(message, algorithm: .ps256))
         case .rsaEMSAPKCS1SHA256Raw, .rsassaPKCSv15SHA256Raw: return try key.sign(message, algorithm: .rs256)

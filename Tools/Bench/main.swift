@@ -14,6 +14,9 @@ import JSON
 //
 //   signet-bench verify [seconds]            in-process WebAuthn assertion verification, one
 //                                            thread, and raw Crypto ES256 verification
+//   signet-bench uaf-verify [seconds]        in-process FIDO UAF AuthenticationResponse
+//                                            verification (P-256, P-384, P-521), one thread,
+//                                            and raw Crypto verification of the same signature
 //   signet-bench json [seconds]              the HTTP server's JSON coding of sign-in bodies
 //                                            beside Foundation's
 //   signet-bench locks [seconds]             a per-request critical section behind PlainLock,
@@ -266,6 +269,8 @@ struct UncheckedBox<T>: @unchecked Sendable {
 switch args.dropFirst().first {
 case "verify":
     try verifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
+case "uaf-verify":
+    try uafVerifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
 case "json":
     try jsonBenchmark(seconds: Double(args.dropFirst(2).first ?? "2") ?? 2)
 case "locks":
@@ -283,6 +288,6 @@ case "flows":
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16, kind: .flow)
 default:
-    print("usage: signet-bench verify [seconds] | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers] [rate]")
+    print("usage: signet-bench verify [seconds] | uaf-verify [seconds] | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers] [rate]")
     exit(2)
 }

@@ -63,6 +63,7 @@ public struct UAFAuthenticationVerifier: Sendable {
         let section = "Protocol §3.5.7.5"
         _ = try context.check(response, op: "Auth", serverData: serverData, expectedChallenge: expectedChallenge, section: section)
         var results: [UAFVerifiedAuthentication] = []
+        var described: [UAFAuthenticatorDescription] = []
         for message in response.assertions {
             let assertion = try UAFAuthenticationAssertion(bytes: assertionBytes(message, section: section))
             guard let record = registrations(assertion.aaid, assertion.keyID) else {
@@ -73,7 +74,13 @@ public struct UAFAuthenticationVerifier: Sendable {
                 throw UAFError(.duplicateAssertion, rule: "\(section) step 4", "two assertions for the same AAID and KeyID")
             }
             results.append(result)
+            described.append(
+                UAFAuthenticatorDescription(
+                    aaid: assertion.aaid, keyID: assertion.keyID, signatureAlgorithm: assertion.info.signatureAlgorithm,
+                    attestationType: record.attestationType, authenticatorVersion: assertion.info.authenticatorVersion, statement: nil))
         }
+        // 4.a across the assertions: together they satisfy one accepted combination.
+        try policy.enforceCombination(described, rule: "\(section) step 4.a")
         return results
     }
 

@@ -104,8 +104,8 @@ extension UAFPolicy {
     /// §3.5.7.5 step 4.a): a `disallowed` match refuses it; otherwise it must match one of the
     /// criteria of some `accepted` alternative.
     ///
-    /// - Important: each authenticator is judged alone. An alternative naming several
-    ///   authenticators to be used together is satisfied by any one of them.
+    /// - Important: each authenticator is judged alone here; ``enforceCombination(_:rule:)``
+    ///   then checks that the response's authenticators together satisfy one alternative.
     /// - Throws: ``UAFError/Code/policyDisallowed``, ``UAFError/Code/policyNotAccepted``.
     public func enforce(_ authenticator: UAFAuthenticatorDescription, rule: String) throws(UAFError) {
         if let index = disallowed?.firstIndex(where: { $0.matches(authenticator) }) {
@@ -114,5 +114,48 @@ extension UAFPolicy {
         guard accepted.contains(where: { set in set.contains { $0.matches(authenticator) } }) else {
             throw UAFError(.policyNotAccepted, rule: rule, "the authenticator matches no accepted criteria")
         }
+    }
+
+    /// Enforces the policy on a response's authenticators together (UAF Protocol §3.4.6.5
+    /// step 4.a, §3.5.7.5 step 4.a, §3.2.2: `accepted` is a list of alternatives, each a set of
+    /// authenticators to be used together): some alternative must have each of its criteria
+    /// matched by a different authenticator of the response. An alternative of one criterion
+    /// is satisfied by any one authenticator it matches, as ``enforce(_:rule:)`` judges alone.
+    ///
+    /// - Throws: ``UAFError/Code/policyNotAccepted`` naming the number of authenticators.
+    public func enforceCombination(_ authenticators: [UAFAuthenticatorDescription], rule: String) throws(UAFError) {
+        guard !accepted.contains(where: { Self.assigns($0[...], to: authenticators, used: []) }) else { return }
+        throw UAFError(
+            .policyNotAccepted, rule: rule,
+            "the \(authenticators.count) authenticator(s) of the response satisfy no accepted combination (each combination's criteria need different authenticators)")
+    }
+
+    /// Whether each of `criteria` can be matched by a distinct authenticator not in `used`
+    /// (backtracking; a policy's combinations are short).
+    private static func assigns(_ criteria: ArraySlice<UAFMatchCriteria>, to authenticators: [UAFAuthenticatorDescription], used: Set<Int>) -> Bool {
+        guard let first = criteria.first else { return true }
+        for (index, authenticator) in authenticators.enumerated() where !used.contains(index) && first.matches(authenticator) {
+            if assigns(criteria.dropFirst(), to: authenticators, used: used.union([index])) { return true }
+        }
+        return false
+    }
+
+    /// The first criterion field Signet cannot evaluate, as a JSON path and a reason, or nil.
+    /// Signet's metadata statements do not carry `matcherProtection`, `attachmentHint` or
+    /// `tcDisplay`, and Signet knows no extension, so criteria with them would never match: a
+    /// tenant's policy with them is refused when it is set, not silently unmatched later.
+    public var unsupportedCriterion: (path: String, reason: String)? {
+        func check(_ c: UAFMatchCriteria, _ path: String) -> (path: String, reason: String)? {
+            if c.matcherProtection != nil { return ("\(path).matcherProtection", "Signet's metadata does not carry matcherProtection") }
+            if c.attachmentHint != nil { return ("\(path).attachmentHint", "Signet's metadata does not carry attachmentHint") }
+            if c.tcDisplay != nil { return ("\(path).tcDisplay", "Signet's metadata does not carry tcDisplay") }
+            if c.exts?.isEmpty == false { return ("\(path).exts", "Signet supports no UAF extension") }
+            return nil
+        }
+        for (i, set) in accepted.enumerated() {
+            for (j, c) in set.enumerated() { if let found = check(c, "accepted[\(i)][\(j)]") { return found } }
+        }
+        for (i, c) in (disallowed ?? []).enumerated() { if let found = check(c, "disallowed[\(i)]") { return found } }
+        return nil
     }
 }

@@ -60,6 +60,13 @@ public struct UAFRegistrationVerifier: Sendable {
             }
             results.append(result)
         }
+        // 4.a across the assertions: together they satisfy one accepted combination.
+        try policy.enforceCombination(
+            results.map {
+                UAFAuthenticatorDescription(
+                    aaid: $0.aaid, keyID: $0.keyID, signatureAlgorithm: $0.publicKey.algorithm, attestationType: $0.attestation.tag,
+                    authenticatorVersion: $0.authenticatorVersion, statement: metadata($0.aaid)?.metadataStatement)
+            }, rule: "\(section) step 4.a")
         return results
     }
 

@@ -1,0 +1,70 @@
+import Crypto
+import FIDO
+import Postgres
+import Schema
+import ServiceKit
+
+/// The transaction service's own record of whose each FIDO UAF key is, kept from
+/// registration's `UAFAuthenticatorRegistered` and `UAFAuthenticatorStatusChanged` events: a
+/// UAF confirmation step is accepted only when its key is active, belongs to the transaction's
+/// user and is the key registered (the public key, its encoding and signature algorithm come
+/// from this record, not from the evidence), and when its assertion verifies offline against
+/// the transaction's details (``FIDO/UAFTransactionConfirmation``).
+enum UAFKeyOwners {
+    static var handlers: EventHandlers {
+        var h = EventHandlers()
+        h.on(UAFAuthenticatorRegistered.self) { e, _, conn in
+            guard let keyID = Base64URL.decode(e.keyId), let key = Base64URL.decode(e.publicKey) else {
+                throw EventDecodingError.invalidData("base64url")
+            }
+            try await conn.query(
+                """
+                INSERT INTO uaf_key_owners (tenant_id, aaid, key_id, username, public_key, key_encoding, signature_algorithm, attestation_type, status)
+                VALUES (\(e.tenantId), \(e.aaid), \(PostgresBytes(keyID)), \(e.username), \(PostgresBytes(key)), \(e.keyEncoding),
+                    \(e.signatureAlgorithm), \(e.attestationType), 'active')
+                ON CONFLICT DO NOTHING
+                """)
+        }
+        h.on(UAFAuthenticatorStatusChanged.self) { e, _, conn in
+            guard let keyID = Base64URL.decode(e.keyId) else { throw EventDecodingError.invalidData("keyId") }
+            try await conn.query(
+                "UPDATE uaf_key_owners SET status = \(e.status) WHERE tenant_id = \(e.tenantId) AND aaid = \(e.aaid) AND key_id = \(PostgresBytes(keyID))")
+        }
+        return h
+    }
+
+    /// Whether `step` (a `uaf` evidence step) was signed by an active UAF key of `username` in
+    /// `tenant`, registered with the public key the step names, over the dynamic-linking
+    /// challenge of `detailsHash` and the display text of `details`.
+    static func verifies(
+        _ step: SignedAssertionEvidence, of username: String, tenant: String, detailsHash: [UInt8], details: TransactionDetails,
+        on conn: PostgresConnection
+    ) async throws -> Bool {
+        guard step.format == SignedAssertionEvidence.uafFormat, let aaid = step.aaid, let keyID = Base64URL.decode(step.credentialId), !keyID.isEmpty,
+            let assertion = Base64URL.decode(step.authenticatorData), let nonce = Base64URL.decode(step.nonce),
+            let claimedKey = Base64URL.decode(step.publicKeyCose)
+        else { return false }
+        guard let row = try await conn.query(
+            """
+            SELECT username, public_key, key_encoding, signature_algorithm, attestation_type, status FROM uaf_key_owners
+            WHERE tenant_id = \(tenant) AND aaid = \(aaid) AND key_id = \(PostgresBytes(keyID))
+            """
+        ).first, let owner = row.string("username"), let key = row.bytes("public_key"), let encoding = row.int64("key_encoding"),
+            let algorithm = row.int64("signature_algorithm"), row.string("status") == "active", UsernameRules.identical(owner, username),
+            key == claimedKey, step.keyEncoding.map(Int64.init) == encoding, step.signatureAlgorithm.map(Int64.init) == algorithm,
+            let encodingValue = UInt16(exactly: encoding), let algorithmValue = UInt16(exactly: algorithm)
+        else { return false }
+        let record = UAFRegistrationRecord(
+            aaid: aaid, keyID: keyID, publicKey: key, keyEncoding: UAFKeyEncoding(rawValue: encodingValue),
+            signatureAlgorithm: UAFSignatureAlgorithm(rawValue: algorithmValue), signCounter: 0,
+            attestationType: row.string("attestation_type") == "basic_full" ? .attestationBasicFull : .attestationBasicSurrogate)
+        do {
+            try UAFTransactionConfirmation.verify(
+                assertion: assertion, fcParams: step.clientDataJSON, record: record, detailsHash: detailsHash, nonce: nonce,
+                content: Array(details.uafDisplayText.utf8))
+            return true
+        } catch {
+            return false
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Crypto
+import FIDO
+import Foundation
+import JSON
+import Testing
+import TestSupport
+
+/// A UAF transaction confirmation checked again offline, as the transaction service does before
+/// issuing a tcToken: the fcParams carry the dynamic-linking challenge of the details hash and
+/// nonce, TRANSACTION_CONTENT_HASH is the hash of the text shown, and the signature verifies
+/// with the registered key. Each way a step can fail to bind the transaction has its code.
+@Suite struct UAFTransactionConfirmationTests {
+    static let appID = "https://example.test/uaf/facets"
+    let detailsHash = SHA256.hash(Array(#"{"amount":"10.00"}"#.utf8))
+    let nonce = [UInt8](repeating: 7, count: 16)
+    let text = "Pay 10.00 EUR to ACME"
+
+    struct Step {
+        let assertion: [UInt8]
+        let fcParams: String
+        let record: UAFRegistrationRecord
+    }
+
+    /// A registration of `authenticator` and one confirmation step signing `content` over `challenge`.
+    func step(_ authenticator: SoftUAFAuthenticator, challenge: String, content: [UInt8]?, mode: UInt8? = nil) throws -> Step {
+        let krd = try UAFRegistrationAssertion(bytes: authenticator.registrationAssertion(fcParams: "unused"))
+        let record = UAFRegistrationRecord(
+            aaid: krd.aaid, keyID: krd.keyID, publicKey: krd.publicKey, keyEncoding: try #require(krd.info.publicKeyEncoding),
+            signatureAlgorithm: krd.info.signatureAlgorithm, signCounter: 0, attestationType: .attestationBasicSurrogate)
+        let fc = try authenticator.fcParams(appID: Self.appID, challenge: challenge)
+        let assertion = try authenticator.authenticationAssertion(fcParams: fc, transactionContent: content, mode: mode)
+        return Step(assertion: assertion, fcParams: fc, record: record)
+    }
+
+    func code(_ s: Step, detailsHash: [UInt8]? = nil, nonce: [UInt8]? = nil, content: String? = nil) -> UAFError.Code? {
+        do {
+            try UAFTransactionConfirmation.verify(
+                assertion: s.assertion, fcParams: s.fcParams, record: s.record, detailsHash: detailsHash ?? self.detailsHash,
+                nonce: nonce ?? self.nonce, content: Array((content ?? text).utf8))
+            return nil
+        } catch { return error.code }
+    }
+
+    @Test(arguments: [UAFSignatureAlgorithm.secp256r1ECDSASHA256Raw, .secp384r1ECDSASHA384Raw, .secp521r1ECDSASHA512Raw])
+    func aStepThatSignedTheDetailsAndTheTextVerifies(algorithm: UAFSignatureAlgorithm) throws {
+        let authenticator = SoftUAFAuthenticator(algorithm: algorithm, facetID: "https://example.test")
+        let challenge = UAFTransactionConfirmation.challenge(detailsHash: detailsHash, nonce: nonce)
+        #expect(Base64URL.decode(challenge) == DynamicLinkingChallenge.derive(detailsHash: detailsHash, nonce: nonce))
+        let s = try step(authenticator, challenge: challenge, content: Array(text.utf8))
+        #expect(code(s) == nil)
+        // Amended details, another nonce, or another text than the one shown: no longer this step's.
+        #expect(code(s, detailsHash: SHA256.hash(Array(#"{"amount":"99.00"}"#.utf8))) == .challengeMismatch)
+        #expect(code(s, nonce: [UInt8](repeating: 8, count: 16)) == .challengeMismatch)
+        #expect(code(s, content: "Pay 99.00 EUR to EVIL") == .transactionContentHashMismatch)
+    }
+
+    @Test func refusesStepsThatDoNotBindTheTransaction() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: "https://example.test")
+        let challenge = UAFTransactionConfirmation.challenge(detailsHash: detailsHash, nonce: nonce)
+        // A plain sign-in challenge, not derived from the details.
+        #expect(code(try step(authenticator, challenge: "plain-challenge", content: Array(text.utf8))) == .challengeMismatch)
+        // No transaction content hashed, or the user not shown the content (mode 0x01).
+        #expect(code(try step(authenticator, challenge: challenge, content: nil)) == .authenticationModeMismatch)
+        #expect(code(try step(authenticator, challenge: challenge, content: Array(text.utf8), mode: 0x01)) == .authenticationModeMismatch)
+        // Signed by another key than the registered one.
+        var s = try step(authenticator, challenge: challenge, content: Array(text.utf8))
+        let other = try step(SoftUAFAuthenticator(facetID: "https://example.test"), challenge: challenge, content: Array(text.utf8))
+        s = Step(
+            assertion: s.assertion, fcParams: s.fcParams,
+            record: UAFRegistrationRecord(
+                aaid: s.record.aaid, keyID: s.record.keyID, publicKey: other.record.publicKey, keyEncoding: s.record.keyEncoding,
+                signatureAlgorithm: s.record.signatureAlgorithm, signCounter: 0, attestationType: s.record.attestationType))
+        #expect(code(s) == .signatureInvalid)
+        // fcParams other than those signed.
+        let good = try step(authenticator, challenge: challenge, content: Array(text.utf8))
+        let forged = try authenticator.fcParams(appID: "https://evil.example/uaf/facets", challenge: challenge)
+        #expect(code(Step(assertion: good.assertion, fcParams: forged, record: good.record)) == .finalChallengeHashMismatch)
+    }
+}

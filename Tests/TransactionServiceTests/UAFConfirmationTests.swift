@@ -1,0 +1,127 @@
+import Crypto
+import FIDO
+import Foundation
+import HTTPServer
+import JSON
+import Schema
+import ServiceKit
+import ServiceTestSupport
+import Testing
+import TestSupport
+import Tokens
+@testable import TransactionService
+
+/// A FIDO UAF confirmation step in the transaction service, over a scratch database: the
+/// service knows the user's UAF key from registration's event and verifies the step again
+/// (dynamic-linking challenge, displayed text, signature with its own record of the key)
+/// before it issues a tcToken; a step that fails any of these leaves the transaction PENDING.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct UAFConfirmationTests {
+    static let key = "sk_harness_0123456789abcdefghijklmnopqrstuv"
+    typealias Harness = ServiceHarness<TransactionService>
+
+    static func create(_ h: Harness, username: String = "alice") async throws -> TransactionResource {
+        let body = #"{"username":"\#(username)","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME","type":"payment"}"#
+        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        return try JSONValueDecoder().decode(TransactionResource.self, from: created.body)
+    }
+
+    /// Registers a key with `authenticator` and gives the service registration's event.
+    static func registered(_ h: Harness, _ authenticator: SoftUAFAuthenticator, username: String = "alice") async throws -> SoftUAFAuthenticator.Registration {
+        _ = try authenticator.registrationAssertion(fcParams: "unused")
+        let registration = try #require(authenticator.registrations.last)
+        let point = Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65))
+        try await h.consume(
+            UAFAuthenticatorRegistered(
+                tenantId: "shop", username: username, aaid: authenticator.aaid, keyId: Base64URL.encode(registration.keyID),
+                publicKey: Base64URL.encode(point), keyEncoding: 0x100, signatureAlgorithm: 1, signCounter: 0,
+                attestationType: "basic_surrogate", registeredAt: Date()),
+            source: .registration)
+        return registration
+    }
+
+    /// The evidence of a step in which `authenticator` confirmed `tx` (or signed `shown` instead of its text).
+    static func evidence(_ authenticator: SoftUAFAuthenticator, _ tx: TransactionResource, shown: String? = nil) throws -> SignedAssertionEvidence {
+        let nonce = SecureRandom.bytes(16)
+        let hash = try #require(Base64URL.decode(tx.detailsHash))
+        let fc = try authenticator.fcParams(
+            appID: "http://localhost:8080/registration/v1/tenants/shop/uaf/facets",
+            challenge: UAFTransactionConfirmation.challenge(detailsHash: hash, nonce: nonce))
+        let text = shown ?? tx.details.uafDisplayText
+        let assertion = try authenticator.authenticationAssertion(fcParams: fc, transactionContent: Array(text.utf8))
+        let registration = try #require(authenticator.registrations.last)
+        let point = Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65))
+        return SignedAssertionEvidence(
+            credentialId: Base64URL.encode(registration.keyID), authenticatorData: Base64URL.encode(assertion), clientDataJSON: fc,
+            signature: "", publicKeyCose: Base64URL.encode(point), nonce: Base64URL.encode(nonce), format: SignedAssertionEvidence.uafFormat,
+            aaid: authenticator.aaid, keyEncoding: 0x100, signatureAlgorithm: 1)
+    }
+
+    static func decide(_ h: Harness, _ tx: TransactionResource, _ evidence: SignedAssertionEvidence) async throws -> TransactionResource {
+        try await h.consume(
+            TransactionDecision(
+                tenantId: "shop", transactionId: tx.transactionId, decision: "confirmed", detailsHash: tx.detailsHash, signinId: "si_1",
+                amr: ["uaf"], assertions: [evidence], decidedAt: Date()),
+            source: .authentication)
+        let read = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)", bearer: Self.key)
+        return try JSONValueDecoder().decode(TransactionResource.self, from: read.body)
+    }
+
+    @Test func aUAFStepThatSignedTheDetailsConfirmsTheTransaction() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("shop", apiKey: Self.key)
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
+        let registration = try await Self.registered(h, authenticator)
+        let tx = try await Self.create(h)
+        let confirmed = try await Self.decide(h, tx, try Self.evidence(authenticator, tx))
+        #expect(confirmed.status == "CONFIRMED")
+        let token = try #require(confirmed.tcToken)
+        let jwks = await h.send("GET", "/v1/tenants/shop/.well-known/jwks.json")
+        let verifier = JWTVerifier(
+            keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/transaction", audience: "shop"))
+        let claims = try verifier.verify(token, now: Date()).claims
+        #expect(claims.subject == "alice")
+        #expect(claims[claim: "amr"] == .array(["uaf"]) && claims[claim: "cid"] == .string(Base64URL.encode(registration.keyID)))
+        // The evidence keeps the UAF step as signed.
+        let evidence = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)/evidence", bearer: Self.key)
+        #expect(evidence.status == 200 && String(decoding: evidence.body, as: UTF8.self).contains(#""format":"uaf""#))
+    }
+
+    @Test func aUAFStepThatDoesNotBindTheTransactionConfirmsNothing() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("shop", apiKey: Self.key)
+        let alice = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
+        _ = try await Self.registered(h, alice)
+        let bob = SoftUAFAuthenticator(aaid: "ABCD#0002", facetID: "https://shop.example")
+        _ = try await Self.registered(h, bob, username: "bob")
+        let tx = try await Self.create(h)
+
+        // Another text than the details' display text.
+        #expect(try await Self.decide(h, tx, try Self.evidence(alice, tx, shown: "Pay €1 to ACME")).status == "PENDING")
+        // Another user's key.
+        #expect(try await Self.decide(h, tx, try Self.evidence(bob, tx)).status == "PENDING")
+        // A public key in the evidence other than the one registered.
+        var swapped = try Self.evidence(alice, tx)
+        swapped.publicKeyCose = Base64URL.encode(Array(try PrivateKey.generateP256().publicKey().subjectPublicKeyInfo.suffix(65)))
+        #expect(try await Self.decide(h, tx, swapped).status == "PENDING")
+        // The nonce of another challenge.
+        var renonced = try Self.evidence(alice, tx)
+        renonced.nonce = Base64URL.encode(SecureRandom.bytes(16))
+        #expect(try await Self.decide(h, tx, renonced).status == "PENDING")
+        // A suspended key.
+        try await h.consume(
+            UAFAuthenticatorStatusChanged(
+                tenantId: "shop", aaid: "ABCD#0001", keyId: Base64URL.encode(alice.registrations[0].keyID), status: "suspended", changedAt: Date()),
+            source: .registration)
+        #expect(try await Self.decide(h, tx, try Self.evidence(alice, tx)).status == "PENDING")
+        // Resumed, the same key's proper step confirms it: the refusals above were the binding's.
+        try await h.consume(
+            UAFAuthenticatorStatusChanged(
+                tenantId: "shop", aaid: "ABCD#0001", keyId: Base64URL.encode(alice.registrations[0].keyID), status: "active", changedAt: Date()),
+            source: .registration)
+        #expect(try await Self.decide(h, tx, try Self.evidence(alice, tx)).status == "CONFIRMED")
+    }
+}
