@@ -1,5 +1,11 @@
+// accept4
+#define _GNU_SOURCE
 #include "CSignetShims.h"
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -49,6 +55,48 @@ uint16_t signet_mhd_bound_port(void *daemon) {
     const union MHD_DaemonInfo *info = MHD_get_daemon_info((struct MHD_Daemon *)daemon,
                                                            MHD_DAEMON_INFO_BIND_PORT);
     return info ? info->port : 0;
+}
+
+// Closing a listening socket resets every connection in its accept queue: a client (a gateway)
+// whose connect had succeeded, and which had sent its request, sees a reset it cannot tell
+// from a failure after processing, and must not replay a POST. So the queue is emptied into
+// the daemon first, and only then does the socket stop listening. What arrives between the
+// last accept and the swap is the only loss left (microseconds, against the whole queue).
+int signet_mhd_quiesce_draining_backlog(void *daemon, unsigned int *taken) {
+    struct MHD_Daemon *d = (struct MHD_Daemon *)daemon;
+    *taken = 0;
+    MHD_socket ls = MHD_quiesce_daemon(d);
+    if (ls == MHD_INVALID_SOCKET) return -1;
+    int fl = fcntl(ls, F_GETFL, 0);
+    if (fl >= 0) (void)fcntl(ls, F_SETFL, fl | O_NONBLOCK);
+    enum { limit = 4096 };
+    struct pending { int fd; socklen_t len; struct sockaddr_storage addr; };
+    struct pending *queued = calloc(limit, sizeof *queued);
+    unsigned int n = 0;
+    while (queued != NULL && n < limit) {
+        queued[n].len = sizeof queued[n].addr;
+        int fd = accept4(ls, (struct sockaddr *)&queued[n].addr, &queued[n].len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED) continue;
+            break;
+        }
+        queued[n].fd = fd;
+        n += 1;
+    }
+    int placeholder = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (placeholder >= 0) {
+        (void)dup2(placeholder, ls);
+        close(placeholder);
+    } else {
+        (void)shutdown(ls, SHUT_RDWR);
+    }
+    for (unsigned int i = 0; i < n; i++) {
+        if (MHD_add_connection(d, queued[i].fd, (const struct sockaddr *)&queued[i].addr, queued[i].len) == MHD_YES) {
+            *taken += 1;
+        }
+    }
+    free(queued);
+    return ls;
 }
 
 size_t signet_sockaddr_bytes(const void *address, uint8_t out[16]) {

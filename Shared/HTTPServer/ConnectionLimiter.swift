@@ -38,6 +38,8 @@ final class ConnectionLimiter: Sendable {
         /// Monotonic nanoseconds since which no request is in progress; 0 while one is.
         let idleSince: Atomic<UInt64>
         let shutDown = Atomic<Bool>(false)
+        /// Whether a request ever began on this connection.
+        let hadRequest = Atomic<Bool>(false)
 
         init(fd: Int32, address: ClientAddress, now: UInt64) {
             self.fd = fd
@@ -46,7 +48,10 @@ final class ConnectionLimiter: Sendable {
         }
 
         /// A request began on this connection (its headers are in).
-        func requestStarted() { idleSince.store(0, ordering: .relaxed) }
+        func requestStarted() {
+            idleSince.store(0, ordering: .relaxed)
+            hadRequest.store(true, ordering: .relaxed)
+        }
         /// The connection's last request completed: it is idle from now.
         func requestFinished() { idleSince.store(max(ConnectionLimiter.now(), 1), ordering: .relaxed) }
     }
@@ -112,6 +117,21 @@ final class ConnectionLimiter: Sendable {
     }
 
     var openCount: Int { state.withLock { $0.open.count } }
+
+    /// Open connections with a request in progress (headers in, response not yet sent), and
+    /// those on which no request has begun yet (just accepted, or handed over from the listen
+    /// backlog at shutdown).
+    var unfinished: (requests: Int, awaitingFirstRequest: Int) {
+        state.withLock { s in
+            s.open.values.reduce(into: (requests: 0, awaitingFirstRequest: 0)) { n, record in
+                if !record.hadRequest.load(ordering: .relaxed) {
+                    n.awaitingFirstRequest += 1
+                } else if record.idleSince.load(ordering: .relaxed) == 0 {
+                    n.requests += 1
+                }
+            }
+        }
+    }
 
     /// Starts sweeping idle connections under pressure every `interval`.
     func start(interval: Duration = .milliseconds(250)) {

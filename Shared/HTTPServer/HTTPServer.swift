@@ -184,12 +184,26 @@ public final class HTTPServer: Service, @unchecked Sendable {
     public func shutdown() async {
         guard let daemon else { return }
         state.withLock { $0.draining = true }
+        var listenFD: Int32 = -1
+        var handedOver: UInt32 = 0
         if quiescesOnShutdown {
-            let listenFD = MHD_quiesce_daemon(daemon)
-            if listenFD >= 0 { close(listenFD) }
+            listenFD = signet_mhd_quiesce_draining_backlog(UnsafeMutableRawPointer(daemon), &handedOver)
+            if handedOver > 0 {
+                logger.info("shutdown: serving the connections queued before the listener closed", metadata: ["signet.http.connections": "\(handedOver)"])
+            }
         }
-        let deadline = ContinuousClock.now + configuration.requestTimeout + .seconds(1)
-        while state.withLock({ $0.inFlight }) > 0 && ContinuousClock.now < deadline {
+        // In-flight requests finish, and connections accepted before the listener closed (the
+        // backlog among them) get to send their request: closing one unanswered would be a
+        // reset the client cannot safely retry. A connection that sends nothing is waited for
+        // briefly only.
+        let now = ContinuousClock.now
+        let deadline = now + configuration.requestTimeout + .seconds(1)
+        let firstRequestDeadline = now + .seconds(2)
+        while ContinuousClock.now < deadline {
+            let open = connections.unfinished
+            let waiting = state.withLock({ $0.inFlight }) > 0 || open.requests > 0
+                || (open.awaitingFirstRequest > 0 && ContinuousClock.now < firstRequestDeadline)
+            if !waiting { break }
             try? await Task.sleep(for: .milliseconds(5))
         }
         // Enter the final phase only when nothing is suspended, atomically with admission;
@@ -201,6 +215,7 @@ public final class HTTPServer: Service, @unchecked Sendable {
             try? await Task.sleep(for: .milliseconds(5))
         }
         MHD_stop_daemon(daemon)
+        if listenFD >= 0 { close(listenFD) }
         self.daemon = nil
         deadlines.stop()
         connections.stop()

@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import Platform
+import Synchronization
 import Testing
 @testable import HTTPServer
 
@@ -126,6 +127,53 @@ import Testing
         #expect(status == 200 && String(decoding: body, as: UTF8.self) == "done")
     }
 
+    /// Connections the kernel queued before shutdown closed the listener (their handshake done,
+    /// their request sent, not yet accepted because the only receiving thread was busy) are
+    /// served, not reset: a gateway cannot retry a POST that met a reset. The listener itself
+    /// stops at once: a connection attempted during the drain is refused.
+    @Test func shutdownServesConnectionsQueuedInTheBacklog() async throws {
+        let holding = TestFlag(true), held = TestFlag(false)
+        var r = Router()
+        r.get("/hold") { _, _ in
+            held.set(true)
+            blockWhile(holding)  // runs inline: the receiving thread accepts nothing meanwhile
+            return .text("held")
+        }
+        r.get("/q") { request, _ in .text(request.query["a"] ?? "-") }
+        let app = HTTPApplication(router: r, logger: Logger(label: "test", level: .critical))
+        let server = HTTPServer(
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 1), logger: Logger(label: "test", level: .critical)
+        ) { await app.respond(to: $0) }
+        try server.start()
+        let port = server.boundPort
+        let holder = Task { try await RawSocket.runOnThread { try RawSocket(port: port).exchange("GET /hold HTTP/1.1\r\nHost: x\r\n\r\n") } }
+        while !held.isSet { try await Task.sleep(for: .milliseconds(5)) }
+        // Five clients connect and send while the thread is held: all five wait in the backlog.
+        let queued = try (0..<5).map { _ in try RawSocket(port: port) }
+        let answers = Task {
+            try await withThrowingTaskGroup(of: (Int, Int?).self) { group in
+                for (i, socket) in queued.enumerated() {
+                    group.addTask {
+                        (i, try await RawSocket.runOnThread { socket.exchange("GET /q?a=\(i) HTTP/1.1\r\nHost: x\r\n\r\n")?.status })
+                    }
+                }
+                var statuses: [Int: Int?] = [:]
+                for try await (i, status) in group { statuses[i] = status }
+                return statuses
+            }
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        let stopping = Task { await server.shutdown() }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(throws: (any Error).self, "the listener still accepts during the drain") { _ = try RawSocket(port: port, timeout: 1) }
+        holding.set(false)
+        await stopping.value
+        let heldResponse = try await holder.value
+        #expect(heldResponse?.status == 200, "\(String(describing: heldResponse))")
+        let statuses = try await answers.value
+        #expect(statuses.count == 5 && statuses.values.allSatisfy { $0 == 200 }, "\(statuses)")
+    }
+
     /// libmicrohttpd would decode `%00` into a NUL that ends the C string (`a%00b` became `a`):
     /// the path reaches the router undecoded, and the router refuses what cannot be a name.
     @Test func pathsReachTheRouterUndecoded() async throws {
@@ -147,6 +195,19 @@ import Testing
             #expect(query.body == "+ x&y")
         }
     }
+}
+
+/// Blocks the calling thread (not a task: it must not give its thread back) while `flag` is set.
+func blockWhile(_ flag: TestFlag) {
+    while flag.isSet { usleep(1000) }
+}
+
+/// A flag shared between a test and its handlers.
+final class TestFlag: Sendable {
+    private let value: Atomic<Bool>
+    init(_ initial: Bool) { value = Atomic(initial) }
+    func set(_ new: Bool) { value.store(new, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
 }
 
 /// The calling thread's name (`/proc/thread-self/comm`).

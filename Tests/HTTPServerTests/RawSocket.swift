@@ -90,4 +90,15 @@ final class RawSocket: @unchecked Sendable {
             }
         }
     }
+
+    /// Runs blocking socket work on a thread of its own: for work that stays blocked while
+    /// the test goes on (dispatch's global queues are few threads here, and sleeping tasks'
+    /// timers wait behind them).
+    static func runOnThread<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { c in
+            Thread {
+                do { c.resume(returning: try work()) } catch { c.resume(throwing: error) }
+            }.start()
+        }
+    }
 }

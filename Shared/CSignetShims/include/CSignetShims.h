@@ -33,6 +33,15 @@ void *signet_mhd_connection_context(void *connection);
 /// The port a daemon listens on (useful when started on port 0).
 uint16_t signet_mhd_bound_port(void *daemon);
 
+/// Stops a daemon accepting without resetting what the kernel already queued: quiesces it,
+/// accepts every connection waiting in the listen backlog and hands each to the daemon
+/// (`MHD_add_connection`, through the accept policy), then stops the socket listening by
+/// putting an unbound socket in place of its descriptor (so the number stays valid for the
+/// daemon's threads, as libmicrohttpd asks). Returns that descriptor, to close after
+/// `MHD_stop_daemon`, or -1 when the daemon was not listening; `*taken` is how many queued
+/// connections were handed over.
+int signet_mhd_quiesce_draining_backlog(void *daemon, unsigned int *taken);
+
 /// rd_kafka_producev with a copied key and value, optional headers and a per-message opaque.
 /// Returns an rd_kafka_resp_err_t (0 on success).
 int signet_kafka_produce(void *rk, const char *topic, int32_t partition,
