@@ -26,8 +26,8 @@ struct RegistrationRules: Sendable {
     }
 
     /// Refuses a registration of `type` that the tenant's registration decision rules do not
-    /// allow for the user now: DENY refuses every method; SUGGEST/ENFORCE offer their methods
-    /// only; IGNORE (the default) leaves the choice open.
+    /// allow for the user now: DENY refuses every method; SUGGEST/ENFORCE offer the methods of
+    /// their sequences only; IGNORE (the default) leaves the choice open.
     ///
     /// - Throws: 403 `registration_denied` or `method_not_offered`; 503 when the authentication
     ///   service cannot answer (registration fails closed).
@@ -38,10 +38,13 @@ struct RegistrationRules: Sendable {
             throw HTTPError(
                 .registrationDenied,
                 detail: "The tenant's registration rules deny registering methods now (rule \(decision.matchedRule)).")
-        case "SUGGEST_REGISTRATION" where !decision.methods.contains(type), "ENFORCE_REGISTRATION" where !decision.methods.contains(type):
-            throw HTTPError(
-                .methodNotOffered,
-                detail: "The tenant's registration rules offer \(decision.methods.joined(separator: ", ")) now (rule \(decision.matchedRule)).")
+        case "SUGGEST_REGISTRATION", "ENFORCE_REGISTRATION":
+            let sequences = decision.offeredSequences
+            guard sequences.contains(where: { $0.contains(type) }) else {
+                throw HTTPError(
+                    .methodNotOffered,
+                    detail: "The tenant's registration rules offer \(sequences.map { $0.joined(separator: "+") }.joined(separator: " or ")) now (rule \(decision.matchedRule)).")
+            }
         default:
             return
         }

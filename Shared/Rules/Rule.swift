@@ -106,15 +106,7 @@ public struct Rule: Sendable, Hashable {
             action = name == "ALLOW" ? .allow : name == "DENY" ? .deny : .ignoreRegistration
         case "TRIGGER_AUTHENTICATION":
             try reader.refuse("methods", because: "TRIGGER_AUTHENTICATION takes sequences")
-            let elements = try reader.requiredArray("sequences", "a non-empty list of non-empty lists of methods")
-            var sequences: [[String]] = []
-            for (i, element) in elements.enumerated() {
-                guard case .array(let methods) = element else {
-                    throw RulesetError(
-                        .invalidType, at: path.member("sequences").index(i), "a sequence must be an array of methods")
-                }
-                sequences.append(try methodNames(methods, at: path.member("sequences").index(i)))
-            }
+            let sequences = try readSequences(reader)
             var maxTimeSeconds: Int?
             if let value = reader.members["maxTimeSeconds"] {
                 guard let seconds = value.intValue else {
@@ -125,12 +117,18 @@ public struct Rule: Sendable, Hashable {
             }
             action = .triggerAuthentication(sequences: sequences, maxTimeSeconds: maxTimeSeconds)
         case "SUGGEST_REGISTRATION", "ENFORCE_REGISTRATION":
-            for member in ["sequences", "maxTimeSeconds"] {
-                try reader.refuse(member, because: "\(name) takes methods")
+            try reader.refuse("maxTimeSeconds", because: "\(name) takes sequences")
+            // Sequences of methods to register, as authentication rules answer; the older
+            // `methods` (any one of them) still reads, for rulesets stored before.
+            let offer: RegistrationOffer
+            if reader.members["methods"] != nil {
+                try reader.refuse("sequences", because: "give sequences or the older methods, not both")
+                let elements = try reader.requiredArray("methods", "a non-empty list of methods")
+                offer = RegistrationOffer(methods: try methodNames(elements, at: path.member("methods")))
+            } else {
+                offer = RegistrationOffer(sequences: try readSequences(reader))
             }
-            let elements = try reader.requiredArray("methods", "a non-empty list of methods")
-            let methods = try methodNames(elements, at: path.member("methods"))
-            action = name == "SUGGEST_REGISTRATION" ? .suggestRegistration(methods: methods) : .enforceRegistration(methods: methods)
+            action = name == "SUGGEST_REGISTRATION" ? .suggestRegistration(offer) : .enforceRegistration(offer)
         default:
             throw RulesetError(
                 .unknownAction, at: path.member("action"),
@@ -138,6 +136,20 @@ public struct Rule: Sendable, Hashable {
         }
         try action.check(at: path)
         return action
+    }
+
+    /// Reads `sequences`: a list of lists of method names.
+    private static func readSequences(_ reader: ObjectReader) throws(RulesetError) -> [[String]] {
+        let path = reader.path.member("sequences")
+        let elements = try reader.requiredArray("sequences", "a non-empty list of non-empty lists of methods")
+        var sequences: [[String]] = []
+        for (i, element) in elements.enumerated() {
+            guard case .array(let methods) = element else {
+                throw RulesetError(.invalidType, at: path.index(i), "a sequence must be an array of methods")
+            }
+            sequences.append(try methodNames(methods, at: path.index(i)))
+        }
+        return sequences
     }
 
     private static func methodNames(_ elements: [JSONValue], at path: NodePath) throws(RulesetError) -> [String] {

@@ -3,8 +3,9 @@ import JSON
 /// What a rule answers when it matches.
 ///
 /// Authentication rulesets answer ``allow``, ``deny`` or ``triggerAuthentication(sequences:maxTimeSeconds:)``;
-/// registration decision rulesets answer ``suggestRegistration(methods:)``,
-/// ``enforceRegistration(methods:)``, ``deny`` or ``ignoreRegistration`` (see ``Ruleset/Kind``).
+/// registration decision rulesets answer ``suggestRegistration(_:)``,
+/// ``enforceRegistration(_:)`` (each with a ``RegistrationOffer`` of method sequences), ``deny``
+/// or ``ignoreRegistration`` (see ``Ruleset/Kind``).
 ///
 /// Method names match `^[a-z][a-z0-9_]{0,31}$` (`fido2`, `sms_otp`, `email_otp`, `totp`,
 /// `external_jwt`, `password`, `photo_id`, `uaf`…); any such name is accepted, and the service
@@ -18,12 +19,22 @@ public enum RuleAction: Sendable, Hashable {
     /// order: `[["fido2"], ["fido2", "sms_otp"]]`) within `maxTimeSeconds` (1–3600; `nil` on the
     /// wire means ``defaultMaxTimeSeconds``).
     case triggerAuthentication(sequences: [[String]], maxTimeSeconds: Int?)
-    /// `SUGGEST_REGISTRATION`: offer to register one of `methods`; the user may decline.
-    case suggestRegistration(methods: [String])
-    /// `ENFORCE_REGISTRATION`: require registering one of `methods`.
-    case enforceRegistration(methods: [String])
+    /// `SUGGEST_REGISTRATION`: offer to register one of the offer's sequences; the user may
+    /// decline.
+    case suggestRegistration(RegistrationOffer)
+    /// `ENFORCE_REGISTRATION`: require registering one of the offer's sequences.
+    case enforceRegistration(RegistrationOffer)
     /// `IGNORE_REGISTRATION`: say nothing about registration.
     case ignoreRegistration
+
+    /// `SUGGEST_REGISTRATION` in the older form: any one of `methods`.
+    public static func suggestRegistration(methods: [String]) -> RuleAction { .suggestRegistration(RegistrationOffer(methods: methods)) }
+    /// `SUGGEST_REGISTRATION` of `sequences`, in order.
+    public static func suggestRegistration(sequences: [[String]]) -> RuleAction { .suggestRegistration(RegistrationOffer(sequences: sequences)) }
+    /// `ENFORCE_REGISTRATION` in the older form: any one of `methods`.
+    public static func enforceRegistration(methods: [String]) -> RuleAction { .enforceRegistration(RegistrationOffer(methods: methods)) }
+    /// `ENFORCE_REGISTRATION` of `sequences`, in order.
+    public static func enforceRegistration(sequences: [[String]]) -> RuleAction { .enforceRegistration(RegistrationOffer(sequences: sequences)) }
 
     /// The time allowed for a triggered authentication when a rule does not say: 300 seconds.
     public static let defaultMaxTimeSeconds = 300
@@ -47,15 +58,20 @@ public enum RuleAction: Sendable, Hashable {
     }
 
     /// The members the action adds to its rule on the wire: `action`, and `sequences`,
-    /// `maxTimeSeconds` or `methods` where the action has them.
+    /// `maxTimeSeconds` or (registration offers read in the older form) `methods` where the
+    /// action has them.
     var members: [String: JSONValue] {
         var members: [String: JSONValue] = ["action": .string(name)]
         switch self {
         case .triggerAuthentication(let sequences, let maxTimeSeconds):
             members["sequences"] = .array(sequences.map { .array($0.map(JSONValue.string)) })
             if let maxTimeSeconds { members["maxTimeSeconds"] = .int(Int64(maxTimeSeconds)) }
-        case .suggestRegistration(let methods), .enforceRegistration(let methods):
-            members["methods"] = .array(methods.map(JSONValue.string))
+        case .suggestRegistration(let offer), .enforceRegistration(let offer):
+            if offer.writtenAsMethods {
+                members["methods"] = .array(offer.methods.map(JSONValue.string))
+            } else {
+                members["sequences"] = .array(offer.sequences.map { .array($0.map(JSONValue.string)) })
+            }
         case .allow, .deny, .ignoreRegistration:
             break
         }
@@ -72,18 +88,18 @@ public enum RuleAction: Sendable, Hashable {
     func check(at path: NodePath) throws(RulesetError) {
         switch self {
         case .triggerAuthentication(let sequences, let maxTimeSeconds):
-            let sequencesPath = path.member("sequences")
-            try Self.checkList(sequences, at: sequencesPath, limit: Self.maximumSequences, what: "sequences")
-            for (i, sequence) in sequences.enumerated() {
-                try Self.checkMethods(sequence, at: sequencesPath.index(i), what: "a sequence")
-            }
+            try Self.checkSequences(sequences, at: path.member("sequences"))
             if let maxTimeSeconds, !(1...Self.maximumMaxTimeSeconds).contains(maxTimeSeconds) {
                 throw RulesetError(
                     .invalidValue, at: path.member("maxTimeSeconds"),
                     "maxTimeSeconds must be from 1 to \(Self.maximumMaxTimeSeconds)")
             }
-        case .suggestRegistration(let methods), .enforceRegistration(let methods):
-            try Self.checkMethods(methods, at: path.member("methods"), what: "methods")
+        case .suggestRegistration(let offer), .enforceRegistration(let offer):
+            if offer.writtenAsMethods {
+                try Self.checkMethods(offer.methods, at: path.member("methods"), what: "methods")
+            } else {
+                try Self.checkSequences(offer.sequences, at: path.member("sequences"))
+            }
         case .allow, .deny, .ignoreRegistration:
             break
         }
@@ -92,6 +108,13 @@ public enum RuleAction: Sendable, Hashable {
     /// The action names, for messages.
     static let names =
         "ALLOW, DENY, TRIGGER_AUTHENTICATION, SUGGEST_REGISTRATION, ENFORCE_REGISTRATION, IGNORE_REGISTRATION"
+
+    private static func checkSequences(_ sequences: [[String]], at path: NodePath) throws(RulesetError) {
+        try checkList(sequences, at: path, limit: maximumSequences, what: "sequences")
+        for (i, sequence) in sequences.enumerated() {
+            try checkMethods(sequence, at: path.index(i), what: "a sequence")
+        }
+    }
 
     private static func checkMethods(_ methods: [String], at path: NodePath, what: String) throws(RulesetError) {
         try checkList(methods, at: path, limit: maximumMethods, what: what)

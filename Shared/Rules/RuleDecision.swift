@@ -5,8 +5,9 @@ import JSON
 ///
 /// Encodes as
 /// `{"action": "TRIGGER_AUTHENTICATION", "matchedRule": "big-amount", "sequences": [["fido2", "sms_otp"]], "maxTimeSeconds": 120}`,
-/// with `sequences` and `maxTimeSeconds` only for `TRIGGER_AUTHENTICATION` and `methods` only
-/// for `SUGGEST_REGISTRATION` and `ENFORCE_REGISTRATION`.
+/// with `sequences` and `maxTimeSeconds` only for `TRIGGER_AUTHENTICATION`, and `sequences`
+/// (or, for a rule written in the older form, `methods`) for `SUGGEST_REGISTRATION` and
+/// `ENFORCE_REGISTRATION`.
 ///
 /// Decisions decode from the same JSON, so that a sign-in flow can keep the decision it is
 /// carrying out in its stored state and read it back.
@@ -48,13 +49,21 @@ public struct RuleDecision: Sendable, Hashable, Codable, CustomStringConvertible
         return []
     }
 
-    /// The methods of `SUGGEST_REGISTRATION` and `ENFORCE_REGISTRATION`; empty for other actions.
-    public var methods: [String] {
+    /// The offer of `SUGGEST_REGISTRATION` and `ENFORCE_REGISTRATION`; `nil` for other actions.
+    public var registrationOffer: RegistrationOffer? {
         switch action {
-        case .suggestRegistration(let methods), .enforceRegistration(let methods): methods
-        default: []
+        case .suggestRegistration(let offer), .enforceRegistration(let offer): offer
+        default: nil
         }
     }
+
+    /// The sequences of methods `SUGGEST_REGISTRATION` and `ENFORCE_REGISTRATION` offer to
+    /// register, in order; empty for other actions.
+    public var registrationSequences: [[String]] { registrationOffer?.sequences ?? [] }
+
+    /// Every method `SUGGEST_REGISTRATION` and `ENFORCE_REGISTRATION` offer, once each, in
+    /// order; empty for other actions.
+    public var methods: [String] { registrationOffer?.methods ?? [] }
 
     /// The time allowed for `TRIGGER_AUTHENTICATION`, in seconds; `nil` for other actions.
     public var maxTimeSeconds: Int? {

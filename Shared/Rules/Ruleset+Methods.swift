@@ -29,7 +29,8 @@ extension Ruleset {
     ///   fact (not under `not`, nor `exists: false`) offers only sequences with a signing step
     ///   (`sequence_cannot_confirm`). A rule that does not mention transactions may still match
     ///   one: the sign-in then drops its sequences that cannot confirm.
-    /// - Registration: every method of `methods` is one a user can register (`unknown_method`).
+    /// - Registration: every method of every offered sequence (or of the older `methods`) is one
+    ///   a user can register (`unknown_method`).
     ///
     /// - Throws: ``RulesetError`` with the path of the first method refused.
     public func checkMethods(_ catalog: MethodCatalog, for kind: Kind) throws(RulesetError) {
@@ -52,11 +53,15 @@ extension Ruleset {
                         "this rule applies to transactions, and a transaction is confirmed only by a step that signs its details: "
                             + "each sequence needs one of \(catalog.signing.sorted().joined(separator: ", "))")
                 }
-            case .suggestRegistration(let methods), .enforceRegistration(let methods):
-                for (k, method) in methods.enumerated() where !catalog.known.contains(method) {
-                    throw RulesetError(
-                        .unknownMethod, at: path.member("methods").index(k),
-                        "\(RulesetError.quote(method)) is not a method users can register: \(catalog.known.sorted().joined(separator: ", "))")
+            case .suggestRegistration(let offer), .enforceRegistration(let offer):
+                for (j, sequence) in offer.sequences.enumerated() {
+                    for (k, method) in sequence.enumerated() where !catalog.known.contains(method) {
+                        // The older form's `methods[j]` is the sequence `j` of one method.
+                        let at = offer.writtenAsMethods ? path.member("methods").index(j) : path.member("sequences").index(j).index(k)
+                        throw RulesetError(
+                            .unknownMethod, at: at,
+                            "\(RulesetError.quote(method)) is not a method users can register: \(catalog.known.sorted().joined(separator: ", "))")
+                    }
                 }
             case .allow, .deny, .ignoreRegistration:
                 continue

@@ -30,13 +30,20 @@ public struct SignInStartRequest: Codable, Sendable, Equatable {
 public struct RegistrationSuggestion: Codable, Sendable, Equatable {
     /// `SUGGEST_REGISTRATION` or `ENFORCE_REGISTRATION`.
     public var action: String
+    /// Every method of ``sequences``, once each, in order (what clients read before sequences).
     public var methods: [String]
     public var matchedRule: String
+    /// The sequences of methods the user may register, in the order the rule proposes them
+    /// (`[["fido2"], ["totp", "sms_otp"]]`: a passkey, or TOTP and SMS OTP together); a rule
+    /// in the older `methods` form offers each method as a sequence of its own. Absent from
+    /// answers of services older than sequences.
+    public var sequences: [[String]]?
 
-    public init(action: String, methods: [String], matchedRule: String) {
+    public init(action: String, methods: [String], matchedRule: String, sequences: [[String]]? = nil) {
         self.action = action
         self.methods = methods
         self.matchedRule = matchedRule
+        self.sequences = sequences
     }
 }
 
@@ -82,7 +89,8 @@ public struct SignInStarted: Codable, Sendable, Equatable {
             signinId: "si_4f1c2a9b8e7d6c5b4a3f2e1d0c9b8a7f", action: "ALLOW", sequences: [], matchedRule: "trusted-network",
             expiresAt: Date(timeIntervalSince1970: 1_764_000_300), status: "SUCCEEDED", sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
             refreshToken: "rt_3q2+7w", registrationToken: "eyJhbGciOiJFUzI1NiJ9.e30.cmVn",
-            registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
+            registration: RegistrationSuggestion(
+                action: "SUGGEST_REGISTRATION", methods: ["fido2", "totp", "sms_otp"], matchedRule: "one-key-only", sequences: [["fido2"], ["totp", "sms_otp"]]))
     }
 }
 
@@ -143,7 +151,8 @@ public struct SignInProgress: Codable, Sendable, Equatable {
         SignInProgress(
             status: "SUCCEEDED", completedMethods: ["fido2", "fido2"], remainingSequences: [], sessionToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig",
             refreshToken: "rt_3q2+7w", registrationToken: "eyJhbGciOiJFUzI1NiJ9.e30.cmVn", expiresAt: Date(timeIntervalSince1970: 1_764_000_900),
-            registration: RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"),
+            registration: RegistrationSuggestion(
+                action: "SUGGEST_REGISTRATION", methods: ["fido2", "totp", "sms_otp"], matchedRule: "one-key-only", sequences: [["fido2"], ["totp", "sms_otp"]]),
             transaction: SignInTransaction(
                 transactionId: "tx_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "CONFIRMED", tcToken: "eyJhbGciOiJFUzI1NiIsInR5cCI6InRjK2p3dCJ9.e30.c2ln"))
     }
@@ -392,19 +401,28 @@ public struct RegistrationDecisionRequest: Codable, Sendable, Equatable {
     public init(username: String) { self.username = username }
 }
 
-/// The registration decision: `SUGGEST_REGISTRATION`/`ENFORCE_REGISTRATION` with the methods
-/// offered, `DENY`, or `IGNORE_REGISTRATION` (no opinion: any method).
+/// The registration decision: `SUGGEST_REGISTRATION`/`ENFORCE_REGISTRATION` with the method
+/// sequences offered, `DENY`, or `IGNORE_REGISTRATION` (no opinion: any method).
 public struct RegistrationDecision: Codable, Sendable, Equatable {
     public var action: String
+    /// Every method of ``sequences``, once each, in order; empty for DENY and IGNORE_REGISTRATION.
     public var methods: [String]
     public var matchedRule: String
     /// The user's remembered answer to suggestions, `NOT_NOW` or `NEVER` (until the RP resets
     /// it); absent when none. Sign-in results respect it; an app asking itself may too.
     public var answer: String?
-    public init(action: String, methods: [String], matchedRule: String, answer: String? = nil) {
+    /// For SUGGEST_REGISTRATION and ENFORCE_REGISTRATION: the sequences of methods the user
+    /// may register, in the order the rule proposes them. Absent for other actions, and from
+    /// services older than sequences (then each of ``methods`` is a sequence of its own).
+    public var sequences: [[String]]?
+    public init(action: String, methods: [String], matchedRule: String, answer: String? = nil, sequences: [[String]]? = nil) {
         self.action = action
         self.methods = methods
         self.matchedRule = matchedRule
         self.answer = answer
+        self.sequences = sequences
     }
+
+    /// The sequences offered: ``sequences``, or each of ``methods`` alone when absent.
+    public var offeredSequences: [[String]] { sequences ?? methods.map { [$0] } }
 }

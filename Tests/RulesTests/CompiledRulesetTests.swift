@@ -113,6 +113,31 @@ import JSON
         #expect(compiled.evaluate(["user": ["failedAttempts": 7]]).action == .deny)
     }
 
+    @Test func registrationRulesAnswerSequencesAndKeepTheOlderFormAsWritten() throws {
+        let text = #"""
+            {"rules": [
+              {"name": "no-fido", "when": {"not": {"fact": "user.registeredMethods", "op": "contains", "value": "fido2"}},
+               "action": "ENFORCE_REGISTRATION", "sequences": [["fido2"], ["totp", "sms_otp"]]},
+              {"name": "stored-before", "action": "SUGGEST_REGISTRATION", "methods": ["totp", "sms_otp"]}
+            ]}
+            """#
+        let compiled = try RulesTestSupport.compile(text, kind: .registration)
+        let enforce = compiled.evaluate(["user": ["registeredMethods": ["sms_otp"]]])
+        #expect(enforce.action == .enforceRegistration(sequences: [["fido2"], ["totp", "sms_otp"]]))
+        #expect(enforce.registrationSequences == [["fido2"], ["totp", "sms_otp"]])
+        #expect(enforce.methods == ["fido2", "totp", "sms_otp"])
+        #expect(enforce.json == ["action": "ENFORCE_REGISTRATION", "matchedRule": "no-fido", "sequences": [["fido2"], ["totp", "sms_otp"]]])
+        #expect(try RuleDecision(json: enforce.json) == enforce)
+        // The older form reads as one-method sequences and is written back as it was stored.
+        let older = compiled.evaluate(["user": ["registeredMethods": ["fido2"]]])
+        #expect(older.registrationSequences == [["totp"], ["sms_otp"]])
+        #expect(older.json == ["action": "SUGGEST_REGISTRATION", "matchedRule": "stored-before", "methods": ["totp", "sms_otp"]])
+        let ruleset = try Ruleset(json: try JSONParser.parse(Array(text.utf8)))
+        #expect(try Ruleset(json: ruleset.json) == ruleset)
+        #expect(ruleset.json.jsonString.contains(#""methods":["totp","sms_otp"]"#))
+        #expect(ruleset.json.jsonString.contains(#""sequences":[["fido2"],["totp","sms_otp"]]"#))
+    }
+
     @Test func aRuleWithoutMaxTimeGetsTheDefaultTime() throws {
         let compiled = try RulesTestSupport.compile(
             #"{"rules": [{"name": "r", "action": "TRIGGER_AUTHENTICATION", "sequences": [["totp"]]}]}"#)

@@ -35,7 +35,16 @@ import JSON
         #expect(error.path == "rules[0].methods[1]")
     }
 
+    @Test func anUnknownMethodInARegistrationSequenceIsRefusedWithItsPath() throws {
+        let unknown = #"{"rules": [{"name": "a", "action": "ENFORCE_REGISTRATION", "sequences": [["fido2"], ["totp", "smsotp"]]}]}"#
+        let error = try #require(try Self.error(unknown, kind: .registration))
+        #expect(error.code == .unknownMethod)
+        #expect(error.path == "rules[0].sequences[1][1]")
+        #expect(error.message.contains("\"smsotp\""))
+    }
+
     @Test func knownMethodsPass() throws {
+        #expect(try Self.error(#"{"rules": [{"name": "a", "action": "SUGGEST_REGISTRATION", "sequences": [["fido2"], ["totp", "sms_otp"]]}]}"#, kind: .registration) == nil)
         #expect(try Self.error(#"{"rules": [{"name": "a", "action": "TRIGGER_AUTHENTICATION", "sequences": [["sms_otp"], ["totp", "fido2"]]}]}"#) == nil)
         #expect(try Self.error(#"{"rules": [{"name": "a", "action": "ENFORCE_REGISTRATION", "methods": ["totp"]}]}"#, kind: .registration) == nil)
     }

@@ -67,7 +67,19 @@ import JSON
         InvalidCase(
             "method name of 33 characters", rule(#""action": "ENFORCE_REGISTRATION", "methods": ["a\#(String(repeating: "b", count: 32))"]"#),
             kind: .registration, .invalidMethodName, at: "rules[0].methods[0]"),
-        InvalidCase("methods missing", rule(#""action": "ENFORCE_REGISTRATION""#), kind: .registration, .missingMember, at: "rules[0].methods"),
+        InvalidCase("sequences missing", rule(#""action": "ENFORCE_REGISTRATION""#), kind: .registration, .missingMember, at: "rules[0].sequences"),
+        InvalidCase(
+            "registration sequence empty", rule(#""action": "SUGGEST_REGISTRATION", "sequences": [["fido2"], []]"#), kind: .registration,
+            .invalidValue, at: "rules[0].sequences[1]"),
+        InvalidCase(
+            "registration sequence not an array", rule(#""action": "SUGGEST_REGISTRATION", "sequences": ["fido2"]"#), kind: .registration,
+            .invalidType, at: "rules[0].sequences[0]"),
+        InvalidCase(
+            "registration method name in capitals", rule(#""action": "ENFORCE_REGISTRATION", "sequences": [["totp", "SMS_OTP"]]"#),
+            kind: .registration, .invalidMethodName, at: "rules[0].sequences[0][1]"),
+        InvalidCase(
+            "maxTimeSeconds on SUGGEST_REGISTRATION", rule(#""action": "SUGGEST_REGISTRATION", "sequences": [["fido2"]], "maxTimeSeconds": 60"#),
+            kind: .registration, .unknownMember, at: "rules[0].maxTimeSeconds"),
         InvalidCase("methods empty", rule(#""action": "SUGGEST_REGISTRATION", "methods": []"#), kind: .registration, .invalidValue, at: "rules[0].methods"),
         InvalidCase("sequences on ALLOW", rule(#""action": "ALLOW", "sequences": [["fido2"]]"#), .unknownMember, at: "rules[0].sequences"),
         InvalidCase(

@@ -380,7 +380,7 @@ struct AdaptiveSignInStackTests {
             return (started, try Self.decode(SignInProgress.self, try await step(t, started.signinId, with: authenticator)))
         }
         let (first, result) = try await signIn()
-        #expect(result.registration == RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only"))
+        #expect(result.registration == RegistrationSuggestion(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only", sequences: [["fido2"]]))
         let answer = try await TestHTTP.send(
             "PUT", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(first.signinId)/registration-answer", headers: ["Content-Type": "application/json"],
             body: Array(#"{"answer": "NOT_NOW"}"#.utf8))
@@ -399,7 +399,7 @@ struct AdaptiveSignInStackTests {
         #expect(asked.status == 200, "\(asked.text)")
         #expect(
             try Self.decode(RegistrationDecision.self, asked)
-                == RegistrationDecision(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only", answer: "NOT_NOW"))
+                == RegistrationDecision(action: "SUGGEST_REGISTRATION", methods: ["fido2"], matchedRule: "one-key-only", answer: "NOT_NOW", sequences: [["fido2"]]))
         #expect(try await ownSuggestion(for: "someone-else").status == 403)
         // NEVER: no suggestion at any sign-in, until the relying party resets it.
         let never = try await TestHTTP.send(

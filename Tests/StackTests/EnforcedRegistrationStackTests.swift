@@ -36,7 +36,7 @@ struct EnforcedRegistrationStackTests {
         let result = try Adaptive.decode(SignInProgress.self, done)
         #expect(done.status == 200 && result.status == "SUCCEEDED", "\(done.text)")
         #expect(result.sessionToken == nil && result.refreshToken == nil, "\(done.text)")
-        #expect(result.registration == RegistrationSuggestion(action: "ENFORCE_REGISTRATION", methods: ["fido2"], matchedRule: "two-keys"))
+        #expect(result.registration == RegistrationSuggestion(action: "ENFORCE_REGISTRATION", methods: ["fido2"], matchedRule: "two-keys", sequences: [["fido2"]]))
         let token = try #require(result.registrationToken, "\(done.text)")
         let bearer = ["Authorization": "Bearer \(token)"]
         let user = "\(Self.registration)/v1/tenants/\(t.id)/users/fay"

@@ -74,7 +74,7 @@ extension SignInCoordinator {
         guard decision.action != "ENFORCE_REGISTRATION" else {
             throw HTTPError(
                 .registrationRequired,
-                detail: "Register one of \(decision.methods.joined(separator: ", ")) first (rule \(decision.matchedRule)).")
+                detail: "Register \(decision.offeredSequences.map { $0.joined(separator: "+") }.joined(separator: " or ")) first (rule \(decision.matchedRule)).")
         }
         let acr = flow.progress.satisfied?.joined(separator: "+") ?? (flow.completed.isEmpty ? "allow" : flow.completed.joined(separator: "+"))
         let now = Date()

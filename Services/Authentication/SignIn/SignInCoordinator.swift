@@ -222,7 +222,8 @@ struct SignInCoordinator: Sendable {
         let document = UserFactsLoader.facts(signals: [:], context: [:], user: user, methods: methods, settings: policy.settings, now: Date())
         let decision = policy.registration.evaluate(document)
         return RegistrationDecision(
-            action: decision.actionName, methods: decision.methods, matchedRule: decision.matchedRule, answer: user.registrationAnswer)
+            action: decision.actionName, methods: decision.methods, matchedRule: decision.matchedRule, answer: user.registrationAnswer,
+            sequences: decision.registrationOffer?.sequences)
     }
 
     /// What registration decision rules ask after a sign-in that completed `completed`.
@@ -238,12 +239,12 @@ struct SignInCoordinator: Sendable {
     /// the methods suggested (an OTP sign-in when a passkey is suggested), not after a delay.
     static func suggestion(_ decision: RuleDecision, answer: String?, completed: [String]) -> RegistrationSuggestion? {
         switch decision.action {
-        case .enforceRegistration(let methods):
-            return RegistrationSuggestion(action: decision.actionName, methods: methods, matchedRule: decision.matchedRule)
-        case .suggestRegistration(let methods):
+        case .enforceRegistration(let offer):
+            return RegistrationSuggestion(action: decision.actionName, methods: offer.methods, matchedRule: decision.matchedRule, sequences: offer.sequences)
+        case .suggestRegistration(let offer):
             if answer == "NEVER" { return nil }
-            if answer == "NOT_NOW", completed.contains(where: methods.contains) { return nil }
-            return RegistrationSuggestion(action: decision.actionName, methods: methods, matchedRule: decision.matchedRule)
+            if answer == "NOT_NOW", completed.contains(where: offer.offers) { return nil }
+            return RegistrationSuggestion(action: decision.actionName, methods: offer.methods, matchedRule: decision.matchedRule, sequences: offer.sequences)
         default:
             return nil
         }
