@@ -121,6 +121,12 @@ extension ProblemCode {
     static let refreshTokenReused = ProblemCode("refresh_token_reused", status: 401, title: "Refresh token reused")
     /// The user already has credentials or methods.
     static let usernameTaken = ProblemCode("username_taken", status: 409, title: "Username taken")
+    /// A sign-up profile's full name is empty, longer than 200 characters or has control characters.
+    static let invalidFullName = ProblemCode("invalid_full_name", status: 400, title: "Invalid profile")
+    /// A sign-up profile's e-mail address is not one.
+    static let invalidEmail = ProblemCode("invalid_email", status: 400, title: "Invalid profile")
+    /// A sign-up profile's phone number is not E.164.
+    static let invalidPhone = ProblemCode("invalid_phone", status: 400, title: "Invalid profile")
     /// The sign-up token is invalid or was already used.
     static let invalidSignUpToken = ProblemCode("invalid_sign_up_token", status: 401, title: "Invalid sign-up token")
     /// A sign-up finished before any method was active.

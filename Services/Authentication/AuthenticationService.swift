@@ -21,6 +21,9 @@ public enum AuthenticationService: SignetService {
         let oobURL: String
         /// The transaction service, for the tcToken of a confirmed transaction (`SIGNET_TRANSACTION_URL`).
         let transactionURL: String
+        /// The registration service, which opens the accounts of sign-ups with a profile or
+        /// without a username (`SIGNET_REGISTRATION_URL`).
+        let registrationURL: String
     }
 
     public static let name = ServiceName.authentication
@@ -38,7 +41,8 @@ public enum AuthenticationService: SignetService {
             uafAppIDBase: try uafAppIDBase(env),
             uafAppIDCheckEnforced: try UAFAppIDCheck.enforces(env),
             oobURL: env.string("SIGNET_OOB_URL", default: "http://127.0.0.1:8084"),
-            transactionURL: env.string("SIGNET_TRANSACTION_URL", default: "http://127.0.0.1:8083"))
+            transactionURL: env.string("SIGNET_TRANSACTION_URL", default: "http://127.0.0.1:8083"),
+            registrationURL: env.string("SIGNET_REGISTRATION_URL", default: "http://127.0.0.1:8081"))
     }
 
     /// `SIGNET_UAF_APP_ID_BASE`, read as the registration service reads it: both must agree.
@@ -77,7 +81,8 @@ public enum AuthenticationService: SignetService {
         let policyAdmin = PolicyAdminRoutes(context: context, policies: policies, catalogs: coordinator.catalogs)
         let signIn = SignInRoutes(coordinator: coordinator, calls: configuration.calls)
         let sessionRoutes = SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering)
-        let signUp = SignUpRoutes(context: context, issuer: issuer, sessions: sessions)
+        let signUp = SignUpRoutes(
+            context: context, issuer: issuer, sessions: sessions, calls: configuration.calls, registrationURL: configuration.registrationURL)
 
         var background: [any Service] = [
             TransientDataPurger(pool: context.pool, logger: context.logger),

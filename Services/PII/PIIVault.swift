@@ -6,7 +6,7 @@ import Postgres
 import Schema
 import ServiceKit
 
-/// The vault of personal data: phone numbers and e-mail addresses, encrypted with AES-256-GCM
+/// The vault of personal data: phone numbers, e-mail addresses and full names, encrypted with AES-256-GCM
 /// under a data key per subject (user), each data key wrapped with the key-encryption key from
 /// `SIGNET_PII_KEK`. Other services hold only the opaque reference and the masked form.
 /// Every read of a plaintext is recorded (who, which value, when, why). Erasing a subject
@@ -79,8 +79,12 @@ struct PIIVault: Sendable {
         case "phone":
             guard PIIRules.isValidPhone(body.value) else { throw HTTPError.invalid("value", "Not an E.164 phone number.") }
             masked = PIIRules.maskPhone(body.value)
+        case "name":
+            // A person's full name, given at sign-up.
+            guard SignUpProfileRules.isValidFullName(body.value) else { throw HTTPError.invalid("value", "Not a full name: 1-200 characters.") }
+            masked = SignUpProfileRules.maskName(body.value)
         default:
-            throw HTTPError.invalid("kind", "kind must be email or phone.")
+            throw HTTPError.invalid("kind", "kind must be email, phone or name.")
         }
         let ref = "pii_" + Hex.encode(SecureRandom.bytes(16))
         let now = Date()

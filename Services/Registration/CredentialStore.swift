@@ -35,9 +35,10 @@ struct CredentialStore: Sendable {
 
     /// What a new ceremony needs of the user: the handle when the user exists, and the
     /// credentials to exclude (every one not deleted).
-    func existing(tenant: String, username: String) async throws -> (userHandle: [UInt8]?, credentials: [CredentialDescriptorJSON]) {
+    func existing(tenant: String, username: String) async throws -> (userHandle: [UInt8]?, credentials: [CredentialDescriptorJSON], passkeyOnly: Bool) {
         try await context.pool.withConnection { conn in
             let handle = try await UserStore.handle(tenant: tenant, username: username, on: conn)
+            let passkeyOnly = handle == nil ? false : try await UserStore.isPasskeyOnly(tenant: tenant, username: username, on: conn)
             let rows = try await conn.query(
                 """
                 SELECT credential_id, array_to_json(transports)::text AS transports FROM credentials
@@ -47,7 +48,7 @@ struct CredentialStore: Sendable {
                 guard let id = row.bytes("credential_id") else { return nil }
                 return CredentialDescriptorJSON(id: Base64URL.encode(id), transports: row.stringArray("transports"))
             }
-            return (handle, descriptors)
+            return (handle, descriptors, passkeyOnly)
         }
     }
 

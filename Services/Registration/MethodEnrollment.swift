@@ -22,7 +22,8 @@ struct MethodEnrollment: Sendable {
     /// Starts setting up a method of `body.type` for the user (created when new).
     ///
     /// - Returns: the pending method; for TOTP with its URI and QR code (shown once).
-    /// - Throws: 400 `invalid_field`; 403 from the registration rules; 404 `tenant_not_found`.
+    /// - Throws: 400 `invalid_field`; 403 from the registration rules; 404 `tenant_not_found`;
+    ///   409 `passkey_only_account` for an account opened by a username-less sign-up.
     func start(_ body: MethodCreateRequest, tenant tenantID: String, username: String) async throws -> MethodResource {
         guard MethodTypes.registrable.contains(body.type) else { throw HTTPError.invalid("type", "type must be email_otp, sms_otp or totp.") }
         if let name = body.friendlyName, name.isEmpty || name.count > 100 { throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters.") }
@@ -30,6 +31,9 @@ struct MethodEnrollment: Sendable {
         guard (2...16).contains(locale.utf8.count), locale.allSatisfy({ $0.isLetter || $0 == "-" }) else { throw HTTPError.invalid("locale", "locale like en or fr-CA.") }
         guard let tenant = try await tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         try await rules.requireOffered(body.type, tenant: tenantID, username: username)
+        guard try await !users.isPasskeyOnly(tenant: tenantID, username: username) else {
+            throw HTTPError(.passkeyOnlyAccount, detail: "This account was opened for passkeys only; register a passkey.")
+        }
         let now = Date()
         let methodID = "m_" + Hex.encode(SecureRandom.bytes(16))
         let userHandle = try await users.ensure(tenant: tenantID, username: username)

@@ -161,5 +161,24 @@ enum RegistrationMigrations {
             -- credential).
             ALTER TABLE credentials ADD COLUMN device_name text;
             """),
+        Migration(
+            150, "sign_up_profiles_and_passkey_only",
+            """
+            -- An account opened by a username-less sign-up registers passkeys (discoverable
+            -- credentials) only.
+            ALTER TABLE users ADD COLUMN passkey_only boolean NOT NULL DEFAULT false;
+            -- The profile a sign-up carried: the pii vault's reference and masked form of each
+            -- value (name, email, phone), never the value.
+            CREATE TABLE user_profiles (
+                tenant_id text NOT NULL,
+                username text NOT NULL,
+                kind text NOT NULL CHECK (kind IN ('name', 'email', 'phone')),
+                pii_ref text NOT NULL,
+                masked text NOT NULL,
+                updated_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, username, kind),
+                FOREIGN KEY (tenant_id, username) REFERENCES users (tenant_id, username)
+            );
+            """),
     ]
 }

@@ -55,6 +55,19 @@ extension ProblemCode {
     /// Too many wrong confirmation codes: the setup must start again.
     static let tooManyConfirmAttempts = ProblemCode("too_many_attempts", status: 400, title: "Confirmation refused")
 
+    // MARK: - Sign-up accounts and profiles
+
+    /// The user already has credentials or methods: a sign-up cannot open the account.
+    static let usernameTaken = ProblemCode("username_taken", status: 409, title: "Username taken")
+    /// A sign-up profile's full name is empty, longer than 200 characters or has control characters.
+    static let invalidFullName = ProblemCode("invalid_full_name", status: 400, title: "Invalid profile")
+    /// A sign-up profile's e-mail address is not one.
+    static let invalidEmail = ProblemCode("invalid_email", status: 400, title: "Invalid profile")
+    /// A sign-up profile's phone number is not E.164.
+    static let invalidPhone = ProblemCode("invalid_phone", status: 400, title: "Invalid profile")
+    /// The account was opened by a username-less sign-up: it registers passkeys only.
+    static let passkeyOnlyAccount = ProblemCode("passkey_only_account", status: 409, title: "Passkey-only account")
+
     // MARK: - Metadata
 
     /// No FIDO MDS3 source is configured.

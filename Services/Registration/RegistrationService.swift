@@ -102,6 +102,8 @@ public enum RegistrationService: SignetService {
             metadata: configuration.metadata?.service, appIDBase: configuration.uafAppIDBase)
         let enrollment = MethodEnrollment(
             tenants: context.tenants, users: users, methods: methods, secrets: configuration.methodSecrets, rules: configuration.rules)
+        let signUps = SignUpAccounts(
+            context: context, users: users, calls: configuration.methodSecrets.calls, piiURL: configuration.methodSecrets.piiURL)
         let methodRoutes = MethodRoutes(context: context, enrollment: enrollment, methods: methods, sessions: configuration.sessions)
         let erasures = ErasureStore(context: context, receipts: configuration.receipts)
         let userData = UserDataRoutes(
@@ -122,6 +124,7 @@ public enum RegistrationService: SignetService {
                 webAuthn.register(on: &router)
                 uaf.register(on: &router)
                 methodRoutes.register(on: &router)
+                signUps.register(on: &router)
                 userData.register(on: &router)
                 retentionRoutes.register(on: &router)
             }, handlers: handlers, background: (refresher.map { [$0] } ?? []) + [purger])

@@ -35,6 +35,16 @@ struct UserStore: Sendable {
             """)
     }
 
+    /// Whether the user's account registers passkeys only (opened by a username-less sign-up).
+    func isPasskeyOnly(tenant: String, username: String) async throws -> Bool {
+        try await pool.withConnection { conn in try await Self.isPasskeyOnly(tenant: tenant, username: username, on: conn) }
+    }
+
+    /// ``isPasskeyOnly(tenant:username:)`` on `conn`.
+    static func isPasskeyOnly(tenant: String, username: String, on conn: PostgresConnection) async throws -> Bool {
+        try await conn.query("SELECT passkey_only FROM users WHERE tenant_id = \(tenant) AND username = \(username)").first?.bool("passkey_only") ?? false
+    }
+
     /// The user's handle on `conn`, or nil.
     static func handle(tenant: String, username: String, on conn: PostgresConnection) async throws -> [UInt8]? {
         try await conn.query("SELECT user_handle FROM users WHERE tenant_id = \(tenant) AND username = \(username)").first?.bytes("user_handle")

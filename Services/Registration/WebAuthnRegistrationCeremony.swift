@@ -75,9 +75,13 @@ struct WebAuthnRegistrationCeremony: Sendable {
         if body.mediation == "conditional", !policy.autoCreatePasskey {
             throw HTTPError(.conditionalCreateNotAllowed, detail: "The tenant's FIDO policy does not allow creating passkeys automatically.")
         }
+        // Existing user: same user handle, and their credentials are excluded.
+        let (userHandle, existing, passkeyOnly) = try await credentials.existing(tenant: tenantID, username: body.username)
         var selection = requestedSelection
         if policy.userVerification == .required { selection.userVerification = "required" }
-        if policy.residentKey == .required {
+        // A passkey-only account (a username-less sign-up) signs in without a username: its
+        // credential must be discoverable (WebAuthn L3 §5.4.6), whatever the RP asked.
+        if policy.residentKey == .required || passkeyOnly {
             selection.residentKey = "required"
             selection.requireResidentKey = true
         }
@@ -85,8 +89,6 @@ struct WebAuthnRegistrationCeremony: Sendable {
         let algorithms = Self.offeredAlgorithms.filter { policy.allowedAlgorithms.contains(COSEAlgorithm(rawValue: $0)) }
         guard !algorithms.isEmpty else { throw HTTPError(.conflict, detail: "The tenant's policy allows none of the offered algorithms.") }
 
-        // Existing user: same user handle, and their credentials are excluded.
-        let (userHandle, existing) = try await credentials.existing(tenant: tenantID, username: body.username)
         let handleBytes = userHandle ?? SecureRandom.bytes(32)
         let challenge = SecureRandom.bytes(32)
         let state = HandleState(

@@ -5,7 +5,7 @@ public struct PIIStoreRequest: Codable, Sendable, Equatable {
     /// The opaque subject the value belongs to (registration's user handle); crypto-shredding
     /// works per subject.
     public var subject: String
-    /// `email` or `phone`.
+    /// `email`, `phone` or `name` (a full name).
     public var kind: String
     public var value: String
     public init(subject: String, kind: String, value: String) {

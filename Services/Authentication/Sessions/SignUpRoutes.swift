@@ -6,28 +6,31 @@ import Schema
 import ServiceKit
 import Tokens
 
-/// Sign-up: the RP opens a sign-up session for a new username and gets a token whose
-/// `sign_up` claim lets the client register methods (registration service) and nothing else;
-/// once the user has a credential or method, finishing turns it into a normal session.
+/// Sign-up: the RP opens a sign-up session for a new user and gets a token whose `sign_up`
+/// claim lets the client register methods (registration service) and nothing else; once the
+/// user has a credential or method, finishing turns it into a normal session.
 ///
-/// - `POST /v1/tenants/{tenant}/signups` (RP API key) `{"username"}` → 201 `{"signUpToken","expiresAt"}`;
-///   409 `username_taken` when the user already has credentials or methods.
+/// - `POST /v1/tenants/{tenant}/signups` (RP API key) `{"username"?, "profile"?}` → 201
+///   `{"signUpToken","expiresAt","username","userHandle"?,"passkeyOnly"}`; 409 `username_taken`
+///   when the user already has credentials or methods.
+///   - `profile` (`fullName`, `email`, `phone`, each optional) is checked here (400
+///     `invalid_full_name`, `invalid_email`, `invalid_phone`) and kept by the pii vault, under
+///     the account the registration service opens for it at once; no value is logged, put in
+///     the token or in an event.
+///   - Without `username`, a passkey-only account: the server assigns an opaque username (`u_`
+///     and 128 random bits, neither guessable nor personal) and the user handle; the user picks
+///     a display name in the WebAuthn registration options, registers a discoverable
+///     credential, and signs in without a username.
 /// - `POST /v1/tenants/{tenant}/signups/finish` `{"signUpToken"}` → `{"sessionToken","refreshToken","expiresAt"}`;
 ///   409 `nothing_registered` until a method is active; each token finishes once.
 struct SignUpRoutes: Sendable {
     let context: ServiceContext
     let issuer: SessionIssuer
     let sessions: SessionStore
+    /// Opens sign-up accounts at the registration service (`SIGNET_REGISTRATION_URL`).
+    let calls: InternalCalls
+    let registrationURL: String
     static let lifetime: TimeInterval = 1800
-
-    struct Start: Codable {
-        var username: String
-    }
-
-    struct Started: Codable {
-        var signUpToken: String
-        var expiresAt: Date
-    }
 
     struct Finish: Codable {
         var signUpToken: String
@@ -36,19 +39,36 @@ struct SignUpRoutes: Sendable {
     func register(on router: inout GuardedRouter) {
         router.post("/v1/tenants/{tenant}/signups", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
-            let body = try request.decode(Start.self)
-            try UsernameRules.require(body.username)
-            guard try await registeredCount(tenant: tenant, username: body.username) == 0 else {
+            let body = try request.decode(SignUpStartRequest.self)
+            if let profile = body.profile { try Self.check(profile) }
+            let passkeyOnly = body.username == nil
+            // A passkey-only account's username: opaque, 128 random bits, never shown as a name.
+            let username = body.username ?? "u_" + Hex.encode(SecureRandom.bytes(16))
+            try UsernameRules.require(username)
+            guard try await registeredCount(tenant: tenant, username: username) == 0 else {
                 throw HTTPError(.usernameTaken, detail: "This user already has methods; sign in instead.")
+            }
+            // The account is opened now when the sign-up needs it before the first method: a
+            // profile to vault under its user handle, or a passkey-only account.
+            var userHandle: String?
+            if passkeyOnly || !(body.profile?.isEmpty ?? true) {
+                let account = try await calls.post(
+                    "\(registrationURL)/v1/internal/tenants/\(tenant)/sign-ups",
+                    SignUpAccountRequest(username: username, passkeyOnly: passkeyOnly, profile: body.profile), as: SignUpAccount.self)
+                userHandle = account.userHandle
             }
             let now = Date()
             let expires = now.addingTimeInterval(Self.lifetime)
             let claims = JWTClaims(
-                issuer: issuer.issuer, subject: body.username, audience: [SessionTokenVerifier.registrationAudience(tenant: tenant)], expiresAt: expires, issuedAt: now, id: SecureRandom.token(byteCount: 16),
+                issuer: issuer.issuer, subject: username, audience: [SessionTokenVerifier.registrationAudience(tenant: tenant)], expiresAt: expires, issuedAt: now, id: SecureRandom.token(byteCount: 16),
                 extra: ["sign_up": .bool(true)])
             let token = try issuer.keys.current.sign(claims)
-            ctx.logger.info("sign-up opened")
-            return try .json(Started(signUpToken: token, expiresAt: expires), status: 201, headers: [("Cache-Control", "no-store")])
+            ctx.logger.info(
+                "sign-up opened",
+                metadata: ["signet.passkey_only": .string("\(passkeyOnly)"), "signet.profile": .string(body.profile.map { "\($0.vaultValues.count)" } ?? "0")])
+            return try .json(
+                SignUpStarted(signUpToken: token, expiresAt: expires, username: username, userHandle: userHandle, passkeyOnly: passkeyOnly), status: 201,
+                headers: [("Cache-Control", "no-store")])
         }
         router.post("/v1/tenants/{tenant}/signups/finish", .open) { request, ctx in
             let tenant = ctx.parameter("tenant")
@@ -73,6 +93,22 @@ struct SignUpRoutes: Sendable {
             }
             ctx.logger.info("sign-up finished")
             return try .json(SessionTokens(sessionToken: issued.accessToken, refreshToken: issued.refreshToken, expiresAt: issued.expiresAt), headers: [("Cache-Control", "no-store")])
+        }
+    }
+
+    /// Refuses a profile member that ``SignUpProfileRules`` or ``PIIRules`` refuse (the
+    /// registration service checks again).
+    ///
+    /// - Throws: 400 `invalid_full_name`, `invalid_email` or `invalid_phone`, naming the field.
+    static func check(_ profile: SignUpProfile) throws {
+        if let name = profile.fullName, !SignUpProfileRules.isValidFullName(name) {
+            throw HTTPError(.invalidFullName, detail: "fullName must be 1-200 characters without control characters.", field: "profile.fullName")
+        }
+        if let email = profile.email, !PIIRules.isValidEmail(email) {
+            throw HTTPError(.invalidEmail, detail: "Not an e-mail address.", field: "profile.email")
+        }
+        if let phone = profile.phone, !PIIRules.isValidPhone(phone) {
+            throw HTTPError(.invalidPhone, detail: "Phone numbers are E.164: + and 7-15 digits.", field: "profile.phone")
         }
     }
 

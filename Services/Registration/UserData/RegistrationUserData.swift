@@ -3,7 +3,8 @@ import Postgres
 import ServiceKit
 
 /// What the registration service holds about a user: the user (profile and handle), passkeys
-/// (every status, deleted ones included), UAF authenticators and other methods (every status). A new table keyed by
+/// (every status, deleted ones included), UAF authenticators, other methods (every status) and
+/// the references of the profile a sign-up carried. A new table keyed by
 /// user is added to both functions here (see ``UserDataStore``).
 struct RegistrationUserData: UserDataStore {
     func export(_ user: UserDataSubject, reader: String, on conn: PostgresConnection) async throws -> JSONValue {
@@ -27,6 +28,13 @@ struct RegistrationUserData: UserDataStore {
                     confirmed_at AS "confirmedAt"
                 FROM user_methods WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
                 """, on: conn),
+            // The sign-up profile: the vault's references and masked forms (the values are in
+            // the pii service's part of the export).
+            "signUpProfile": try await UserErasure.rows(
+                """
+                SELECT kind, masked, pii_ref AS "piiRef", updated_at AS "updatedAt"
+                FROM user_profiles WHERE tenant_id = \(t) AND username = \(u) ORDER BY kind
+                """, on: conn),
             "uafAuthenticators": try await UserErasure.rows(
                 """
                 SELECT aaid, translate(rtrim(encode(key_id, 'base64'), '='), '+/', '-_') AS "keyId", attestation_type AS "attestationType",
@@ -42,7 +50,8 @@ struct RegistrationUserData: UserDataStore {
         let credentials = try await conn.query("DELETE FROM credentials WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let methods = try await conn.query("DELETE FROM user_methods WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let uaf = try await conn.query("DELETE FROM uaf_registrations WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        let profiles = try await conn.query("DELETE FROM user_profiles WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let users = try await conn.query("DELETE FROM users WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        return ["credentials": credentials, "methods": methods, "uafAuthenticators": uaf, "users": users]
+        return ["credentials": credentials, "methods": methods, "uafAuthenticators": uaf, "signUpProfile": profiles, "users": users]
     }
 }

@@ -1,0 +1,90 @@
+import Crypto
+import Foundation
+import HTTPServer
+import Postgres
+import Schema
+import ServiceKit
+
+/// The account a sign-up opens before its first method (asked by the authentication service,
+/// which owns sign-up sessions): the user with a new user handle, marked passkey-only for a
+/// username-less sign-up, and the profile the sign-up carried. Each profile value goes to the
+/// pii vault under the user handle (the subject the purge shreds); this service keeps only
+/// the vault's reference and masked form (`user_profiles`), as it does for methods' addresses.
+struct SignUpAccounts: Sendable {
+    let context: ServiceContext
+    let users: UserStore
+    let calls: InternalCalls
+    let piiURL: String
+
+    func register(on router: inout GuardedRouter) {
+        router.post("/v1/internal/tenants/{tenant}/sign-ups", calls.guardInternal) { request, ctx in
+            let body = try request.decode(SignUpAccountRequest.self)
+            let account = try await open(body, tenant: ctx.parameter("tenant"))
+            ctx.logger.info("sign-up account opened", metadata: ["signet.passkey_only": .string("\(body.passkeyOnly)")])
+            return try .json(account, status: 201, headers: [("Cache-Control", "no-store")])
+        }
+    }
+
+    /// Creates the user (an existing user without credentials keeps its handle), vaults the
+    /// profile and records its references.
+    ///
+    /// - Throws: 400 `invalid_field` or a profile code (the caller checked them already;
+    ///   checked again here); 404 `tenant_not_found`; 409 `username_taken` when the user has
+    ///   credentials or methods; 503 when the vault cannot be reached.
+    func open(_ body: SignUpAccountRequest, tenant: String) async throws -> SignUpAccount {
+        try UsernameRules.require(body.username)
+        if let profile = body.profile { try Self.check(profile) }
+        guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
+        let handle = try await context.withTransaction { conn -> [UInt8] in
+            try await UserStore.insert(tenant: tenant, username: body.username, handle: SecureRandom.bytes(32), displayName: body.username, on: conn)
+            let row = try await conn.query(
+                """
+                SELECT u.user_handle,
+                    EXISTS (SELECT 1 FROM credentials c WHERE c.tenant_id = u.tenant_id AND c.username = u.username AND c.deleted_at IS NULL)
+                    OR EXISTS (SELECT 1 FROM user_methods m WHERE m.tenant_id = u.tenant_id AND m.username = u.username AND m.deleted_at IS NULL)
+                    AS registered
+                FROM users u WHERE u.tenant_id = \(tenant) AND u.username = \(body.username) FOR UPDATE
+                """
+            ).first
+            guard let row, let handle = row.bytes("user_handle") else { throw HTTPError(.internalError) }
+            guard row.bool("registered") != true else { throw HTTPError(.usernameTaken, detail: "This user already has methods; sign in instead.") }
+            if body.passkeyOnly {
+                try await conn.query("UPDATE users SET passkey_only = true WHERE tenant_id = \(tenant) AND username = \(body.username)")
+            }
+            return handle
+        }
+        let subject = Base64URL.encode(handle)
+        // The vault is called outside the transaction (a remote call never holds a row lock);
+        // a value stored whose reference is not recorded (this service failing in between)
+        // stays under the user's subject, exported with the user's data and shredded with it.
+        for (kind, value) in body.profile?.vaultValues ?? [] {
+            let stored = try await calls.post(
+                "\(piiURL)/v1/internal/tenants/\(tenant)/pii", PIIStoreRequest(subject: subject, kind: kind, value: value), as: PIIReference.self)
+            try await context.pool.withConnection { conn in
+                try await conn.query(
+                    """
+                    INSERT INTO user_profiles (tenant_id, username, kind, pii_ref, masked, updated_at)
+                    VALUES (\(tenant), \(body.username), \(kind), \(stored.ref), \(stored.masked), \(Date()))
+                    ON CONFLICT (tenant_id, username, kind) DO UPDATE
+                    SET pii_ref = EXCLUDED.pii_ref, masked = EXCLUDED.masked, updated_at = EXCLUDED.updated_at
+                    """)
+            }
+        }
+        return SignUpAccount(userHandle: subject)
+    }
+
+    /// Refuses a profile member that ``SignUpProfileRules`` or ``PIIRules`` refuse.
+    ///
+    /// - Throws: 400 `invalid_full_name`, `invalid_email` or `invalid_phone`.
+    static func check(_ profile: SignUpProfile) throws {
+        if let name = profile.fullName, !SignUpProfileRules.isValidFullName(name) {
+            throw HTTPError(.invalidFullName, detail: "fullName must be 1-200 characters without control characters.", field: "profile.fullName")
+        }
+        if let email = profile.email, !PIIRules.isValidEmail(email) {
+            throw HTTPError(.invalidEmail, detail: "Not an e-mail address.", field: "profile.email")
+        }
+        if let phone = profile.phone, !PIIRules.isValidPhone(phone) {
+            throw HTTPError(.invalidPhone, detail: "Phone numbers are E.164: + and 7-15 digits.", field: "profile.phone")
+        }
+    }
+}
