@@ -120,6 +120,10 @@ struct UAFRegistrationRoutes: Sendable {
         try UsernameRules.require(body.username)
         try WebAuthnRegistrationRoutes.requireOwnAccount(ctx.principal, username: body.username)
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+        // An account opened by a username-less sign-up registers passkeys only.
+        guard try await !UserStore(pool: context.pool).isPasskeyOnly(tenant: tenantID, username: body.username) else {
+            throw HTTPError(.passkeyOnlyAccount, detail: "This account was opened for passkeys only; register a passkey.")
+        }
         let policy = try await settings(tenant).policy
         let expiresAt = Date().addingTimeInterval(Self.requestLifetime)
         let challenge = SecureRandom.token(byteCount: 32)

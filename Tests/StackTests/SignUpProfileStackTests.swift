@@ -158,6 +158,11 @@ struct SignUpProfileStackTests {
             "POST", "\(Adaptive.registration)/v1/tenants/\(t.id)/users/\(started.username)/methods",
             headers: ["Authorization": "Bearer \(started.signUpToken)", "Content-Type": "application/json"], body: Array(#"{"type": "totp"}"#.utf8))
         #expect(otp.status == 409 && Self.code(otp) == "passkey_only_account", "\(otp.text)")
+        let uaf = try await TestHTTP.send(
+            "POST", "\(Adaptive.registration)/v1/tenants/\(t.id)/uaf/registrations/requests",
+            headers: ["Authorization": "Bearer \(started.signUpToken)", "Content-Type": "application/json"],
+            body: Array(#"{"username": "\#(started.username)"}"#.utf8))
+        #expect(uaf.status == 409 && Self.code(uaf) == "passkey_only_account", "\(uaf.text)")
 
         var finished: TestHTTP.Response?
         #expect(await TestStack.eventually {
