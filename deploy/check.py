@@ -221,6 +221,12 @@ for svc, port in SERVICES.items():
         body = block.group(1)
         check(f"set $signet_upstream {svc}:{port};" in body, f"gateway: /{svc}/ upstream {svc}:{port}")
         check(f"rewrite ^/{svc}(/.*)$ $1 break;" in body, f"gateway: /{svc}/ strips its prefix")
+# App association files: at the domain's root, to the oob service with the path kept (the
+# Host tells it the tenant), in both gateways.
+for name in ("apple-app-site-association", "assetlinks.json"):
+    block = re.search(r"location = /\.well-known/" + re.escape(name) + r" \{(.*?)\}", conf, re.S)
+    check(block is not None and "set $signet_upstream oob:8084;" in block.group(1) and "rewrite" not in block.group(1),
+          f"gateway: /.well-known/{name} to oob:8084, path kept")
 check("client_max_body_size 64k;" in conf, "gateway: client_max_body_size 64k")
 check("$request_body" not in conf, "gateway: request bodies never logged")
 
@@ -353,6 +359,8 @@ check(block is not None and f"set $signet_upstream console:{CONSOLE_PORT};" in b
 local_conf = open(os.path.join(DEPLOY, "local", "gateway.conf.in")).read()
 check(f"upstream console {{ server 127.0.0.1:{CONSOLE_PORT};" in local_conf and "location /console/ { proxy_pass http://console; }" in local_conf,
       "local gateway: /console/ to 127.0.0.1:8086")
+for name in ("apple-app-site-association", "assetlinks.json"):
+    check(f"location = /.well-known/{name} {{ proxy_pass http://oob; }}" in local_conf, f"local gateway: /.well-known/{name} to oob")
 for f in ["Containerfile", os.path.join("local", "Containerfile.service")]:
     text = open(os.path.join(DEPLOY, f)).read()
     check("SIGNET_CONSOLE_ASSETS_DIR=/usr/local/share/signet/console" in text, f"{f}: the console's assets and SIGNET_CONSOLE_ASSETS_DIR")

@@ -104,5 +104,6 @@ enum OOBMigrations {
             CREATE INDEX qr_sessions_user ON qr_sessions (tenant_id, username) WHERE username IS NOT NULL;
             CREATE INDEX qr_sessions_claimed_user ON qr_sessions (tenant_id, claimed_username) WHERE claimed_username IS NOT NULL;
             """),
+        AppSettingsStore.migration,
     ]
 }

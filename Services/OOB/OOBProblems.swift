@@ -57,4 +57,13 @@ extension ProblemCode {
     static let qrSessionDeviceRefused = ProblemCode("qr_session_device_refused", status: 403, title: "Device may not use this QR session")
     /// The purpose is not offered yet (`register`, `bless`).
     static let qrPurposeUnavailable = ProblemCode("qr_purpose_unavailable", status: 400, title: "QR purpose unavailable")
+
+    // MARK: - App association
+
+    /// The tenant has no app settings (admin API).
+    static let appSettingsNotFound = ProblemCode("app_settings_not_found", status: 404, title: "App settings not found")
+    /// One of the domains is another tenant's: a host names one tenant's association files.
+    static let appDomainTaken = ProblemCode("app_domain_taken", status: 409, title: "Domain taken by another tenant")
+    /// No tenant holds the request's host, or it has no app of the file's platform.
+    static let appAssociationNotFound = ProblemCode("app_association_not_found", status: 404, title: "No app association for this host")
 }

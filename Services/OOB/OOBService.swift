@@ -74,8 +74,11 @@ public enum OOBService: SignetService {
         let approvalRoutes = ApprovalRoutes(
             context: context, store: devices, waiters: waiters, created: { push.approvalCreated($0) }, finished: { callbacks.approvalFinished($0) },
             internalGuard: configuration.delivery.calls.guardInternal)
+        let appSettings = AppSettingsStore(context: context)
         let qrRoutes = QRSessionRoutes(
-            context: context, devices: devices, settings: configuration.qr, waiters: waiters, internalGuard: configuration.delivery.calls.guardInternal)
+            context: context, devices: devices, settings: configuration.qr, apps: appSettings, waiters: waiters,
+            internalGuard: configuration.delivery.calls.guardInternal)
+        let apps = AppAssociationRoutes(context: context, store: appSettings)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
         let userData = OOBUserData()
@@ -86,6 +89,7 @@ public enum OOBService: SignetService {
                 deviceRoutes.register(on: &router)
                 approvalRoutes.register(on: &router)
                 qrRoutes.register(on: &router)
+                apps.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: userData)
             }, handlers: handlers, background: [
                 ApprovalExpirer(

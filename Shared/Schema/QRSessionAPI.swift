@@ -11,23 +11,31 @@ public struct QRSessionCreateRequest: Codable, Sendable, Equatable {
     public var username: String?
     /// The sign-in flow the phone completes (set by the authentication service).
     public var signinId: String?
-    /// `deepLink`, `universalLink` or `compact` (default `SIGNET_OOB_QR_DEFAULT_TYPE`).
+    /// `deepLink`, `universalLink` or `compact` (default: the tenant's `defaultQrType`, else
+    /// `SIGNET_OOB_QR_DEFAULT_TYPE`).
     public var qrType: String?
     /// 30-600 (default 120).
     public var expiresInSeconds: Int?
+    /// Where the universal link lives (`<webUrl>/qr/<id>`, the page a phone without the app
+    /// opens): on one of the tenant's origins (default: the tenant's `webUrl`, else its first
+    /// https origin).
+    public var webUrl: String?
 
-    public init(purpose: String, username: String? = nil, signinId: String? = nil, qrType: String? = nil, expiresInSeconds: Int? = nil) {
+    public init(
+        purpose: String, username: String? = nil, signinId: String? = nil, qrType: String? = nil, expiresInSeconds: Int? = nil, webUrl: String? = nil
+    ) {
         self.purpose = purpose
         self.username = username
         self.signinId = signinId
         self.qrType = qrType
         self.expiresInSeconds = expiresInSeconds
+        self.webUrl = webUrl
     }
 
     public static var fullExample: QRSessionCreateRequest {
         QRSessionCreateRequest(
             purpose: "authenticate", username: "user-4711", signinId: "si_0f1e2d3c4b5a69788796a5b4c3d2e1f0", qrType: "universalLink",
-            expiresInSeconds: 120)
+            expiresInSeconds: 120, webUrl: "https://bank.example/signin")
     }
 }
 
@@ -166,8 +174,8 @@ public enum QRSessionPurpose {
 }
 
 /// The forms of a QR payload, smallest last: an app deep link (`<scheme>://qr/<id>`), a
-/// universal https link on the tenant's first origin (`<origin>/qr/<id>`), or the bare id for
-/// apps that know the endpoint.
+/// universal https link on the tenant's domain (`<webUrl or first origin>/qr/<id>`), or the
+/// bare id for apps that know the endpoint.
 public enum QRPayloadType: String, Sendable, CaseIterable {
     case deepLink
     case universalLink

@@ -9,7 +9,8 @@ import Testing
 /// admits its callers. Templates are admin; a device creates or updates itself with the key
 /// it carries (`deviceKeyHolder`) and signs every later call (`device`); the RP, or the user
 /// with a session token, binds, lists and unbinds; approvals are the RP's; a QR session's status is
-/// read by the RP or by the page holding its watch token (`relyingPartyOrWatcher`).
+/// read by the RP or by the page holding its watch token (`relyingPartyOrWatcher`); a tenant's app
+/// settings are admin, its app association files public (the tenant is the `Host`'s).
 ///
 /// A route added without its line here fails ``everyRouteHasTheGuardOfTheTable()``; a route
 /// cannot be registered without a guard at all (`GuardedRouter`).
@@ -46,6 +47,11 @@ import Testing
         ("POST", "/v1/internal/tenants/{tenant}/qr-sessions/{qrSessionId}/read", "internal"),
         ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/claim", "device"),
         ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/decision", "device"),
+        ("PUT", "/v1/admin/tenants/{tenant}/app-settings", "admin"),
+        ("GET", "/v1/admin/tenants/{tenant}/app-settings", "admin"),
+        ("DELETE", "/v1/admin/tenants/{tenant}/app-settings", "admin"),
+        ("GET", "/.well-known/apple-app-site-association", "public"),
+        ("GET", "/.well-known/assetlinks.json", "public"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

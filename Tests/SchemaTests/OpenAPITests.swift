@@ -286,6 +286,9 @@ import Testing
         wire("QRSessionResource", [.oob]) { QRSessionResource.fullExample },
         wire("QRSessionClaim", [.oob]) { QRSessionClaim.fullExample },
         wire("QRSessionDecisionRequest", [.oob]) { QRSessionDecisionRequest.fullExample },
+        wire("TenantAppSettings", [.oob]) { TenantAppSettings.fullExample },
+        wire("AppleAppSiteAssociation", [.oob]) { AppleAppSiteAssociation.fullExample },
+        wire("AssetLinkStatement", [.oob]) { AssetLinkStatement.fullExample },
         WireType(
             component: "Problem",
             example: {

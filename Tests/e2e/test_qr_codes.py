@@ -61,12 +61,15 @@ def tenant() -> tuple[str, str]:
     return tenant_id, key
 
 
-def _create(tenant: tuple[str, str], qr_type: str) -> dict:
+def _create(tenant: tuple[str, str], qr_type: str, web_url: str | None = None) -> dict:
     tenant_id, key = tenant
     deadline = time.monotonic() + 30
+    request = {"purpose": "authenticate", "qrType": qr_type}
+    if web_url is not None:
+        request["webUrl"] = web_url
     while True:
         # The oob service learns of the tenant and its key from events, on its own time.
-        status, body = _call("POST", f"{GATEWAY}/oob/v1/tenants/{tenant_id}/qr-sessions", key, {"purpose": "authenticate", "qrType": qr_type})
+        status, body = _call("POST", f"{GATEWAY}/oob/v1/tenants/{tenant_id}/qr-sessions", key, request)
         if status == 201 or time.monotonic() > deadline:
             break
         time.sleep(0.2)
@@ -74,17 +77,23 @@ def _create(tenant: tuple[str, str], qr_type: str) -> dict:
     return body
 
 
-@pytest.mark.parametrize("qr_type", ["universalLink", "deepLink", "compact"])
+# A web URL makes the universal link longer (a larger code): it must still read exactly.
+WEB_URL = "https://bank.example/customers/sign-in/with-your-phone"
+
+
+@pytest.mark.parametrize("qr_type", ["universalLink", "deepLink", "compact", "universalLink+webUrl"])
 def test_the_png_decodes_to_exactly_the_payload(tenant: tuple[str, str], qr_type: str) -> None:
     import zxingcpp
     from PIL import Image
 
-    created = _create(tenant, qr_type)
+    with_web_url = qr_type.endswith("+webUrl")
+    created = _create(tenant, qr_type.removesuffix("+webUrl"), WEB_URL if with_web_url else None)
     session_id = created["qrSessionId"]
     expected = {
         "universalLink": f"https://bank.example/qr/{session_id}",
         "deepLink": f"signet://qr/{session_id}",
         "compact": session_id,
+        "universalLink+webUrl": f"{WEB_URL}/qr/{session_id}",
     }[qr_type]
     assert created["qrPayload"] == expected
     image = Image.open(io.BytesIO(base64.b64decode(created["qrCodePng"], validate=True)))

@@ -28,6 +28,8 @@ struct QRSessionRoutes: Sendable {
     let context: ServiceContext
     let devices: DeviceStore
     let settings: QRSettings
+    /// The tenant's default QR type and web URL.
+    let apps: AppSettingsStore
     /// Parked long polls and event streams, keyed by session id (the approvals' waiters).
     let waiters: ApprovalWaiters
     let internalGuard: RouteGuard
@@ -92,18 +94,29 @@ struct QRSessionRoutes: Sendable {
             guard (1...64).contains(signinId.utf8.count), signinId.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
             else { throw HTTPError.invalid("signinId", "signinId is 1-64 lower-case letters, digits, dashes or underscores.") }
         }
-        let qrType: QRPayloadType
-        if let name = body.qrType {
-            guard let t = QRPayloadType(rawValue: name) else { throw HTTPError.invalid("qrType", "qrType is deepLink, universalLink or compact.") }
-            qrType = t
-        } else {
-            qrType = settings.defaultType
+        if let name = body.qrType, QRPayloadType(rawValue: name) == nil {
+            throw HTTPError.invalid("qrType", "qrType is deepLink, universalLink or compact.")
         }
         let lifetime = body.expiresInSeconds ?? Self.defaultLifetime
         guard Self.lifetimes.contains(lifetime) else { throw HTTPError.invalid("expiresInSeconds", "expiresInSeconds must be 30-600.") }
         guard let tenant = try await context.tenants.find(tenantId) else { throw HTTPError(.tenantNotFound, detail: "No such tenant.") }
-        // A universal link opens the app on the tenant's own domain (its first https origin).
-        let origin = tenant.origins.first { $0.hasPrefix("https://") } ?? tenant.origins.first ?? ""
+        if let webURL = body.webUrl { try AppSettingsRules.checkWebURL(webURL, origins: tenant.origins, field: "webUrl") }
+        let tenantApps = try await apps.get(tenant: tenantId)
+        // The request's form, else the tenant's default, else the deployment's.
+        let qrType = (body.qrType ?? tenantApps?.defaultQrType).flatMap(QRPayloadType.init(rawValue:)) ?? settings.defaultType
+        // A universal link opens the app on the tenant's own domain: under the request's
+        // webUrl, else the tenant's (checked again: the tenant's origins may have changed since
+        // it was set), else the tenant's first https origin.
+        var origin = tenant.origins.first { $0.hasPrefix("https://") } ?? tenant.origins.first { !$0.hasPrefix("android:") } ?? ""
+        if let webURL = body.webUrl {
+            origin = webURL
+        } else if let webURL = tenantApps?.webUrl {
+            if (try? AppSettingsRules.checkWebURL(webURL, origins: tenant.origins, field: "webUrl")) != nil {
+                origin = webURL
+            } else {
+                ctx.logger.warning("the tenant's webUrl is no longer on its origins: its first origin is used")
+            }
+        }
         if qrType == .universalLink, origin.isEmpty {
             throw HTTPError.invalid("qrType", "The tenant has no origin for a universal link; use deepLink or compact.")
         }
