@@ -88,8 +88,9 @@ public final class PublicKey: @unchecked Sendable {
     // @unchecked Sendable: the EVP_PKEY is immutable after construction and OpenSSL allows
     // concurrent use of a key in separate contexts.
     let pkey: OpaquePointer
-    /// For P-256 keys, the EC_KEY that ES256 verification uses directly (see CCryptoShims).
-    private let p256: UnsafeMutableRawPointer?
+    /// For EC keys, the EC_KEY that ES256 and raw ECDSA verification use directly (see
+    /// CCryptoShims).
+    private let ecKey: UnsafeMutableRawPointer?
 
     public enum Kind: Sendable, Equatable {
         case ec(Curve)
@@ -103,11 +104,15 @@ public final class PublicKey: @unchecked Sendable {
     init(pkey: OpaquePointer, kind: Kind) {
         self.pkey = pkey
         self.kind = kind
-        p256 = kind == .ec(.p256) ? signet_ec_key_from_pkey(UnsafeMutableRawPointer(pkey)) : nil
+        if case .ec = kind {
+            ecKey = signet_ec_key_from_pkey(UnsafeMutableRawPointer(pkey))
+        } else {
+            ecKey = nil
+        }
     }
 
     deinit {
-        if let p256 { signet_ec_key_free(p256) }
+        if let ecKey { signet_ec_key_free(ecKey) }
         EVP_PKEY_free(pkey)
     }
 
@@ -208,10 +213,10 @@ public final class PublicKey: @unchecked Sendable {
     ///   fit the key; never throws.
     public func verify(signature: [UInt8], message: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
         guard accepts(algorithm), !signature.isEmpty, signature.count <= 1024 else { return false }
-        if algorithm == .es256, let p256 {
+        if algorithm == .es256, let ecKey {
             return signature.withUnsafeBufferPointer { sig in
                 message.withUnsafeBufferPointer { msg in
-                    signet_ecdsa_verify_sha256(p256, msg.baseAddress, msg.count, sig.baseAddress, sig.count) == 1
+                    signet_ecdsa_verify_sha256(ecKey, msg.baseAddress, msg.count, sig.baseAddress, sig.count) == 1
                 }
             }
         }
@@ -231,6 +236,24 @@ public final class PublicKey: @unchecked Sendable {
         }
         ERR_clear_error()
         return rc == 1
+    }
+}
+
+extension PublicKey {
+    /// Verifies a raw ECDSA signature, r‖s with halves of the curve order's length (JOSE, FIDO
+    /// UAF `*_raw`), over `message` with ES256, ES384 or ES512, without a DER round trip.
+    ///
+    /// - Returns: false for a wrong or malformed signature (a half of another length, r or s
+    ///   outside [1, n-1]), or an algorithm that does not fit the key; never throws.
+    public func verifyRawECDSA(signature: [UInt8], message: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
+        guard algorithm.isECDSA, accepts(algorithm), let ecKey, let md = algorithm.digest, !signature.isEmpty, signature.count <= 1024 else {
+            return false
+        }
+        return signature.withUnsafeBufferPointer { sig in
+            message.withUnsafeBufferPointer { msg in
+                signet_ecdsa_verify_raw(ecKey, UnsafeRawPointer(md), msg.baseAddress, msg.count, sig.baseAddress, sig.count) == 1
+            }
+        }
     }
 }
 

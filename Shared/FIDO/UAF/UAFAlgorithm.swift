@@ -104,6 +104,9 @@ public struct UAFSignatureAlgorithm: RawRepresentable, Sendable, Hashable, Custo
         }
     }
 
+    /// ECDSA with a raw r‖s signature.
+    var isRawECDSA: Bool { [0x0001, 0x0010, 0x0011].contains(rawValue) }
+
     /// The signature as OpenSSL verifies it: ECDSA raw r‖s → DER; RSA "DER" encodings are an
     /// ASN.1 OCTET STRING holding the raw signature (UAF Registry §3.6.1, "not BIT STRING!").
     func normalizedSignature(_ signature: [UInt8]) -> [UInt8]? {
@@ -253,6 +256,12 @@ public struct UAFPublicKey: Sendable {
 
     /// Verifies `signature` (in the algorithm's encoding) over `message`; never throws.
     public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
+        // Raw r‖s ECDSA straight to OpenSSL (ECDSA_do_verify), without building DER for it to
+        // parse again: on the path of every UAF sign-in.
+        if algorithm.isRawECDSA {
+            guard let curve = algorithm.curve, signature.count == 2 * curve.coordinateSize else { return false }
+            return key.verifyRawECDSA(signature: signature, message: message, algorithm: cryptoAlgorithm)
+        }
         guard let normalized = algorithm.normalizedSignature(signature) else { return false }
         return key.verify(signature: normalized, message: message, algorithm: cryptoAlgorithm)
     }
