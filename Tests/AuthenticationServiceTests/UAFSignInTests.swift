@@ -212,8 +212,9 @@ struct UAFSignInTests {
             aaid: "ABCD#0001", keyID: authenticator.registrations[0].keyID, publicKey: try #require(Base64URL.decode(evidence.publicKeyCose)),
             keyEncoding: .eccX962Raw, signatureAlgorithm: .secp256r1ECDSASHA256Raw, signCounter: 0, attestationType: .attestationBasicSurrogate)
         try UAFTransactionConfirmation.verify(
-            assertion: try #require(Base64URL.decode(evidence.authenticatorData)), fcParams: evidence.clientDataJSON, record: record,
-            detailsHash: detailsHash, nonce: try #require(Base64URL.decode(evidence.nonce)), content: Array(details.uafDisplayText.utf8))
+            assertion: try #require(Base64URL.decode(evidence.authenticatorData)), fcParams: evidence.clientDataJSON,
+            context: UAFResponseContext(appID: "http://localhost:8080/registration/v1/tenants/acme/uaf/facets", trustedFacetIDs: ["https://acme.example"]),
+            record: record, detailsHash: detailsHash, nonce: try #require(Base64URL.decode(evidence.nonce)), content: Array(details.uafDisplayText.utf8))
         #expect(published.contains { $0.type == AuthenticationSucceeded.eventType && $0.data.contains(#""method":"uaf""#) })
     }
 

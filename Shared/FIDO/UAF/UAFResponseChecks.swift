@@ -48,6 +48,17 @@ public struct UAFResponseContext: Sendable {
         }
         // Step 3: FinalChallengeParams.
         let fc = try UAFMessageDecoding.finalChallengeParams(response.fcParams)
+        try check(fc, expectedChallenge: expectedChallenge, section: section)
+        return fc
+    }
+
+    /// Checks decoded FinalChallengeParams (step 3): appID, challenge, facetID, channel binding.
+    ///
+    /// - Parameter expectedChallenge: the challenge the server issued (for a transaction
+    ///   confirmation checked again from evidence, the dynamic-linking challenge of the details).
+    /// - Throws: `uaf_app_id_mismatch`, `uaf_challenge_mismatch`, `uaf_facet_not_trusted`,
+    ///   `uaf_channel_binding_mismatch`.
+    public func check(_ fc: UAFFinalChallengeParams, expectedChallenge: String, section: String) throws(UAFError) {
         guard fc.appID == appID else {
             throw UAFError(.appIDMismatch, rule: "\(section) step 3.a", "FinalChallengeParams.appID is not the tenant's AppID")
         }
@@ -69,7 +80,6 @@ public struct UAFResponseContext: Sendable {
                 }
             }
         }
-        return fc
     }
 }
 
