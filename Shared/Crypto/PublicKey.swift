@@ -10,6 +10,8 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
     case es384
     /// ECDSA P-521 / SHA-512 (COSE -36).
     case es512
+    /// ECDSA secp256k1 / SHA-256 (COSE -47, RFC 8812; FIDO UAF `SECP256K1_ECDSA_SHA256_*`).
+    case es256k
     /// RSASSA-PKCS1-v1_5 / SHA-256 (COSE -257).
     case rs256
     /// RSASSA-PKCS1-v1_5 / SHA-384, SHA-512, SHA-1 (COSE -258, -259, -65535).
@@ -26,6 +28,7 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
         case .es256: "ES256"
         case .es384: "ES384"
         case .es512: "ES512"
+        case .es256k: "ES256K"
         case .rs256: "RS256"
         case .rs384: "RS384"
         case .rs512: "RS512"
@@ -42,7 +45,7 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
     /// given the legacy `EVP_sha256()` handles, which costs a sizeable share of a verify.
     var digest: OpaquePointer? {
         switch self {
-        case .es256, .rs256, .ps256: FetchedDigests.shared.sha256
+        case .es256, .es256k, .rs256, .ps256: FetchedDigests.shared.sha256
         case .es384, .rs384, .ps384: FetchedDigests.shared.sha384
         case .es512, .rs512, .ps512: FetchedDigests.shared.sha512
         case .rs1: FetchedDigests.shared.sha1
@@ -51,19 +54,22 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
     }
 
     var isPSS: Bool { self == .ps256 || self == .ps384 || self == .ps512 }
-    var isECDSA: Bool { self == .es256 || self == .es384 || self == .es512 }
+    var isECDSA: Bool { self == .es256 || self == .es384 || self == .es512 || self == .es256k }
     var isRSA: Bool { [.rs256, .rs384, .rs512, .rs1, .ps256, .ps384, .ps512].contains(self) }
 }
 
 /// Named elliptic curves.
 public enum Curve: Sendable, Hashable {
     case p256, p384, p521
+    /// SECG secp256k1 (FIDO UAF only: no JOSE or WebAuthn key is read on it).
+    case secp256k1
 
     var oid: String {
         switch self {
         case .p256: "1.2.840.10045.3.1.7"
         case .p384: "1.3.132.0.34"
         case .p521: "1.3.132.0.35"
+        case .secp256k1: "1.3.132.0.10"
         }
     }
 
@@ -73,6 +79,7 @@ public enum Curve: Sendable, Hashable {
         case .p256: 32
         case .p384: 48
         case .p521: 66
+        case .secp256k1: 32
         }
     }
 }
@@ -183,6 +190,7 @@ public final class PublicKey: @unchecked Sendable {
             case "prime256v1", "P-256": return .ec(.p256)
             case "secp384r1", "P-384": return .ec(.p384)
             case "secp521r1", "P-521": return .ec(.p521)
+            case "secp256k1": return .ec(.secp256k1)
             default: return nil
             }
         default: return nil
@@ -201,7 +209,8 @@ public final class PublicKey: @unchecked Sendable {
     /// Whether `algorithm` can be used with this key.
     public func accepts(_ algorithm: SignatureAlgorithm) -> Bool {
         switch (kind, algorithm) {
-        case (.ec(.p256), .es256), (.ec(.p384), .es384), (.ec(.p521), .es512), (.ed25519, .ed25519), (.ed448, .ed448): true
+        case (.ec(.p256), .es256), (.ec(.p384), .es384), (.ec(.p521), .es512), (.ec(.secp256k1), .es256k), (.ed25519, .ed25519), (.ed448, .ed448):
+            true
         case (.rsa(let bits), _): algorithm.isRSA && bits >= 1024
         default: false
         }

@@ -9,8 +9,8 @@ import JSON
 ///
 /// Attestation is basic full (a leaf certificate issued by a test attestation CA) or basic
 /// surrogate (the new key signs its own KRD). Keys are P-256 (signatures raw r‖s,
-/// `UAF_ALG_SIGN_SECP256R1_ECDSA_SHA256_RAW`, or DER), P-384 and P-521 (raw), RSA-2048 with
-/// PSS or PKCS #1 v1.5, or Ed25519.
+/// `UAF_ALG_SIGN_SECP256R1_ECDSA_SHA256_RAW`, or DER), secp256k1 (raw or DER), P-384 and
+/// P-521 (raw), RSA-2048 with PSS or PKCS #1 v1.5, or Ed25519.
 public final class SoftUAFAuthenticator: @unchecked Sendable {
     // @unchecked Sendable: tests drive one authenticator from one task at a time.
 
@@ -53,7 +53,13 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
         if let rsaKeyPEM {
             makeKey = { try PrivateKey.fromPEM(rsaKeyPEM) }
         } else {
-            let curve = algorithm.rawValue == 0x0010 ? Curve.p384 : algorithm.rawValue == 0x0011 ? Curve.p521 : Curve.p256
+            let curve: Curve =
+                switch algorithm.rawValue {
+                case 0x0010: .p384
+                case 0x0011: .p521
+                case 0x0005, 0x0006: .secp256k1
+                default: .p256
+                }
             makeKey = { try PrivateKey.generateEC(curve) }
         }
     }
@@ -126,6 +132,10 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
             guard let raw = ECDSASignature.raw(fromDER: der, size: 32) else { throw CryptoError("raw") }
             return raw
         case .secp256r1ECDSASHA256DER: return try key.sign(message, algorithm: .es256)
+        case .secp256k1ECDSASHA256Raw:
+            guard let raw = ECDSASignature.raw(fromDER: try key.sign(message, algorithm: .es256k), size: 32) else { throw CryptoError("raw") }
+            return raw
+        case .secp256k1ECDSASHA256DER: return try key.sign(message, algorithm: .es256k)
         case .secp384r1ECDSASHA384Raw:
             guard let raw = ECDSASignature.raw(fromDER: try key.sign(message, algorithm: .es384), size: 48) else { throw CryptoError("raw") }
             return raw

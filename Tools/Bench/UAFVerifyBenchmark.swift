@@ -21,6 +21,8 @@ func uafVerifyBenchmark(seconds: Double, only: String? = nil) throws {
     let cases: [(name: String, algorithm: UAFSignatureAlgorithm, crypto: SignatureAlgorithm, curve: Curve)] = [
         ("p256", .secp256r1ECDSASHA256Raw, .es256, .p256), ("p384", .secp384r1ECDSASHA384Raw, .es384, .p384),
         ("p521", .secp521r1ECDSASHA512Raw, .es512, .p521),
+        // No `openssl speed` anchor for it (speed knows no secp256k1): the Crypto figure is the line.
+        ("secp256k1", .secp256k1ECDSASHA256Raw, .es256k, .secp256k1),
     ]
     for c in cases where only == nil || only == c.name {
         let authenticator = SoftUAFAuthenticator(aaid: "FFFF#0001", algorithm: c.algorithm, keyEncoding: .eccX962Raw, facetID: facet)
