@@ -282,4 +282,28 @@ struct UAFSignInTests {
         #expect(decision.transactionId == id && decision.amr == ["uaf"] && decision.assertions.first?.format == "uaf")
         try decision.validate()
     }
+
+    /// With the gateway's certificate configured, a client's serverEndPoint must be its hash
+    /// (UAF channel binding, Protocol §3.5.7.5 step 3.d); a client that sends none still signs in.
+    @Test func channelBindingIsCheckedAgainstTheConfiguredCertificate() async throws {
+        let gateway = try MetadataTestPKI.root("gateway.example.test")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("uaf-gateway-\(UUID().uuidString).pem").path
+        let pem = "-----BEGIN CERTIFICATE-----\n" + Data(gateway.der).base64EncodedString(options: .lineLength64Characters) + "\n-----END CERTIFICATE-----\n"
+        try Data(pem.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let h = try await Harness.withDatabase(environment: ["SIGNET_UAF_TLS_SERVER_CERTIFICATES": file])
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://acme.example")
+        try await Self.registered(h, authenticator)
+
+        let bound = UAFServerCertificate(try gateway.certificate)
+        authenticator.channelBinding.serverEndPoint = UAFServerCertificate(try MetadataTestPKI.root("proxy.example").certificate).serverEndPoint
+        let intercepted = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
+        #expect(intercepted.status == 400 && intercepted.body.contains("uaf_channel_binding_mismatch"), "\(intercepted.body)")
+        authenticator.channelBinding.serverEndPoint = bound.serverEndPoint
+        #expect(try await Self.finish(h, try authenticator.authenticate(try await Self.request(h))).status == 200)
+        authenticator.channelBinding = UAFChannelBinding()
+        #expect(try await Self.finish(h, try authenticator.authenticate(try await Self.request(h))).status == 200)
+    }
 }

@@ -32,6 +32,8 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
     public let keyEncoding: UAFKeyEncoding
     /// The facet the client claims (must be in the tenant's TrustedFacets).
     public var facetID: String
+    /// The TLS channel binding the client puts into FinalChallengeParams (none by default).
+    public var channelBinding = UAFChannelBinding()
     /// Whether counters are kept (false: both counters stay 0).
     public var keepsCounters = true
     public private(set) var registrations: [Registration] = []
@@ -68,7 +70,7 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
 
     /// The fcParams a client would build for `header`'s AppID and `challenge`.
     public func fcParams(appID: String, challenge: String) throws -> String {
-        let params = UAFFinalChallengeParams(appID: appID, challenge: challenge, facetID: facetID)
+        let params = UAFFinalChallengeParams(appID: appID, challenge: challenge, facetID: facetID, channelBinding: channelBinding)
         return Base64URL.encode(try JSONValueEncoder().encodeToBytes(params))
     }
 
