@@ -130,7 +130,7 @@ let package = Package(
         .testTarget(name: "OTPTests", dependencies: ["OTP"], path: "Tests/OTPTests"),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "CZlib"], path: "Tests/QRCodeTests"),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "CCurl", "TestRandom"], path: "Tests/DeliveryTests"),
-        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
+        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "Platform", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform", "Postgres", "TestSupport"],

@@ -320,7 +320,9 @@ printf '\nidle service processes (before load; see README "Benchmark" for the th
 # --- FIDO UAF (#15) ------------------------------------------------------------------------
 # UAF AuthenticationResponse verifications per second in process (UAF Protocol §3.5.7.5, one
 # thread), beside `openssl speed` verify for the same curve and the raw Crypto verify of the
-# same signature. In process only: this block needs no stack.
+# same signature. In process only: this block needs no stack. Both signet-bench figures are
+# per second of the thread's CPU time, as `openssl speed` counts (user CPU time, not
+# wall-clock), measured in alternating slices so that both see the same machine load.
 uaf_verify=$("$BIN/signet-bench" uaf-verify 5)
 printf '\n%-58s %12s\n' "FIDO UAF (1 thread)" "per second"
 for curve in 256 384 521; do

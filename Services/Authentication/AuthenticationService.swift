@@ -1,4 +1,5 @@
 import Crypto
+import FIDO
 import Foundation
 import Platform
 import Postgres
@@ -17,6 +18,8 @@ public enum AuthenticationService: SignetService {
         let uafAppIDBase: String
         /// `SIGNET_UAF_APP_ID_CHECK` (``UAFAppIDCheck``): refuse to start on a mismatch, or warn.
         let uafAppIDCheckEnforced: Bool
+        /// `SIGNET_UAF_TLS_SERVER_CERTIFICATES` (FIDO's ``UAFServerCertificate``): UAF channel binding.
+        let uafServerCertificates: [UAFServerCertificate]
         /// The oob-notification service, for `oob_push` and `qr` (`SIGNET_OOB_URL`).
         let oobURL: String
         /// The transaction service, for the tcToken of a confirmed transaction (`SIGNET_TRANSACTION_URL`).
@@ -40,6 +43,7 @@ public enum AuthenticationService: SignetService {
             calls: InternalCalls.fromEnvironment(env, service: "authentication"),
             uafAppIDBase: try uafAppIDBase(env),
             uafAppIDCheckEnforced: try UAFAppIDCheck.enforces(env),
+            uafServerCertificates: try UAFServerCertificate.fromEnvironment(env),
             oobURL: env.string("SIGNET_OOB_URL", default: "http://127.0.0.1:8084"),
             transactionURL: env.string("SIGNET_TRANSACTION_URL", default: "http://127.0.0.1:8083"),
             registrationURL: env.string("SIGNET_REGISTRATION_URL", default: "http://127.0.0.1:8081"))
@@ -62,7 +66,8 @@ public enum AuthenticationService: SignetService {
         let antiHammering = AntiHammering(context: context)
         let sessions = SessionStore(context: context, issuer: issuer)
         let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
-        let uafCeremony = UAFAssertionCeremony(context: context, appIDBase: configuration.uafAppIDBase)
+        let uafCeremony = UAFAssertionCeremony(
+            context: context, appIDBase: configuration.uafAppIDBase, serverCertificates: configuration.uafServerCertificates)
         let uaf = UAFAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony)
         let coordinator = SignInCoordinator(
             context: context, policies: policies,

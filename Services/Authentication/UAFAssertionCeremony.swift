@@ -17,6 +17,9 @@ struct UAFAssertionCeremony: Sendable {
     let context: ServiceContext
     /// The registration service's public base URL (`SIGNET_UAF_APP_ID_BASE`), as there.
     let appIDBase: String
+    /// The certificate(s) UAF clients' TLS server presents (`SIGNET_UAF_TLS_SERVER_CERTIFICATES`),
+    /// for channel binding; empty: not compared.
+    var serverCertificates: [UAFServerCertificate] = []
 
     static let offeredVersions: [UAFVersion] = [.v1_2, .v1_1]
 
@@ -102,7 +105,9 @@ struct UAFAssertionCeremony: Sendable {
             throw HTTPError(.credentialNotAllowed, detail: "The assertions are from keys of different users.")
         }
         let verifier = UAFAuthenticationVerifier(
-            context: UAFResponseContext(appID: appID(tenant: tenantID), trustedFacetIDs: settings.facetIDs, acceptedVersions: Self.offeredVersions),
+            context: UAFResponseContext(
+                appID: appID(tenant: tenantID), trustedFacetIDs: settings.facetIDs, acceptedVersions: Self.offeredVersions,
+                serverCertificates: serverCertificates),
             policy: settings.policy)
         let verified: [UAFVerifiedAuthentication]
         do {

@@ -17,6 +17,8 @@ public enum RegistrationService: SignetService {
         let metadata: Metadata?
         /// The registration service's public base URL, from which UAF AppIDs are made.
         let uafAppIDBase: String
+        /// `SIGNET_UAF_TLS_SERVER_CERTIFICATES` (FIDO's ``UAFServerCertificate``): UAF channel binding.
+        let uafServerCertificates: [UAFServerCertificate]
         let receipts: ErasureReceipts
         let userData: UserDataExport.Settings
         let retentionInterval: Duration
@@ -66,6 +68,7 @@ public enum RegistrationService: SignetService {
             rules: RegistrationRules.fromEnvironment(env),
             metadata: metadata,
             uafAppIDBase: try uafAppIDBase(env),
+            uafServerCertificates: try UAFServerCertificate.fromEnvironment(env),
             receipts: try ErasureReceipts.fromEnvironment(env, logger: logger),
             userData: try UserDataExport.Settings.fromEnvironment(env),
             retentionInterval: try RetentionPurger.interval(env))
@@ -99,7 +102,8 @@ public enum RegistrationService: SignetService {
         let webAuthn = WebAuthnRegistrationRoutes(context: context, ceremony: ceremony, credentials: credentials, sessions: configuration.sessions)
         let uaf = UAFRegistrationRoutes(
             context: context, handles: configuration.handles, store: UAFStore(context: context), sessions: configuration.sessions,
-            metadata: configuration.metadata?.service, appIDBase: configuration.uafAppIDBase)
+            metadata: configuration.metadata?.service, appIDBase: configuration.uafAppIDBase,
+            serverCertificates: configuration.uafServerCertificates)
         let enrollment = MethodEnrollment(
             tenants: context.tenants, users: users, methods: methods, secrets: configuration.methodSecrets, rules: configuration.rules)
         let signUps = SignUpAccounts(

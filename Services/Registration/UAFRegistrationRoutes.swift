@@ -22,6 +22,9 @@ struct UAFRegistrationRoutes: Sendable {
     /// The public base URL of the registration service (behind the gateway): AppIDs are
     /// `<base>/v1/tenants/<tenant>/uaf/facets`.
     let appIDBase: String
+    /// The certificate(s) UAF clients' TLS server presents (`SIGNET_UAF_TLS_SERVER_CERTIFICATES`),
+    /// for channel binding; empty: not compared.
+    var serverCertificates: [UAFServerCertificate] = []
 
     static let requestLifetime: TimeInterval = 300
     static let handlePurpose = "signet.uaf.registration.v1"
@@ -158,7 +161,8 @@ struct UAFRegistrationRoutes: Sendable {
         let settings = try await settings(tenant)
         let metadata = self.metadata
         let verifier = UAFRegistrationVerifier(
-            context: UAFResponseContext(appID: Self.appID(base: appIDBase, tenant: tenantID), trustedFacetIDs: settings.facetIDs, acceptedVersions: Self.offeredVersions),
+            context: UAFResponseContext(appID: Self.appID(base: appIDBase, tenant: tenantID), trustedFacetIDs: settings.facetIDs, acceptedVersions: Self.offeredVersions,
+                serverCertificates: serverCertificates),
             policy: settings.policy, allowsSurrogateWithoutMetadata: settings.allowsSurrogateWithoutMetadata,
             metadata: { aaid in metadata?.blob?.entry(forAAID: aaid) })
         let verified: [UAFVerifiedRegistration]

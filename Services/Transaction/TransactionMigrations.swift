@@ -81,5 +81,23 @@ enum TransactionMigrations {
             );
             CREATE INDEX uaf_key_owners_user ON uaf_key_owners (tenant_id, username);
             """),
+        Migration(
+            152, "uaf app ids and facets",
+            """
+            -- The tenant's UAF AppID (the last one registration announced in UAFAuthenticatorRegistered)
+            -- and trusted facets (UAFSettingsChanged, applied when its revision is newer; without a
+            -- row the tenant's web origins): a UAF confirmation step's fcParams must name both, as
+            -- at sign-in (UAF Protocol §3.5.7.5 steps 3.a and 3.c).
+            CREATE TABLE uaf_app_ids (
+                tenant_id text PRIMARY KEY,
+                app_id text NOT NULL,
+                seen_at timestamptz NOT NULL
+            );
+            CREATE TABLE uaf_settings (
+                tenant_id text PRIMARY KEY,
+                facet_ids text[] NOT NULL,
+                revision integer NOT NULL
+            );
+            """),
     ]
 }

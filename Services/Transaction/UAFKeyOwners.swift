@@ -9,7 +9,9 @@ import ServiceKit
 /// UAF confirmation step is accepted only when its key is active, belongs to the transaction's
 /// user and is the key registered (the public key, its encoding and signature algorithm come
 /// from this record, not from the evidence), and when its assertion verifies offline against
-/// the transaction's details (``FIDO/UAFTransactionConfirmation``).
+/// the transaction's details (``FIDO/UAFTransactionConfirmation``), naming the tenant's AppID
+/// and one of its trusted facets (kept from the same events: the AppID registration announced,
+/// the facets of `UAFSettingsChanged` or, without settings, the tenant's web origins).
 enum UAFKeyOwners {
     static var handlers: EventHandlers {
         var h = EventHandlers()
@@ -24,6 +26,22 @@ enum UAFKeyOwners {
                     \(e.signatureAlgorithm), \(e.attestationType), 'active')
                 ON CONFLICT DO NOTHING
                 """)
+            if let appID = e.appId {
+                try await conn.query(
+                    """
+                    INSERT INTO uaf_app_ids (tenant_id, app_id, seen_at) VALUES (\(e.tenantId), \(appID), \(e.registeredAt))
+                    ON CONFLICT (tenant_id) DO UPDATE SET app_id = EXCLUDED.app_id, seen_at = EXCLUDED.seen_at
+                    WHERE uaf_app_ids.seen_at <= EXCLUDED.seen_at
+                    """)
+            }
+        }
+        h.on(UAFSettingsChanged.self) { e, _, conn in
+            try await conn.query(
+                """
+                INSERT INTO uaf_settings (tenant_id, facet_ids, revision) VALUES (\(e.tenantId), \(PostgresArray(e.facetIds)), \(e.revision))
+                ON CONFLICT (tenant_id) DO UPDATE SET facet_ids = EXCLUDED.facet_ids, revision = EXCLUDED.revision
+                WHERE uaf_settings.revision < EXCLUDED.revision
+                """)
         }
         h.on(UAFAuthenticatorStatusChanged.self) { e, _, conn in
             guard let keyID = Base64URL.decode(e.keyId) else { throw EventDecodingError.invalidData("keyId") }
@@ -33,9 +51,26 @@ enum UAFKeyOwners {
         return h
     }
 
+    /// The tenant's AppID and trusted facets as this service knows them, nil while it knows no
+    /// AppID for the tenant (no key registered since registration announced it).
+    static func context(tenant: String, on conn: PostgresConnection) async throws -> UAFResponseContext? {
+        let row = try await conn.query(
+            """
+            SELECT a.app_id, array_to_json(s.facet_ids)::text AS facet_ids, array_to_json(t.origins)::text AS origins
+            FROM uaf_app_ids a LEFT JOIN uaf_settings s ON s.tenant_id = a.tenant_id LEFT JOIN tenants t ON t.id = a.tenant_id
+            WHERE a.tenant_id = \(tenant)
+            """
+        ).first
+        guard let row, let appID = row.string("app_id") else { return nil }
+        // Settings name the facets exactly; a tenant without settings trusts its web origins.
+        let facets = row.string("facet_ids") != nil ? row.stringArray("facet_ids") ?? [] : row.stringArray("origins") ?? []
+        return UAFResponseContext(appID: appID, trustedFacetIDs: facets)
+    }
+
     /// Whether `step` (a `uaf` evidence step) was signed by an active UAF key of `username` in
     /// `tenant`, registered with the public key the step names, over the dynamic-linking
-    /// challenge of `detailsHash` and the display text of `details`.
+    /// challenge of `detailsHash` and the display text of `details`, for the tenant's AppID and
+    /// one of its trusted facets.
     static func verifies(
         _ step: SignedAssertionEvidence, of username: String, tenant: String, detailsHash: [UInt8], details: TransactionDetails,
         on conn: PostgresConnection
@@ -54,13 +89,14 @@ enum UAFKeyOwners {
             key == claimedKey, step.keyEncoding.map(Int64.init) == encoding, step.signatureAlgorithm.map(Int64.init) == algorithm,
             let encodingValue = UInt16(exactly: encoding), let algorithmValue = UInt16(exactly: algorithm)
         else { return false }
+        guard let context = try await context(tenant: tenant, on: conn) else { return false }
         let record = UAFRegistrationRecord(
             aaid: aaid, keyID: keyID, publicKey: key, keyEncoding: UAFKeyEncoding(rawValue: encodingValue),
             signatureAlgorithm: UAFSignatureAlgorithm(rawValue: algorithmValue), signCounter: 0,
             attestationType: row.string("attestation_type") == "basic_full" ? .attestationBasicFull : .attestationBasicSurrogate)
         do {
             try UAFTransactionConfirmation.verify(
-                assertion: assertion, fcParams: step.clientDataJSON, record: record, detailsHash: detailsHash, nonce: nonce,
+                assertion: assertion, fcParams: step.clientDataJSON, context: context, record: record, detailsHash: detailsHash, nonce: nonce,
                 content: Array(details.uafDisplayText.utf8))
             return true
         } catch {

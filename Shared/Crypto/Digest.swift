@@ -5,12 +5,16 @@ import COpenSSL
 public enum SHA256 {
     /// The SHA-256 digest of `data`.
     public static func hash<D: DataProtocol>(_ data: D) -> [UInt8] {
-        var out = [UInt8](repeating: 0, count: 32)
+        // EVP_Digest with the implementation fetched once: OpenSSL 3's one-shot SHA256()
+        // fetches it on every call, which cost about half of hashing a UAF fcParams.
         let bytes = Array(data)
-        bytes.withUnsafeBufferPointer { buf in
-            _ = COpenSSL.SHA256(buf.baseAddress, buf.count, &out)
+        return [UInt8](unsafeUninitializedCapacity: 32) { out, count in
+            let rc = bytes.withUnsafeBufferPointer { buf in
+                EVP_Digest(buf.baseAddress, buf.count, out.baseAddress, nil, FetchedDigests.shared.sha256, nil)
+            }
+            precondition(rc == 1, "OpenSSL SHA-256 failed")
+            count = 32
         }
-        return out
     }
 
     /// HMAC-SHA-256 of `data` under `key` (``HMAC``).
@@ -134,26 +138,58 @@ public enum Base64URL {
     /// caches, logs). Every encoder Signet talks to (browsers, authenticators' clients, JOSE
     /// libraries) writes the canonical form.
     public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
+        // Contiguous input (arrays, native strings' UTF-8) is read through a buffer pointer:
+        // UAF and WebAuthn verifications decode on every request.
+        if let decoded = text.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return decoded }
+        return decode(buffer: Array(text))
+    }
+
+    private static func decode(buffer text: [UInt8]) -> [UInt8]? {
+        text.withUnsafeBufferPointer { decode(buffer: $0) }
+    }
+
+    private static func decode(buffer text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         let count = text.count
         guard count % 4 != 1 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(count * 3 / 4)
-        var accumulator: UInt32 = 0
-        var bits = 0
-        for c in text {
-            let v = values[Int(c)]
-            guard v != 0xFF else { return nil }
-            accumulator = accumulator << 6 | UInt32(v)
-            bits += 6
-            if bits >= 8 {
-                bits -= 8
-                out.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
-                accumulator &= (1 << UInt32(bits)) - 1
+        return values.withUnsafeBufferPointer { table -> [UInt8]? in
+            // 0xFF marks a byte outside the alphabet: any of its high bits set refuses.
+            var invalid: UInt8 = 0
+            let out = [UInt8](unsafeUninitializedCapacity: count * 3 / 4) { output, initialized in
+                var i = 0
+                var o = 0
+                while i + 4 <= count {
+                    let a = table[Int(text[i])], b = table[Int(text[i + 1])], c = table[Int(text[i + 2])], d = table[Int(text[i + 3])]
+                    invalid |= a | b | c | d
+                    let n = UInt32(a & 0x3F) << 18 | UInt32(b & 0x3F) << 12 | UInt32(c & 0x3F) << 6 | UInt32(d & 0x3F)
+                    output[o] = UInt8(truncatingIfNeeded: n >> 16)
+                    output[o + 1] = UInt8(truncatingIfNeeded: n >> 8)
+                    output[o + 2] = UInt8(truncatingIfNeeded: n)
+                    i += 4
+                    o += 3
+                }
+                switch count - i {
+                case 2:
+                    let a = table[Int(text[i])], b = table[Int(text[i + 1])]
+                    invalid |= a | b
+                    // Canonical: the 4 bits left over are zero.
+                    if b & 0x0F != 0 { invalid |= 0x80 }
+                    output[o] = (a & 0x3F) << 2 | (b & 0x3F) >> 4
+                    o += 1
+                case 3:
+                    let a = table[Int(text[i])], b = table[Int(text[i + 1])], c = table[Int(text[i + 2])]
+                    invalid |= a | b | c
+                    // Canonical: the 2 bits left over are zero.
+                    if c & 0x03 != 0 { invalid |= 0x80 }
+                    output[o] = (a & 0x3F) << 2 | (b & 0x3F) >> 4
+                    output[o + 1] = (b & 0x0F) << 4 | (c & 0x3F) >> 2
+                    o += 2
+                default:
+                    break
+                }
+                initialized = o
             }
+            return invalid & 0xC0 == 0 ? out : nil
         }
-        // The 2 or 4 bits left over must be zero.
-        guard accumulator == 0 else { return nil }
-        return out
     }
 
     /// The decoded bytes of a string, by the same rules.

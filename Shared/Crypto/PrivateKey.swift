@@ -38,6 +38,7 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
             case .p256: NID_X9_62_prime256v1
             case .p384: NID_secp384r1
             case .p521: NID_secp521r1
+            case .secp256k1: NID_secp256k1
             }
         guard let ctx = EVP_PKEY_CTX_new_id(NID_X9_62_id_ecPublicKey, nil) else { throw CryptoError("keygen context") }
         defer { EVP_PKEY_CTX_free(ctx) }

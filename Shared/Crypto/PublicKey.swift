@@ -10,6 +10,8 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
     case es384
     /// ECDSA P-521 / SHA-512 (COSE -36).
     case es512
+    /// ECDSA secp256k1 / SHA-256 (COSE -47, RFC 8812; FIDO UAF `SECP256K1_ECDSA_SHA256_*`).
+    case es256k
     /// RSASSA-PKCS1-v1_5 / SHA-256 (COSE -257).
     case rs256
     /// RSASSA-PKCS1-v1_5 / SHA-384, SHA-512, SHA-1 (COSE -258, -259, -65535).
@@ -26,6 +28,7 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
         case .es256: "ES256"
         case .es384: "ES384"
         case .es512: "ES512"
+        case .es256k: "ES256K"
         case .rs256: "RS256"
         case .rs384: "RS384"
         case .rs512: "RS512"
@@ -42,7 +45,7 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
     /// given the legacy `EVP_sha256()` handles, which costs a sizeable share of a verify.
     var digest: OpaquePointer? {
         switch self {
-        case .es256, .rs256, .ps256: FetchedDigests.shared.sha256
+        case .es256, .es256k, .rs256, .ps256: FetchedDigests.shared.sha256
         case .es384, .rs384, .ps384: FetchedDigests.shared.sha384
         case .es512, .rs512, .ps512: FetchedDigests.shared.sha512
         case .rs1: FetchedDigests.shared.sha1
@@ -51,19 +54,22 @@ public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {
     }
 
     var isPSS: Bool { self == .ps256 || self == .ps384 || self == .ps512 }
-    var isECDSA: Bool { self == .es256 || self == .es384 || self == .es512 }
+    var isECDSA: Bool { self == .es256 || self == .es384 || self == .es512 || self == .es256k }
     var isRSA: Bool { [.rs256, .rs384, .rs512, .rs1, .ps256, .ps384, .ps512].contains(self) }
 }
 
 /// Named elliptic curves.
 public enum Curve: Sendable, Hashable {
     case p256, p384, p521
+    /// SECG secp256k1 (FIDO UAF only: no JOSE or WebAuthn key is read on it).
+    case secp256k1
 
     var oid: String {
         switch self {
         case .p256: "1.2.840.10045.3.1.7"
         case .p384: "1.3.132.0.34"
         case .p521: "1.3.132.0.35"
+        case .secp256k1: "1.3.132.0.10"
         }
     }
 
@@ -73,6 +79,7 @@ public enum Curve: Sendable, Hashable {
         case .p256: 32
         case .p384: 48
         case .p521: 66
+        case .secp256k1: 32
         }
     }
 }
@@ -88,8 +95,9 @@ public final class PublicKey: @unchecked Sendable {
     // @unchecked Sendable: the EVP_PKEY is immutable after construction and OpenSSL allows
     // concurrent use of a key in separate contexts.
     let pkey: OpaquePointer
-    /// For P-256 keys, the EC_KEY that ES256 verification uses directly (see CCryptoShims).
-    private let p256: UnsafeMutableRawPointer?
+    /// For EC keys, the EC_KEY that ES256 and raw ECDSA verification use directly (see
+    /// CCryptoShims).
+    private let ecKey: UnsafeMutableRawPointer?
 
     public enum Kind: Sendable, Equatable {
         case ec(Curve)
@@ -103,11 +111,15 @@ public final class PublicKey: @unchecked Sendable {
     init(pkey: OpaquePointer, kind: Kind) {
         self.pkey = pkey
         self.kind = kind
-        p256 = kind == .ec(.p256) ? signet_ec_key_from_pkey(UnsafeMutableRawPointer(pkey)) : nil
+        if case .ec = kind {
+            ecKey = signet_ec_key_from_pkey(UnsafeMutableRawPointer(pkey))
+        } else {
+            ecKey = nil
+        }
     }
 
     deinit {
-        if let p256 { signet_ec_key_free(p256) }
+        if let ecKey { signet_ec_key_free(ecKey) }
         EVP_PKEY_free(pkey)
     }
 
@@ -178,6 +190,7 @@ public final class PublicKey: @unchecked Sendable {
             case "prime256v1", "P-256": return .ec(.p256)
             case "secp384r1", "P-384": return .ec(.p384)
             case "secp521r1", "P-521": return .ec(.p521)
+            case "secp256k1": return .ec(.secp256k1)
             default: return nil
             }
         default: return nil
@@ -196,7 +209,8 @@ public final class PublicKey: @unchecked Sendable {
     /// Whether `algorithm` can be used with this key.
     public func accepts(_ algorithm: SignatureAlgorithm) -> Bool {
         switch (kind, algorithm) {
-        case (.ec(.p256), .es256), (.ec(.p384), .es384), (.ec(.p521), .es512), (.ed25519, .ed25519), (.ed448, .ed448): true
+        case (.ec(.p256), .es256), (.ec(.p384), .es384), (.ec(.p521), .es512), (.ec(.secp256k1), .es256k), (.ed25519, .ed25519), (.ed448, .ed448):
+            true
         case (.rsa(let bits), _): algorithm.isRSA && bits >= 1024
         default: false
         }
@@ -208,10 +222,10 @@ public final class PublicKey: @unchecked Sendable {
     ///   fit the key; never throws.
     public func verify(signature: [UInt8], message: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
         guard accepts(algorithm), !signature.isEmpty, signature.count <= 1024 else { return false }
-        if algorithm == .es256, let p256 {
+        if algorithm == .es256, let ecKey {
             return signature.withUnsafeBufferPointer { sig in
                 message.withUnsafeBufferPointer { msg in
-                    signet_ecdsa_verify_sha256(p256, msg.baseAddress, msg.count, sig.baseAddress, sig.count) == 1
+                    signet_ecdsa_verify_sha256(ecKey, msg.baseAddress, msg.count, sig.baseAddress, sig.count) == 1
                 }
             }
         }
@@ -231,6 +245,24 @@ public final class PublicKey: @unchecked Sendable {
         }
         ERR_clear_error()
         return rc == 1
+    }
+}
+
+extension PublicKey {
+    /// Verifies a raw ECDSA signature, r‖s with halves of the curve order's length (JOSE, FIDO
+    /// UAF `*_raw`), over `message` with ES256, ES384 or ES512, without a DER round trip.
+    ///
+    /// - Returns: false for a wrong or malformed signature (a half of another length, r or s
+    ///   outside [1, n-1]), or an algorithm that does not fit the key; never throws.
+    public func verifyRawECDSA(signature: [UInt8], message: [UInt8], algorithm: SignatureAlgorithm) -> Bool {
+        guard algorithm.isECDSA, accepts(algorithm), let ecKey, let md = algorithm.digest, !signature.isEmpty, signature.count <= 1024 else {
+            return false
+        }
+        return signature.withUnsafeBufferPointer { sig in
+            message.withUnsafeBufferPointer { msg in
+                signet_ecdsa_verify_raw(ecKey, UnsafeRawPointer(md), msg.baseAddress, msg.count, sig.baseAddress, sig.count) == 1
+            }
+        }
     }
 }
 

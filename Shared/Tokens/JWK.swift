@@ -207,6 +207,7 @@ public struct JWK: Sendable, Hashable {
                 case .p256: "P-256"
                 case .p384: "P-384"
                 case .p521: "P-521"
+                case .secp256k1: "secp256k1"
                 }
             return ["kty": "EC", "crv": .string(crv), "x": .string(Base64URL.encode(x)), "y": .string(Base64URL.encode(y))]
         case .rsa(let n, let e):

@@ -86,6 +86,8 @@ public enum JWSAlgorithm: String, Sendable, Hashable, CaseIterable, Codable, Cus
         case .ec(.p256): [.es256]
         case .ec(.p384): [.es384]
         case .ec(.p521): [.es512]
+        // No JOSE ES256K here (RFC 8812): secp256k1 keys are FIDO UAF's only.
+        case .ec(.secp256k1): []
         case .ed25519: [.edDSA]
         // JOSE's EdDSA is Ed25519 only here (JWK OKP keys are read as Ed25519).
         case .ed448: []

@@ -212,8 +212,9 @@ struct UAFSignInTests {
             aaid: "ABCD#0001", keyID: authenticator.registrations[0].keyID, publicKey: try #require(Base64URL.decode(evidence.publicKeyCose)),
             keyEncoding: .eccX962Raw, signatureAlgorithm: .secp256r1ECDSASHA256Raw, signCounter: 0, attestationType: .attestationBasicSurrogate)
         try UAFTransactionConfirmation.verify(
-            assertion: try #require(Base64URL.decode(evidence.authenticatorData)), fcParams: evidence.clientDataJSON, record: record,
-            detailsHash: detailsHash, nonce: try #require(Base64URL.decode(evidence.nonce)), content: Array(details.uafDisplayText.utf8))
+            assertion: try #require(Base64URL.decode(evidence.authenticatorData)), fcParams: evidence.clientDataJSON,
+            context: UAFResponseContext(appID: "http://localhost:8080/registration/v1/tenants/acme/uaf/facets", trustedFacetIDs: ["https://acme.example"]),
+            record: record, detailsHash: detailsHash, nonce: try #require(Base64URL.decode(evidence.nonce)), content: Array(details.uafDisplayText.utf8))
         #expect(published.contains { $0.type == AuthenticationSucceeded.eventType && $0.data.contains(#""method":"uaf""#) })
     }
 
@@ -280,5 +281,29 @@ struct UAFSignInTests {
         let decision = try JSONValueDecoder().decode(TransactionDecision.self, from: Array(decisionData.utf8))
         #expect(decision.transactionId == id && decision.amr == ["uaf"] && decision.assertions.first?.format == "uaf")
         try decision.validate()
+    }
+
+    /// With the gateway's certificate configured, a client's serverEndPoint must be its hash
+    /// (UAF channel binding, Protocol §3.5.7.5 step 3.d); a client that sends none still signs in.
+    @Test func channelBindingIsCheckedAgainstTheConfiguredCertificate() async throws {
+        let gateway = try MetadataTestPKI.root("gateway.example.test")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("uaf-gateway-\(UUID().uuidString).pem").path
+        let pem = "-----BEGIN CERTIFICATE-----\n" + Data(gateway.der).base64EncodedString(options: .lineLength64Characters) + "\n-----END CERTIFICATE-----\n"
+        try Data(pem.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let h = try await Harness.withDatabase(environment: ["SIGNET_UAF_TLS_SERVER_CERTIFICATES": file])
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://acme.example")
+        try await Self.registered(h, authenticator)
+
+        let bound = UAFServerCertificate(try gateway.certificate)
+        authenticator.channelBinding.serverEndPoint = UAFServerCertificate(try MetadataTestPKI.root("proxy.example").certificate).serverEndPoint
+        let intercepted = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
+        #expect(intercepted.status == 400 && intercepted.body.contains("uaf_channel_binding_mismatch"), "\(intercepted.body)")
+        authenticator.channelBinding.serverEndPoint = bound.serverEndPoint
+        #expect(try await Self.finish(h, try authenticator.authenticate(try await Self.request(h))).status == 200)
+        authenticator.channelBinding = UAFChannelBinding()
+        #expect(try await Self.finish(h, try authenticator.authenticate(try await Self.request(h))).status == 200)
     }
 }

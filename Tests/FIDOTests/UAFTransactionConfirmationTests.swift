@@ -32,10 +32,13 @@ import TestSupport
         return Step(assertion: assertion, fcParams: fc, record: record)
     }
 
-    func code(_ s: Step, detailsHash: [UInt8]? = nil, nonce: [UInt8]? = nil, content: String? = nil) -> UAFError.Code? {
+    func code(
+        _ s: Step, detailsHash: [UInt8]? = nil, nonce: [UInt8]? = nil, content: String? = nil, appID: String = Self.appID,
+        facets: [String] = ["https://example.test"]
+    ) -> UAFError.Code? {
         do {
             try UAFTransactionConfirmation.verify(
-                assertion: s.assertion, fcParams: s.fcParams, record: s.record, detailsHash: detailsHash ?? self.detailsHash,
+                assertion: s.assertion, fcParams: s.fcParams, context: UAFResponseContext(appID: appID, trustedFacetIDs: facets), record: s.record, detailsHash: detailsHash ?? self.detailsHash,
                 nonce: nonce ?? self.nonce, content: Array((content ?? text).utf8))
             return nil
         } catch { return error.code }
@@ -73,7 +76,28 @@ import TestSupport
         #expect(code(s) == .signatureInvalid)
         // fcParams other than those signed.
         let good = try step(authenticator, challenge: challenge, content: Array(text.utf8))
-        let forged = try authenticator.fcParams(appID: "https://evil.example/uaf/facets", challenge: challenge)
+        var params = UAFFinalChallengeParams(appID: Self.appID, challenge: challenge, facetID: "https://example.test")
+        params.channelBinding.cid_pubkey = "unused"
+        let forged = Base64URL.encode(try JSONValueEncoder().encodeToBytes(params))
         #expect(code(Step(assertion: good.assertion, fcParams: forged, record: good.record)) == .finalChallengeHashMismatch)
+        // fcParams naming another AppID are refused for that before their hash is compared.
+        let elsewhere = try authenticator.fcParams(appID: "https://evil.example/uaf/facets", challenge: challenge)
+        #expect(code(Step(assertion: good.assertion, fcParams: elsewhere, record: good.record)) == .appIDMismatch)
+    }
+
+    /// The verifier's own AppID and trusted facets, not the ones the evidence names: a step
+    /// signed for another AppID, or from a facet the tenant does not trust, binds nothing
+    /// (UAF Protocol §3.5.7.5 steps 3.a and 3.c).
+    @Test func refusesStepsForAnotherAppIDOrAnUntrustedFacet() throws {
+        let challenge = UAFTransactionConfirmation.challenge(detailsHash: detailsHash, nonce: nonce)
+        let s = try step(SoftUAFAuthenticator(facetID: "https://example.test"), challenge: challenge, content: Array(text.utf8))
+        #expect(code(s) == nil)
+        #expect(code(s, appID: "https://other.example/uaf/facets") == .appIDMismatch)
+        #expect(code(s, facets: ["https://other.example", "android:apk-key-hash:bE0f1WtRJrZv/C0y9CM73bAUqiI"]) == .facetNotTrusted)
+        #expect(code(s, facets: []) == .facetNotTrusted)
+        // Signed (correctly) by an app of another tenant: its facet is not this tenant's.
+        let elsewhere = try step(SoftUAFAuthenticator(facetID: "https://evil.example"), challenge: challenge, content: Array(text.utf8))
+        #expect(code(elsewhere) == .facetNotTrusted)
+        #expect(code(elsewhere, facets: ["https://example.test", "https://evil.example"]) == nil)
     }
 }

@@ -67,10 +67,16 @@ import TestSupport
         (.secp384r1ECDSASHA384Raw, .eccX962DER),
         (.secp521r1ECDSASHA512Raw, .eccX962Raw),
         (.secp521r1ECDSASHA512Raw, .eccX962DER),
+        (.secp256k1ECDSASHA256Raw, .eccX962Raw),
+        (.secp256k1ECDSASHA256Raw, .eccX962DER),
+        (.secp256k1ECDSASHA256DER, .eccX962Raw),
+        (.secp256k1ECDSASHA256DER, .eccX962DER),
     ])
     func surrogateRegistrationThenSignIn(algorithm: UAFSignatureAlgorithm, encoding: UAFKeyEncoding) throws {
-        let isEC = [UAFSignatureAlgorithm.secp256r1ECDSASHA256Raw, .secp256r1ECDSASHA256DER, .secp384r1ECDSASHA384Raw, .secp521r1ECDSASHA512Raw]
-            .contains(algorithm)
+        let isEC = [
+            UAFSignatureAlgorithm.secp256r1ECDSASHA256Raw, .secp256r1ECDSASHA256DER, .secp384r1ECDSASHA384Raw, .secp521r1ECDSASHA512Raw,
+            .secp256k1ECDSASHA256Raw, .secp256k1ECDSASHA256DER,
+        ].contains(algorithm)
         let pem: String? = algorithm == .ed25519EdDSASHA512Raw ? UAFTestKeys.ed25519PEM : isEC ? nil : UAFTestKeys.rsa2048PEM
         let authenticator = SoftUAFAuthenticator(aaid: "ffff#0001", algorithm: algorithm, keyEncoding: encoding, facetID: Self.facet, rsaKeyPEM: pem)
         let registration = try register(authenticator)
@@ -80,6 +86,53 @@ import TestSupport
         let first = try authenticate(authenticator, record: record(registration))
         #expect(first.newSignCounter == 1)
         #expect(!first.confirmedTransaction)
+    }
+
+    /// secp256k1 (UAF Registry ALG_SIGN_SECP256K1_ECDSA_SHA256_RAW 0x05 and _DER 0x06), verified
+    /// by OpenSSL: a signature of the registered key verifies; another key's, a tampered one,
+    /// r or s out of range, or the other encoding than the declared one do not.
+    @Test(arguments: [UAFSignatureAlgorithm.secp256k1ECDSASHA256Raw, .secp256k1ECDSASHA256DER])
+    func secp256k1SignaturesVerifyAndForgeriesDoNot(algorithm: UAFSignatureAlgorithm) throws {
+        let authenticator = SoftUAFAuthenticator(algorithm: algorithm, keyEncoding: .eccX962Raw, facetID: Self.facet)
+        let registration = try register(authenticator)
+        #expect(registration.publicKey.algorithm == algorithm)
+        let r = record(registration)
+        #expect(try authenticate(authenticator, record: r).newSignCounter == 1)
+
+        let fc = try authenticator.fcParams(appID: Self.appID, challenge: "chal-2")
+        let assertion = try UAFAuthenticationAssertion(bytes: authenticator.authenticationAssertion(fcParams: fc))
+        let key = try UAFPublicKey(bytes: r.publicKey, encoding: r.keyEncoding, algorithm: algorithm)
+        #expect(key.verify(signature: assertion.signature, message: assertion.signedData))
+        var tampered = assertion.signature
+        tampered[tampered.count - 1] ^= 0x01
+        #expect(!key.verify(signature: tampered, message: assertion.signedData))
+        #expect(!key.verify(signature: assertion.signature, message: assertion.signedData + [0]))
+        // The secp256k1 order n: r = n or s = n is out of range, raw or DER.
+        let n = try #require(Hex.decode("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141"))
+        let raw = algorithm == .secp256k1ECDSASHA256Raw ? assertion.signature : try #require(ECDSASignature.raw(fromDER: assertion.signature, size: 32))
+        for bad in [n + Array(raw[32...]), Array(raw[..<32]) + n, [UInt8](repeating: 0, count: 32) + Array(raw[32...])] {
+            let encoded = algorithm == .secp256k1ECDSASHA256Raw ? bad : try #require(ECDSASignature.der(fromRaw: bad))
+            #expect(!key.verify(signature: encoded, message: assertion.signedData))
+        }
+        // The other encoding than the one declared.
+        let other = algorithm == .secp256k1ECDSASHA256Raw ? try #require(ECDSASignature.der(fromRaw: raw)) : raw
+        #expect(!key.verify(signature: other, message: assertion.signedData))
+        // Signed by another secp256k1 key than the registered one.
+        let impostor = SoftUAFAuthenticator(algorithm: algorithm, keyEncoding: .eccX962Raw, facetID: Self.facet)
+        _ = try register(impostor)
+        let forged = UAFRegistrationRecord(
+            aaid: r.aaid, keyID: impostor.registrations[0].keyID, publicKey: r.publicKey, keyEncoding: r.keyEncoding,
+            signatureAlgorithm: algorithm, signCounter: 0, attestationType: r.attestationType)
+        let forgery = #expect(throws: UAFError.self) { _ = try authenticate(impostor, record: forged) }
+        #expect(forgery?.code == .signatureInvalid)
+        // A P-256 authenticator's assertion against a secp256k1 registration: the algorithm differs.
+        let p256 = SoftUAFAuthenticator(facetID: Self.facet)
+        _ = try register(p256)
+        let mismatched = UAFRegistrationRecord(
+            aaid: r.aaid, keyID: p256.registrations[0].keyID, publicKey: r.publicKey, keyEncoding: r.keyEncoding,
+            signatureAlgorithm: algorithm, signCounter: 0, attestationType: r.attestationType)
+        let error = #expect(throws: UAFError.self) { _ = try authenticate(p256, record: mismatched) }
+        #expect(error?.code == .unsupportedAlgorithm)
     }
 
     @Test func basicFullChainsToTheTestAttestationCA() throws {
@@ -140,7 +193,13 @@ import TestSupport
         #expect(code(Array(point.dropLast()), .eccX962Raw, .secp256r1ECDSASHA256Raw) == .malformedPublicKey)
         #expect(code([0x02] + point.dropFirst(), .eccX962Raw, .secp256r1ECDSASHA256Raw) == .malformedPublicKey)  // not uncompressed
         #expect(code(point, .eccX962Raw, .rsassaPSSSHA256Raw) == .unsupportedAlgorithm)
-        #expect(code(point, .eccX962Raw, .secp256k1ECDSASHA256Raw) == .unsupportedAlgorithm)
+        #expect(code(point, .eccX962Raw, .sm2SM3Raw) == .unsupportedAlgorithm)
+        // A P-256 point declared secp256k1, and a secp256k1 point declared P-256: not on the curve.
+        #expect(code(point, .eccX962Raw, .secp256k1ECDSASHA256Raw) == .malformedPublicKey)
+        let k1 = Array(try PrivateKey.generateEC(.secp256k1).publicKey().subjectPublicKeyInfo.suffix(65))
+        #expect(code(k1, .eccX962Raw, .secp256k1ECDSASHA256Raw) == nil && code(k1, .eccX962Raw, .secp256k1ECDSASHA256DER) == nil)
+        #expect(code(k1, .eccX962Raw, .secp256r1ECDSASHA256Raw) == .malformedPublicKey)
+        #expect(code(k1, .cose, .secp256k1ECDSASHA256Raw) == .malformedPublicKey)
         #expect(code(point, .eccX962Raw, .rsassaPKCSv15SHA1Raw) == .unsupportedAlgorithm)
         #expect(code(point, .eccX962Raw, .secp384r1ECDSASHA384Raw) == .malformedPublicKey)  // a P-256 point is not a P-384 key
         #expect(code(point, UAFKeyEncoding(rawValue: 0x0199), .secp256r1ECDSASHA256Raw) == .unsupportedAlgorithm)

@@ -132,4 +132,32 @@ struct UAFRegistrationTests {
         let statusEvent = try EventCoding.decode(UAFAuthenticatorStatusChanged.self, from: Array(status.data.utf8))
         #expect(statusEvent.status == "deleted" && statusEvent.keyId == keyID && statusEvent.aaid == "ABCD#0001")
     }
+
+    /// A secp256k1 authenticator (UAF Registry 0x06, DER signatures) registers through the
+    /// service, its key announced with its algorithm; with the gateway's certificate configured
+    /// (`SIGNET_UAF_TLS_SERVER_CERTIFICATES`) a registration whose channel binding names another
+    /// server's certificate is refused.
+    @Test func registersASecp256k1KeyAndChecksChannelBinding() async throws {
+        let gateway = try MetadataTestPKI.root("gateway.example.test")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("uaf-gateway-\(UUID().uuidString).pem").path
+        let pem = "-----BEGIN CERTIFICATE-----\n" + Data(gateway.der).base64EncodedString(options: .lineLength64Characters) + "\n-----END CERTIFICATE-----\n"
+        try Data(pem.utf8).write(to: URL(fileURLWithPath: file))
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let h = try await Harness.withDatabase(environment: ["SIGNET_UAF_TLS_SERVER_CERTIFICATES": file])
+        defer { Task { await h.close() } }
+        let key = try await CredentialManagementTests.tenantWithKey(h)
+
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0006", algorithm: .secp256k1ECDSASHA256DER, facetID: "https://acme.example")
+        authenticator.channelBinding.tlsServerCertificate = UAFServerCertificate(try MetadataTestPKI.root("proxy.example").certificate).tlsServerCertificate
+        let intercepted = try await Self.finish(h, key: key, try authenticator.register(try await Self.request(h, key: key)))
+        #expect(intercepted.status == 400 && intercepted.body.contains("uaf_channel_binding_mismatch"), "\(intercepted.body)")
+
+        authenticator.channelBinding = UAFChannelBinding()
+        authenticator.channelBinding.serverEndPoint = UAFServerCertificate(try gateway.certificate).serverEndPoint
+        let created = try await Self.finish(h, key: key, try authenticator.register(try await Self.request(h, key: key)))
+        #expect(created.status == 201 && created.body.contains(#""signatureAlgorithm":6"#), "\(created.body)")
+        let registered = try await h.published().filter { $0.type == UAFAuthenticatorRegistered.eventType }
+        let event = try EventCoding.decode(UAFAuthenticatorRegistered.self, from: Array(try #require(registered.last).data.utf8))
+        #expect(event.aaid == "ABCD#0006" && event.signatureAlgorithm == 6 && event.keyEncoding == 0x100)
+    }
 }

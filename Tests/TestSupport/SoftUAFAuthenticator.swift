@@ -9,8 +9,8 @@ import JSON
 ///
 /// Attestation is basic full (a leaf certificate issued by a test attestation CA) or basic
 /// surrogate (the new key signs its own KRD). Keys are P-256 (signatures raw r‖s,
-/// `UAF_ALG_SIGN_SECP256R1_ECDSA_SHA256_RAW`, or DER), P-384 and P-521 (raw), RSA-2048 with
-/// PSS or PKCS #1 v1.5, or Ed25519.
+/// `UAF_ALG_SIGN_SECP256R1_ECDSA_SHA256_RAW`, or DER), secp256k1 (raw or DER), P-384 and
+/// P-521 (raw), RSA-2048 with PSS or PKCS #1 v1.5, or Ed25519.
 public final class SoftUAFAuthenticator: @unchecked Sendable {
     // @unchecked Sendable: tests drive one authenticator from one task at a time.
 
@@ -32,6 +32,8 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
     public let keyEncoding: UAFKeyEncoding
     /// The facet the client claims (must be in the tenant's TrustedFacets).
     public var facetID: String
+    /// The TLS channel binding the client puts into FinalChallengeParams (none by default).
+    public var channelBinding = UAFChannelBinding()
     /// Whether counters are kept (false: both counters stay 0).
     public var keepsCounters = true
     public private(set) var registrations: [Registration] = []
@@ -53,7 +55,13 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
         if let rsaKeyPEM {
             makeKey = { try PrivateKey.fromPEM(rsaKeyPEM) }
         } else {
-            let curve = algorithm.rawValue == 0x0010 ? Curve.p384 : algorithm.rawValue == 0x0011 ? Curve.p521 : Curve.p256
+            let curve: Curve =
+                switch algorithm.rawValue {
+                case 0x0010: .p384
+                case 0x0011: .p521
+                case 0x0005, 0x0006: .secp256k1
+                default: .p256
+                }
             makeKey = { try PrivateKey.generateEC(curve) }
         }
     }
@@ -62,7 +70,7 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
 
     /// The fcParams a client would build for `header`'s AppID and `challenge`.
     public func fcParams(appID: String, challenge: String) throws -> String {
-        let params = UAFFinalChallengeParams(appID: appID, challenge: challenge, facetID: facetID)
+        let params = UAFFinalChallengeParams(appID: appID, challenge: challenge, facetID: facetID, channelBinding: channelBinding)
         return Base64URL.encode(try JSONValueEncoder().encodeToBytes(params))
     }
 
@@ -126,6 +134,10 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
             guard let raw = ECDSASignature.raw(fromDER: der, size: 32) else { throw CryptoError("raw") }
             return raw
         case .secp256r1ECDSASHA256DER: return try key.sign(message, algorithm: .es256)
+        case .secp256k1ECDSASHA256Raw:
+            guard let raw = ECDSASignature.raw(fromDER: try key.sign(message, algorithm: .es256k), size: 32) else { throw CryptoError("raw") }
+            return raw
+        case .secp256k1ECDSASHA256DER: return try key.sign(message, algorithm: .es256k)
         case .secp384r1ECDSASHA384Raw:
             guard let raw = ECDSASignature.raw(fromDER: try key.sign(message, algorithm: .es384), size: 48) else { throw CryptoError("raw") }
             return raw

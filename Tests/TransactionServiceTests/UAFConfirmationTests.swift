@@ -13,11 +13,18 @@ import Tokens
 
 /// A FIDO UAF confirmation step in the transaction service, over a scratch database: the
 /// service knows the user's UAF key from registration's event and verifies the step again
-/// (dynamic-linking challenge, displayed text, signature with its own record of the key)
-/// before it issues a tcToken; a step that fails any of these leaves the transaction PENDING.
+/// (dynamic-linking challenge, displayed text, signature with its own record of the key, the
+/// tenant's AppID and trusted facets) before it issues a tcToken; a step that fails any of
+/// these leaves the transaction PENDING.
 @Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
 struct UAFConfirmationTests {
     static let key = "sk_harness_0123456789abcdefghijklmnopqrstuv"
+    static let appID = "http://localhost:8080/registration/v1/tenants/shop/uaf/facets"
+
+    /// The tenant `shop`, whose web origin is the facet of the test authenticators.
+    static func seed(_ h: Harness) async throws {
+        try await h.seedTenant("shop", apiKey: Self.key, rpId: "shop.example", origins: ["https://shop.example"])
+    }
     typealias Harness = ServiceHarness<TransactionService>
 
     static func create(_ h: Harness, username: String = "alice") async throws -> TransactionResource {
@@ -36,17 +43,19 @@ struct UAFConfirmationTests {
             UAFAuthenticatorRegistered(
                 tenantId: "shop", username: username, aaid: authenticator.aaid, keyId: Base64URL.encode(registration.keyID),
                 publicKey: Base64URL.encode(point), keyEncoding: 0x100, signatureAlgorithm: 1, signCounter: 0,
-                attestationType: "basic_surrogate", registeredAt: Date()),
+                attestationType: "basic_surrogate", registeredAt: Date(), appId: Self.appID),
             source: .registration)
         return registration
     }
 
     /// The evidence of a step in which `authenticator` confirmed `tx` (or signed `shown` instead of its text).
-    static func evidence(_ authenticator: SoftUAFAuthenticator, _ tx: TransactionResource, shown: String? = nil) throws -> SignedAssertionEvidence {
+    static func evidence(
+        _ authenticator: SoftUAFAuthenticator, _ tx: TransactionResource, shown: String? = nil, appID: String = Self.appID
+    ) throws -> SignedAssertionEvidence {
         let nonce = SecureRandom.bytes(16)
         let hash = try #require(Base64URL.decode(tx.detailsHash))
         let fc = try authenticator.fcParams(
-            appID: "http://localhost:8080/registration/v1/tenants/shop/uaf/facets",
+            appID: appID,
             challenge: UAFTransactionConfirmation.challenge(detailsHash: hash, nonce: nonce))
         let text = shown ?? tx.details.uafDisplayText
         let assertion = try authenticator.authenticationAssertion(fcParams: fc, transactionContent: Array(text.utf8))
@@ -71,7 +80,7 @@ struct UAFConfirmationTests {
     @Test func aUAFStepThatSignedTheDetailsConfirmsTheTransaction() async throws {
         let h = try await Harness.withDatabase()
         defer { Task { await h.close() } }
-        try await h.seedTenant("shop", apiKey: Self.key)
+        try await Self.seed(h)
         let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
         let registration = try await Self.registered(h, authenticator)
         let tx = try await Self.create(h)
@@ -92,7 +101,7 @@ struct UAFConfirmationTests {
     @Test func aUAFStepThatDoesNotBindTheTransactionConfirmsNothing() async throws {
         let h = try await Harness.withDatabase()
         defer { Task { await h.close() } }
-        try await h.seedTenant("shop", apiKey: Self.key)
+        try await Self.seed(h)
         let alice = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
         _ = try await Self.registered(h, alice)
         let bob = SoftUAFAuthenticator(aaid: "ABCD#0002", facetID: "https://shop.example")
@@ -123,5 +132,53 @@ struct UAFConfirmationTests {
                 tenantId: "shop", aaid: "ABCD#0001", keyId: Base64URL.encode(alice.registrations[0].keyID), status: "active", changedAt: Date()),
             source: .registration)
         #expect(try await Self.decide(h, tx, try Self.evidence(alice, tx)).status == "CONFIRMED")
+    }
+
+    /// The AppID and facet are checked again here, against this service's own record of the
+    /// tenant's (registration's events), not taken from the authentication service.
+    @Test func aUAFStepForAnotherAppIDOrFacetConfirmsNothing() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await Self.seed(h)
+        let alice = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
+        _ = try await Self.registered(h, alice)
+        let tx = try await Self.create(h)
+
+        // Signed, with the right key and content, for another AppID.
+        #expect(try await Self.decide(h, tx, try Self.evidence(alice, tx, appID: "https://evil.example/uaf/facets")).status == "PENDING")
+        // From a facet the tenant does not trust (not one of its origins, no UAF settings).
+        alice.facetID = "android:apk-key-hash:bE0f1WtRJrZv/C0y9CM73bAUqiI"
+        #expect(try await Self.decide(h, tx, try Self.evidence(alice, tx)).status == "PENDING")
+        // The tenant's UAF settings name that app: its facet is trusted from then on, and the
+        // web origin, no longer listed, is not.
+        try await h.consume(
+            UAFSettingsChanged(
+                tenantId: "shop", facetIds: ["android:apk-key-hash:bE0f1WtRJrZv/C0y9CM73bAUqiI"], policy: ["accepted": [[["assertionSchemes": ["UAFV1TLV"]]]]],
+                allowSurrogateWithoutMetadata: true, revision: 1, changedAt: Date()),
+            source: .registration)
+        alice.facetID = "https://shop.example"
+        #expect(try await Self.decide(h, tx, try Self.evidence(alice, tx)).status == "PENDING")
+        alice.facetID = "android:apk-key-hash:bE0f1WtRJrZv/C0y9CM73bAUqiI"
+        #expect(try await Self.decide(h, tx, try Self.evidence(alice, tx)).status == "CONFIRMED")
+    }
+
+    /// Without any AppID announced for the tenant (no registration event carrying it), no UAF
+    /// step confirms: the check fails closed.
+    @Test func withoutAKnownAppIDNoUAFStepConfirms() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await Self.seed(h)
+        let alice = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
+        _ = try alice.registrationAssertion(fcParams: "unused")
+        let registration = try #require(alice.registrations.last)
+        let point = Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65))
+        try await h.consume(
+            UAFAuthenticatorRegistered(
+                tenantId: "shop", username: "alice", aaid: alice.aaid, keyId: Base64URL.encode(registration.keyID),
+                publicKey: Base64URL.encode(point), keyEncoding: 0x100, signatureAlgorithm: 1, signCounter: 0,
+                attestationType: "basic_surrogate", registeredAt: Date()),
+            source: .registration)
+        let tx = try await Self.create(h)
+        #expect(try await Self.decide(h, tx, try Self.evidence(alice, tx)).status == "PENDING")
     }
 }

@@ -8,19 +8,23 @@ import TestSupport
 /// process, one thread, for each curve the verifier supports, beside the raw OpenSSL verify of
 /// the same signature (what `openssl speed ecdsapNNN` measures).
 ///
+/// The two are measured in alternating slices (``interleavedRates(seconds:_:_:)``).
+///
 /// The full figure is UAF Protocol §3.5.7.5 as `UAFAuthenticationVerifier` runs it on a
 /// sign-in: the response's JSON is already decoded (the service decodes it once per request,
 /// outside the verifier), then the header and FinalChallengeParams (decoded from base64url
 /// JSON), the TLV parse, policy, FinalChallengeHash, public key parse and the signature.
-func uafVerifyBenchmark(seconds: Double) throws {
+func uafVerifyBenchmark(seconds: Double, only: String? = nil) throws {
     let appID = "https://example.test/uaf/facets"
     let facet = "https://example.test"
     let context = UAFResponseContext(appID: appID, trustedFacetIDs: [facet])
     let cases: [(name: String, algorithm: UAFSignatureAlgorithm, crypto: SignatureAlgorithm, curve: Curve)] = [
         ("p256", .secp256r1ECDSASHA256Raw, .es256, .p256), ("p384", .secp384r1ECDSASHA384Raw, .es384, .p384),
         ("p521", .secp521r1ECDSASHA512Raw, .es512, .p521),
+        // No `openssl speed` anchor for it (speed knows no secp256k1): the Crypto figure is the line.
+        ("secp256k1", .secp256k1ECDSASHA256Raw, .es256k, .secp256k1),
     ]
-    for c in cases {
+    for c in cases where only == nil || only == c.name {
         let authenticator = SoftUAFAuthenticator(aaid: "FFFF#0001", algorithm: c.algorithm, keyEncoding: .eccX962Raw, facetID: facet)
         let krd = try UAFRegistrationAssertion(bytes: authenticator.registrationAssertion(fcParams: "unused"))
         let record = UAFRegistrationRecord(
@@ -37,7 +41,6 @@ func uafVerifyBenchmark(seconds: Double) throws {
             }
         }
         try verify()
-        let full = try rate(seconds: seconds, verify)
         let assertion = try UAFAuthenticationAssertion(bytes: Base64URL.decode(response.assertions[0].assertion)!)
         let key = try UAFPublicKey(bytes: record.publicKey, encoding: .eccX962Raw, algorithm: c.algorithm)
         guard key.verify(signature: assertion.signature, message: assertion.signedData) else { throw CryptoError("bench: signature") }
@@ -46,8 +49,98 @@ func uafVerifyBenchmark(seconds: Double) throws {
         let size = c.curve.coordinateSize
         let point = record.publicKey
         let ecKey = try PublicKey.ec(curve: c.curve, x: Array(point[1...size]), y: Array(point[(1 + size)...]))
-        let raw = rate(seconds: seconds) { _ = ecKey.verify(signature: der, message: assertion.signedData, algorithm: c.crypto) }
+        let (full, raw) = try interleavedRates(seconds: seconds, verify) {
+            _ = ecKey.verify(signature: der, message: assertion.signedData, algorithm: c.crypto)
+        }
         print(String(format: "uaf_verify_\(c.name)_per_s %.0f", full))
         print(String(format: "crypto_\(c.name)_verify_per_s %.0f", raw))
+    }
+}
+
+/// The CPU time of the calling thread, in seconds (what `openssl speed` divides by: user CPU
+/// time, not wall-clock time, unless given `-elapsed`).
+func threadCPUTime() -> Double {
+    var t = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+    return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+}
+
+/// The rates of `a` and `b` (calls per second of the calling thread's CPU time, as `openssl
+/// speed` counts), measured in alternating slices of about 50 ms for `seconds` of CPU time
+/// each: on a shared machine whose load changes from second to second, both figures then see
+/// the same conditions, and their ratio means something.
+func interleavedRates(seconds: Double, _ a: () throws -> Void, _ b: () throws -> Void) rethrows -> (Double, Double) {
+    var counts = (0, 0)
+    var spent = (0.0, 0.0)
+    func run(_ body: () throws -> Void) rethrows -> (Int, Double) {
+        let start = threadCPUTime()
+        var n = 0
+        while threadCPUTime() - start < 0.05 {
+            for _ in 0..<20 { try body() }
+            n += 20
+        }
+        return (n, threadCPUTime() - start)
+    }
+    while spent.0 < seconds || spent.1 < seconds {
+        let ra = try run(a)
+        let rb = try run(b)
+        counts.0 += ra.0
+        spent.0 += ra.1
+        counts.1 += rb.0
+        spent.1 += rb.1
+    }
+    return (Double(counts.0) / spent.0, Double(counts.1) / spent.1)
+}
+
+// MARK: - Where a P-256 verification's time goes
+
+/// `signet-bench uaf-breakdown`: the CPU time of each step of a P-256 UAF verification, one
+/// thread, in nanoseconds per call, to see what the full figure spends beside the signature.
+func uafBreakdown() throws {
+    let appID = "https://example.test/uaf/facets"
+    let facet = "https://example.test"
+    let authenticator = SoftUAFAuthenticator(aaid: "FFFF#0001", algorithm: .secp256r1ECDSASHA256Raw, keyEncoding: .eccX962Raw, facetID: facet)
+    _ = try authenticator.registrationAssertion(fcParams: "unused")
+    let registration = authenticator.registrations[0]
+    let record = UAFRegistrationRecord(
+        aaid: "FFFF#0001", keyID: registration.keyID, publicKey: Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65)),
+        keyEncoding: .eccX962Raw, signatureAlgorithm: .secp256r1ECDSASHA256Raw, signCounter: 0, attestationType: .attestationBasicSurrogate)
+    let request = UAFAuthenticationRequest(
+        header: UAFOperationHeader(upv: .v1_2, op: "Auth", appID: appID, serverData: "sd"), challenge: "bench-challenge", transaction: nil,
+        policy: .acceptAll)
+    let response = try UAFMessageDecoding.response(try authenticator.authenticate(request))
+    let bytes = Base64URL.decode(response.assertions[0].assertion)!
+    let assertion = try UAFAuthenticationAssertion(bytes: bytes)
+    let verifier = UAFAuthenticationVerifier(context: UAFResponseContext(appID: appID, trustedFacetIDs: [facet]))
+    let key = try UAFPublicKeyCache.shared.key(for: record)
+    func ns(_ name: String, _ body: () throws -> Void) rethrows {
+        let start = threadCPUTime()
+        for _ in 0..<20000 { try body() }
+        print(String(format: "uaf_%@_ns %.0f", name, (threadCPUTime() - start) * 1e9 / 20000))
+    }
+    // The full verification and its steps against the signature alone, interleaved (the
+    // sequential figures below move with the machine's load).
+    let (fullRate, signatureRate) = try interleavedRates(seconds: 2, {
+        _ = try verifier.verify(response, expectedChallenge: "bench-challenge", serverData: "sd") { _, _ in record }
+    }, { _ = key.verify(signature: assertion.signature, message: assertion.signedData) })
+    print(String(format: "uaf_full_minus_signature_interleaved_ns %.0f", (1 / fullRate - 1 / signatureRate) * 1e9))
+    let (rulesRate, signatureRate2) = try interleavedRates(seconds: 2, {
+        _ = try verifier.verify(assertion, fcParams: response.fcParams, transaction: nil, record: record)
+    }, { _ = key.verify(signature: assertion.signature, message: assertion.signedData) })
+    print(String(format: "uaf_per_assertion_rules_minus_signature_interleaved_ns %.0f", (1 / rulesRate - 1 / signatureRate2) * 1e9))
+    try ns("full") { _ = try verifier.verify(response, expectedChallenge: "bench-challenge", serverData: "sd") { _, _ in record } }
+    ns("signature") { _ = key.verify(signature: assertion.signature, message: assertion.signedData) }
+    try ns("per_assertion_rules") { _ = try verifier.verify(assertion, fcParams: response.fcParams, transaction: nil, record: record) }
+    try ns("fcparams_decode") { _ = try UAFMessageDecoding.finalChallengeParams(response.fcParams) }
+    ns("assertion_base64url") { _ = Base64URL.decode(response.assertions[0].assertion) }
+    try ns("assertion_tlv") { _ = try UAFAuthenticationAssertion(bytes: bytes) }
+    ns("fcparams_sha256") { _ = SHA256.hash(Array(response.fcParams.utf8)) }
+    try ns("key_cache_hit") { _ = try UAFPublicKeyCache.shared.key(for: record) }
+    let described = UAFAuthenticatorDescription(
+        aaid: assertion.aaid, keyID: assertion.keyID, signatureAlgorithm: assertion.info.signatureAlgorithm,
+        attestationType: record.attestationType, authenticatorVersion: assertion.info.authenticatorVersion, statement: nil)
+    try ns("policy") {
+        try UAFPolicy.acceptAll.enforce(described, rule: "policy")
+        try UAFPolicy.acceptAll.enforceCombination([described], rule: "policy")
     }
 }

@@ -14,9 +14,12 @@ import JSON
 //
 //   signet-bench verify [seconds]            in-process WebAuthn assertion verification, one
 //                                            thread, and raw Crypto ES256 verification
-//   signet-bench uaf-verify [seconds]        in-process FIDO UAF AuthenticationResponse
-//                                            verification (P-256, P-384, P-521), one thread,
-//                                            and raw Crypto verification of the same signature
+//   signet-bench uaf-verify [seconds] [case] in-process FIDO UAF AuthenticationResponse
+//                                            verification (p256, p384, p521, secp256k1, or only
+//                                            the named case, e.g. for perf), one thread, and raw
+//                                            Crypto verification of the same signature
+//   signet-bench uaf-breakdown               the CPU time of each step of a P-256 UAF
+//                                            verification (ns per call)
 //   signet-bench json [seconds]              the HTTP server's JSON coding of sign-in bodies
 //                                            beside Foundation's
 //   signet-bench locks [seconds]             a per-request critical section behind PlainLock,
@@ -269,8 +272,10 @@ struct UncheckedBox<T>: @unchecked Sendable {
 switch args.dropFirst().first {
 case "verify":
     try verifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
+case "uaf-breakdown":
+    try uafBreakdown()
 case "uaf-verify":
-    try uafVerifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
+    try uafVerifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5, only: args.dropFirst(3).first)
 case "json":
     try jsonBenchmark(seconds: Double(args.dropFirst(2).first ?? "2") ?? 2)
 case "locks":
@@ -288,6 +293,6 @@ case "flows":
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16, kind: .flow)
 default:
-    print("usage: signet-bench verify [seconds] | uaf-verify [seconds] | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers] [rate]")
+    print("usage: signet-bench verify [seconds] | uaf-verify [seconds] [case] | uaf-breakdown | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers] [rate]")
     exit(2)
 }

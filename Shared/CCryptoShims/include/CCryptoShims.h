@@ -17,6 +17,14 @@ void signet_ec_key_free(void *ec_key);
 int signet_ecdsa_verify_sha256(void *ec_key, const uint8_t *message, size_t message_length,
                                const uint8_t *signature, size_t signature_length);
 
+/// ECDSA verification of a raw r‖s signature (two big-endian halves of the curve order's
+/// length) over md(message), `md` an EVP_MD fetched once by the caller (SHA-256, -384 or
+/// -512), with an EC_KEY, through ECDSA_do_verify: no DER encoding and decoding around it,
+/// and no implementation fetch per digest. r and s must lie in [1, n-1] (checked by
+/// OpenSSL). Returns 1 for a valid signature, 0 otherwise.
+int signet_ecdsa_verify_raw(void *ec_key, const void *md, const uint8_t *message, size_t message_length,
+                            const uint8_t *signature, size_t signature_length);
+
 /// ECDSA signature over SHA-256(message) with an EC_KEY holding a private key, DER-encoded into
 /// `signature` (room for `capacity` bytes; 72 suffice for P-256). Returns the signature's length,
 /// or 0 on failure (the error queue is cleared).

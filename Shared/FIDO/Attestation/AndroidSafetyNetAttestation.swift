@@ -147,6 +147,7 @@ public struct AndroidSafetyNetAttestation: AttestationFormatVerifier {
         case .ec(.p256): algorithm = .es256
         case .ec(.p384): algorithm = .es384
         case .ec(.p521): algorithm = .es512
+        case .ec(.secp256k1): throw WebAuthnError(.certificateRequirements, step: step, "a secp256k1 leaf key cannot verify a SafetyNet JWS")
         case .ed25519: algorithm = .edDSA
         case .ed448: throw WebAuthnError(.certificateRequirements, step: step, "an Ed448 leaf key cannot verify a SafetyNet JWS")
         }

@@ -25,11 +25,12 @@ public struct UAFSignatureAlgorithm: RawRepresentable, Sendable, Hashable, Custo
     public static let secp521r1ECDSASHA512Raw = UAFSignatureAlgorithm(rawValue: 0x0011)
     public static let ed25519EdDSASHA512Raw = UAFSignatureAlgorithm(rawValue: 0x0012)
 
-    /// The algorithms Signet verifies: all of the registry's but secp256k1 and SM2 (OpenSSL 3.0
-    /// as built here has no secp256k1 in Crypto's curves; SM2 is out of scope) and the SHA-1
-    /// one (retired).
+    /// The algorithms Signet verifies: all of the registry's but SM2 (out of scope) and the
+    /// SHA-1 one (retired). secp256k1 keys are ECC X9.62 raw or DER (COSE has no EC2 curve for
+    /// them in Signet's COSE reader).
     public static let supported: [UAFSignatureAlgorithm] = [
         .secp256r1ECDSASHA256Raw, .secp256r1ECDSASHA256DER, .rsassaPSSSHA256Raw, .rsassaPSSSHA256DER,
+        .secp256k1ECDSASHA256Raw, .secp256k1ECDSASHA256DER,
         .rsaEMSAPKCS1SHA256Raw, .rsaEMSAPKCS1SHA256DER, .rsassaPSSSHA384Raw, .rsassaPSSSHA512Raw,
         .rsassaPKCSv15SHA256Raw, .rsassaPKCSv15SHA384Raw, .rsassaPKCSv15SHA512Raw,
         .secp384r1ECDSASHA384Raw, .secp521r1ECDSASHA512Raw, .ed25519EdDSASHA512Raw,
@@ -67,6 +68,7 @@ public struct UAFSignatureAlgorithm: RawRepresentable, Sendable, Hashable, Custo
         switch rawValue {
         case 0x0001, 0x0002: .es256
         case 0x0003, 0x0004: .ps256
+        case 0x0005, 0x0006: .es256k
         case 0x0008, 0x0009, 0x000C: .rs256
         case 0x000A: .ps384
         case 0x000B: .ps512
@@ -98,20 +100,24 @@ public struct UAFSignatureAlgorithm: RawRepresentable, Sendable, Hashable, Custo
     var curve: Curve? {
         switch rawValue {
         case 0x0001, 0x0002: .p256
+        case 0x0005, 0x0006: .secp256k1
         case 0x0010: .p384
         case 0x0011: .p521
         default: nil
         }
     }
 
+    /// ECDSA with a raw r‖s signature.
+    var isRawECDSA: Bool { [0x0001, 0x0005, 0x0010, 0x0011].contains(rawValue) }
+
     /// The signature as OpenSSL verifies it: ECDSA raw r‖s → DER; RSA "DER" encodings are an
     /// ASN.1 OCTET STRING holding the raw signature (UAF Registry §3.6.1, "not BIT STRING!").
     func normalizedSignature(_ signature: [UInt8]) -> [UInt8]? {
         switch rawValue {
-        case 0x0001, 0x0010, 0x0011:
+        case 0x0001, 0x0005, 0x0010, 0x0011:
             guard let curve, signature.count == 2 * curve.coordinateSize else { return nil }
             return ECDSASignature.der(fromRaw: signature)
-        case 0x0002:
+        case 0x0002, 0x0006:
             // Re-encode through raw so that only a canonical, in-range DER signature passes.
             guard let raw = ECDSASignature.raw(fromDER: signature, size: 32) else { return nil }
             return ECDSASignature.der(fromRaw: raw)
@@ -253,6 +259,12 @@ public struct UAFPublicKey: Sendable {
 
     /// Verifies `signature` (in the algorithm's encoding) over `message`; never throws.
     public func verify(signature: [UInt8], message: [UInt8]) -> Bool {
+        // Raw r‖s ECDSA straight to OpenSSL (ECDSA_do_verify), without building DER for it to
+        // parse again: on the path of every UAF sign-in.
+        if algorithm.isRawECDSA {
+            guard let curve = algorithm.curve, signature.count == 2 * curve.coordinateSize else { return false }
+            return key.verifyRawECDSA(signature: signature, message: message, algorithm: cryptoAlgorithm)
+        }
         guard let normalized = algorithm.normalizedSignature(signature) else { return false }
         return key.verify(signature: normalized, message: message, algorithm: cryptoAlgorithm)
     }

@@ -57,7 +57,9 @@ func parseAAID(_ bytes: [UInt8], rule: String) throws(UAFError) -> String {
     guard bytes.count == 9, bytes[4] == UInt8(ascii: "#"), bytes[..<4].allSatisfy(isHex), bytes[5...].allSatisfy(isHex) else {
         throw UAFError(.malformedTLV, rule: rule, "AAID is not VVVV#MMMM in hexadecimal")
     }
-    return String(decoding: bytes, as: UTF8.self).uppercased()
+    // ASCII upper case on the bytes (hex digits only), without the Unicode case mapping of
+    // `String.uppercased()`: every assertion's AAID goes through here.
+    return String(decoding: bytes.map { (0x61...0x66).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
 }
 
 private func uint16(_ b: [UInt8], _ at: Int) -> UInt16 { UInt16(b[at]) | UInt16(b[at + 1]) << 8 }

@@ -42,10 +42,14 @@ public struct UAFVerifiedAuthentication: Sendable {
 public struct UAFAuthenticationVerifier: Sendable {
     public var context: UAFResponseContext
     public var policy: UAFPolicy
+    /// Where registered keys are parsed once (``UAFPublicKeyCache``): the records' bytes are
+    /// the cache's key, so a record's status is never taken from it.
+    public var keys: UAFPublicKeyCache
 
-    public init(context: UAFResponseContext, policy: UAFPolicy = .acceptAll) {
+    public init(context: UAFResponseContext, policy: UAFPolicy = .acceptAll, keys: UAFPublicKeyCache = .shared) {
         self.context = context
         self.policy = policy
+        self.keys = keys
     }
 
     /// - Parameters:
@@ -91,7 +95,8 @@ public struct UAFAuthenticationVerifier: Sendable {
     ) throws(UAFError) -> UAFVerifiedAuthentication {
         try refuseCriticalExtensions(assertion.extensions, section: section)
         // 4.b: the assertion is from the registered authenticator with its registered algorithm.
-        guard assertion.aaid == record.aaid.uppercased(), ConstantTime.equals(assertion.keyID, record.keyID) else {
+        // (AAIDs compare case-insensitively; the assertion's is upper case already.)
+        guard assertion.aaid == record.aaid || assertion.aaid == record.aaid.uppercased(), ConstantTime.equals(assertion.keyID, record.keyID) else {
             throw UAFError(.aaidMismatch, rule: "\(section) step 4.b", "the assertion is not from the registration's authenticator")
         }
         guard assertion.info.signatureAlgorithm == record.signatureAlgorithm else {
@@ -125,7 +130,7 @@ public struct UAFAuthenticationVerifier: Sendable {
             }
         }
         // 4.e: the signature over SignedData with the registered key.
-        let key = try UAFPublicKey(bytes: record.publicKey, encoding: record.keyEncoding, algorithm: record.signatureAlgorithm)
+        let key = try keys.key(for: record)
         guard key.verify(signature: assertion.signature, message: assertion.signedData) else {
             throw UAFError(.signatureInvalid, rule: "\(section) step 4.e", "the signature does not verify with the registered key")
         }

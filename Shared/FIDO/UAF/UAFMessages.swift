@@ -277,29 +277,49 @@ public enum UAFMessageDecoding {
     /// Decodes `fcParams`: base64url (trailing `=` padding tolerated, as some clients send it;
     /// the hash covers the text as sent either way) of FinalChallengeParams JSON.
     ///
+    /// On the path of every UAF verification: the text is handled as bytes (no Foundation
+    /// string search) and the members are read from the strict parser's value directly, with
+    /// the rules `Decodable` would apply (`appID`, `challenge`, `facetID` strings and a
+    /// `channelBinding` object required; its members optional strings, `null` as absent;
+    /// other members ignored). `signet-bench uaf-breakdown` measured 7.7 µs through
+    /// `JSONValueDecoder` and Foundation's `contains`, against about 1 µs this way.
+    ///
     /// - Throws: ``UAFError/Code/malformedFinalChallengeParams``.
     public static func finalChallengeParams(_ fcParams: String) throws(UAFError) -> UAFFinalChallengeParams {
         let rule = "Protocol §3.1.7"
-        var text = Substring(fcParams)
-        for _ in 0..<2 where text.hasSuffix("=") { text = text.dropLast() }
-        var bytes: [UInt8]?
-        if !text.contains("=") {
-            bytes = Base64URL.decode(String(text)) ?? Base64.decodeStandard(String(text))
-        }
-        guard let bytes, !bytes.isEmpty, bytes.count <= 8 * 1024 else {
+        let malformed = UAFError(.malformedFinalChallengeParams, rule: rule, "fcParams is not FinalChallengeParams JSON")
+        var text = Array(fcParams.utf8)
+        for _ in 0..<2 where text.last == UInt8(ascii: "=") { text.removeLast() }
+        guard !text.contains(UInt8(ascii: "=")), let bytes = Base64URL.decode(text) ?? Base64.decodeStandard(text), !bytes.isEmpty,
+            bytes.count <= 8 * 1024
+        else {
             throw UAFError(.malformedFinalChallengeParams, rule: rule, "fcParams is not base64url")
         }
-        do { return try JSONValueDecoder().decode(UAFFinalChallengeParams.self, from: bytes, maximumDepth: 4) } catch {
-            throw UAFError(.malformedFinalChallengeParams, rule: rule, "fcParams is not FinalChallengeParams JSON")
+        guard case .object(let members)? = try? JSONParser.parse(bytes, maximumDepth: 4),
+            case .string(let appID)? = members["appID"], case .string(let challenge)? = members["challenge"],
+            case .string(let facetID)? = members["facetID"], case .object(let binding)? = members["channelBinding"]
+        else { throw malformed }
+        /// An optional string member: absent or null is nil, anything but a string refuses.
+        func optional(_ name: String) throws(UAFError) -> String? {
+            switch binding[name] {
+            case nil, .null?: return nil
+            case .string(let value)?: return value
+            default: throw malformed
+            }
         }
+        var channelBinding = UAFChannelBinding()
+        channelBinding.serverEndPoint = try optional("serverEndPoint")
+        channelBinding.tlsServerCertificate = try optional("tlsServerCertificate")
+        channelBinding.tlsUnique = try optional("tlsUnique")
+        channelBinding.cid_pubkey = try optional("cid_pubkey")
+        return UAFFinalChallengeParams(appID: appID, challenge: challenge, facetID: facetID, channelBinding: channelBinding)
     }
 }
 
 /// Standard-alphabet base64 without padding, for fcParams of clients that use it.
 enum Base64 {
-    static func decodeStandard(_ s: String) -> [UInt8]? {
-        let mapped = String(s.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 })
-        guard !s.contains("-"), !s.contains("_") else { return nil }
-        return Base64URL.decode(mapped)
+    static func decodeStandard(_ s: [UInt8]) -> [UInt8]? {
+        guard !s.contains(UInt8(ascii: "-")), !s.contains(UInt8(ascii: "_")) else { return nil }
+        return Base64URL.decode(s.map { $0 == UInt8(ascii: "+") ? UInt8(ascii: "-") : $0 == UInt8(ascii: "/") ? UInt8(ascii: "_") : $0 })
     }
 }

@@ -107,12 +107,12 @@ extension UAFPolicy {
     /// - Important: each authenticator is judged alone here; ``enforceCombination(_:rule:)``
     ///   then checks that the response's authenticators together satisfy one alternative.
     /// - Throws: ``UAFError/Code/policyDisallowed``, ``UAFError/Code/policyNotAccepted``.
-    public func enforce(_ authenticator: UAFAuthenticatorDescription, rule: String) throws(UAFError) {
+    public func enforce(_ authenticator: UAFAuthenticatorDescription, rule: @autoclosure () -> String) throws(UAFError) {
         if let index = disallowed?.firstIndex(where: { $0.matches(authenticator) }) {
-            throw UAFError(.policyDisallowed, rule: rule, "the authenticator matches disallowed[\(index)]")
+            throw UAFError(.policyDisallowed, rule: rule(), "the authenticator matches disallowed[\(index)]")
         }
         guard accepted.contains(where: { set in set.contains { $0.matches(authenticator) } }) else {
-            throw UAFError(.policyNotAccepted, rule: rule, "the authenticator matches no accepted criteria")
+            throw UAFError(.policyNotAccepted, rule: rule(), "the authenticator matches no accepted criteria")
         }
     }
 
@@ -123,10 +123,10 @@ extension UAFPolicy {
     /// is satisfied by any one authenticator it matches, as ``enforce(_:rule:)`` judges alone.
     ///
     /// - Throws: ``UAFError/Code/policyNotAccepted`` naming the number of authenticators.
-    public func enforceCombination(_ authenticators: [UAFAuthenticatorDescription], rule: String) throws(UAFError) {
+    public func enforceCombination(_ authenticators: [UAFAuthenticatorDescription], rule: @autoclosure () -> String) throws(UAFError) {
         guard !accepted.contains(where: { Self.assigns($0[...], to: authenticators, used: []) }) else { return }
         throw UAFError(
-            .policyNotAccepted, rule: rule,
+            .policyNotAccepted, rule: rule(),
             "the \(authenticators.count) authenticator(s) of the response satisfy no accepted combination (each combination's criteria need different authenticators)")
     }
 

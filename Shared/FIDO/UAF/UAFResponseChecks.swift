@@ -12,15 +12,24 @@ public struct UAFResponseContext: Sendable {
     public var trustedFacetIDs: [String]
     /// Versions offered in the request; the response must use one of them.
     public var acceptedVersions: [UAFVersion]
-    /// The TLS channel binding seen by the server, when the server terminates TLS itself.
-    /// Behind a gateway that does not forward it, nil: the client's values cannot be compared.
+    /// The TLS channel binding of this connection, when the server terminates TLS itself and
+    /// can tell (`tlsUnique` above all, which only that server knows). Behind a gateway that
+    /// does not forward it, nil: the client's per-connection values cannot be compared.
     public var channelBinding: UAFChannelBinding?
+    /// The certificate(s) the TLS server UAF clients reach presents (the gateway's), when
+    /// configured: a `serverEndPoint` or `tlsServerCertificate` the client sends must be one of
+    /// theirs. Empty: not compared.
+    public var serverCertificates: [UAFServerCertificate]
 
-    public init(appID: String, trustedFacetIDs: [String], acceptedVersions: [UAFVersion] = [.v1_1, .v1_2], channelBinding: UAFChannelBinding? = nil) {
+    public init(
+        appID: String, trustedFacetIDs: [String], acceptedVersions: [UAFVersion] = [.v1_1, .v1_2], channelBinding: UAFChannelBinding? = nil,
+        serverCertificates: [UAFServerCertificate] = []
+    ) {
         self.appID = appID
         self.trustedFacetIDs = trustedFacetIDs
         self.acceptedVersions = acceptedVersions
         self.channelBinding = channelBinding
+        self.serverCertificates = serverCertificates
     }
 
     /// Checks the header, decodes and checks fcParams.
@@ -48,6 +57,17 @@ public struct UAFResponseContext: Sendable {
         }
         // Step 3: FinalChallengeParams.
         let fc = try UAFMessageDecoding.finalChallengeParams(response.fcParams)
+        try check(fc, expectedChallenge: expectedChallenge, section: section)
+        return fc
+    }
+
+    /// Checks decoded FinalChallengeParams (step 3): appID, challenge, facetID, channel binding.
+    ///
+    /// - Parameter expectedChallenge: the challenge the server issued (for a transaction
+    ///   confirmation checked again from evidence, the dynamic-linking challenge of the details).
+    /// - Throws: `uaf_app_id_mismatch`, `uaf_challenge_mismatch`, `uaf_facet_not_trusted`,
+    ///   `uaf_channel_binding_mismatch`.
+    public func check(_ fc: UAFFinalChallengeParams, expectedChallenge: String, section: String) throws(UAFError) {
         guard fc.appID == appID else {
             throw UAFError(.appIDMismatch, rule: "\(section) step 3.a", "FinalChallengeParams.appID is not the tenant's AppID")
         }
@@ -57,11 +77,24 @@ public struct UAFResponseContext: Sendable {
         guard trustedFacetIDs.contains(fc.facetID) else {
             throw UAFError(.facetNotTrusted, rule: "\(section) step 3.c", "facetID is not in the tenant's TrustedFacets")
         }
+        // Step 3.d, channel binding (§3.1.8): a value the client sent is compared with what the
+        // server knows; a value the client did not send (absent or empty: its platform could
+        // not tell) is not required, and one the server cannot know is not compared.
+        let sent = fc.channelBinding
+        func given(_ value: String?) -> String? { value.flatMap { $0.isEmpty ? nil : $0 } }
+        if !serverCertificates.isEmpty {
+            if let endPoint = given(sent.serverEndPoint), !serverCertificates.contains(where: { $0.serverEndPoint == endPoint }) {
+                throw UAFError(.channelBindingMismatch, rule: "\(section) step 3.d", "channelBinding.serverEndPoint is not the hash of the server's certificate")
+            }
+            if let certificate = given(sent.tlsServerCertificate), !serverCertificates.contains(where: { $0.tlsServerCertificate == certificate }) {
+                throw UAFError(.channelBindingMismatch, rule: "\(section) step 3.d", "channelBinding.tlsServerCertificate is not the server's certificate")
+            }
+        }
         if let expected = channelBinding {
             let pairs: [(String?, String?)] = [
-                (fc.channelBinding.serverEndPoint, expected.serverEndPoint),
-                (fc.channelBinding.tlsServerCertificate, expected.tlsServerCertificate),
-                (fc.channelBinding.tlsUnique, expected.tlsUnique),
+                (given(sent.serverEndPoint), expected.serverEndPoint),
+                (given(sent.tlsServerCertificate), expected.tlsServerCertificate),
+                (given(sent.tlsUnique), expected.tlsUnique),
             ]
             for (sent, seen) in pairs {
                 if let sent, let seen, sent != seen {
@@ -69,7 +102,6 @@ public struct UAFResponseContext: Sendable {
                 }
             }
         }
-        return fc
     }
 }
 

@@ -65,22 +65,36 @@ public struct UAFTag: RawRepresentable, Sendable, Hashable, CustomStringConverti
 ///
 /// ``encoded`` keeps the element's exact bytes (tag, length and value): signatures cover the
 /// KRD and SignedData TLVs as sent, never a re-encoding.
+///
+/// A parsed element shares the buffer it was read from and keeps only the ranges of its
+/// encoding and value: ``value`` and ``encoded`` copy out when asked. Parsing an assertion
+/// therefore allocates no byte arrays but the children lists (on the path of every UAF
+/// verification; see ``UAFPublicKeyCache`` for the figures). Equality is by tag and bytes.
 public struct UAFTLV: Sendable, Hashable {
     public let tag: UAFTag
-    /// The value bytes (for a composite tag, the encoding of ``children``).
-    public let value: [UInt8]
     /// The nested elements of a composite tag, in order; empty for a leaf.
     public let children: [UAFTLV]
+    /// The buffer holding the element (the whole input for a parsed one).
+    private let storage: [UInt8]
+    /// Where tag ‖ length ‖ value lies in ``storage``.
+    private let encodedRange: Range<Int>
+
+    /// The value bytes (for a composite tag, the encoding of ``children``).
+    public var value: [UInt8] { Array(storage[(encodedRange.lowerBound + 4)..<encodedRange.upperBound]) }
+    /// The value's length, without copying it.
+    public var valueCount: Int { encodedRange.count - 4 }
     /// Tag ‖ length ‖ value, exactly as read.
-    public let encoded: [UInt8]
+    public var encoded: [UInt8] {
+        encodedRange == storage.indices ? storage : Array(storage[encodedRange])
+    }
 
     /// A leaf element.
     public init(_ tag: UAFTag, _ value: [UInt8]) {
         precondition(value.count <= Int(UInt16.max), "a UAF TLV value holds at most 65535 bytes")
         self.tag = tag
-        self.value = value
         children = []
-        encoded = UAFTLV.header(tag, value.count) + value
+        storage = UAFTLV.header(tag, value.count) + value
+        encodedRange = storage.indices
     }
 
     /// A composite element built from `children`.
@@ -88,20 +102,30 @@ public struct UAFTLV: Sendable, Hashable {
         let value = children.flatMap(\.encoded)
         precondition(value.count <= Int(UInt16.max), "a UAF TLV value holds at most 65535 bytes")
         self.tag = tag
-        self.value = value
         self.children = children
-        encoded = UAFTLV.header(tag, value.count) + value
+        storage = UAFTLV.header(tag, value.count) + value
+        encodedRange = storage.indices
     }
 
-    private init(tag: UAFTag, value: [UInt8], children: [UAFTLV], encoded: [UInt8]) {
+    private init(tag: UAFTag, children: [UAFTLV], storage: [UInt8], encodedRange: Range<Int>) {
         self.tag = tag
-        self.value = value
         self.children = children
-        self.encoded = encoded
+        self.storage = storage
+        self.encodedRange = encodedRange
     }
 
     private static func header(_ tag: UAFTag, _ length: Int) -> [UInt8] {
         [UInt8(tag.rawValue & 0xFF), UInt8(tag.rawValue >> 8), UInt8(length & 0xFF), UInt8(length >> 8)]
+    }
+
+    public static func == (a: UAFTLV, b: UAFTLV) -> Bool {
+        a.tag == b.tag && a.storage[a.encodedRange].elementsEqual(b.storage[b.encodedRange])
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(tag)
+        hasher.combine(encodedRange.count)
+        for byte in storage[encodedRange] { hasher.combine(byte) }
     }
 
     // MARK: - Parsing
@@ -147,9 +171,8 @@ public struct UAFTLV: Sendable, Hashable {
                 throw UAFError(.malformedTLV, rule: "AuthnrCmds §5.1", "length of tag \(tag) at byte \(i) runs past its container")
             }
             let valueEnd = valueStart + length
-            let value = Array(bytes[valueStart..<valueEnd])
             let children = tag.isComposite ? try parse(bytes, from: valueStart, to: valueEnd, depth: depth + 1) : []
-            elements.append(UAFTLV(tag: tag, value: value, children: children, encoded: Array(bytes[i..<valueEnd])))
+            elements.append(UAFTLV(tag: tag, children: children, storage: bytes, encodedRange: i..<valueEnd))
             guard elements.count <= maximumElements else {
                 throw UAFError(.malformedTLV, rule: "AuthnrCmds §5.1", "more than \(maximumElements) TLVs in one sequence")
             }
@@ -164,8 +187,9 @@ public struct UAFTLV: Sendable, Hashable {
 /// The children of one composite element, read by tag: each expected tag at most once (unless
 /// declared repeatable), nothing unexpected, extensions gathered apart.
 struct UAFTLVFields {
-    private var single: [UAFTag: UAFTLV] = [:]
-    private var repeated: [UAFTag: [UAFTLV]] = [:]
+    // A handful of children each: linear scans of small arrays cost less than hashing.
+    private var single: [UAFTLV] = []
+    private var repeated: [UAFTLV] = []
     private(set) var extensions: [UAFExtension] = []
     let container: UAFTag
 
@@ -173,8 +197,9 @@ struct UAFTLVFields {
     ///   - allowed: the tags that may appear once.
     ///   - repeatable: the tags that may appear several times.
     ///   - allowsExtensions: whether TAG_EXTENSION elements may appear here.
-    init(_ element: UAFTLV, allowed: Set<UAFTag>, repeatable: Set<UAFTag> = [], allowsExtensions: Bool, rule: String) throws(UAFError) {
+    init(_ element: UAFTLV, allowed: [UAFTag], repeatable: [UAFTag] = [], allowsExtensions: Bool, rule: String) throws(UAFError) {
         container = element.tag
+        single.reserveCapacity(element.children.count)
         for child in element.children {
             if child.tag == .extensionCritical || child.tag == .extensionNonCritical {
                 guard allowsExtensions else {
@@ -182,23 +207,24 @@ struct UAFTLVFields {
                 }
                 extensions.append(try UAFExtension(child))
             } else if repeatable.contains(child.tag) {
-                repeated[child.tag, default: []].append(child)
+                repeated.append(child)
             } else if allowed.contains(child.tag) {
-                guard single.updateValue(child, forKey: child.tag) == nil else {
+                guard !single.contains(where: { $0.tag == child.tag }) else {
                     throw UAFError(.duplicateTag, rule: rule, "tag \(child.tag) appears twice in tag \(element.tag)")
                 }
+                single.append(child)
             } else {
                 throw UAFError(.unknownTag, rule: rule, "tag \(child.tag) has no place in tag \(element.tag)")
             }
         }
     }
 
-    func optional(_ tag: UAFTag) -> UAFTLV? { single[tag] }
+    func optional(_ tag: UAFTag) -> UAFTLV? { single.first { $0.tag == tag } }
 
-    func all(_ tag: UAFTag) -> [UAFTLV] { repeated[tag] ?? [] }
+    func all(_ tag: UAFTag) -> [UAFTLV] { repeated.filter { $0.tag == tag } }
 
     func required(_ tag: UAFTag, rule: String) throws(UAFError) -> UAFTLV {
-        guard let element = single[tag] else {
+        guard let element = optional(tag) else {
             throw UAFError(.missingTag, rule: rule, "tag \(tag) is missing from tag \(container)")
         }
         return element
@@ -207,8 +233,8 @@ struct UAFTLVFields {
     /// A required leaf whose length is in `lengths`.
     func value(_ tag: UAFTag, lengths: ClosedRange<Int>, rule: String) throws(UAFError) -> [UInt8] {
         let element = try required(tag, rule: rule)
-        guard lengths.contains(element.value.count) else {
-            throw UAFError(.malformedTLV, rule: rule, "tag \(tag) has length \(element.value.count), expected \(lengths)")
+        guard lengths.contains(element.valueCount) else {
+            throw UAFError(.malformedTLV, rule: rule, "tag \(tag) has length \(element.valueCount), expected \(lengths)")
         }
         return element.value
     }

@@ -10,9 +10,10 @@ import Crypto
 /// - its `transaction` is the `text/plain` content the authenticator shows, whose hash it signs
 ///   as TRANSACTION_CONTENT_HASH with authenticationMode 0x02 (UAF Protocol §3.5.7.5 step 4.d).
 ///
-/// ``verify(assertion:fcParams:record:detailsHash:nonce:content:)`` checks both again from
-/// stored evidence, without the request: the transaction service runs it before issuing a
-/// tcToken, so that it does not take the authentication service's word for the signature.
+/// ``verify(assertion:fcParams:context:record:detailsHash:nonce:content:keys:)`` checks both
+/// again from stored evidence, without the request, and that fcParams name the tenant's AppID
+/// and one of its trusted facets: the transaction service runs it before issuing a tcToken, so
+/// that it does not take the authentication service's word for the signature.
 public enum UAFTransactionConfirmation {
     /// The UAF challenge for a confirmation of `detailsHash` with `nonce`.
     public static func challenge(detailsHash: [UInt8], nonce: [UInt8]) -> String {
@@ -29,30 +30,36 @@ public enum UAFTransactionConfirmation {
     /// - Parameters:
     ///   - assertion: the `TAG_UAFV1_AUTH_ASSERTION` bytes.
     ///   - fcParams: the fcParams as the client sent them (what FINAL_CHALLENGE_HASH covers).
+    ///   - context: the tenant's AppID and trusted facets as the verifier knows them (its own
+    ///     read model, not the evidence's word): fcParams must name that AppID and one of those
+    ///     facets (UAF Protocol §3.5.7.5 steps 3.a and 3.c), as at sign-in.
     ///   - record: the registration the verifier holds for the key (its own record, not the
     ///     evidence's word); its counter is not judged here (the authentication service did
     ///     that under the row lock when it accepted the assertion).
     ///   - detailsHash: the transaction's current details hash.
     ///   - nonce: the 16-byte nonce of the dynamic-linking challenge.
     ///   - content: the content the authenticator must have shown.
-    /// - Throws: ``UAFError``: `uaf_challenge_mismatch` when fcParams' challenge is not the
-    ///   dynamic-linking challenge of the details, or any per-assertion code of
-    ///   ``UAFAuthenticationVerifier`` (mode, content hash, FinalChallengeHash, signature).
+    ///   - keys: where the registered key is parsed once.
+    /// - Throws: ``UAFError``: `uaf_app_id_mismatch`, `uaf_facet_not_trusted`,
+    ///   `uaf_challenge_mismatch` when fcParams' challenge is not the dynamic-linking challenge
+    ///   of the details, or any per-assertion code of ``UAFAuthenticationVerifier`` (mode,
+    ///   content hash, FinalChallengeHash, signature).
     public static func verify(
-        assertion: [UInt8], fcParams: String, record: UAFRegistrationRecord, detailsHash: [UInt8], nonce: [UInt8], content: [UInt8]
+        assertion: [UInt8], fcParams: String, context: UAFResponseContext, record: UAFRegistrationRecord, detailsHash: [UInt8], nonce: [UInt8],
+        content: [UInt8], keys: UAFPublicKeyCache = .shared
     ) throws(UAFError) {
         let section = "Protocol §3.5.7.5"
         let parsed = try UAFAuthenticationAssertion(bytes: assertion)
         let fc = try UAFMessageDecoding.finalChallengeParams(fcParams)
-        guard nonce.count == 16,
-            ConstantTime.equals(Array(fc.challenge.utf8), Array(challenge(detailsHash: detailsHash, nonce: nonce).utf8))
-        else {
-            throw UAFError(.challengeMismatch, rule: "\(section) step 3.b", "the challenge is not the dynamic-linking challenge of the transaction")
+        guard nonce.count == 16 else {
+            throw UAFError(.challengeMismatch, rule: "\(section) step 3.b", "the dynamic-linking nonce is not 16 bytes")
         }
+        // Step 3: appID, the dynamic-linking challenge of the details, facetID.
+        try context.check(fc, expectedChallenge: challenge(detailsHash: detailsHash, nonce: nonce), section: section)
         let unjudgedCounter = UAFRegistrationRecord(
             aaid: record.aaid, keyID: record.keyID, publicKey: record.publicKey, keyEncoding: record.keyEncoding,
             signatureAlgorithm: record.signatureAlgorithm, signCounter: 0, attestationType: record.attestationType)
-        _ = try UAFAuthenticationVerifier(context: UAFResponseContext(appID: fc.appID, trustedFacetIDs: [fc.facetID]), policy: .acceptAll).verify(
+        _ = try UAFAuthenticationVerifier(context: context, policy: .acceptAll, keys: keys).verify(
             parsed, fcParams: fcParams, transaction: UAFTransaction(contentType: "text/plain", content: Base64URL.encode(content)),
             record: unjudgedCounter, section: section)
     }
