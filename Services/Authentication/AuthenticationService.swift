@@ -66,7 +66,7 @@ public enum AuthenticationService: SignetService {
                 FIDO2Method(ceremony: ceremony), FIDO2Method(ceremony: ceremony, name: "fido2_uv", userVerification: "required"),
                 UAFMethod(ceremony: uafCeremony),
                 OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
-                OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
+                OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool, subjectKey: context.configuration.subjectKey),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
                 OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL),
                 QRMethod(calls: configuration.calls, oobURL: configuration.oobURL),
@@ -104,7 +104,12 @@ public enum AuthenticationService: SignetService {
         handlers.merge(MethodReadModel.handlers)
         handlers.merge(TransactionReadModel.handlers)
         let userData = AuthenticationUserData()
-        handlers.merge(UserErasure.handlers(service: name, store: userData))
+        handlers.merge(
+            UserErasure.handlers(
+                service: name, store: userData, subjectKey: context.configuration.subjectKey,
+                usernames: .registration(
+                    url: context.configuration.registrationURL,
+                    calls: InternalCalls(token: context.configuration.internalToken, service: name.rawValue))))
         handlers.merge(ceremony.fidoPolicies.handlers)
         return ServiceAssembly(
             routes: { router in

@@ -37,7 +37,12 @@ public enum TransactionService: SignetService {
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { now in
             try await context.pool.withConnection { try await TransactionRetention.purge(now: now, on: $0) }
         }
-        handlers.merge(UserErasure.handlers(service: name, store: userData))
+        handlers.merge(
+            UserErasure.handlers(
+                service: name, store: userData, subjectKey: context.configuration.subjectKey,
+                usernames: .registration(
+                    url: context.configuration.registrationURL,
+                    calls: InternalCalls(token: context.configuration.internalToken, service: name.rawValue))))
         return ServiceAssembly(
             routes: { router in
                 routes.register(on: &router)

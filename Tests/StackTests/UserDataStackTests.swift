@@ -36,6 +36,13 @@ struct UserDataStackTests {
         return last
     }
 
+    /// The stack's subject key (`SIGNET_SUBJECT_KEY`, which `scripts/stack.sh` exports to the
+    /// services and the tests alike).
+    static func subjectKey() throws -> SubjectKey {
+        let text = try #require(TestStack.environment["SIGNET_SUBJECT_KEY"], "the stack exports SIGNET_SUBJECT_KEY")
+        return try SubjectKey(try #require(Base64URL.decode(text)))
+    }
+
     static func completed(_ body: [String: Any]) -> Bool { body["status"] as? String == "COMPLETED" }
 
     /// The tallies of an erasure, service → kind → count.
@@ -106,6 +113,7 @@ struct UserDataStackTests {
         let email = "kim.mail.\(n)@example.org"
         let phone = "+4479\(UInt32.random(in: 10_000_000...99_999_999))"
         let passkey = try await adaptive.register(username, in: t)
+        let subjectRef = try Self.subjectKey().ref(tenant: t.id, username: username)
         let methods = "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)/methods"
         let rp = ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"]
 
@@ -138,7 +146,7 @@ struct UserDataStackTests {
         #expect(await TestStack.eventually { (try? await transactions.get(t, tx.transactionId))?.status == "CONFIRMED" })
         // Every service has its copy before the fetch and the purge (the read models trail).
         #expect(await TestStack.eventually {
-            (try? await Self.count("authentication", "SELECT count(*) AS n FROM user_methods WHERE tenant_id = \(t.id) AND username = \(username)")) == 2
+            (try? await Self.count("authentication", "SELECT count(*) AS n FROM user_methods WHERE tenant_id = \(t.id) AND subject_ref = \(subjectRef)")) == 2
         })
 
         // MARK: Fetch
@@ -303,7 +311,7 @@ struct UserDataStackTests {
             }())
         let duplicatesBefore = await Self.duplicates()
         var replay = try EventEnvelope(
-            UserPurgeRequested(tenantId: t.id, erasureId: erasureID, username: username, subject: subject, requestedAt: Date()),
+            UserPurgeRequested(tenantId: t.id, erasureId: erasureID, subjectRef: subjectRef, subject: subject, requestedAt: Date()),
             source: ServiceName.registration.eventSource, subject: t.id)
         replay.id = purgeEventID
         let producer = try Stack.producer()
