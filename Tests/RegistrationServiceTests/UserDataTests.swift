@@ -129,6 +129,15 @@ struct UserDataTests {
         #expect(started.status == 202)
         let request = try #require(try await Self.lastPublished(h, UserPurgeRequested.self))
         #expect(request.subject == nil)
+        // A request whose reference is not the erasure's user's is refused (dead-lettered), as
+        // is one for an erasure this service does not have in progress.
+        var forged = request
+        forged.subjectRef = h.context.configuration.subjectKey.ref(tenant: "acme", username: "somebody-else")
+        await #expect(throws: EventDecodingError.self) { try await h.consume(forged, source: .registration) }
+        var unknown = request
+        unknown.erasureId = "er_" + String(repeating: "d", count: 32)
+        await #expect(throws: EventDecodingError.self) { try await h.consume(unknown, source: .registration) }
+        #expect(try await Self.lastPublished(h, ErasurePartCompleted.self) == nil)
         try await h.consume(request, source: .registration)
         #expect(try await Self.lastPublished(h, ErasurePartCompleted.self)?.tallies == [:])
         // Another tenant's users are out of this key's reach.
