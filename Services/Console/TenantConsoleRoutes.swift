@@ -37,7 +37,7 @@ struct TenantConsoleRoutes: Sendable {
             let tenant = ctx.parameter("tenant")
             let old = try Self.keyID(ctx)
             let issued = try await upstream.send(.registration, "POST", "/v1/admin/tenants/\(tenant)/api-keys", credential: .admin, body: nil)
-            let key = try issued.decode(IssuedKey.self)
+            let key = try issued.decode(APIKeyIssued.self)
             let revoked = try await upstream.send(.registration, "DELETE", "/v1/admin/tenants/\(tenant)/api-keys/\(old)", credential: .admin, body: nil)
             Self.audit(ctx, "api key rotated", revoked)
             // The new key is shown whatever the revocation's outcome: it exists now, and this
@@ -71,15 +71,11 @@ struct TenantConsoleRoutes: Sendable {
     }
 }
 
-struct IssuedKey: Codable, Sendable {
-    let keyId: String
-    let apiKey: String
-    let createdAt: String
-}
-
+/// A rotation's answer: the new key (as the registration service issued it) and the key it
+/// replaced, when that one was revoked.
 struct RotatedKey: Codable, Sendable {
     let keyId: String
     let apiKey: String
-    let createdAt: String
+    let createdAt: Date
     let revokedKeyId: String?
 }

@@ -1,3 +1,4 @@
+import CCryptoShims
 import COpenSSL
 import Foundation
 
@@ -9,13 +10,21 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
     // operation uses its own context.
     let pkey: OpaquePointer
     public let kind: PublicKey.Kind
+    /// A P-256 key's EC_KEY, for ES256 through the low-level API (see CCryptoShims): the EVP
+    /// path fetches the algorithm from the provider on every signature, which cost as much as
+    /// the signature itself on the sign-in's session token.
+    private let p256: UnsafeMutableRawPointer?
 
     init(pkey: OpaquePointer, kind: PublicKey.Kind) {
         self.pkey = pkey
         self.kind = kind
+        p256 = kind == .ec(.p256) ? signet_ec_key_from_pkey(UnsafeMutableRawPointer(pkey)) : nil
     }
 
-    deinit { EVP_PKEY_free(pkey) }
+    deinit {
+        if let p256 { signet_ec_key_free(p256) }
+        EVP_PKEY_free(pkey)
+    }
 
     public var description: String { "PrivateKey(\(kind))" }
 
@@ -74,6 +83,15 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
 
     /// Signs `message`. ECDSA signatures come back DER-encoded (use ``ECDSASignature`` for JOSE).
     public func sign(_ message: [UInt8], algorithm: SignatureAlgorithm) throws -> [UInt8] {
+        if algorithm == .es256, let p256 {
+            var signature = [UInt8](repeating: 0, count: 80)
+            let length = message.withUnsafeBufferPointer { m in
+                signature.withUnsafeMutableBufferPointer { signet_ecdsa_sign_sha256(p256, m.baseAddress, m.count, $0.baseAddress, $0.count) }
+            }
+            guard length > 0 else { throw CryptoError("sign failed") }
+            signature.removeLast(signature.count - length)
+            return signature
+        }
         guard let ctx = EVP_MD_CTX_new() else { throw CryptoError("context") }
         defer { EVP_MD_CTX_free(ctx) }
         var pctx: OpaquePointer?

@@ -9,7 +9,7 @@ import TestSupport
 /// that level; the stack's authentication service refuses a credential of any other model
 /// (`policy_certification_level`). Newer metadata that certifies the model higher publishes the
 /// policy again, and the credential signs in. (A replica on a scratch database with its own
-/// consumer group, as in ``MetadataStackTests``.)
+/// consumer group: ``MetadataReplica``.)
 @Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(3)))
 struct CertificationLevelStackTests {
     static let port = 18183
@@ -31,34 +31,12 @@ struct CertificationLevelStackTests {
 
     @Test func aMinimumCertificationLevelRefusesOtherModelsAtSignInUntilTheMetadataCertifiesThem() async throws {
         try TestStack.require()
-        _ = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
-        let scratch = try await TestStack.scratchDatabase(prefix: "mdscert")
-        defer { Task { await scratch.drop() } }
-        let dir = "\(TestStack.dataDir)/mds-cert-test-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let chain = try MetadataTestPKI.Chain()
-        try MetadataStackTests.pem(chain.root.der).write(toFile: "\(dir)/root.pem", atomically: true, encoding: .utf8)
-        try Self.blob(no: 1, level: "FIDO_CERTIFIED_L1", chain: chain).write(toFile: "\(dir)/blob.jwt", atomically: true, encoding: .utf8)
-        let (process, logPath) = try TestStack.launch(
-            "signet-registration",
-            environment: [
-                "SIGNET_HTTP_PORT": String(Self.port), "SIGNET_DATABASE_URL": TestStack.conninfo(database: scratch.name),
-                "SIGNET_KAFKA_CONSUMER_GROUP": "signet-registration-mds-cert-test", "SIGNET_MDS_BLOB_FILE": "\(dir)/blob.jwt",
-                "SIGNET_MDS_ROOT_FILE": "\(dir)/root.pem", "SIGNET_LOG_LEVEL": "warning",
-            ],
-            logName: "mds-cert-replica")
-        defer { process.terminate() }
-        let base = "http://127.0.0.1:\(Self.port)"
-        try #require(await TestStack.becomesReady(base), "the replica did not become ready; see \(logPath)")
-
-        let tenant = "mdscert-\(UInt32.random(in: 0...UInt32.max))"
-        let put = try await TestHTTP.json(
-            "PUT", "\(base)/v1/admin/tenants/\(tenant)", token: TestStack.adminToken,
-            json: #"{"displayName":"MDS","rpId":"localhost","origins":["\#(Self.origin)"]}"#)
-        #expect(put.status == 201)
-        let issued = try await TestHTTP.json("POST", "\(base)/v1/admin/tenants/\(tenant)/api-keys", token: TestStack.adminToken, json: "{}")
-        let key = try #require(try issued.json()["apiKey"] as? String)
+        let replica = try await MetadataReplica.start(name: "mds-cert-replica", port: Self.port) {
+            try Self.blob(no: 1, level: "FIDO_CERTIFIED_L1", chain: $0)
+        }
+        defer { Task { await replica.stop() } }
+        let base = replica.base
+        let (tenant, key) = try await replica.tenant(prefix: "mdscert", origin: Self.origin)
 
         // A credential of the model (FIDO_CERTIFIED_L1), registered before any minimum.
         let authenticator = try SoftAuthenticator()
@@ -97,7 +75,7 @@ struct CertificationLevelStackTests {
 
         // The metadata now certifies the model at L2: the policy is published again with it,
         // and the credential signs in.
-        try Self.blob(no: 2, level: "FIDO_CERTIFIED_L2", chain: chain).write(toFile: "\(dir)/blob.jwt", atomically: true, encoding: .utf8)
+        try replica.writeBlob(Self.blob(no: 2, level: "FIDO_CERTIFIED_L2", chain: replica.chain))
         let refresh = try await TestHTTP.send("POST", "\(base)/v1/admin/metadata/refresh", headers: ["Authorization": "Bearer \(TestStack.adminToken)"])
         let changed = try refresh.json()["changed"] as? Bool
         #expect(refresh.status == 200 && changed == true, "\(refresh.text)")

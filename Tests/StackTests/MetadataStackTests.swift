@@ -15,11 +15,6 @@ struct MetadataStackTests {
     static let origin = "http://localhost:8080"
     static let model = "5e6f7a8b-1c2d-4e3f-9a0b-1c2d3e4f5a6b"
 
-    static func pem(_ der: [UInt8]) -> String {
-        let b64 = Data(der).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed])
-        return "-----BEGIN CERTIFICATE-----\n\(b64)\n-----END CERTIFICATE-----\n"
-    }
-
     static func blob(no: Int, status: String, chain: MetadataTestPKI.Chain) throws -> String {
         try MetadataTestPKI.blob(
             payload: MetadataTestPKI.payload(
@@ -38,41 +33,15 @@ struct MetadataStackTests {
 
     @Test func aNewerBLOBRevokingAModelSuspendsItsCredentials() async throws {
         try TestStack.require()
-        _ = try #require(TestStack.binDir, "SIGNET_BIN_DIR is not set")
-        let scratch = try await TestStack.scratchDatabase(prefix: "mds")
-        defer { Task { await scratch.drop() } }
-        let dir = "\(TestStack.dataDir)/mds-test-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let chain = try MetadataTestPKI.Chain()
-        try Self.pem(chain.root.der).write(toFile: "\(dir)/root.pem", atomically: true, encoding: .utf8)
-        try Self.blob(no: 1, status: "FIDO_CERTIFIED_L1", chain: chain).write(toFile: "\(dir)/blob.jwt", atomically: true, encoding: .utf8)
-
-        let (process, logPath) = try TestStack.launch(
-            "signet-registration",
-            environment: [
-                "SIGNET_HTTP_PORT": String(Self.port), "SIGNET_DATABASE_URL": TestStack.conninfo(database: scratch.name),
-                "SIGNET_KAFKA_CONSUMER_GROUP": "signet-registration-mds-test", "SIGNET_MDS_BLOB_FILE": "\(dir)/blob.jwt",
-                "SIGNET_MDS_ROOT_FILE": "\(dir)/root.pem", "SIGNET_LOG_LEVEL": "warning",
-            ],
-            logName: "mds-replica")
-        defer { process.terminate() }
-        let base = "http://127.0.0.1:\(Self.port)"
-        let ready = await TestStack.becomesReady(base)
-        try #require(ready, "the replica did not become ready; see \(logPath)")
+        let replica = try await MetadataReplica.start(name: "mds-replica", port: Self.port) { try Self.blob(no: 1, status: "FIDO_CERTIFIED_L1", chain: $0) }
+        defer { Task { await replica.stop() } }
+        let base = replica.base, chain = replica.chain
 
         let status = try await TestHTTP.send("GET", "\(base)/v1/admin/metadata", headers: ["Authorization": "Bearer \(TestStack.adminToken)"])
         let statusJSON = try status.json()
         #expect(status.status == 200 && statusJSON["number"] as? Int == 1 && statusJSON["entries"] as? Int == 1, "\(statusJSON)")
 
-        // A tenant and its key, created through the replica: their events reach every service.
-        let tenant = "mds-\(UInt32.random(in: 0...UInt32.max))"
-        let put = try await TestHTTP.json(
-            "PUT", "\(base)/v1/admin/tenants/\(tenant)", token: TestStack.adminToken,
-            json: #"{"displayName":"MDS","rpId":"localhost","origins":["\#(Self.origin)"]}"#)
-        #expect(put.status == 201)
-        let issued = try await TestHTTP.json("POST", "\(base)/v1/admin/tenants/\(tenant)/api-keys", token: TestStack.adminToken, json: "{}")
-        let key = try #require(try issued.json()["apiKey"] as? String)
+        let (tenant, key) = try await replica.tenant(prefix: "mds", origin: Self.origin)
 
         // A credential of the model, registered while the model is certified.
         let username = "mds-user"
@@ -120,13 +89,13 @@ struct MetadataStackTests {
 
         // A BLOB signed by a chain the replica does not trust is refused; the one in force stays.
         let stranger = try MetadataTestPKI.Chain()
-        try Self.blob(no: 5, status: "REVOKED", chain: stranger).write(toFile: "\(dir)/blob.jwt", atomically: true, encoding: .utf8)
+        try replica.writeBlob(Self.blob(no: 5, status: "REVOKED", chain: stranger))
         let refused = try await TestHTTP.send("POST", "\(base)/v1/admin/metadata/refresh", headers: admin)
         let refusedCode = try refused.json()["code"] as? String
         #expect(refused.status == 502 && refusedCode == "metadata_chain_untrusted", "\(refused.text)")
 
         // BLOB 2 reports the model revoked: its credential is suspended, with the reason.
-        try Self.blob(no: 2, status: "REVOKED", chain: chain).write(toFile: "\(dir)/blob.jwt", atomically: true, encoding: .utf8)
+        try replica.writeBlob(Self.blob(no: 2, status: "REVOKED", chain: chain))
         let refresh = try await TestHTTP.send("POST", "\(base)/v1/admin/metadata/refresh", headers: admin)
         let outcome = try JSONDecoder().decode(MetadataRefreshOutcome.self, from: Data(refresh.body))
         #expect(refresh.status == 200)
