@@ -369,5 +369,16 @@ enum AuthenticationMigrations {
             ALTER TABLE user_methods ADD COLUMN subject_ref text NOT NULL;
             CREATE INDEX user_methods_by_subject ON user_methods (tenant_id, subject_ref);
             """),
+        Migration(
+            181, "transactions_by_subject_ref",
+            """
+            -- transaction.changed.v2 names the user by subject reference (#18): so does this read
+            -- model. Rows from v1 events are dropped (they cannot be re-keyed in SQL); a pending
+            -- transaction of before the upgrade is confirmable again once it changes.
+            DELETE FROM transactions;
+            ALTER TABLE transactions DROP COLUMN username;
+            ALTER TABLE transactions ADD COLUMN subject_ref text NOT NULL;
+            CREATE INDEX transactions_by_subject ON transactions (tenant_id, subject_ref);
+            """),
     ]
 }

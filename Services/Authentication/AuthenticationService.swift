@@ -59,7 +59,9 @@ public enum AuthenticationService: SignetService {
         let sessions = SessionStore(context: context, issuer: issuer)
         let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
         let uafCeremony = UAFAssertionCeremony(context: context, appIDBase: configuration.uafAppIDBase)
-        let uaf = UAFAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony)
+        let uaf = UAFAuthenticationRoutes(
+            context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony,
+            transactions: TransactionTokens(calls: configuration.calls, transactionURL: configuration.transactionURL))
         let coordinator = SignInCoordinator(
             context: context, policies: policies,
             methods: [

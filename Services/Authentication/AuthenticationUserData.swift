@@ -45,7 +45,7 @@ struct AuthenticationUserData: UserDataStore {
                 FROM user_state WHERE tenant_id = \(t) AND username = \(u)
                 """, on: conn),
             "transactions": try await UserErasure.rows(
-                "SELECT id AS \"transactionId\", status, expires_at AS \"expiresAt\" FROM transactions WHERE tenant_id = \(t) AND username = \(u) ORDER BY id",
+                "SELECT id AS \"transactionId\", status, expires_at AS \"expiresAt\" FROM transactions WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY id",
                 on: conn),
             "uafAuthenticators": try await UserErasure.rows(
                 """
@@ -75,7 +75,7 @@ struct AuthenticationUserData: UserDataStore {
         tallies["methods"] = try await conn.query("DELETE FROM user_methods WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         tallies["credentials"] = try await conn.query("DELETE FROM credentials WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         tallies["uafAuthenticators"] = try await conn.query("DELETE FROM uaf_registrations WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        tallies["transactions"] = try await conn.query("DELETE FROM transactions WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        tallies["transactions"] = try await conn.query("DELETE FROM transactions WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         return tallies
     }
 }

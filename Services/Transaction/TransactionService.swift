@@ -26,7 +26,7 @@ public enum TransactionService: SignetService {
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
         let keys = TCTokenKeys(pool: context.pool, seal: configuration.seal, naming: .tcToken)
-        let decisions = TransactionDecisions(keys: keys, issuer: configuration.issuer, logger: context.logger)
+        let decisions = TransactionDecisions(keys: keys, issuer: configuration.issuer, subjectKey: context.configuration.subjectKey, logger: context.logger)
         let routes = TransactionRoutes(context: context, keys: keys, issuer: configuration.issuer)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(decisions.handlers)
