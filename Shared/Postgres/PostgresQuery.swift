@@ -14,8 +14,64 @@ extension Bool: PostgresEncodable { public var postgresText: String { self ? "tr
 extension Double: PostgresEncodable { public var postgresText: String { String(self) } }
 extension UUID: PostgresEncodable { public var postgresText: String { uuidString.lowercased() } }
 extension Date: PostgresEncodable {
+    /// ISO 8601 in UTC with milliseconds (`2026-11-29T12:34:56.123Z`), the instant truncated to
+    /// the millisecond. Written by hand: Foundation's formatter cost about 1 % of a sign-in's
+    /// CPU, and every statement binding a time formats one.
     public var postgresText: String {
-        formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true).timeZone(separator: .omitted))
+        let totalMilliseconds = Int64((timeIntervalSince1970 * 1000).rounded(.down))
+        let (secondsOfEpoch, millisecond) = totalMilliseconds.floorDivided(by: 1000)
+        let (days, secondOfDay) = secondsOfEpoch.floorDivided(by: 86_400)
+        let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        func put(_ value: Int64, digits: Int) {
+            var divisor: Int64 = 1
+            for _ in 1..<digits { divisor *= 10 }
+            var v = value
+            for _ in 0..<digits {
+                out.append(UInt8(48 + v / divisor % 10))
+                v %= divisor
+                divisor /= 10
+            }
+        }
+        put(year, digits: 4)
+        out.append(0x2D)
+        put(month, digits: 2)
+        out.append(0x2D)
+        put(day, digits: 2)
+        out.append(0x54)
+        put(secondOfDay / 3600, digits: 2)
+        out.append(0x3A)
+        put(secondOfDay / 60 % 60, digits: 2)
+        out.append(0x3A)
+        put(secondOfDay % 60, digits: 2)
+        out.append(0x2E)
+        put(millisecond, digits: 3)
+        out.append(0x5A)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The proleptic Gregorian (year, month, day) of a day counted from 1970-01-01
+    /// (H. Hinnant's `civil_from_days`). Years before 1 or after 9999 are outside what the
+    /// four-digit form writes; no stored time is near them.
+    static func civilDate(daysSinceEpoch: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = daysSinceEpoch + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+extension Int64 {
+    /// Quotient and remainder rounded towards negative infinity (the remainder never negative).
+    fileprivate func floorDivided(by divisor: Int64) -> (Int64, Int64) {
+        let q = self / divisor, r = self % divisor
+        return r < 0 ? (q - 1, r + divisor) : (q, r)
     }
 }
 
