@@ -185,7 +185,7 @@ secrets() {
         done
         echo "SIGNET_ADMIN_TOKEN=$(openssl rand -hex 32)"
         echo "SIGNET_INTERNAL_TOKEN=$(openssl rand -hex 32)"
-        for k in CEREMONY_KEY METHOD_SECRET_KEY DELIVERY_KEY OTP_HASH_KEY TCTOKEN_KEY_SEAL PII_KEK OOB_KEY_SEAL; do
+        for k in CEREMONY_KEY METHOD_SECRET_KEY DELIVERY_KEY OTP_HASH_KEY TCTOKEN_KEY_SEAL PII_KEK OOB_KEY_SEAL SUBJECT_KEY; do
             echo "SIGNET_$k=$(b64key)"
         done
         echo "SIGNET_SESSION_SIGNING_KEY_FILE=$WORK/secrets/session-signing.pem"

@@ -166,7 +166,8 @@ dev_keys() {
     # Keys shared between services: TOTP secrets (registration → authentication), one-time
     # codes sealed to the oob service, code hashes, the vault's key-encryption key; and the
     # oob service's seal of push tokens and device identifier keys.
-    for k in pii-kek delivery method-secret otp-hash oob-seal; do
+    # And the subject key, which turns usernames into the references events carry (every service).
+    for k in pii-kek delivery method-secret otp-hash oob-seal subject; do
         [ -s "$DATA/keys/$k.key" ] || head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$DATA/keys/$k.key"
     done
     chmod 600 "$DATA/keys/"*
@@ -175,6 +176,7 @@ dev_keys() {
     export SIGNET_METHOD_SECRET_KEY="${SIGNET_METHOD_SECRET_KEY:-$(cat "$DATA/keys/method-secret.key")}"
     export SIGNET_OTP_HASH_KEY="${SIGNET_OTP_HASH_KEY:-$(cat "$DATA/keys/otp-hash.key")}"
     export SIGNET_OOB_KEY_SEAL="${SIGNET_OOB_KEY_SEAL:-$(cat "$DATA/keys/oob-seal.key")}"
+    export SIGNET_SUBJECT_KEY="${SIGNET_SUBJECT_KEY:-$(cat "$DATA/keys/subject.key")}"
     # Push credentials for the local push sink: an APNs token key (.p8, P-256) and an FCM
     # service account whose token endpoint is the sink.
     if [ ! -s "$DATA/keys/apns.p8" ]; then

@@ -45,12 +45,15 @@ struct AssertionCeremony: Sendable {
     /// - Parameters:
     ///   - expectedUsername: the user identified before the ceremony; nil for discoverable
     ///     credentials (the user handle identifies the user).
+    ///   - expectedSubjectRef: the user identified before the ceremony by subject reference
+    ///     only (a transaction's user): the credential's owner must have it.
     ///   - excluding: base64url ids of credentials that may not be used (already used in the
     ///     same sign-in flow); refused with `credential_already_used` before anything is recorded.
     /// - Throws: 400 problem+json whose code names the failed check.
     func verify(
         _ credential: AuthenticationResponseJSON, tenant: TenantResource, challenge: [UInt8], challengeExpiresAt: Date, expectedUsername: String?,
-        userVerification: String, sessionID: String?, excluding: Set<String> = [], securePaymentConfirmation: Bool = false, logger: Logger
+        userVerification: String, sessionID: String?, excluding: Set<String> = [], securePaymentConfirmation: Bool = false,
+        expectedSubjectRef: String? = nil, logger: Logger
     ) async throws -> Verified {
         let tenantID = tenant.id
         let r = credential.response
@@ -74,6 +77,12 @@ struct AssertionCeremony: Sendable {
         let stored = try await load(tenant: tenantID, id: rawID)
         // §7.2 step 6: the credential must belong to the identified user.
         if let expectedUsername, !UsernameRules.identical(expectedUsername, stored.username) {
+            throw HTTPError(.credentialNotAllowed, detail: "This credential does not belong to the user signing in.")
+        }
+        // A transaction's user, known by subject reference only (TransactionChanged).
+        if let expectedSubjectRef,
+            !ConstantTime.equals(context.configuration.subjectKey.ref(tenant: tenantID, username: stored.username), expectedSubjectRef)
+        {
             throw HTTPError(.credentialNotAllowed, detail: "This credential does not belong to the user signing in.")
         }
         // The tenant's FIDO policy applies to sign-in as to registration: a credential whose
@@ -112,7 +121,7 @@ struct AssertionCeremony: Sendable {
         let verified: VerifiedAuthentication
         do {
             verified = try verifier.verify(
-                response, expectedChallenge: challenge, credential: record, userIdentification: expectedUsername == nil ? .byUserHandle : .beforeCeremony)
+                response, expectedChallenge: challenge, credential: record, userIdentification: expectedUsername == nil && expectedSubjectRef == nil ? .byUserHandle : .beforeCeremony)
         } catch {
             logger.info("sign-in refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])
             throw HTTPError(.signInRefused(error), detail: error.description)

@@ -356,5 +356,29 @@ enum AuthenticationMigrations {
                 seen_at timestamptz NOT NULL
             );
             """),
+        Migration(
+            180, "user_methods_by_subject_ref",
+            """
+            -- Events name users by subject reference, never by username (#18): the methods' read
+            -- model is keyed by it. Rows made from the username-carrying v1 events cannot be
+            -- re-keyed in SQL (the reference needs SIGNET_SUBJECT_KEY) and are dropped; the
+            -- registration service publishes method.changed.v2 from now on.
+            DELETE FROM user_methods;
+            DROP INDEX user_methods_by_user;
+            ALTER TABLE user_methods DROP COLUMN username;
+            ALTER TABLE user_methods ADD COLUMN subject_ref text NOT NULL;
+            CREATE INDEX user_methods_by_subject ON user_methods (tenant_id, subject_ref);
+            """),
+        Migration(
+            181, "transactions_by_subject_ref",
+            """
+            -- transaction.changed.v2 names the user by subject reference (#18): so does this read
+            -- model. Rows from v1 events are dropped (they cannot be re-keyed in SQL); a pending
+            -- transaction of before the upgrade is confirmable again once it changes.
+            DELETE FROM transactions;
+            ALTER TABLE transactions DROP COLUMN username;
+            ALTER TABLE transactions ADD COLUMN subject_ref text NOT NULL;
+            CREATE INDEX transactions_by_subject ON transactions (tenant_id, subject_ref);
+            """),
     ]
 }

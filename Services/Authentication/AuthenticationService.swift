@@ -68,14 +68,16 @@ public enum AuthenticationService: SignetService {
         let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
         let uafCeremony = UAFAssertionCeremony(
             context: context, appIDBase: configuration.uafAppIDBase, serverCertificates: configuration.uafServerCertificates)
-        let uaf = UAFAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony)
+        let uaf = UAFAuthenticationRoutes(
+            context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony,
+            transactions: TransactionTokens(calls: configuration.calls, transactionURL: configuration.transactionURL))
         let coordinator = SignInCoordinator(
             context: context, policies: policies,
             methods: [
                 FIDO2Method(ceremony: ceremony), FIDO2Method(ceremony: ceremony, name: "fido2_uv", userVerification: "required"),
                 UAFMethod(ceremony: uafCeremony),
                 OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
-                OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool),
+                OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool, subjectKey: context.configuration.subjectKey),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
                 OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL),
                 QRMethod(calls: configuration.calls, oobURL: configuration.oobURL),
@@ -114,7 +116,12 @@ public enum AuthenticationService: SignetService {
         handlers.merge(MethodReadModel.handlers)
         handlers.merge(TransactionReadModel.handlers)
         let userData = AuthenticationUserData()
-        handlers.merge(UserErasure.handlers(service: name, store: userData))
+        handlers.merge(
+            UserErasure.handlers(
+                service: name, store: userData, subjectKey: context.configuration.subjectKey,
+                usernames: .registration(
+                    url: context.configuration.registrationURL,
+                    calls: InternalCalls(token: context.configuration.internalToken, service: name.rawValue))))
         handlers.merge(ceremony.fidoPolicies.handlers)
         return ServiceAssembly(
             routes: { router in

@@ -18,7 +18,7 @@ struct AuthenticationUserData: UserDataStore {
                 FROM credentials WHERE tenant_id = \(t) AND username = \(u) ORDER BY registered_at
                 """, on: conn),
             "methods": try await UserErasure.rows(
-                "SELECT method_id AS \"methodId\", type, status, masked FROM user_methods WHERE tenant_id = \(t) AND username = \(u) ORDER BY method_id",
+                "SELECT method_id AS \"methodId\", type, status, masked FROM user_methods WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY method_id",
                 on: conn),
             "sessions": try await UserErasure.rows(
                 """
@@ -45,7 +45,7 @@ struct AuthenticationUserData: UserDataStore {
                 FROM user_state WHERE tenant_id = \(t) AND username = \(u)
                 """, on: conn),
             "transactions": try await UserErasure.rows(
-                "SELECT id AS \"transactionId\", status, expires_at AS \"expiresAt\" FROM transactions WHERE tenant_id = \(t) AND username = \(u) ORDER BY id",
+                "SELECT id AS \"transactionId\", status, expires_at AS \"expiresAt\" FROM transactions WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY id",
                 on: conn),
             "uafAuthenticators": try await UserErasure.rows(
                 """
@@ -64,7 +64,7 @@ struct AuthenticationUserData: UserDataStore {
         let codeSends = try await conn.query(
             """
             DELETE FROM code_sends WHERE tenant_id = \(t)
-                AND method_id IN (SELECT method_id FROM user_methods WHERE tenant_id = \(t) AND username = \(u))
+                AND method_id IN (SELECT method_id FROM user_methods WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef))
             """
         ).affectedRows
         var tallies = ["refreshTokens": refreshTokens, "codeSends": codeSends]
@@ -72,10 +72,10 @@ struct AuthenticationUserData: UserDataStore {
         tallies["signIns"] = try await conn.query("DELETE FROM signin_flows WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         tallies["lockouts"] = try await conn.query("DELETE FROM method_failures WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         tallies["userState"] = try await conn.query("DELETE FROM user_state WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        tallies["methods"] = try await conn.query("DELETE FROM user_methods WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        tallies["methods"] = try await conn.query("DELETE FROM user_methods WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         tallies["credentials"] = try await conn.query("DELETE FROM credentials WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         tallies["uafAuthenticators"] = try await conn.query("DELETE FROM uaf_registrations WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        tallies["transactions"] = try await conn.query("DELETE FROM transactions WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        tallies["transactions"] = try await conn.query("DELETE FROM transactions WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         return tallies
     }
 }

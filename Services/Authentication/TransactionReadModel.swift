@@ -7,7 +7,8 @@ import ServiceKit
 /// The authentication service's copy of the transaction service's transactions
 /// (`transactions`), kept from `TransactionChanged` events (a newer revision only): what a
 /// sign-in that confirms a transaction shows, binds and checks (``PendingTransaction``), and
-/// whether it is confirmed yet (its tcToken stays with the transaction service).
+/// whether it is confirmed yet (its tcToken stays with the transaction service). The user is
+/// known by subject reference only.
 enum TransactionReadModel {
     static var handlers: EventHandlers {
         var h = EventHandlers()
@@ -16,8 +17,8 @@ enum TransactionReadModel {
             let details = String(decoding: try JSONValueEncoder().encodeToBytes(e.details), as: UTF8.self)
             try await conn.query(
                 """
-                INSERT INTO transactions (tenant_id, id, revision, status, username, details, details_hash, expires_at)
-                VALUES (\(e.tenantId), \(e.transactionId), \(e.revision), \(e.status), \(e.username), \(details), \(PostgresBytes(hash)),
+                INSERT INTO transactions (tenant_id, id, revision, status, subject_ref, details, details_hash, expires_at)
+                VALUES (\(e.tenantId), \(e.transactionId), \(e.revision), \(e.status), \(e.subjectRef), \(details), \(PostgresBytes(hash)),
                     \(e.expiresAt))
                 ON CONFLICT (tenant_id, id) DO UPDATE SET revision = EXCLUDED.revision, status = EXCLUDED.status,
                     details = EXCLUDED.details, details_hash = EXCLUDED.details_hash, expires_at = EXCLUDED.expires_at

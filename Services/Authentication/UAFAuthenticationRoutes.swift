@@ -18,6 +18,8 @@ struct UAFAuthenticationRoutes: Sendable {
     let handles: CeremonyHandles
     let sessions: SessionIssuer
     let ceremony: UAFAssertionCeremony
+    /// Whose a transaction is, when a confirmation starts without a username.
+    let transactions: TransactionTokens
 
     static let requestLifetime: TimeInterval = 300
     static let handlePurpose = "signet.uaf.authentication.v1"
@@ -58,10 +60,13 @@ struct UAFAuthenticationRoutes: Sendable {
                 throw HTTPError.invalid("transaction", "Send transaction or transactionText, not both.")
             }
             let tx = try await PendingTransaction.load(reference.transactionId, tenant: tenantID, pool: context.pool)
-            if let username = body.username, !UsernameRules.identical(username, tx.username) {
+            // The read model knows the user by subject reference (see SignInCoordinator.start).
+            let owner: String
+            if let given = body.username { owner = given } else { owner = try await transactions.username(reference.transactionId, tenant: tenantID) }
+            guard ConstantTime.equals(context.configuration.subjectKey.ref(tenant: tenantID, username: owner), tx.subjectRef) else {
                 throw HTTPError(.forbidden, detail: "This transaction is for another user.")
             }
-            body.username = tx.username
+            body.username = owner
             let n = SecureRandom.bytes(16)
             challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: n)
             transaction = UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)

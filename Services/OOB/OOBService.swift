@@ -82,7 +82,12 @@ public enum OOBService: SignetService {
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
         let userData = OOBUserData()
-        handlers.merge(UserErasure.handlers(service: name, store: userData))
+        handlers.merge(
+            UserErasure.handlers(
+                service: name, store: userData, subjectKey: context.configuration.subjectKey,
+                usernames: .registration(
+                    url: context.configuration.registrationURL,
+                    calls: InternalCalls(token: context.configuration.internalToken, service: name.rawValue))))
         return ServiceAssembly(
             routes: { router in
                 templates.register(on: &router)

@@ -26,7 +26,7 @@ public enum PIIService: SignetService {
         let vault = PIIVault(context: context, kek: configuration.kek, calls: configuration.calls)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(PIIVault.methodHandlers)
-        handlers.merge(UserErasure.handlers(service: name, store: vault))
+        handlers.merge(UserErasure.handlers(service: name, store: vault, subjectKey: context.configuration.subjectKey, usernames: .unneeded))
         return ServiceAssembly(
             routes: { router in
                 vault.register(on: &router)

@@ -92,7 +92,7 @@ struct MethodStore: Sendable {
                 "UPDATE user_methods SET status = 'ACTIVE', confirmed_at = \(now), code_hash = NULL, code_expires_at = NULL WHERE id = \(id)")
             try await Outbox.enqueue(
                 MethodChanged(
-                    tenantId: tenant, username: username, methodId: id, type: type, status: "ACTIVE", piiRef: pending.piiRef,
+                    tenantId: tenant, subjectRef: context.configuration.subjectKey.ref(tenant: tenant, username: username), methodId: id, type: type, status: "ACTIVE", piiRef: pending.piiRef,
                     masked: pending.masked, sealedSecret: pending.sealedSecret.map(Base64URL.encode), lastTotpStep: lastStep, changedAt: now),
                 source: .registration, subject: tenant, key: tenant, on: conn)
             return MethodResource(
@@ -180,7 +180,7 @@ struct MethodStore: Sendable {
             // in the method's history).
             try await Outbox.enqueue(
                 MethodChanged(
-                    tenantId: tenant, username: username, methodId: id, type: type, status: "DELETED", piiRef: row.string("pii_ref"), sealedSecret: nil,
+                    tenantId: tenant, subjectRef: context.configuration.subjectKey.ref(tenant: tenant, username: username), methodId: id, type: type, status: "DELETED", piiRef: row.string("pii_ref"), sealedSecret: nil,
                     lastTotpStep: nil, changedAt: now),
                 source: .registration, subject: tenant, key: tenant, on: conn)
         }

@@ -117,8 +117,11 @@ public enum RegistrationService: SignetService {
         let retentionRoutes = RetentionRoutes(context: context, store: retention)
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { try await retention.purge(now: $0) }
         var handlers = AuthenticationResults.handlers
-        handlers.merge(UserErasure.handlers(service: name, store: RegistrationUserData()))
-        handlers.merge(ErasureStore.handlers(receipts: configuration.receipts))
+        handlers.merge(
+            UserErasure.handlers(
+                service: name, store: RegistrationUserData(), subjectKey: context.configuration.subjectKey,
+                usernames: .local { tenant, id, conn in try await ErasureStore.username(erasure: id, tenant: tenant, on: conn) }))
+        handlers.merge(ErasureStore.handlers(receipts: configuration.receipts, subjectKey: context.configuration.subjectKey))
         // Registration owns the tenants: it keeps no read model of them.
         return ServiceAssembly(
             routes: { router in

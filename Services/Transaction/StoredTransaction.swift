@@ -37,9 +37,10 @@ struct StoredTransaction: Sendable {
             payerAccount: payerAccount, customFields: customFields, createdAt: createdAt, expiresAt: expiresAt, updatedAt: updatedAt, tcToken: tcToken)
     }
 
-    var changedEvent: TransactionChanged {
+    /// The event of its current state: the user named by subject reference (`key`), never the username.
+    func changedEvent(_ key: SubjectKey) -> TransactionChanged {
         TransactionChanged(
-            tenantId: tenant, transactionId: id, revision: revision, status: status, username: username, details: details,
+            tenantId: tenant, transactionId: id, revision: revision, status: status, subjectRef: key.ref(tenant: tenant, username: username), details: details,
             detailsHash: Base64URL.encode(detailsHash), expiresAt: expiresAt, changedAt: updatedAt)
     }
 

@@ -19,6 +19,8 @@ import JSON
 struct TransactionDecisions: Sendable {
     let keys: TCTokenKeys
     let issuer: String
+    /// Names the user in `TransactionChanged` (never the username).
+    let subjectKey: SubjectKey
     let logger: Logger
     /// How long a tcToken is valid (the RP verifies it when it executes the transaction).
     static let tokenLifetime: TimeInterval = 3600
@@ -94,7 +96,7 @@ struct TransactionDecisions: Sendable {
             try await conn.query("UPDATE transactions SET tc_jti = \(jti) WHERE id = \(tx.id)")
         }
         try await tx.update(on: conn)
-        try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tx.tenant, key: tx.tenant, on: conn)
+        try await Outbox.enqueue(tx.changedEvent(subjectKey), source: .transaction, subject: tx.tenant, key: tx.tenant, on: conn)
         logger.info("transaction decided", metadata: ["signet.transaction.status": .string(tx.status)])
     }
 

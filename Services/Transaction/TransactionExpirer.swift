@@ -39,7 +39,7 @@ final class TransactionExpirer: Service {
                 tx.revision += 1
                 tx.updatedAt = now
                 try await tx.update(on: conn)
-                try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
+                try await Outbox.enqueue(tx.changedEvent(context.configuration.subjectKey), source: .transaction, subject: tenant, key: tenant, on: conn)
             }
         }
     }

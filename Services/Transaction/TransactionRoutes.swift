@@ -60,6 +60,12 @@ struct TransactionRoutes: Sendable {
                 SignInTransaction(transactionId: tx.transactionId, status: tx.status, tcToken: tx.status == "CONFIRMED" ? tx.tcToken : nil),
                 headers: [("Cache-Control", "no-store")])
         }
+        router.get("/v1/internal/tenants/{tenant}/transactions/{transactionId}/username", calls.guardInternal) { _, ctx in
+            // TransactionChanged names the user by subject reference only: the authentication
+            // service asks here when a confirmation starts without a username.
+            let tx = try await load(ctx.parameter("transactionId"), tenant: ctx.parameter("tenant"))
+            return try .json(TransactionUsername(transactionId: tx.id, username: tx.username), headers: [("Cache-Control", "no-store")])
+        }
         router.post("/v1/admin/tenants/{tenant}/tctoken-keys/rotate", context.admin) { request, ctx in
             let tenant = ctx.parameter("tenant")
             guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
@@ -91,7 +97,7 @@ struct TransactionRoutes: Sendable {
             updatedAt: now, tcToken: nil, evidence: nil)
         try await context.withTransaction { conn in
             try await tx.insert(on: conn)
-            try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(tx.changedEvent(context.configuration.subjectKey), source: .transaction, subject: tenant, key: tenant, on: conn)
         }
         ctx.logger.info("transaction created")
         return try .json(tx.resource(), status: 201, headers: [("Cache-Control", "no-store")])
@@ -112,7 +118,7 @@ struct TransactionRoutes: Sendable {
             tx.revision += 1
             tx.updatedAt = now
             try await tx.update(on: conn)
-            try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(tx.changedEvent(context.configuration.subjectKey), source: .transaction, subject: tenant, key: tenant, on: conn)
             return tx
         }
         return try .json(amended.resource())
@@ -134,7 +140,7 @@ struct TransactionRoutes: Sendable {
             tx.revision += 1
             tx.updatedAt = now
             try await tx.update(on: conn)
-            try await Outbox.enqueue(tx.changedEvent, source: .transaction, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(tx.changedEvent(context.configuration.subjectKey), source: .transaction, subject: tenant, key: tenant, on: conn)
             return tx
         }
     }

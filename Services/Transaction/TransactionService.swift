@@ -26,7 +26,7 @@ public enum TransactionService: SignetService {
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
         let keys = TCTokenKeys(pool: context.pool, seal: configuration.seal, naming: .tcToken)
-        let decisions = TransactionDecisions(keys: keys, issuer: configuration.issuer, logger: context.logger)
+        let decisions = TransactionDecisions(keys: keys, issuer: configuration.issuer, subjectKey: context.configuration.subjectKey, logger: context.logger)
         let routes = TransactionRoutes(context: context, keys: keys, issuer: configuration.issuer)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(decisions.handlers)
@@ -37,7 +37,12 @@ public enum TransactionService: SignetService {
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { now in
             try await context.pool.withConnection { try await TransactionRetention.purge(now: now, on: $0) }
         }
-        handlers.merge(UserErasure.handlers(service: name, store: userData))
+        handlers.merge(
+            UserErasure.handlers(
+                service: name, store: userData, subjectKey: context.configuration.subjectKey,
+                usernames: .registration(
+                    url: context.configuration.registrationURL,
+                    calls: InternalCalls(token: context.configuration.internalToken, service: name.rawValue))))
         return ServiceAssembly(
             routes: { router in
                 routes.register(on: &router)

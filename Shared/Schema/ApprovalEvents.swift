@@ -3,7 +3,7 @@ import Foundation
 /// A device was created, updated (keys, push token, security), bound, unbound or revoked.
 /// Carries no key and no push token. Rules and RPs see `securityEnabled` and the binding.
 public struct DeviceChanged: EventPayload {
-    public static let eventType = "signet.oob.device.changed.v1"
+    public static let eventType = "signet.oob.device.changed.v2"
     public static let topic = Topic.oob
 
     public var tenantId: String
@@ -11,7 +11,8 @@ public struct DeviceChanged: EventPayload {
     /// `ACTIVE` or `REVOKED`.
     public var status: String
     /// The user it is bound to, if any.
-    public var username: String?
+    /// The user's opaque subject reference (``SubjectRefFormat``), never the username.
+    public var subjectRef: String?
     public var platform: String
     public var securityEnabled: Bool
     /// What happened: `created`, `updated`, `bound`, `unbound`, `push_token_updated`,
@@ -20,12 +21,12 @@ public struct DeviceChanged: EventPayload {
     public var changedAt: Date
 
     public init(
-        tenantId: String, deviceId: String, status: String, username: String?, platform: String, securityEnabled: Bool, change: String, changedAt: Date
+        tenantId: String, deviceId: String, status: String, subjectRef: String?, platform: String, securityEnabled: Bool, change: String, changedAt: Date
     ) {
         self.tenantId = tenantId
         self.deviceId = deviceId
         self.status = status
-        self.username = username
+        self.subjectRef = subjectRef
         self.platform = platform
         self.securityEnabled = securityEnabled
         self.change = change
@@ -36,12 +37,12 @@ public struct DeviceChanged: EventPayload {
 
     public static var fullExample: DeviceChanged {
         DeviceChanged(
-            tenantId: "demo", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "ACTIVE", username: "user-4711", platform: "ios",
+            tenantId: "demo", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "ACTIVE", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc", platform: "ios",
             securityEnabled: true, change: "bound", changedAt: Date(timeIntervalSince1970: 1_764_000_000))
     }
     public static var minimalExample: DeviceChanged {
         var e = fullExample
-        e.username = nil
+        e.subjectRef = nil
         return e
     }
 
@@ -49,7 +50,7 @@ public struct DeviceChanged: EventPayload {
         guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
         guard DeviceID.isValid(deviceId) else { throw EventDecodingError.invalidData("deviceId") }
         guard ["ACTIVE", "REVOKED"].contains(status) else { throw EventDecodingError.invalidData("status") }
-        if let username, !UsernameRules.isValid(username) { throw EventDecodingError.invalidData("username") }
+        if let subjectRef, !SubjectRefFormat.isValid(subjectRef) { throw EventDecodingError.invalidData("subjectRef") }
         guard ["ios", "android"].contains(platform) else { throw EventDecodingError.invalidData("platform") }
         guard Self.changes.contains(change) else { throw EventDecodingError.invalidData("change") }
     }
@@ -59,7 +60,7 @@ public struct DeviceChanged: EventPayload {
 /// A wrong matching number shows as `REJECTED` with reason `number_mismatch`. Keeps the highest
 /// `revision`. Carries the details hash, not the text.
 public struct ApprovalChanged: EventPayload {
-    public static let eventType = "signet.oob.approval.changed.v1"
+    public static let eventType = "signet.oob.approval.changed.v2"
     public static let topic = Topic.oob
 
     public var tenantId: String
@@ -67,7 +68,8 @@ public struct ApprovalChanged: EventPayload {
     public var revision: Int
     public var status: String
     public var level: String
-    public var username: String
+    /// The user's opaque subject reference (``SubjectRefFormat``), never the username.
+    public var subjectRef: String
     /// The device asked, when the RP named one.
     public var deviceId: String?
     public var detailsHash: String
@@ -81,7 +83,7 @@ public struct ApprovalChanged: EventPayload {
     public var changedAt: Date
 
     public init(
-        tenantId: String, approvalId: String, revision: Int, status: String, level: String, username: String, deviceId: String?, detailsHash: String,
+        tenantId: String, approvalId: String, revision: Int, status: String, level: String, subjectRef: String, deviceId: String?, detailsHash: String,
         numberMatching: Bool, decidedDeviceId: String?, decidedLevel: String?, reason: String?, expiresAt: Date, changedAt: Date
     ) {
         self.tenantId = tenantId
@@ -89,7 +91,7 @@ public struct ApprovalChanged: EventPayload {
         self.revision = revision
         self.status = status
         self.level = level
-        self.username = username
+        self.subjectRef = subjectRef
         self.deviceId = deviceId
         self.detailsHash = detailsHash
         self.numberMatching = numberMatching
@@ -104,7 +106,7 @@ public struct ApprovalChanged: EventPayload {
 
     public static var fullExample: ApprovalChanged {
         ApprovalChanged(
-            tenantId: "demo", approvalId: "ap_0f1e2d3c4b5a69788796a5b4c3d2e1f0", revision: 2, status: "REJECTED", level: "ENTRY", username: "user-4711",
+            tenantId: "demo", approvalId: "ap_0f1e2d3c4b5a69788796a5b4c3d2e1f0", revision: 2, status: "REJECTED", level: "ENTRY", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc",
             deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", numberMatching: true,
             decidedDeviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", decidedLevel: "ENTRY", reason: "number_mismatch",
             expiresAt: Date(timeIntervalSince1970: 1_764_000_120), changedAt: Date(timeIntervalSince1970: 1_764_000_030))
@@ -124,7 +126,7 @@ public struct ApprovalChanged: EventPayload {
         guard revision >= 1 else { throw EventDecodingError.invalidData("revision") }
         guard ApprovalStatus.all.contains(status) else { throw EventDecodingError.invalidData("status") }
         guard ApprovalLevel(rawValue: level) != nil else { throw EventDecodingError.invalidData("level") }
-        guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
+        guard SubjectRefFormat.isValid(subjectRef) else { throw EventDecodingError.invalidData("subjectRef") }
         if let deviceId, !DeviceID.isValid(deviceId) { throw EventDecodingError.invalidData("deviceId") }
         if let decidedDeviceId, !DeviceID.isValid(decidedDeviceId) { throw EventDecodingError.invalidData("decidedDeviceId") }
         if let decidedLevel, ApprovalLevel(rawValue: decidedLevel) == nil { throw EventDecodingError.invalidData("decidedLevel") }

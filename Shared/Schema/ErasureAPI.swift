@@ -86,6 +86,17 @@ public struct UserDataRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// `GET /v1/internal/tenants/{tenant}/erasures/{erasureId}/username` (registration service,
+/// internal token): the username of an erasure in progress, for a service whose own rows are
+/// keyed by username (``UserPurgeRequested`` carries the subject reference only). A completed
+/// erasure has forgotten it (404).
+public struct ErasureUsername: Codable, Sendable, Equatable {
+    public var username: String
+    public init(username: String) { self.username = username }
+
+    public static var fullExample: ErasureUsername { ErasureUsername(username: "user-4711") }
+}
+
 /// `GET /v1/tenants/{tenant}/users/{username}/data` (registration service): everything Signet
 /// holds about the user, one part per service. A service that did not answer in time is named
 /// in `missing` and has no part: a missing part is never shown as empty.

@@ -6,33 +6,35 @@ import Foundation
 /// answers with an ``ErasurePartCompleted`` tally; the pii service also destroys the user's
 /// data key (crypto-shredding).
 ///
-/// - Important: it names the user by username because the services' rows are keyed by it; the
-///   registration service deletes its own copy of this event from its outbox once every
-///   service has answered, but Kafka keeps it for the topic's retention.
+/// It names the user by subject reference, never by username (Kafka keeps it for the topic's
+/// retention, beyond the purge's reach): rows built from events are keyed by the reference, and
+/// a service whose own rows are keyed by username asks the registration service for the
+/// username of the erasure in progress (``ErasureUsername``), which it forgets on completion.
 public struct UserPurgeRequested: EventPayload {
-    public static let eventType = "signet.registration.user.purge.requested.v1"
+    public static let eventType = "signet.registration.user.purge.requested.v2"
     public static let topic = Topic.registration
 
     public var tenantId: String
     /// `er_` and 32 hex digits.
     public var erasureId: String
-    public var username: String
+    /// The user's opaque subject reference (``SubjectRefFormat``), never the username.
+    public var subjectRef: String
     /// The user's opaque subject (base64url of the WebAuthn user handle), which the pii service
     /// keys the user's data key by; absent for a user the registration service never knew.
     public var subject: String?
     public var requestedAt: Date
 
-    public init(tenantId: String, erasureId: String, username: String, subject: String?, requestedAt: Date) {
+    public init(tenantId: String, erasureId: String, subjectRef: String, subject: String?, requestedAt: Date) {
         self.tenantId = tenantId
         self.erasureId = erasureId
-        self.username = username
+        self.subjectRef = subjectRef
         self.subject = subject
         self.requestedAt = requestedAt
     }
 
     public static var fullExample: UserPurgeRequested {
         UserPurgeRequested(
-            tenantId: "demo", erasureId: "er_0f1e2d3c4b5a69788796a5b4c3d2e1f0", username: "user-4711",
+            tenantId: "demo", erasureId: "er_0f1e2d3c4b5a69788796a5b4c3d2e1f0", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc",
             subject: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", requestedAt: Date(timeIntervalSince1970: 1_764_000_000))
     }
     public static var minimalExample: UserPurgeRequested {
@@ -44,7 +46,7 @@ public struct UserPurgeRequested: EventPayload {
     public func validate() throws {
         guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
         guard ErasureIDs.isValid(erasureId) else { throw EventDecodingError.invalidData("erasureId") }
-        guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
+        guard SubjectRefFormat.isValid(subjectRef) else { throw EventDecodingError.invalidData("subjectRef") }
         if let s = subject, !isBase64URL(s, maxBytes: 64) { throw EventDecodingError.invalidData("subject") }
     }
 }

@@ -5,11 +5,12 @@ import Foundation
 /// address or number itself) and, for TOTP, the secret sealed under a key the two services
 /// share (`SIGNET_METHOD_SECRET_KEY`).
 public struct MethodChanged: EventPayload {
-    public static let eventType = "signet.registration.method.changed.v1"
+    public static let eventType = "signet.registration.method.changed.v2"
     public static let topic = Topic.registration
 
     public var tenantId: String
-    public var username: String
+    /// The user's opaque subject reference (``SubjectRefFormat``), never the username.
+    public var subjectRef: String
     public var methodId: String
     /// `email_otp`, `sms_otp` or `totp`.
     public var type: String
@@ -26,12 +27,12 @@ public struct MethodChanged: EventPayload {
     public var changedAt: Date
 
     public init(
-        tenantId: String, username: String, methodId: String, type: String, status: String, piiRef: String?, masked: String? = nil,
+        tenantId: String, subjectRef: String, methodId: String, type: String, status: String, piiRef: String?, masked: String? = nil,
         sealedSecret: String?, lastTotpStep: Int?, changedAt: Date
     ) {
         self.masked = masked
         self.tenantId = tenantId
-        self.username = username
+        self.subjectRef = subjectRef
         self.methodId = methodId
         self.type = type
         self.status = status
@@ -43,7 +44,7 @@ public struct MethodChanged: EventPayload {
 
     public static var fullExample: MethodChanged {
         MethodChanged(
-            tenantId: "demo", username: "user-4711", methodId: "m_0f1e2d3c4b5a69788796a5b4c3d2e1f0", type: "totp", status: "ACTIVE",
+            tenantId: "demo", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc", methodId: "m_0f1e2d3c4b5a69788796a5b4c3d2e1f0", type: "totp", status: "ACTIVE",
             piiRef: "pii_0f1e2d3c4b5a69788796a5b4c3d2e1f0", masked: "e•••@example.com", sealedSecret: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", lastTotpStep: 58_800_000,
             changedAt: Date(timeIntervalSince1970: 1_764_000_000))
     }
@@ -58,7 +59,7 @@ public struct MethodChanged: EventPayload {
 
     public func validate() throws {
         guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
-        guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
+        guard SubjectRefFormat.isValid(subjectRef) else { throw EventDecodingError.invalidData("subjectRef") }
         guard methodId.hasPrefix("m_"), methodId.utf8.count == 34 else { throw EventDecodingError.invalidData("methodId") }
         guard MethodTypes.registrable.contains(type) else { throw EventDecodingError.invalidData("type") }
         guard ["ACTIVE", "SUSPENDED", "DELETED"].contains(status) else { throw EventDecodingError.invalidData("status") }

@@ -169,6 +169,23 @@ public struct TransactionAmendRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// `GET /v1/internal/tenants/{tenant}/transactions/{transactionId}/username` (transaction
+/// service, internal token): who must confirm the transaction. ``TransactionChanged`` names
+/// the user by subject reference only; the authentication service asks here when a
+/// confirmation starts without a username.
+public struct TransactionUsername: Codable, Sendable, Equatable {
+    public var transactionId: String
+    public var username: String
+    public init(transactionId: String, username: String) {
+        self.transactionId = transactionId
+        self.username = username
+    }
+
+    public static var fullExample: TransactionUsername {
+        TransactionUsername(transactionId: "tx_0f1e2d3c4b5a69788796a5b4c3d2e1f0", username: "user-4711")
+    }
+}
+
 /// A transaction as the RP reads it.
 public struct TransactionResource: Codable, Sendable, Equatable {
     public var transactionId: String

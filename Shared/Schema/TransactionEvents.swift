@@ -4,7 +4,7 @@ import Foundation
 /// The authentication service keeps what confirmation needs from it. Keeps the highest
 /// `revision`.
 public struct TransactionChanged: EventPayload {
-    public static let eventType = "signet.transaction.changed.v1"
+    public static let eventType = "signet.transaction.changed.v2"
     public static let topic = Topic.transaction
 
     public var tenantId: String
@@ -12,8 +12,9 @@ public struct TransactionChanged: EventPayload {
     public var revision: Int
     /// `PENDING`, `CONFIRMED`, `REJECTED`, `EXPIRED` or `CANCELLED`.
     public var status: String
-    /// The RP's account identifier of the user who must confirm (the flow is bound to it).
-    public var username: String
+    /// The user who must confirm (the flow is bound to them), by opaque subject reference
+    /// (``SubjectRefFormat``), never by username.
+    public var subjectRef: String
     public var details: TransactionDetails
     /// base64url SHA-256 of `details.canonicalJSON`.
     public var detailsHash: String
@@ -23,14 +24,14 @@ public struct TransactionChanged: EventPayload {
     // the transaction service (an internal call) when the app that confirmed asks.
 
     public init(
-        tenantId: String, transactionId: String, revision: Int, status: String, username: String, details: TransactionDetails, detailsHash: String,
+        tenantId: String, transactionId: String, revision: Int, status: String, subjectRef: String, details: TransactionDetails, detailsHash: String,
         expiresAt: Date, changedAt: Date
     ) {
         self.tenantId = tenantId
         self.transactionId = transactionId
         self.revision = revision
         self.status = status
-        self.username = username
+        self.subjectRef = subjectRef
         self.details = details
         self.detailsHash = detailsHash
         self.expiresAt = expiresAt
@@ -41,7 +42,7 @@ public struct TransactionChanged: EventPayload {
 
     public static var fullExample: TransactionChanged {
         TransactionChanged(
-            tenantId: "demo", transactionId: "tx_0f1e2d3c4b5a69788796a5b4c3d2e1f0", revision: 1, status: "PENDING", username: "user-4711",
+            tenantId: "demo", transactionId: "tx_0f1e2d3c4b5a69788796a5b4c3d2e1f0", revision: 1, status: "PENDING", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc",
             details: TransactionDetails(
                 text: "Pay €385.00 to ACME Ltd", amount: "385.00", currency: "EUR", payee: "ACME Ltd", type: "payment",
                 batch: [.init(payee: "ACME Ltd", amount: "385.00")]),
@@ -60,7 +61,7 @@ public struct TransactionChanged: EventPayload {
         guard TransactionID.isValid(transactionId) else { throw EventDecodingError.invalidData("transactionId") }
         guard revision >= 1 else { throw EventDecodingError.invalidData("revision") }
         guard TransactionChanged.statuses.contains(status) else { throw EventDecodingError.invalidData("status") }
-        guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
+        guard SubjectRefFormat.isValid(subjectRef) else { throw EventDecodingError.invalidData("subjectRef") }
         if details.violation() != nil { throw EventDecodingError.invalidData("details") }
         guard isBase64URL(detailsHash, maxBytes: 32) else { throw EventDecodingError.invalidData("detailsHash") }
     }

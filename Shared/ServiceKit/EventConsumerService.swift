@@ -4,6 +4,15 @@ import Platform
 import Postgres
 import Schema
 
+/// Thrown by a handler when a service it needs cannot be reached: the consumer retries the
+/// event (with backoff, its offset uncommitted) until the service answers, as it does when the
+/// database is down, instead of dead-lettering it.
+public struct EventDependencyUnavailable: Error, CustomStringConvertible {
+    public var dependency: String
+    public init(dependency: String) { self.dependency = dependency }
+    public var description: String { "\(dependency) unavailable" }
+}
+
 /// Handlers for the event types a service consumes, by CloudEvents type.
 public struct EventHandlers: Sendable {
     public typealias Handler = @Sendable (EventEnvelope, PostgresConnection) async throws -> Void
@@ -89,7 +98,8 @@ public struct EventHandlers: Sendable {
 /// (a duplicate stops here: no second effect) and the handler applies the effect. A record
 /// that cannot be processed (bad attributes, undecodable or invalid data, or a handler that
 /// keeps failing) goes to `signet.<service>.dlq` with the reason; a database outage is
-/// retried without committing the offset, so nothing is skipped.
+/// retried without committing the offset, so nothing is skipped, and so is a service a handler
+/// needs (``EventDependencyUnavailable``).
 ///
 /// Records come in polled batches (what the consumer has fetched, up to `maxBatch`), processed
 /// in order. Consecutive events of ``EventHandlers/onBatch(_:_:)`` types (database effects only)
@@ -303,6 +313,13 @@ public final class EventConsumerService: Service {
                 return outcome
             } catch let error as EventDecodingError {
                 return await deadLetter(record, reason: error.description, logger: logger)
+            } catch let error as EventDependencyUnavailable {
+                // Another service the handler needs is down (the registration service, for an
+                // erasure's username): like a database outage, wait for it; never dead-letter.
+                if stopping.isSet { return .abandoned }
+                logger.warning("a service the event needs is unavailable; retrying", metadata: [LogKey.error: "\(error)"])
+                try? await Task.sleep(for: backoff.next())
+                attempt = 0
             } catch let error as PostgresError where error.isConnectionError || error.code == .poolClosed {
                 // The database is unavailable: retry the same record until it is back (or we
                 // are shutting down, in which case the uncommitted offset re-delivers it).

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 import Kafka
@@ -20,6 +21,13 @@ public struct ServiceConfiguration: Sendable {
     public var adminToken: String
     /// The token services present to each other on `/v1/internal/…` routes.
     public var internalToken: String
+    /// The deployment's subject key (`SIGNET_SUBJECT_KEY`, base64url, at least 32 bytes): events
+    /// name users by ``SubjectKey/ref(tenant:username:)``, never by username. Every service
+    /// shares it, as the internal token; on loopback it defaults to a public development key.
+    public var subjectKey: SubjectKey
+    /// The registration service's base URL (`SIGNET_REGISTRATION_URL`): the other services ask
+    /// it for the username of an erasure in progress.
+    public var registrationURL: String
     public var shutdownGrace: Duration
     /// How long start-up waits for PostgreSQL to accept connections.
     public var startupTimeout: Duration
@@ -35,6 +43,9 @@ public struct ServiceConfiguration: Sendable {
     public static let developmentAdminToken = "dev-admin-token"
     /// The shortest admin or internal token a service listening off loopback accepts.
     public static let minimumTokenLength = 32
+    /// The local stack's subject key (public: it is in this repository); a service listening
+    /// off loopback refuses to start with it.
+    public static let developmentSubjectKey = "c2lnbmV0LWRldmVsb3BtZW50LXN1YmplY3Qta2V5LW5vdC1zZWNyZXQ"
 
     public init(service: ServiceName, environment env: Environment = Environment()) throws {
         self.service = service
@@ -56,6 +67,12 @@ public struct ServiceConfiguration: Sendable {
         adminToken = env.string("SIGNET_ADMIN_TOKEN", default: ServiceConfiguration.developmentAdminToken)
         internalToken = env.string("SIGNET_INTERNAL_TOKEN", default: InternalCalls.developmentToken)
         try env.checkFiles()
+        let subjectKeyText = env.string("SIGNET_SUBJECT_KEY", default: Self.developmentSubjectKey)
+        guard let subjectKeyBytes = Base64URL.decode(subjectKeyText), let subjectKey = try? SubjectKey(subjectKeyBytes) else {
+            throw Environment.ConfigurationError(variable: "SIGNET_SUBJECT_KEY", reason: "expected at least \(SubjectKey.minimumByteCount) bytes, base64url")
+        }
+        self.subjectKey = subjectKey
+        registrationURL = env.string("SIGNET_REGISTRATION_URL", default: "http://127.0.0.1:\(ServiceName.registration.defaultPort)")
         // Fail closed: the development tokens are public (they are in this repository), and a
         // random key per process breaks replicas and restarts, so a service reachable from
         // other hosts refuses to start without every secret it needs, naming each one.
@@ -66,6 +83,7 @@ public struct ServiceConfiguration: Sendable {
             ] where value == development || value.utf8.count < Self.minimumTokenLength {
                 missing.append(variable)
             }
+            if env.optionalString("SIGNET_SUBJECT_KEY") == Self.developmentSubjectKey { missing.append("SIGNET_SUBJECT_KEY") }
             for variable in Self.requiredSecrets(service) where env.optionalString(variable) == nil {
                 missing.append(variable)
             }
@@ -73,7 +91,7 @@ public struct ServiceConfiguration: Sendable {
                 throw Environment.ConfigurationError(
                     variable: missing.joined(separator: ", "),
                     reason: "a service listening on \(host) (off loopback) refuses development defaults and random per-process keys: set each "
-                        + "(or <name>_FILE); tokens at least \(Self.minimumTokenLength) characters, keys 32 bytes base64url, SIGNET_SIGNING_KEY_FILE a PEM file")
+                        + "(or <name>_FILE); tokens at least \(Self.minimumTokenLength) characters, keys 32 bytes base64url (SIGNET_SUBJECT_KEY at least 32), SIGNET_SIGNING_KEY_FILE a PEM file")
             }
         }
         shutdownGrace = .seconds(try env.int("SIGNET_SHUTDOWN_GRACE_SECONDS", default: 25, range: 1...3600))
@@ -83,14 +101,16 @@ public struct ServiceConfiguration: Sendable {
     }
 
     /// The keys `service` needs besides the admin and internal tokens. On loopback each falls
-    /// back to a random key per process (with a warning); off loopback each must be set.
+    /// back to a random key per process (with a warning; the subject key to the public
+    /// development key, which every service shares); off loopback each must be set.
     public static func requiredSecrets(_ service: ServiceName) -> [String] {
+        // SIGNET_SUBJECT_KEY turns usernames into the references events carry: every service.
         switch service {
-        case .registration: ["SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_RECEIPT_SIGNING_KEY_FILE"]
-        case .authentication: ["SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_SIGNING_KEY_FILE"]
-        case .transaction: ["SIGNET_TCTOKEN_KEY_SEAL"]
-        case .oob: ["SIGNET_DELIVERY_KEY", "SIGNET_OOB_KEY_SEAL"]
-        case .pii: ["SIGNET_PII_KEK"]
+        case .registration: ["SIGNET_SUBJECT_KEY", "SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_RECEIPT_SIGNING_KEY_FILE"]
+        case .authentication: ["SIGNET_SUBJECT_KEY", "SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_SIGNING_KEY_FILE"]
+        case .transaction: ["SIGNET_SUBJECT_KEY", "SIGNET_TCTOKEN_KEY_SEAL"]
+        case .oob: ["SIGNET_SUBJECT_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OOB_KEY_SEAL"]
+        case .pii: ["SIGNET_SUBJECT_KEY", "SIGNET_PII_KEK"]
         }
     }
 

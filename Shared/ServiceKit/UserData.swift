@@ -13,11 +13,20 @@ public struct UserDataSubject: Sendable {
     /// The opaque subject (base64url of the user handle) the pii service keys data keys by;
     /// nil for a user the registration service never knew.
     public var subject: String?
+    /// The user's subject reference (``SubjectKey/ref(tenant:username:)``): what the rows a
+    /// service built from other services' events are keyed by (events never carry usernames).
+    public var subjectRef: String
 
-    public init(tenant: String, username: String, subject: String?) {
+    public init(tenant: String, username: String, subject: String?, subjectRef: String) {
         self.tenant = tenant
         self.username = username
         self.subject = subject
+        self.subjectRef = subjectRef
+    }
+
+    /// The user, with the subject reference computed under `key`.
+    public init(tenant: String, username: String, subject: String?, key: SubjectKey) {
+        self.init(tenant: tenant, username: username, subject: subject, subjectRef: key.ref(tenant: tenant, username: username))
     }
 }
 
@@ -44,14 +53,31 @@ public enum UserErasure {
     /// events that named the user (published ones and any still waiting: a purged user's
     /// events are not sent afterwards), and ``ErasurePartCompleted`` with the tallies is
     /// enqueued, all in the consumer's transaction.
-    public static func handlers(service: ServiceName, store: some UserDataStore) -> EventHandlers {
+    ///
+    /// The request names the user by subject reference only (no username in the event log);
+    /// the rows a service keeps from its own API are keyed by username, which `usernames`
+    /// finds for the erasure in progress (the registration service keeps it until the
+    /// erasure completes). The username found must give the event's subject reference under
+    /// `subjectKey`, or the event is dead-lettered.
+    public static func handlers(service: ServiceName, store: some UserDataStore, subjectKey: SubjectKey, usernames: ErasureUsernames) -> EventHandlers {
         var h = EventHandlers()
         h.on(UserPurgeRequested.self) { e, _, conn in
-            let user = UserDataSubject(tenant: e.tenantId, username: e.username, subject: e.subject)
+            var username = ""
+            if usernames.isNeeded {
+                guard let found = try await usernames.lookup(e.tenantId, e.erasureId, conn) else {
+                    // Not an erasure in progress here (completed ones forget the username).
+                    throw EventDecodingError.invalidData("erasureId")
+                }
+                guard ConstantTime.equals(subjectKey.ref(tenant: e.tenantId, username: found), e.subjectRef) else {
+                    throw EventDecodingError.invalidData("subjectRef")
+                }
+                username = found
+            }
+            let user = UserDataSubject(tenant: e.tenantId, username: username, subject: e.subject, subjectRef: e.subjectRef)
             let tallies = try await store.erase(user, on: conn).filter { $0.value > 0 }
             // The purge request itself stays until the erasure completes: were the cluster
             // replaced before every service had read it, the relay must be able to send it again.
-            try await scrubOutbox(tenant: e.tenantId, username: e.username, keepingPurgeRequests: true, on: conn)
+            try await scrubOutbox(tenant: e.tenantId, subjectRef: e.subjectRef, username: usernames.isNeeded ? username : nil, keepingPurgeRequests: true, on: conn)
             try await Outbox.enqueue(
                 ErasurePartCompleted(tenantId: e.tenantId, erasureId: e.erasureId, service: service.rawValue, tallies: tallies, completedAt: Date()),
                 source: service, subject: e.tenantId, key: e.tenantId, on: conn)
@@ -59,8 +85,9 @@ public enum UserErasure {
         return h
     }
 
-    /// Deletes the outbox rows whose event names the user (`tenantId` and `username` members of
-    /// the payload), so that no table keeps the username once the purge is done; with
+    /// Deletes the outbox rows whose event names the user (`tenantId` and `subjectRef` members
+    /// of the payload, or `username` in rows written before events carried subject
+    /// references), so that no table keeps the user's events once the purge is done; with
     /// `keepingPurgeRequests`, ``UserPurgeRequested`` rows stay (the registration service drops
     /// them when the erasure completes).
     ///
@@ -69,12 +96,13 @@ public enum UserErasure {
     /// - Returns: how many rows went.
     @discardableResult
     public static func scrubOutbox(
-        tenant: String, username: String, keepingPurgeRequests: Bool = false, on conn: PostgresConnection
+        tenant: String, subjectRef: String, username: String?, keepingPurgeRequests: Bool = false, on conn: PostgresConnection
     ) async throws -> Int {
         let kept = keepingPurgeRequests ? UserPurgeRequested.eventType : ""
         return try await conn.query(
             """
-            DELETE FROM outbox WHERE event_type <> \(kept) AND data::jsonb ->> 'tenantId' = \(tenant) AND data::jsonb ->> 'username' = \(username)
+            DELETE FROM outbox WHERE event_type <> \(kept) AND data::jsonb ->> 'tenantId' = \(tenant)
+                AND (data::jsonb ->> 'subjectRef' = \(subjectRef) OR data::jsonb ->> 'username' = \(username))
             """
         ).affectedRows
     }
@@ -90,7 +118,8 @@ public enum UserErasure {
             if let s = body.subject, !(1...64).contains(s.utf8.count) || Base64URL.decode(s) == nil {
                 throw HTTPError.invalid("subject", "subject is a base64url user handle.")
             }
-            let user = UserDataSubject(tenant: ctx.parameter("tenant"), username: body.username, subject: body.subject)
+            let user = UserDataSubject(
+                tenant: ctx.parameter("tenant"), username: body.username, subject: body.subject, key: context.configuration.subjectKey)
             let part = try await context.pool.withTransaction { conn in try await store.export(user, reader: caller, on: conn) }
             return try .json(part, headers: [("Cache-Control", "no-store")])
         }
@@ -104,5 +133,38 @@ public enum UserErasure {
             unsafeSQL: "SELECT coalesce(json_agg(t), '[]'::json)::text AS j FROM (\(query.sql)) t", binds: query.binds)
         guard let text = try await conn.query(wrapped).first?.string("j") else { return .array([]) }
         return try JSONParser.parse(Array(text.utf8), maximumDepth: 32)
+    }
+}
+
+/// How a service finds the username of an erasure in progress: ``UserPurgeRequested`` names the
+/// user by subject reference only, and the registration service keeps the username with the
+/// erasure until every service has answered (then forgets it).
+public struct ErasureUsernames: Sendable {
+    public typealias Lookup = @Sendable (_ tenant: String, _ erasureID: String, _ conn: PostgresConnection) async throws -> String?
+    let isNeeded: Bool
+    let lookup: Lookup
+
+    /// A service whose rows are keyed by subject (the pii service): no username is looked up,
+    /// and the store gets an empty one.
+    public static let unneeded = ErasureUsernames(isNeeded: false) { _, _, _ in nil }
+
+    /// The registration service itself: `lookup` reads its own erasure.
+    public static func local(_ lookup: @escaping Lookup) -> ErasureUsernames { ErasureUsernames(isNeeded: true, lookup: lookup) }
+
+    /// Asks the registration service (`GET /v1/internal/tenants/{tenant}/erasures/{id}/username`,
+    /// internal token). A registration service that cannot be reached delays the erasure (the
+    /// consumer retries the event until it answers); one that knows no such erasure in
+    /// progress answers 404, and the event is dead-lettered.
+    public static func registration(url: String, calls: InternalCalls) -> ErasureUsernames {
+        ErasureUsernames(isNeeded: true) { tenant, erasureID, _ in
+            guard TenantValidation.isValidTenantID(tenant), ErasureIDs.isValid(erasureID) else { return nil }
+            do {
+                return try await calls.get("\(url)/v1/internal/tenants/\(tenant)/erasures/\(erasureID)/username", as: ErasureUsername.self).username
+            } catch let error as HTTPError where error.code.status == 404 {
+                return nil
+            } catch {
+                throw EventDependencyUnavailable(dependency: "registration")
+            }
+        }
     }
 }

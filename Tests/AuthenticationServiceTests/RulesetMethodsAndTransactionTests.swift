@@ -64,7 +64,8 @@ struct RulesetMethodsAndTransactionTests {
         let id = "tx_" + String(repeating: "ab", count: 16)
         try await h.consume(
             TransactionChanged(
-                tenantId: "acme", transactionId: id, revision: 1, status: "PENDING", username: "alice", details: details,
+                tenantId: "acme", transactionId: id, revision: 1, status: "PENDING",
+                subjectRef: h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice"), details: details,
                 detailsHash: Base64URL.encode(SHA256.hash(Array(details.canonicalJSON.utf8))), expiresAt: Date().addingTimeInterval(300),
                 changedAt: Date()),
             source: .transaction)

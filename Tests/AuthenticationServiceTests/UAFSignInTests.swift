@@ -17,6 +17,20 @@ import TestSupport
 struct UAFSignInTests {
     typealias Harness = ServiceHarness<AuthenticationService>
 
+    /// A stand-in for the transaction service's internal route that says whose a transaction is
+    /// (`TransactionChanged` names the user by subject reference only; a confirmation that
+    /// starts without a username asks): every transaction is alice's.
+    static func transactionService() throws -> HTTPServer {
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0), logger: TestStack.quietLogger) { request in
+            let parts = request.path.split(separator: "/")
+            guard request.method == "GET", parts.count == 7, parts[1] == "internal", parts[6] == "username" else { return HTTPResponse(status: 404) }
+            return HTTPResponse(
+                status: 200, headers: [("Content-Type", "application/json")], body: Array(#"{"transactionId":"\#(parts[5])","username":"alice"}"#.utf8))
+        }
+        try server.start()
+        return server
+    }
+
     /// Registers a key with `authenticator` (locally) and gives the service its event.
     static func registered(_ h: Harness, _ authenticator: SoftUAFAuthenticator, username: String = "alice") async throws {
         _ = try authenticator.registrationAssertion(fcParams: "unused")
@@ -161,7 +175,9 @@ struct UAFSignInTests {
     }
 
     @Test func uafConfirmsATransactionOfAFlowWithEvidenceTheTransactionServiceCanCheck() async throws {
-        let h = try await Harness.withDatabase()
+        let transactionService = try Self.transactionService()
+        defer { Task { await transactionService.shutdown() } }
+        let h = try await Harness.withDatabase(environment: ["SIGNET_TRANSACTION_URL": "http://127.0.0.1:\(transactionService.boundPort)"])
         defer { Task { await h.close() } }
         try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
         let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://acme.example")
@@ -175,7 +191,8 @@ struct UAFSignInTests {
         let id = "tx_" + String(repeating: "cd", count: 16)
         try await h.consume(
             TransactionChanged(
-                tenantId: "acme", transactionId: id, revision: 1, status: "PENDING", username: "alice", details: details,
+                tenantId: "acme", transactionId: id, revision: 1, status: "PENDING",
+                subjectRef: h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice"), details: details,
                 detailsHash: Base64URL.encode(detailsHash), expiresAt: Date().addingTimeInterval(300), changedAt: Date()),
             source: .transaction)
         let started = await h.send("POST", "/v1/tenants/acme/signins", json: #"{"context":{"transactionId":"\#(id)"}}"#)
@@ -250,7 +267,9 @@ struct UAFSignInTests {
         #expect(resumed.status == 200, "\(resumed.body)")
     }
     @Test func thePlainUAFAPIConfirmsATransactionByItsID() async throws {
-        let h = try await Harness.withDatabase()
+        let transactionService = try Self.transactionService()
+        defer { Task { await transactionService.shutdown() } }
+        let h = try await Harness.withDatabase(environment: ["SIGNET_TRANSACTION_URL": "http://127.0.0.1:\(transactionService.boundPort)"])
         defer { Task { await h.close() } }
         try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
         let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://acme.example")
@@ -260,7 +279,8 @@ struct UAFSignInTests {
         let id = "tx_" + String(repeating: "ef", count: 16)
         try await h.consume(
             TransactionChanged(
-                tenantId: "acme", transactionId: id, revision: 1, status: "PENDING", username: "alice", details: details,
+                tenantId: "acme", transactionId: id, revision: 1, status: "PENDING",
+                subjectRef: h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice"), details: details,
                 detailsHash: Base64URL.encode(detailsHash), expiresAt: Date().addingTimeInterval(300), changedAt: Date()),
             source: .transaction)
         // Another user cannot be asked to confirm alice's transaction; an unknown one is 404.

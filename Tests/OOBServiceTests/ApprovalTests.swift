@@ -69,6 +69,10 @@ struct ApprovalTests {
         #expect(statuses == ["IN_PROGRESS", "ACCEPTED"])
         // The events carry the hash, not the text the user saw.
         #expect(!(try await f.h.published()).contains { $0.data.contains("Sign in?") })
+        // They name alice by subject reference, never by username (#18).
+        let approvalEvents = try await f.h.published().filter { $0.type == ApprovalChanged.eventType }
+        let aliceRef = f.h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice")
+        #expect(approvalEvents.allSatisfy { $0.data.contains(aliceRef) && !$0.data.contains("alice") })
     }
 
     @Test func essentialNeedsTheUserAuthKeyAndEntryAnsweredWithItIsHigher() async throws {

@@ -148,5 +148,9 @@ struct DeviceTests {
             (try? JSONSerialization.jsonObject(with: Data(event.data.utf8)) as? [String: Any])?["change"] as? String
         }
         #expect(changes == ["created", "bound", "unbound", "bound"])
+        // The bound device's events name alice by subject reference, never by username (#18).
+        let aliceRef = f.h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice")
+        let deviceEvents = try await f.h.published().filter { $0.type == DeviceChanged.eventType }
+        #expect(deviceEvents.contains { $0.data.contains(aliceRef) } && !deviceEvents.contains { $0.data.contains("alice") })
     }
 }

@@ -238,7 +238,7 @@ struct QRSessionTests {
         let scanned = try await create(f)
         #expect(try await claim(f, phone, device, scanned.id).status == 200)
         let unrelated = try await create(f)
-        let subject = UserDataSubject(tenant: "acme", username: "alice", subject: nil)
+        let subject = UserDataSubject(tenant: "acme", username: "alice", subject: nil, key: f.h.context.configuration.subjectKey)
         let exported = try await f.h.context.pool.withConnection { try await OOBUserData().export(subject, reader: "test", on: $0) }
         let text = String(decoding: try JSONValueEncoder().encodeToBytes(exported), as: UTF8.self)
         #expect(text.contains(named.id) && text.contains(scanned.id) && !text.contains(unrelated.id))

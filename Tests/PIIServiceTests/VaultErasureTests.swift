@@ -54,7 +54,8 @@ struct VaultErasureTests {
             try await conn.query("SELECT ref, tenant_id, subject, kind, encode(ciphertext, 'hex') AS c, masked, created_at FROM pii_values WHERE ref = \(emailRef)")
         }.first
         let purge = UserPurgeRequested(
-            tenantId: "acme", erasureId: "er_" + String(repeating: "a", count: 32), username: "erin", subject: subject, requestedAt: Date())
+            tenantId: "acme", erasureId: "er_" + String(repeating: "a", count: 32),
+            subjectRef: h.context.configuration.subjectKey.ref(tenant: "acme", username: "erin"), subject: subject, requestedAt: Date())
         try await h.consume(purge, source: .registration)
         let part = try #require(try await h.published().last { $0.type == ErasurePartCompleted.eventType })
         let tallies = try EventCoding.decode(ErasurePartCompleted.self, from: Array(part.data.utf8))
@@ -90,7 +91,7 @@ struct VaultErasureTests {
         defer { Task { await h.close() } }
         let ref = try await Self.store(h, subject: "c3ViamVjdC10d28", kind: "email", value: "gone@example.org")
         let removed = MethodChanged(
-            tenantId: "acme", username: "erin", methodId: "m_" + String(repeating: "b", count: 32), type: "email_otp", status: "DELETED",
+            tenantId: "acme", subjectRef: h.context.configuration.subjectKey.ref(tenant: "acme", username: "erin"), methodId: "m_" + String(repeating: "b", count: 32), type: "email_otp", status: "DELETED",
             piiRef: ref, sealedSecret: nil, lastTotpStep: nil, changedAt: Date())
         var active = removed
         active.status = "ACTIVE"

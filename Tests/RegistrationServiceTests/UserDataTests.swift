@@ -50,7 +50,15 @@ struct UserDataTests {
         let erasureID = try #require(try Self.json(started)["erasureId"]?.stringValue)
         #expect(started.header("Location") == "/v1/tenants/acme/erasures/\(erasureID)")
         let request = try #require(try await Self.lastPublished(h, UserPurgeRequested.self))
-        #expect(request.erasureId == erasureID && request.username == "alice" && request.subject == Base64URL.encode(handle))
+        let aliceRef = h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice")
+        #expect(request.erasureId == erasureID && request.subjectRef == aliceRef && request.subject == Base64URL.encode(handle))
+        // The request names alice by reference only; the username stays with the erasure, for
+        // the other services to ask for while it is in progress (internal token only).
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE event_type = \(UserPurgeRequested.eventType) AND data LIKE '%alice%'") == 0)
+        let asked = await h.send("GET", "/v1/internal/tenants/acme/erasures/\(erasureID)/username", bearer: Harness.internalToken, headers: [("X-Signet-Service", "oob")])
+        #expect(asked.status == 200 && (try? Self.json(asked))?["username"]?.stringValue == "alice", "\(asked.status)")
+        #expect(await h.send("GET", "/v1/internal/tenants/acme/erasures/\(erasureID)/username", bearer: key, headers: [("X-Signet-Service", "oob")]).status == 401)
+        #expect(await h.send("GET", "/v1/internal/tenants/other/erasures/\(erasureID)/username", bearer: Harness.internalToken, headers: [("X-Signet-Service", "oob")]).status == 404)
 
         // This service's own part, from its own request.
         try await h.consume(request, source: .registration)
@@ -59,6 +67,7 @@ struct UserDataTests {
         // The credential's events are gone from the outbox; the purge request stays until the
         // erasure completes (the relay may have to send it again to a replaced cluster).
         #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE '%alice%' AND event_type <> \(UserPurgeRequested.eventType)") == 0)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE \("%" + aliceRef + "%") AND event_type <> \(UserPurgeRequested.eventType)") == 0)
         #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE event_type = \(UserPurgeRequested.eventType)") == 1)
         for table in ["users", "credentials", "user_methods"] {
             #expect(try await Self.count(h, PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \(table) WHERE username = 'alice'")) == 0, "\(table)")
@@ -104,6 +113,9 @@ struct UserDataTests {
         // the credential's events named it).
         #expect(try await Self.count(h, "SELECT count(*) AS n FROM erasures WHERE username IS NOT NULL") == 0)
         #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE '%alice%'") == 0)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE \("%" + aliceRef + "%")") == 0)
+        // A completed erasure has forgotten the username: nobody can ask for it any more.
+        #expect(await h.send("GET", "/v1/internal/tenants/acme/erasures/\(erasureID)/username", bearer: Harness.internalToken, headers: [("X-Signet-Service", "oob")]).status == 404)
         // Another tenant's key sees no such erasure.
         #expect(await h.send("GET", "/v1/tenants/acme/erasures/er_00000000000000000000000000000000", bearer: key).status == 404)
         #expect(await h.send("GET", "/v1/tenants/acme/erasures/not-an-id", bearer: key).status == 404)
@@ -117,6 +129,15 @@ struct UserDataTests {
         #expect(started.status == 202)
         let request = try #require(try await Self.lastPublished(h, UserPurgeRequested.self))
         #expect(request.subject == nil)
+        // A request whose reference is not the erasure's user's is refused (dead-lettered), as
+        // is one for an erasure this service does not have in progress.
+        var forged = request
+        forged.subjectRef = h.context.configuration.subjectKey.ref(tenant: "acme", username: "somebody-else")
+        await #expect(throws: EventDecodingError.self) { try await h.consume(forged, source: .registration) }
+        var unknown = request
+        unknown.erasureId = "er_" + String(repeating: "d", count: 32)
+        await #expect(throws: EventDecodingError.self) { try await h.consume(unknown, source: .registration) }
+        #expect(try await Self.lastPublished(h, ErasurePartCompleted.self) == nil)
         try await h.consume(request, source: .registration)
         #expect(try await Self.lastPublished(h, ErasurePartCompleted.self)?.tallies == [:])
         // Another tenant's users are out of this key's reach.

@@ -21,6 +21,8 @@ import Testing
         (["SIGNET_ADMIN_TOKEN": "dev-admin-token", "SIGNET_INTERNAL_TOKEN": strong], "SIGNET_ADMIN_TOKEN"),
         (["SIGNET_ADMIN_TOKEN": strong, "SIGNET_INTERNAL_TOKEN": "dev-internal-token"], "SIGNET_INTERNAL_TOKEN"),
         (["SIGNET_ADMIN_TOKEN": strong, "SIGNET_INTERNAL_TOKEN": "too-short-0123456789"], "SIGNET_INTERNAL_TOKEN"),
+        (["SIGNET_ADMIN_TOKEN": strong, "SIGNET_INTERNAL_TOKEN": strong], "SIGNET_SUBJECT_KEY"),
+        (["SIGNET_ADMIN_TOKEN": strong, "SIGNET_INTERNAL_TOKEN": strong, "SIGNET_SUBJECT_KEY": ServiceConfiguration.developmentSubjectKey], "SIGNET_SUBJECT_KEY"),
     ] as [([String: String], String)])
     func offLoopbackTheDevelopmentTokensAreRefused(extra: [String: String], variable: String) {
         for host in ["0.0.0.0", "10.1.2.3", "signet-pii", "::", "127.0.0.1.example"] {
@@ -40,6 +42,21 @@ import Testing
     }
 
     static let key = String(repeating: "A", count: 43)
+
+    /// The subject key: a short or malformed one is refused anywhere; the development key works
+    /// on loopback, and gives the references every service of the local stack computes alike.
+    @Test func theSubjectKeyIsAtLeast32BytesAndDefaultsOnLoopback() throws {
+        for bad in [String(repeating: "A", count: 42), "not base64url!"] {
+            #expect(throws: Environment.ConfigurationError.self) {
+                try ServiceConfiguration(service: .oob, environment: Environment(["SIGNET_SUBJECT_KEY": bad]))
+            }
+        }
+        let loopback = try ServiceConfiguration(service: .oob, environment: Environment([:]))
+        let development = try ServiceConfiguration(service: .pii, environment: Environment(["SIGNET_SUBJECT_KEY": ServiceConfiguration.developmentSubjectKey]))
+        #expect(loopback.subjectKey.ref(tenant: "t", username: "u@example.net") == development.subjectKey.ref(tenant: "t", username: "u@example.net"))
+        let other = try ServiceConfiguration(service: .pii, environment: Environment(["SIGNET_SUBJECT_KEY": String(repeating: "B", count: 48)]))
+        #expect(other.subjectKey.ref(tenant: "t", username: "u@example.net") != loopback.subjectKey.ref(tenant: "t", username: "u@example.net"))
+    }
 
     /// Every secret a service needs off loopback, set.
     static func complete(_ service: ServiceName) -> [String: String] {

@@ -27,6 +27,7 @@ import Testing
         ("POST", "/v1/tenants/{tenant}/transactions/{transactionId}/tctoken/verify", "relyingParty"),
         ("POST", "/v1/internal/tenants/{tenant}/user-data", "internal"),
         ("GET", "/v1/internal/tenants/{tenant}/transactions/{transactionId}/tctoken", "internal"),
+        ("GET", "/v1/internal/tenants/{tenant}/transactions/{transactionId}/username", "internal"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import JSON
 import Schema
 import ServiceKit
 import ServiceTestSupport
@@ -115,8 +116,17 @@ struct TransactionLifecycleTests {
             bearer: ServiceHarness<TransactionService>.internalToken, headers: caller).status == 404)
         // Its event never carries it, confirmed or not.
         let stored = try await h.context.pool.withConnection { try await StoredTransaction.load(id, tenant: "shop", on: $0, forUpdate: false) }
-        #expect(stored.tcToken == "a.b.c" && stored.changedEvent.status == "CONFIRMED")
-        let event = String(decoding: try EventCoding.encode(stored.changedEvent), as: UTF8.self)
+        let changed = stored.changedEvent(h.context.configuration.subjectKey)
+        #expect(stored.tcToken == "a.b.c" && changed.status == "CONFIRMED")
+        let event = String(decoding: try EventCoding.encode(changed), as: UTF8.self)
         #expect(!event.contains("tcToken") && !event.contains("a.b.c"), "\(event)")
+        // Nor the username: the user is named by subject reference (#18); the authentication
+        // service asks whose the transaction is over an internal call.
+        #expect(changed.subjectRef == h.context.configuration.subjectKey.ref(tenant: "shop", username: stored.username) && !event.contains(stored.username))
+        let owner = await h.send("GET", "/v1/internal/tenants/shop/transactions/\(id)/username", bearer: ServiceHarness<TransactionService>.internalToken, headers: caller)
+        #expect(owner.status == 200 && (try? JSONValueDecoder().decode(TransactionUsername.self, from: owner.body)) == TransactionUsername(transactionId: id, username: stored.username))
+        #expect(await h.send("GET", "/v1/internal/tenants/shop/transactions/\(id)/username", bearer: Self.key, headers: caller).status == 401)
+        #expect(await h.send("GET", "/v1/internal/tenants/shop/transactions/tx_00000000000000000000000000000000/username",
+            bearer: ServiceHarness<TransactionService>.internalToken, headers: caller).status == 404)
     }
 }

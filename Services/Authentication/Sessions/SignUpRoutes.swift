@@ -113,6 +113,6 @@ struct SignUpRoutes: Sendable {
     }
 
     func registeredCount(tenant: String, username: String) async throws -> Int {
-        try await SignUpStore(pool: context.pool).registeredCount(tenant: tenant, username: username)
+        try await SignUpStore(pool: context.pool, subjectKey: context.configuration.subjectKey).registeredCount(tenant: tenant, username: username)
     }
 }

@@ -6,6 +6,8 @@ import Postgres
 /// service's read models), and the single use of each sign-up token.
 struct SignUpStore: Sendable {
     let pool: PostgresPool
+    /// The methods' read model is keyed by subject reference.
+    let subjectKey: SubjectKey
 
     /// Active credentials and methods of the user, in this service's read models.
     func registeredCount(tenant: String, username: String) async throws -> Int {
@@ -13,7 +15,8 @@ struct SignUpStore: Sendable {
             try await conn.query(
                 """
                 SELECT (SELECT count(*) FROM credentials WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active')
-                     + (SELECT count(*) FROM user_methods WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'ACTIVE') AS n
+                     + (SELECT count(*) FROM user_methods WHERE tenant_id = \(tenant) AND subject_ref = \(subjectKey.ref(tenant: tenant, username: username))
+                         AND status = 'ACTIVE') AS n
                 """)
         }.first?.int("n") ?? 0
     }

@@ -130,6 +130,8 @@ struct TOTPMethod: AuthenticationMethod {
     let name = "totp"
     let keys: CodeMethodKeys
     let pool: PostgresPool
+    /// The methods' read model is keyed by subject reference.
+    let subjectKey: SubjectKey
 
     func capacity(for user: UserFacts) -> Int { user.methods.filter { $0.type == name }.count }
 
@@ -148,7 +150,8 @@ struct TOTPMethod: AuthenticationMethod {
             try await conn.query(
                 """
                 SELECT sealed_secret, last_totp_step FROM user_methods
-                WHERE tenant_id = \(flow.tenant) AND method_id = \(methodID) AND username = \(username) AND status = 'ACTIVE'
+                WHERE tenant_id = \(flow.tenant) AND method_id = \(methodID) AND subject_ref = \(subjectKey.ref(tenant: flow.tenant, username: username))
+                    AND status = 'ACTIVE'
                 """)
         }).first, let sealed = row.bytes("sealed_secret"),
             let secret = try? keys.methodSecrets.open(sealed, associatedData: Array("\(flow.tenant)/\(methodID)".utf8))

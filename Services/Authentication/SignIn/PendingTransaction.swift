@@ -7,7 +7,8 @@ import Schema
 /// A transaction to confirm, from this service's read model of the transaction service's events.
 struct PendingTransaction: Sendable {
     let id: String
-    let username: String
+    /// Who must confirm it, by subject reference (the event carries no username).
+    let subjectRef: String
     let details: TransactionDetails
     let detailsHash: [UInt8]
     let status: String
@@ -21,9 +22,9 @@ struct PendingTransaction: Sendable {
         let notFound = HTTPError(.transactionNotFound, detail: "No such transaction.")
         guard TransactionID.isValid(id) else { throw notFound }
         let row = try await pool.withConnection { conn in
-            try await conn.query("SELECT username, details, details_hash, status, expires_at FROM transactions WHERE tenant_id = \(tenant) AND id = \(id)")
+            try await conn.query("SELECT subject_ref, details, details_hash, status, expires_at FROM transactions WHERE tenant_id = \(tenant) AND id = \(id)")
         }.first
-        guard let row, let username = row.string("username"), let text = row.string("details"), let hash = row.bytes("details_hash"),
+        guard let row, let subjectRef = row.string("subject_ref"), let text = row.string("details"), let hash = row.bytes("details_hash"),
             let status = row.string("status"), let expires = row.date("expires_at")
         else { throw notFound }
         // Written by TransactionReadModel: details that do not read back are an error (a 500),
@@ -34,7 +35,7 @@ struct PendingTransaction: Sendable {
                 .transactionNotPending,
                 detail: "The transaction is \(status == "PENDING" ? "EXPIRED" : status).")
         }
-        return PendingTransaction(id: id, username: username, details: details, detailsHash: hash, status: status, expiresAt: expires)
+        return PendingTransaction(id: id, subjectRef: subjectRef, details: details, detailsHash: hash, status: status, expiresAt: expires)
     }
 
     /// Where the transaction stands for the app that confirms it, in this service's read model:

@@ -54,8 +54,8 @@ extension SignInCoordinator {
         // Used until no time the window accepts can derive it again.
         let usedUntil = Date(timeIntervalSince1970: Double(body.time) + window + 1)
         let verified = try await ceremony.verify(
-            body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: usedUntil, expectedUsername: transaction?.username,
-            userVerification: "preferred", sessionID: nil, logger: logger)
+            body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: usedUntil, expectedUsername: nil,
+            userVerification: "preferred", sessionID: nil, expectedSubjectRef: transaction?.subjectRef, logger: logger)
         let user = try await facts.load(tenant: tenantID, username: verified.username, settings: policy.settings)
         let document = UserFactsLoader.facts(signals: signals, context: contextFacts, user: user, methods: methods, settings: policy.settings, now: now)
         let decision = policy.authentication.evaluate(document)

@@ -75,10 +75,15 @@ struct SignInCoordinator: Sendable {
         var transaction: PendingTransaction?
         if case .string(let id)? = facts["transactionId"] {
             let tx = try await PendingTransaction.load(id, tenant: tenantID, pool: context.pool, now: now)
-            if let username, !UsernameRules.identical(username, tx.username) {
+            // The read model knows the user by subject reference: a username given is checked
+            // against it; without one, the transaction service says whose it is (checked too).
+            let key = context.configuration.subjectKey
+            let owner: String
+            if let username { owner = username } else { owner = try await transactions.username(id, tenant: tenantID) }
+            guard ConstantTime.equals(key.ref(tenant: tenantID, username: owner), tx.subjectRef) else {
                 throw HTTPError(.forbidden, detail: "This transaction is for another user.")
             }
-            username = tx.username
+            username = owner
             facts.merge(tx.contextFacts) { _, fromTransaction in fromTransaction }
             transaction = tx
         }

@@ -23,4 +23,20 @@ struct TransactionTokens: Sendable {
         guard answer.transactionId == transactionID else { throw HTTPError(.unavailable, detail: "The transaction service answered for another transaction.") }
         return answer
     }
+
+    /// Who must confirm the transaction, from the transaction service: `TransactionChanged`
+    /// names the user by subject reference only, so a confirmation that starts without a
+    /// username asks (the caller checks the answer against the reference it holds).
+    ///
+    /// - Throws: 503 `service_unavailable` when the transaction service cannot answer; its
+    ///   refusal (404 `transaction_not_found`) otherwise.
+    func username(_ transactionID: String, tenant: String) async throws -> String {
+        guard TransactionID.isValid(transactionID) else { throw HTTPError(.transactionNotFound) }
+        let answer = try await calls.get(
+            "\(transactionURL)/v1/internal/tenants/\(tenant)/transactions/\(transactionID)/username", as: TransactionUsername.self)
+        guard answer.transactionId == transactionID, UsernameRules.isValid(answer.username) else {
+            throw HTTPError(.unavailable, detail: "The transaction service answered for another transaction.")
+        }
+        return answer.username
+    }
 }

@@ -20,6 +20,8 @@ struct UserFactsLoader: Sendable {
             anonymous.settings = settings
             return anonymous
         }
+        // Rows built from registration's events are keyed by the subject reference.
+        let subjectRef = context.configuration.subjectKey.ref(tenant: tenant, username: username)
         let (credentialRows, stateRow, methodRows) = try await context.pool.withConnection { conn in
             let credentials = try await conn.query(
                 """
@@ -37,7 +39,7 @@ struct UserFactsLoader: Sendable {
             let methods = try await conn.query(
                 """
                 SELECT method_id, type, pii_ref, masked, sealed_secret FROM user_methods
-                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'ACTIVE' ORDER BY method_id
+                WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND status = 'ACTIVE' ORDER BY method_id
                 """)
             return (credentials, state, methods)
         }

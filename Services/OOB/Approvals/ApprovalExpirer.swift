@@ -41,7 +41,7 @@ final class ApprovalExpirer: Service {
         let expired = try await context.withTransaction { conn -> [StoredApproval] in
             var approvals: [StoredApproval] = []
             for var approval in try await StoredApproval.overdue(before: now, limit: 500, on: conn) {
-                _ = try await ApprovalRoutes.finish(&approval, now: now, on: conn)
+                _ = try await ApprovalRoutes.finish(&approval, now: now, subjectKey: context.configuration.subjectKey, on: conn)
                 approvals.append(approval)
             }
             return approvals

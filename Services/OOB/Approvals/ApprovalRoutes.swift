@@ -111,7 +111,7 @@ struct ApprovalRoutes: Sendable {
                 createdAt: now,
                 expiresAt: now.addingTimeInterval(Double(lifetime)), updatedAt: now)
             try await approval.insert(on: conn)
-            try await Outbox.enqueue(approval.changedEvent, source: .oob, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(approval.changedEvent(context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
             return approval
         }
         ctx.logger.info("approval created", metadata: ["signet.approval.id": .string(approval.id)])
@@ -161,8 +161,8 @@ struct ApprovalRoutes: Sendable {
             guard var approval = try await StoredApproval.load(id, tenant: tenant, on: conn, forUpdate: true) else {
                 throw HTTPError(.approvalNotFound, detail: "No such approval.")
             }
-            if let finished = try await Self.finish(&approval, now: now, on: conn) { return finished }
-            try await Self.change(&approval, to: ApprovalStatus.cancelled, reason: nil, now: now, on: conn)
+            if let finished = try await Self.finish(&approval, now: now, subjectKey: context.configuration.subjectKey, on: conn) { return finished }
+            try await Self.change(&approval, to: ApprovalStatus.cancelled, reason: nil, now: now, subjectKey: context.configuration.subjectKey, on: conn)
             return .changed(approval)
         }
         return try .json(try respond(outcome).resourceForRelyingParty)
@@ -219,7 +219,7 @@ struct ApprovalRoutes: Sendable {
             guard let device = try await DeviceStore.load(deviceId, tenant: tenant, on: conn),
                 var approval = try await StoredApproval.load(id, tenant: tenant, on: conn, forUpdate: true), Self.mayAnswer(device, approval)
             else { throw HTTPError(.approvalNotFound, detail: "No such approval.") }
-            if let finished = try await Self.finish(&approval, now: now, on: conn) { return finished }
+            if let finished = try await Self.finish(&approval, now: now, subjectKey: context.configuration.subjectKey, on: conn) { return finished }
             // The signature first: nothing changes for a request the device did not sign.
             let keyText = body.signedWith == "deviceKey" ? device.deviceKey : device.userAuthKey
             let proven: ApprovalLevel = body.signedWith == "deviceKey" ? .entry : .essential
@@ -230,12 +230,12 @@ struct ApprovalRoutes: Sendable {
             approval.decidedDeviceId = deviceId
             approval.decidedLevel = proven
             if body.decision == "REJECT" {
-                try await Self.change(&approval, to: ApprovalStatus.rejected, reason: "user_rejected", now: now, on: conn)
+                try await Self.change(&approval, to: ApprovalStatus.rejected, reason: "user_rejected", now: now, subjectKey: context.configuration.subjectKey, on: conn)
                 return .changed(approval)
             }
             if approval.numberMatching, body.number == nil || body.number != approval.number {
                 // Against push fatigue: a wrong number ends the approval, and rules see it.
-                try await Self.change(&approval, to: ApprovalStatus.rejected, reason: "number_mismatch", now: now, on: conn)
+                try await Self.change(&approval, to: ApprovalStatus.rejected, reason: "number_mismatch", now: now, subjectKey: context.configuration.subjectKey, on: conn)
                 return .changed(approval)
             }
             guard proven >= approval.level else {
@@ -243,7 +243,7 @@ struct ApprovalRoutes: Sendable {
                     .approvalSignatureInvalid, detail: "\(approval.level.rawValue) approvals are signed with the user-auth key.", field: "signedWith")
             }
             let status = proven > approval.level ? ApprovalStatus.acceptedAtHigherLevel : ApprovalStatus.accepted
-            try await Self.change(&approval, to: status, reason: nil, now: now, on: conn)
+            try await Self.change(&approval, to: status, reason: nil, now: now, subjectKey: context.configuration.subjectKey, on: conn)
             return .changed(approval)
         }
         let approval = try respond(outcome)
@@ -290,20 +290,22 @@ struct ApprovalRoutes: Sendable {
 
     /// nil when the approval is in progress; else `.finished`, after marking one past its
     /// expiry `EXPIRED` (the caller holds the row's lock).
-    static func finish(_ approval: inout StoredApproval, now: Date, on conn: PostgresConnection) async throws -> Outcome? {
+    static func finish(_ approval: inout StoredApproval, now: Date, subjectKey: SubjectKey, on conn: PostgresConnection) async throws -> Outcome? {
         guard approval.status == ApprovalStatus.inProgress else { return .finished(approval, expiredNow: false) }
         guard approval.expiresAt <= now else { return nil }
-        try await change(&approval, to: ApprovalStatus.expired, reason: nil, now: now, on: conn)
+        try await change(&approval, to: ApprovalStatus.expired, reason: nil, now: now, subjectKey: subjectKey, on: conn)
         return .finished(approval, expiredNow: true)
     }
 
-    static func change(_ approval: inout StoredApproval, to status: String, reason: String?, now: Date, on conn: PostgresConnection) async throws {
+    static func change(
+        _ approval: inout StoredApproval, to status: String, reason: String?, now: Date, subjectKey: SubjectKey, on conn: PostgresConnection
+    ) async throws {
         approval.status = status
         approval.reason = reason
         approval.revision += 1
         approval.updatedAt = now
         try await approval.updateOutcome(on: conn)
-        try await Outbox.enqueue(approval.changedEvent, source: .oob, subject: approval.tenant, key: approval.tenant, on: conn)
+        try await Outbox.enqueue(approval.changedEvent(subjectKey), source: .oob, subject: approval.tenant, key: approval.tenant, on: conn)
     }
 
     /// The approval as it stands now: one in progress past its expiry is marked expired first.
@@ -316,7 +318,7 @@ struct ApprovalRoutes: Sendable {
             guard var locked = try await StoredApproval.load(id, tenant: tenant, on: conn, forUpdate: true) else {
                 throw HTTPError(.approvalNotFound, detail: "No such approval.")
             }
-            if case .finished(_, true)? = try await Self.finish(&locked, now: now, on: conn) { return (locked, true) }
+            if case .finished(_, true)? = try await Self.finish(&locked, now: now, subjectKey: context.configuration.subjectKey, on: conn) { return (locked, true) }
             return (locked, false)
         }
         if expiredNow {

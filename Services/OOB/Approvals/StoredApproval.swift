@@ -49,9 +49,11 @@ struct StoredApproval: Sendable {
             detailsHash: detailsHashText, numberMatching: numberMatching, createdAt: createdAt, expiresAt: expiresAt)
     }
 
-    var changedEvent: ApprovalChanged {
+    /// The event of its current state: the user named by subject reference (`key`), never the username.
+    func changedEvent(_ key: SubjectKey) -> ApprovalChanged {
         ApprovalChanged(
-            tenantId: tenant, approvalId: id, revision: revision, status: status, level: level.rawValue, username: username, deviceId: deviceId,
+            tenantId: tenant, approvalId: id, revision: revision, status: status, level: level.rawValue,
+            subjectRef: key.ref(tenant: tenant, username: username), deviceId: deviceId,
             detailsHash: detailsHashText, numberMatching: numberMatching, decidedDeviceId: decidedDeviceId, decidedLevel: decidedLevel?.rawValue,
             reason: reason, expiresAt: expiresAt, changedAt: updatedAt)
     }

@@ -104,7 +104,7 @@ struct DeviceRoutes: Sendable {
                     sealedPushToken: try body.pushToken.map { try store.sealPushToken($0, tenant: tenant, device: id) }, pushTokenInvalidAt: nil,
                     username: nil, status: "ACTIVE", createdAt: now, updatedAt: now, lastSeenAt: now)
                 try await DeviceStore.insert(device, on: conn)
-                try await Outbox.enqueue(device.changed("created", at: now), source: .oob, subject: tenant, key: tenant, on: conn)
+                try await Outbox.enqueue(device.changed("created", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
                 return ("newDevice", device)
             }
             guard device.status == "ACTIVE" else { return ("invalidDevice", device) }
@@ -132,7 +132,7 @@ struct DeviceRoutes: Sendable {
             device.updatedAt = now
             device.lastSeenAt = now
             try await DeviceStore.update(device, on: conn)
-            try await Outbox.enqueue(device.changed("updated", at: now), source: .oob, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(device.changed("updated", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
             return (status, device)
         }
         let token = status == "invalidDevice" ? nil : try await identifierToken(for: device, now: now)
@@ -169,7 +169,7 @@ struct DeviceRoutes: Sendable {
             device.pushTokenInvalidAt = nil
             device.updatedAt = now
             try await DeviceStore.update(device, on: conn)
-            try await Outbox.enqueue(device.changed("push_token_updated", at: now), source: .oob, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(device.changed("push_token_updated", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
         }
         return HTTPResponse(status: 204)
     }
@@ -209,7 +209,7 @@ struct DeviceRoutes: Sendable {
             device.username = username
             device.updatedAt = now
             try await DeviceStore.update(device, on: conn)
-            try await Outbox.enqueue(device.changed("bound", at: now), source: .oob, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(device.changed("bound", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
             return device
         }
         ctx.logger.info("device bound", metadata: ["signet.device.id": .string(device.id)])
@@ -228,7 +228,7 @@ struct DeviceRoutes: Sendable {
             device.username = nil
             device.updatedAt = now
             try await DeviceStore.update(device, on: conn)
-            try await Outbox.enqueue(device.changed("unbound", at: now), source: .oob, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(device.changed("unbound", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
         }
         return HTTPResponse(status: 204)
     }
@@ -250,7 +250,7 @@ struct DeviceRoutes: Sendable {
             device.sealedPushToken = nil
             device.updatedAt = now
             try await DeviceStore.update(device, on: conn)
-            try await Outbox.enqueue(device.changed("revoked", at: now), source: .oob, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(device.changed("revoked", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
             return device
         }
         ctx.logger.info("device revoked", metadata: ["signet.device.id": .string(id)])

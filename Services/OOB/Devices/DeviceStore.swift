@@ -36,9 +36,10 @@ struct StoredDevice: Sendable {
             pushEnabled: sealedPushToken != nil && pushTokenInvalidAt == nil, createdAt: createdAt, lastSeenAt: lastSeenAt)
     }
 
-    func changed(_ change: String, at now: Date) -> DeviceChanged {
+    /// The event of `change`: the user named by subject reference (`key`), never the username.
+    func changed(_ change: String, at now: Date, key: SubjectKey) -> DeviceChanged {
         DeviceChanged(
-            tenantId: tenant, deviceId: id, status: status, username: username, platform: platform, securityEnabled: securityEnabled, change: change,
+            tenantId: tenant, deviceId: id, status: status, subjectRef: username.map { key.ref(tenant: tenant, username: $0) }, platform: platform, securityEnabled: securityEnabled, change: change,
             changedAt: now)
     }
 }

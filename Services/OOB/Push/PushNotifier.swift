@@ -118,7 +118,7 @@ struct PushNotifier: Sendable {
                 current.pushTokenInvalidAt = now
                 current.updatedAt = now
                 try await DeviceStore.update(current, on: conn)
-                try await Outbox.enqueue(current.changed("push_token_invalid", at: now), source: .oob, subject: device.tenant, key: device.tenant, on: conn)
+                try await Outbox.enqueue(current.changed("push_token_invalid", at: now, key: context.configuration.subjectKey), source: .oob, subject: device.tenant, key: device.tenant, on: conn)
             }
         } catch {
             logger.warning("push token not marked invalid", metadata: ["signet.device.id": .string(device.id), LogKey.error: "\(error)"])

@@ -34,7 +34,9 @@ struct ErasureStore: Sendable {
                 INSERT INTO erasures (id, tenant_id, username, status, requested_at) VALUES (\(id), \(tenant), \(username), 'PENDING', \(now))
                 """)
             try await Outbox.enqueue(
-                UserPurgeRequested(tenantId: tenant, erasureId: id, username: username, subject: handle.map(Base64URL.encode), requestedAt: now),
+                UserPurgeRequested(
+                    tenantId: tenant, erasureId: id, subjectRef: context.configuration.subjectKey.ref(tenant: tenant, username: username),
+                    subject: handle.map(Base64URL.encode), requestedAt: now),
                 source: .registration, subject: tenant, key: tenant, on: conn)
         }
         return id
@@ -69,8 +71,18 @@ struct ErasureStore: Sendable {
         return parts
     }
 
+    /// The username of erasure `id` while it is in progress (this service's own part of the
+    /// purge, and the internal route other services ask); nil once it completed (the username
+    /// is cleared then) or for an unknown id.
+    static func username(erasure id: String, tenant: String, on conn: PostgresConnection) async throws -> String? {
+        guard ErasureIDs.isValid(id) else { return nil }
+        return try await conn.query(
+            "SELECT username FROM erasures WHERE id = \(id) AND tenant_id = \(tenant) AND status = 'PENDING'"
+        ).first?.string("username")
+    }
+
     /// Records services' answers; completes an erasure at its fifth.
-    static func handlers(receipts: ErasureReceipts) -> EventHandlers {
+    static func handlers(receipts: ErasureReceipts, subjectKey: SubjectKey) -> EventHandlers {
         var h = EventHandlers()
         h.on(ErasurePartCompleted.self) { e, _, conn in
             // The erasure's row lock orders the answers: exactly one of them completes it.
@@ -93,7 +105,8 @@ struct ErasureStore: Sendable {
             // Every service has consumed the request by now: this service's copy of it, and of any
             // other event naming the user, can go.
             if let username = row.string("username") {
-                try await UserErasure.scrubOutbox(tenant: e.tenantId, username: username, on: conn)
+                try await UserErasure.scrubOutbox(
+                    tenant: e.tenantId, subjectRef: subjectKey.ref(tenant: e.tenantId, username: username), username: username, on: conn)
             }
             try await conn.query(
                 """

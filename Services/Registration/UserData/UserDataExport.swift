@@ -41,7 +41,7 @@ struct UserDataExport: Sendable {
         let store = RegistrationUserData()
         let (own, handle) = try await context.pool.withTransaction { conn in
             (
-                try await store.export(UserDataSubject(tenant: tenant, username: username, subject: nil), reader: "registration", on: conn),
+                try await store.export(UserDataSubject(tenant: tenant, username: username, subject: nil, key: context.configuration.subjectKey), reader: "registration", on: conn),
                 try await UserStore.handle(tenant: tenant, username: username, on: conn)
             )
         }

@@ -10,6 +10,9 @@ import ServiceKit
 ///   `Accept: application/zip` a ZIP of one JSON file per service and a manifest.
 /// - `DELETE /v1/tenants/{t}/users/{u}` (RP key or the user's session): 202 `{"erasureId"}`.
 /// - `GET /v1/tenants/{t}/erasures/{erasureId}` (RP key): progress per service, the receipt.
+/// - `GET /v1/internal/tenants/{t}/erasures/{erasureId}/username` (internal token): the
+///   username of an erasure in progress, for the services whose own rows are keyed by username
+///   (the purge request names the user by subject reference only); 404 once it completed.
 /// - `GET /.well-known/jwks.json`: the receipt keys.
 struct UserDataRoutes: Sendable {
     let context: ServiceContext
@@ -26,6 +29,14 @@ struct UserDataRoutes: Sendable {
                 throw HTTPError(.notFound, detail: "No such erasure in this tenant.")
             }
             return try .json(erasure, headers: [("Cache-Control", "no-store")])
+        }
+        let calls = InternalCalls(token: context.configuration.internalToken, service: context.configuration.service.rawValue)
+        router.get("/v1/internal/tenants/{tenant}/erasures/{erasureId}/username", calls.guardInternal) { _, ctx in
+            let username = try await context.pool.withConnection { conn in
+                try await ErasureStore.username(erasure: ctx.parameter("erasureId"), tenant: ctx.parameter("tenant"), on: conn)
+            }
+            guard let username else { throw HTTPError(.notFound, detail: "No erasure in progress by this id in this tenant.") }
+            return try .json(ErasureUsername(username: username), headers: [("Cache-Control", "no-store")])
         }
         router.get("/.well-known/jwks.json", .open) { _, _ in
             HTTPResponse(
