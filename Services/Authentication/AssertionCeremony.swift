@@ -16,10 +16,13 @@ struct AssertionCeremony: Sendable {
     /// The tenants' FIDO policies: user verification, algorithms and models apply to sign-in.
     let fidoPolicies: FIDOSignInPolicyStore
     let credentials = CredentialCache()
+    /// The usernames of credentials found without one (the read model is keyed by subject reference).
+    let usernames: SubjectUsernames
 
     init(context: ServiceContext) {
         self.context = context
         fidoPolicies = FIDOSignInPolicyStore(pool: context.pool)
+        usernames = SubjectUsernames(context: context)
     }
 
     /// A verified assertion.
@@ -74,15 +77,16 @@ struct AssertionCeremony: Sendable {
             throw HTTPError(.credentialAlreadyUsed, detail: "This credential already completed a step of this sign-in; use another.")
         }
         let challengeHash = SHA256.hash(challenge)
-        let stored = try await load(tenant: tenantID, id: rawID)
-        // §7.2 step 6: the credential must belong to the identified user.
-        if let expectedUsername, !UsernameRules.identical(expectedUsername, stored.username) {
+        var stored = try await load(tenant: tenantID, id: rawID)
+        // §7.2 step 6: the credential must belong to the identified user (the read model knows
+        // the owner by subject reference).
+        if let expectedUsername,
+            !ConstantTime.equals(context.configuration.subjectKey.ref(tenant: tenantID, username: expectedUsername), stored.subjectRef)
+        {
             throw HTTPError(.credentialNotAllowed, detail: "This credential does not belong to the user signing in.")
         }
         // A transaction's user, known by subject reference only (TransactionChanged).
-        if let expectedSubjectRef,
-            !ConstantTime.equals(context.configuration.subjectKey.ref(tenant: tenantID, username: stored.username), expectedSubjectRef)
-        {
+        if let expectedSubjectRef, !ConstantTime.equals(stored.subjectRef, expectedSubjectRef) {
             throw HTTPError(.credentialNotAllowed, detail: "This credential does not belong to the user signing in.")
         }
         // The tenant's FIDO policy applies to sign-in as to registration: a credential whose
@@ -125,6 +129,20 @@ struct AssertionCeremony: Sendable {
         } catch {
             logger.info("sign-in refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])
             throw HTTPError(.signInRefused(error), detail: error.description)
+        }
+        // Whose the credential is, for the session: the identified user, or (found without one)
+        // the registration service's answer for the reference, asked once per user and kept. Asked
+        // after the signature verified and before the challenge is spent: a 503 here leaves the
+        // sign-in retryable.
+        let username: String
+        if let expectedUsername {
+            username = expectedUsername
+        } else if let known = stored.username {
+            username = known
+        } else {
+            username = try await usernames.username(tenant: tenantID, subjectRef: stored.subjectRef)
+            stored.username = username
+            credentials.store(stored, tenant: tenantID, id: rawID)
         }
         let now = Date()
         var event = try EventEnvelope(
@@ -177,7 +195,7 @@ struct AssertionCeremony: Sendable {
             throw HTTPError(.credentialNotFound, detail: "This credential is not registered for this tenant.")
         }
         return Verified(
-            username: stored.username, userHandle: stored.userHandle, rawID: rawID, credentialID: credentialID,
+            username: username, userHandle: stored.userHandle, rawID: rawID, credentialID: credentialID,
             userVerified: verified.flags.contains(.userVerified), backupState: verified.flags.contains(.backupState),
             signCount: verified.newSignCount, at: now, authenticatorData: authData, clientDataJSON: clientData, signature: signature,
             publicKeyCOSE: stored.publicKeyCOSE)
@@ -191,11 +209,13 @@ struct AssertionCeremony: Sendable {
         let row = try await context.pool.withConnection { conn in
             try await conn.query(
                 """
-                SELECT username, user_handle, public_key_cose, backup_eligible, status, clone_suspected, aaguid::text AS aaguid
-                FROM credentials WHERE tenant_id = \(tenant) AND credential_id = \(PostgresBytes(id))
+                SELECT c.subject_ref, s.username, c.user_handle, c.public_key_cose, c.backup_eligible, c.status, c.clone_suspected,
+                    c.aaguid::text AS aaguid
+                FROM credentials c LEFT JOIN subject_usernames s ON s.tenant_id = c.tenant_id AND s.subject_ref = c.subject_ref
+                WHERE c.tenant_id = \(tenant) AND c.credential_id = \(PostgresBytes(id))
                 """)
         }.first
-        guard let row, row.string("status") != "deleted", let username = row.string("username"), let handle = row.bytes("user_handle"),
+        guard let row, row.string("status") != "deleted", let subjectRef = row.string("subject_ref"), let handle = row.bytes("user_handle"),
             let cose = row.bytes("public_key_cose")
         else { throw HTTPError(.credentialNotFound, detail: "This credential is not registered for this tenant.") }
         guard row.string("status") == "active", row.bool("clone_suspected") != true else {
@@ -203,7 +223,7 @@ struct AssertionCeremony: Sendable {
         }
         guard let key = try? COSEKey(bytes: cose) else { throw HTTPError(.internalError, detail: "Stored key unusable.") }
         let credential = CachedCredential(
-            username: username, userHandle: handle, publicKeyCOSE: cose, key: key, backupEligible: row.bool("backup_eligible") ?? false,
+            subjectRef: subjectRef, username: row.string("username"), userHandle: handle, publicKeyCOSE: cose, key: key, backupEligible: row.bool("backup_eligible") ?? false,
             aaguid: row.string("aaguid"))
         credentials.store(credential, tenant: tenant, id: id)
         return credential

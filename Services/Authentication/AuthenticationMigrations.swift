@@ -380,5 +380,31 @@ enum AuthenticationMigrations {
             ALTER TABLE transactions ADD COLUMN subject_ref text NOT NULL;
             CREATE INDEX transactions_by_subject ON transactions (tenant_id, subject_ref);
             """),
+        Migration(
+            182, "credentials_by_subject_ref",
+            """
+            -- credential.registered.v2 and uaf.registered.v2 name the user by subject reference
+            -- (#18): so do the credential and UAF read models. Rows made from the v1 events cannot
+            -- be re-keyed in SQL (the reference needs SIGNET_SUBJECT_KEY) and are dropped.
+            DELETE FROM credentials;
+            DROP INDEX credentials_by_user;
+            ALTER TABLE credentials DROP COLUMN username;
+            ALTER TABLE credentials ADD COLUMN subject_ref text NOT NULL;
+            CREATE INDEX credentials_by_subject ON credentials (tenant_id, subject_ref);
+            DELETE FROM uaf_registrations;
+            DROP INDEX uaf_registrations_by_user;
+            ALTER TABLE uaf_registrations DROP COLUMN username;
+            ALTER TABLE uaf_registrations ADD COLUMN subject_ref text NOT NULL;
+            CREATE INDEX uaf_registrations_by_subject ON uaf_registrations (tenant_id, subject_ref);
+            -- The usernames the registration service told for references (SubjectUsernames):
+            -- a sign-in that finds a credential without a username asks at most once per user.
+            -- Deleted by the user's erasure.
+            CREATE TABLE subject_usernames (
+                tenant_id text NOT NULL,
+                subject_ref text NOT NULL,
+                username text NOT NULL,
+                PRIMARY KEY (tenant_id, subject_ref)
+            );
+            """),
     ]
 }

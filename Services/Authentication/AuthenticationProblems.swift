@@ -113,6 +113,12 @@ extension ProblemCode {
     /// The transaction is confirmed, rejected, cancelled or expired.
     static let transactionNotPending = ProblemCode("transaction_not_pending", status: 409, title: "Transaction not pending")
 
+    // MARK: - Users known by subject reference
+
+    /// A sign-in found a credential or UAF key without a username and the registration service
+    /// could not say whose its subject reference is (``SubjectUsernames``): never a guessed user.
+    static let userDirectoryUnavailable = ProblemCode("user_directory_unavailable", status: 503, title: "User directory unavailable")
+
     // MARK: - Sessions and sign-ups
 
     /// An unknown, expired or revoked session's refresh token.

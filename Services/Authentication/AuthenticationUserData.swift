@@ -15,7 +15,7 @@ struct AuthenticationUserData: UserDataStore {
                 """
                 SELECT translate(rtrim(encode(credential_id, 'base64'), '='), '+/', '-_') AS "credentialId", status,
                     clone_suspected AS "cloneSuspected", sign_count AS "signCount", registered_at AS "registeredAt", last_used_at AS "lastUsedAt"
-                FROM credentials WHERE tenant_id = \(t) AND username = \(u) ORDER BY registered_at
+                FROM credentials WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY registered_at
                 """, on: conn),
             "methods": try await UserErasure.rows(
                 "SELECT method_id AS \"methodId\", type, status, masked FROM user_methods WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY method_id",
@@ -51,7 +51,7 @@ struct AuthenticationUserData: UserDataStore {
                 """
                 SELECT aaid, translate(rtrim(encode(key_id, 'base64'), '='), '+/', '-_') AS "keyId", status, sign_counter AS "signCounter",
                     registered_at AS "registeredAt"
-                FROM uaf_registrations WHERE tenant_id = \(t) AND username = \(u) ORDER BY registered_at
+                FROM uaf_registrations WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY registered_at
                 """, on: conn),
         ]
     }
@@ -73,8 +73,12 @@ struct AuthenticationUserData: UserDataStore {
         tallies["lockouts"] = try await conn.query("DELETE FROM method_failures WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         tallies["userState"] = try await conn.query("DELETE FROM user_state WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         tallies["methods"] = try await conn.query("DELETE FROM user_methods WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
-        tallies["credentials"] = try await conn.query("DELETE FROM credentials WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        tallies["uafAuthenticators"] = try await conn.query("DELETE FROM uaf_registrations WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        tallies["credentials"] = try await conn.query("DELETE FROM credentials WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
+        tallies["uafAuthenticators"] = try await conn.query(
+            "DELETE FROM uaf_registrations WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
+        // The username the registration service told for the reference (SubjectUsernames).
+        tallies["subjectUsernames"] = try await conn.query(
+            "DELETE FROM subject_usernames WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         tallies["transactions"] = try await conn.query("DELETE FROM transactions WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         return tallies
     }

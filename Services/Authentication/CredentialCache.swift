@@ -9,7 +9,10 @@ import Platform
 /// checks it in the database, in the transaction that consumes the challenge, and also
 /// checks that the stored key is still the one verified here.
 struct CachedCredential: Sendable {
-    let username: String
+    /// The owner's subject reference (the read model knows no username).
+    let subjectRef: String
+    /// The owner's username once known (``SubjectUsernames``); nil until then.
+    var username: String?
     let userHandle: [UInt8]
     let publicKeyCOSE: [UInt8]
     let key: COSEKey

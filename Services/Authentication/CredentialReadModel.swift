@@ -5,7 +5,8 @@ import ServiceKit
 
 /// The authentication service's copy of registration's WebAuthn credentials (`credentials`),
 /// kept from `CredentialRegistered` and `CredentialStatusChanged` events: what assertions are
-/// verified against.
+/// verified against. Keyed by the owner's subject reference (the event carries no username);
+/// ``SubjectUsernames`` tells the username of a credential found without one.
 enum CredentialReadModel {
     static var handlers: EventHandlers {
         var h = EventHandlers()
@@ -15,9 +16,9 @@ enum CredentialReadModel {
             else { throw EventDecodingError.invalidData("base64url") }
             try await conn.query(
                 """
-                INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count,
+                INSERT INTO credentials (tenant_id, credential_id, subject_ref, user_handle, public_key_cose, algorithm, sign_count,
                     backup_eligible, backup_state, transports, registered_at, aaguid)
-                VALUES (\(e.tenantId), \(PostgresBytes(id)), \(e.username), \(PostgresBytes(handle)), \(PostgresBytes(key)),
+                VALUES (\(e.tenantId), \(PostgresBytes(id)), \(e.subjectRef), \(PostgresBytes(handle)), \(PostgresBytes(key)),
                     \(e.algorithm), \(e.signCount), \(e.backupEligible), \(e.backupState), \(PostgresArray(e.transports)), \(e.registeredAt),
                     \(e.aaguid)::uuid)
                 ON CONFLICT DO NOTHING
@@ -36,12 +37,12 @@ enum CredentialReadModel {
     }
 
     /// The user's active credentials as allow-list descriptors, oldest first.
-    static func activeDescriptors(tenant: String, username: String, pool: PostgresPool) async throws -> [CredentialDescriptorJSON] {
+    static func activeDescriptors(tenant: String, subjectRef: String, pool: PostgresPool) async throws -> [CredentialDescriptorJSON] {
         let rows = try await pool.withConnection { conn in
             try await conn.query(
                 """
                 SELECT credential_id, array_to_json(transports)::text AS transports FROM credentials
-                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active' ORDER BY registered_at
+                WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND status = 'active' ORDER BY registered_at
                 """)
         }
         return rows.compactMap { row in

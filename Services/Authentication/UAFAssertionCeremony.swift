@@ -20,6 +20,8 @@ struct UAFAssertionCeremony: Sendable {
     /// The certificate(s) UAF clients' TLS server presents (`SIGNET_UAF_TLS_SERVER_CERTIFICATES`),
     /// for channel binding; empty: not compared.
     var serverCertificates: [UAFServerCertificate] = []
+    /// The usernames of keys found without one (the read model is keyed by subject reference).
+    var usernames: SubjectUsernames { SubjectUsernames(context: context) }
 
     static let offeredVersions: [UAFVersion] = [.v1_2, .v1_1]
 
@@ -95,13 +97,15 @@ struct UAFAssertionCeremony: Sendable {
             throw HTTPError(.credentialAlreadyUsed, detail: "This authenticator key already completed a step of this sign-in; use another.")
         }
         let stored = try await UAFReadModel.load(tenant: tenantID, keys: keys, pool: context.pool)
+        // The read model knows keys' owners by subject reference.
+        let expectedSubjectRef = expectedUsername.map { context.configuration.subjectKey.ref(tenant: tenantID, username: $0) }
         for s in stored {
-            if let expectedUsername, !UsernameRules.identical(expectedUsername, s.username) {
+            if let expectedSubjectRef, !ConstantTime.equals(expectedSubjectRef, s.subjectRef) {
                 throw HTTPError(.credentialNotAllowed, detail: "This authenticator key does not belong to the user signing in.")
             }
             guard s.status == "active" else { throw HTTPError(.credentialSuspended, detail: "This authenticator key is suspended.") }
         }
-        guard Set(stored.map(\.username)).count <= 1 else {
+        guard Set(stored.map(\.subjectRef)).count <= 1 else {
             throw HTTPError(.credentialNotAllowed, detail: "The assertions are from keys of different users.")
         }
         let verifier = UAFAuthenticationVerifier(
@@ -125,7 +129,12 @@ struct UAFAssertionCeremony: Sendable {
             logger.info("uaf sign-in refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])
             throw HTTPError(.uafSignInRefused(error), detail: error.description)
         }
-        guard let first = verified.first, let owner = stored.first?.username else { throw HTTPError(.credentialNotFound) }
+        guard let first = verified.first, let ownerRef = stored.first?.subjectRef else { throw HTTPError(.credentialNotFound) }
+        // Whose the keys are, for the session: the identified user, or (found without one) the
+        // registration service's answer, asked once per user and kept (``SubjectUsernames``);
+        // before the challenge is spent, so a 503 leaves the sign-in retryable.
+        let owner: String
+        if let expectedUsername { owner = expectedUsername } else { owner = try await usernames.username(tenant: tenantID, subjectRef: ownerRef) }
         let result = Verified(
             username: owner, aaid: first.record.aaid, keyID: Base64URL.encode(first.record.keyID), confirmedTransaction: first.confirmedTransaction,
             assertion: response.assertions[0].assertion, fcParams: response.fcParams, record: first.record)

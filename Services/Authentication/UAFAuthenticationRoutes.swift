@@ -80,7 +80,8 @@ struct UAFAuthenticationRoutes: Sendable {
         }
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         var keys: [(aaid: String, keyID: String)]?
-        if let username = body.username { keys = try await UAFReadModel.activeKeys(tenant: tenantID, username: username, pool: context.pool) }
+        if let username = body.username { keys = try await UAFReadModel.activeKeys(
+                tenant: tenantID, subjectRef: context.configuration.subjectKey.ref(tenant: tenantID, username: username), pool: context.pool) }
         let expiresAt = Date().addingTimeInterval(Self.requestLifetime)
         let serverData = try handles.seal(
             ServerData(

@@ -10,7 +10,8 @@ import ServiceKit
 /// The authentication service's copy of registration's FIDO UAF data (`uaf_settings`,
 /// `uaf_registrations`), kept from `UAFSettingsChanged` and `UAFAuthenticatorRegistered`
 /// events: the trusted facets and policy responses are checked against, and the keys
-/// assertions are verified with.
+/// assertions are verified with. Keys are kept by their owner's subject reference (the event
+/// carries no username).
 enum UAFReadModel {
     static var handlers: EventHandlers {
         var h = EventHandlers()
@@ -20,9 +21,9 @@ enum UAFReadModel {
             }
             try await conn.query(
                 """
-                INSERT INTO uaf_registrations (tenant_id, aaid, key_id, username, public_key, key_encoding, signature_algorithm, sign_counter,
+                INSERT INTO uaf_registrations (tenant_id, aaid, key_id, subject_ref, public_key, key_encoding, signature_algorithm, sign_counter,
                     attestation_type, registered_at)
-                VALUES (\(e.tenantId), \(e.aaid), \(PostgresBytes(keyID)), \(e.username), \(PostgresBytes(key)), \(e.keyEncoding),
+                VALUES (\(e.tenantId), \(e.aaid), \(PostgresBytes(keyID)), \(e.subjectRef), \(PostgresBytes(key)), \(e.keyEncoding),
                     \(e.signatureAlgorithm), \(Int64(e.signCounter)), \(e.attestationType), \(e.registeredAt))
                 ON CONFLICT DO NOTHING
                 """)
@@ -65,12 +66,12 @@ enum UAFReadModel {
     }
 
     /// The user's active keys, oldest first: (AAID, base64url KeyID).
-    static func activeKeys(tenant: String, username: String, pool: PostgresPool) async throws -> [(aaid: String, keyID: String)] {
+    static func activeKeys(tenant: String, subjectRef: String, pool: PostgresPool) async throws -> [(aaid: String, keyID: String)] {
         try await pool.withConnection { conn in
             try await conn.query(
                 """
                 SELECT aaid, key_id FROM uaf_registrations
-                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active' AND NOT clone_suspected ORDER BY registered_at, aaid, key_id
+                WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND status = 'active' AND NOT clone_suspected ORDER BY registered_at, aaid, key_id
                 """)
         }.compactMap { row in
             guard let aaid = row.string("aaid"), let keyID = row.bytes("key_id") else { return nil }
@@ -80,7 +81,8 @@ enum UAFReadModel {
 
     /// A stored key and whose it is.
     struct Stored: Sendable {
-        let username: String
+        /// The owner's subject reference.
+        let subjectRef: String
         let status: String
         let record: UAFRegistrationRecord
     }
@@ -92,16 +94,16 @@ enum UAFReadModel {
             for key in keys {
                 let rows = try await conn.query(
                     """
-                    SELECT username, status, clone_suspected, public_key, key_encoding, signature_algorithm, sign_counter, attestation_type
+                    SELECT subject_ref, status, clone_suspected, public_key, key_encoding, signature_algorithm, sign_counter, attestation_type
                     FROM uaf_registrations
                     WHERE tenant_id = \(tenant) AND aaid = \(key.aaid) AND key_id = \(PostgresBytes(key.keyID))
                     """)
-                guard let row = rows.first, let username = row.string("username"), let publicKey = row.bytes("public_key") else { continue }
+                guard let row = rows.first, let subjectRef = row.string("subject_ref"), let publicKey = row.bytes("public_key") else { continue }
                 let attestation: UAFTag = row.string("attestation_type") == "basic_full" ? .attestationBasicFull : .attestationBasicSurrogate
                 found.append(
                     Stored(
                         // A suspected clone is refused as a suspended key is.
-                        username: username, status: row.bool("clone_suspected") == true ? "suspended" : row.string("status") ?? "active",
+                        subjectRef: subjectRef, status: row.bool("clone_suspected") == true ? "suspended" : row.string("status") ?? "active",
                         record: UAFRegistrationRecord(
                             aaid: key.aaid, keyID: key.keyID, publicKey: publicKey,
                             keyEncoding: UAFKeyEncoding(rawValue: UInt16(clamping: row.int64("key_encoding") ?? 0)),

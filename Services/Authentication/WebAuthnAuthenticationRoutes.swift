@@ -47,7 +47,8 @@ struct WebAuthnAuthenticationRoutes: Sendable {
         if let username = body.username {
             // An unknown username gets options with no credentials, like a known one without
             // credentials: the response does not reveal whether the account exists.
-            allow = try await CredentialReadModel.activeDescriptors(tenant: tenantID, username: username, pool: context.pool)
+            allow = try await CredentialReadModel.activeDescriptors(
+                tenant: tenantID, subjectRef: context.configuration.subjectKey.ref(tenant: tenantID, username: username), pool: context.pool)
         }
         let challenge = SecureRandom.bytes(32)
         let state = SignInHandle(

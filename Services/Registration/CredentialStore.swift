@@ -81,8 +81,10 @@ struct CredentialStore: Sendable {
                 ON CONFLICT DO NOTHING
                 """)
             guard inserted.affectedRows == 1 else { throw HTTPError(.credentialExists, detail: "This credential is already registered.") }
+            let subjectRef = context.configuration.subjectKey.ref(tenant: new.tenant, username: new.username)
+            try await SubjectDirectory.record(tenant: new.tenant, username: new.username, subjectRef: subjectRef, on: conn)
             let event = CredentialRegistered(
-                tenantId: new.tenant, username: new.username, userHandle: Base64URL.encode(new.userHandle),
+                tenantId: new.tenant, subjectRef: subjectRef, userHandle: Base64URL.encode(new.userHandle),
                 credentialId: Base64URL.encode(new.credentialID), publicKeyCose: Base64URL.encode(new.publicKeyCOSE), algorithm: new.algorithm,
                 signCount: Int(new.signCount), backupEligible: new.backupEligible, backupState: new.backupState, transports: new.transports,
                 aaguid: new.aaguid, registeredAt: now)

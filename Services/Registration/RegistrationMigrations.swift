@@ -180,5 +180,20 @@ enum RegistrationMigrations {
                 FOREIGN KEY (tenant_id, username) REFERENCES users (tenant_id, username)
             );
             """),
+        Migration(
+            180, "subjects",
+            """
+            -- The username each subject reference announced in credential.registered.v2 and
+            -- uaf.registered.v2 stands for (#18; SubjectDirectory): the authentication service
+            -- asks for it when a sign-in finds a credential without a username. Deleted by the
+            -- user's erasure.
+            CREATE TABLE subjects (
+                tenant_id text NOT NULL,
+                subject_ref text NOT NULL,
+                username text NOT NULL,
+                PRIMARY KEY (tenant_id, subject_ref)
+            );
+            CREATE INDEX subjects_by_user ON subjects (tenant_id, username);
+            """),
     ]
 }

@@ -94,6 +94,8 @@ struct UAFStore: Sendable {
                 ON CONFLICT DO NOTHING
                 """)
             guard used.affectedRows == 1 else { throw HTTPError(.challengeReplayed, detail: "This registration was already completed.") }
+            let subjectRef = context.configuration.subjectKey.ref(tenant: tenant, username: username)
+            try await SubjectDirectory.record(tenant: tenant, username: username, subjectRef: subjectRef, on: conn)
             for r in registrations {
                 let inserted = try await conn.query(
                     """
@@ -106,7 +108,7 @@ struct UAFStore: Sendable {
                     """)
                 guard inserted.affectedRows == 1 else { throw HTTPError(.uafKeyExists, detail: "This authenticator key is already registered.") }
                 let event = UAFAuthenticatorRegistered(
-                    tenantId: tenant, username: username, aaid: r.aaid, keyId: Base64URL.encode(r.keyID), publicKey: Base64URL.encode(r.publicKey.bytes),
+                    tenantId: tenant, subjectRef: subjectRef, aaid: r.aaid, keyId: Base64URL.encode(r.keyID), publicKey: Base64URL.encode(r.publicKey.bytes),
                     keyEncoding: Int(r.publicKey.encoding.rawValue), signatureAlgorithm: Int(r.publicKey.algorithm.rawValue),
                     signCounter: Int(r.signCounter), attestationType: r.attestation.typeName, registeredAt: now, appId: appID)
                 try await Outbox.enqueue(event, source: .registration, subject: tenant, key: tenant, on: conn)

@@ -5,7 +5,7 @@ import ServiceKit
 
 /// The transaction service's own record of whose each credential is, kept from registration's
 /// events: a confirmation is accepted only when every signing credential is active, belongs to
-/// the transaction's user (by ``UsernameRules/identical(_:_:)``, as the database compares) and
+/// the transaction's user (by subject reference: `credential.registered.v2` carries no username) and
 /// still has the public key the authentication service verified with. The authentication
 /// service checks this too; the service that issues the tcToken does not take its word for it.
 enum CredentialOwners {
@@ -17,8 +17,8 @@ enum CredentialOwners {
             }
             try await conn.query(
                 """
-                INSERT INTO credential_owners (tenant_id, credential_id, username, public_key_cose, status)
-                VALUES (\(e.tenantId), \(PostgresBytes(id)), \(e.username), \(PostgresBytes(key)), 'active')
+                INSERT INTO credential_owners (tenant_id, credential_id, subject_ref, public_key_cose, status)
+                VALUES (\(e.tenantId), \(PostgresBytes(id)), \(e.subjectRef), \(PostgresBytes(key)), 'active')
                 ON CONFLICT DO NOTHING
                 """)
         }
@@ -30,16 +30,16 @@ enum CredentialOwners {
         return h
     }
 
-    /// Whether `credentialId` (base64url) is an active credential of `username` in `tenant` whose
-    /// public key is `publicKeyCOSE`.
+    /// Whether `credentialId` (base64url) is an active credential of the user whose subject
+    /// reference is `subjectRef` in `tenant`, whose public key is `publicKeyCOSE`.
     static func isActive(
-        _ credentialId: String, of username: String, publicKeyCOSE: [UInt8], tenant: String, on conn: PostgresConnection
+        _ credentialId: String, of subjectRef: String, publicKeyCOSE: [UInt8], tenant: String, on conn: PostgresConnection
     ) async throws -> Bool {
         guard let id = Base64URL.decode(credentialId), !id.isEmpty else { return false }
         guard let row = try await conn.query(
-            "SELECT username, public_key_cose, status FROM credential_owners WHERE tenant_id = \(tenant) AND credential_id = \(PostgresBytes(id))"
-        ).first, let owner = row.string("username"), let key = row.bytes("public_key_cose")
+            "SELECT subject_ref, public_key_cose, status FROM credential_owners WHERE tenant_id = \(tenant) AND credential_id = \(PostgresBytes(id))"
+        ).first, let owner = row.string("subject_ref"), let key = row.bytes("public_key_cose")
         else { return false }
-        return row.string("status") == "active" && UsernameRules.identical(owner, username) && key == publicKeyCOSE
+        return row.string("status") == "active" && ConstantTime.equals(owner, subjectRef) && key == publicKeyCOSE
     }
 }

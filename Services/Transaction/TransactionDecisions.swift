@@ -58,10 +58,12 @@ struct TransactionDecisions: Sendable {
                 return
             }
             // Every signing credential is the transaction's user's own, active, with the key
-            // verified above (this service's record, not the event's word).
+            // verified above (this service's record, not the event's word). The records know
+            // owners by subject reference.
+            let owner = subjectKey.ref(tenant: tx.tenant, username: tx.username)
             for a in webAuthn {
                 guard let key = Base64URL.decode(a.publicKeyCose),
-                    try await CredentialOwners.isActive(a.credentialId, of: tx.username, publicKeyCOSE: key, tenant: tx.tenant, on: conn)
+                    try await CredentialOwners.isActive(a.credentialId, of: owner, publicKeyCOSE: key, tenant: tx.tenant, on: conn)
                 else {
                     logger.warning("confirmation refused: a signing credential is not an active credential of the transaction's user")
                     return
@@ -70,7 +72,7 @@ struct TransactionDecisions: Sendable {
             // A FIDO UAF step: its key is the user's own and active in this service's record,
             // and its assertion signs the dynamic-linking challenge and the displayed text.
             for a in uaf {
-                guard try await UAFKeyOwners.verifies(a, of: tx.username, tenant: tx.tenant, detailsHash: tx.detailsHash, details: tx.details, on: conn)
+                guard try await UAFKeyOwners.verifies(a, of: owner, tenant: tx.tenant, detailsHash: tx.detailsHash, details: tx.details, on: conn)
                 else {
                     logger.warning("confirmation refused: a UAF step does not verify with an active key of the transaction's user")
                     return

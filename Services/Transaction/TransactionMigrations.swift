@@ -99,5 +99,21 @@ enum TransactionMigrations {
                 revision integer NOT NULL
             );
             """),
+        Migration(
+            180, "owners_by_subject_ref",
+            """
+            -- credential.registered.v2 and uaf.registered.v2 name the user by subject reference
+            -- (#18): so do the owners' records. Rows from v1 events cannot be re-keyed in SQL (the
+            -- reference needs SIGNET_SUBJECT_KEY) and are dropped.
+            DELETE FROM credential_owners;
+            ALTER TABLE credential_owners DROP COLUMN username;
+            ALTER TABLE credential_owners ADD COLUMN subject_ref text NOT NULL;
+            CREATE INDEX credential_owners_by_subject ON credential_owners (tenant_id, subject_ref);
+            DELETE FROM uaf_key_owners;
+            DROP INDEX uaf_key_owners_user;
+            ALTER TABLE uaf_key_owners DROP COLUMN username;
+            ALTER TABLE uaf_key_owners ADD COLUMN subject_ref text NOT NULL;
+            CREATE INDEX uaf_key_owners_by_subject ON uaf_key_owners (tenant_id, subject_ref);
+            """),
     ]
 }

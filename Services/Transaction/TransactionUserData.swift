@@ -19,12 +19,12 @@ struct TransactionUserData: UserDataStore {
             "credentials": try await UserErasure.rows(
                 """
                 SELECT translate(rtrim(encode(credential_id, 'base64'), '='), '+/', '-_') AS "credentialId", status
-                FROM credential_owners WHERE tenant_id = \(t) AND username = \(u) ORDER BY credential_id
+                FROM credential_owners WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY credential_id
                 """, on: conn),
             "uafAuthenticators": try await UserErasure.rows(
                 """
                 SELECT aaid, translate(rtrim(encode(key_id, 'base64'), '='), '+/', '-_') AS "keyId", status
-                FROM uaf_key_owners WHERE tenant_id = \(t) AND username = \(u) ORDER BY aaid, key_id
+                FROM uaf_key_owners WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY aaid, key_id
                 """, on: conn),
         ]
     }
@@ -33,8 +33,8 @@ struct TransactionUserData: UserDataStore {
         let (t, u) = (user.tenant, user.username)
         return [
             "transactions": try await conn.query("DELETE FROM transactions WHERE tenant_id = \(t) AND username = \(u)").affectedRows,
-            "credentials": try await conn.query("DELETE FROM credential_owners WHERE tenant_id = \(t) AND username = \(u)").affectedRows,
-            "uafAuthenticators": try await conn.query("DELETE FROM uaf_key_owners WHERE tenant_id = \(t) AND username = \(u)").affectedRows,
+            "credentials": try await conn.query("DELETE FROM credential_owners WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows,
+            "uafAuthenticators": try await conn.query("DELETE FROM uaf_key_owners WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows,
         ]
     }
 }

@@ -21,8 +21,8 @@ enum UAFKeyOwners {
             }
             try await conn.query(
                 """
-                INSERT INTO uaf_key_owners (tenant_id, aaid, key_id, username, public_key, key_encoding, signature_algorithm, attestation_type, status)
-                VALUES (\(e.tenantId), \(e.aaid), \(PostgresBytes(keyID)), \(e.username), \(PostgresBytes(key)), \(e.keyEncoding),
+                INSERT INTO uaf_key_owners (tenant_id, aaid, key_id, subject_ref, public_key, key_encoding, signature_algorithm, attestation_type, status)
+                VALUES (\(e.tenantId), \(e.aaid), \(PostgresBytes(keyID)), \(e.subjectRef), \(PostgresBytes(key)), \(e.keyEncoding),
                     \(e.signatureAlgorithm), \(e.attestationType), 'active')
                 ON CONFLICT DO NOTHING
                 """)
@@ -67,12 +67,13 @@ enum UAFKeyOwners {
         return UAFResponseContext(appID: appID, trustedFacetIDs: facets)
     }
 
-    /// Whether `step` (a `uaf` evidence step) was signed by an active UAF key of `username` in
+    /// Whether `step` (a `uaf` evidence step) was signed by an active UAF key of the user whose
+    /// subject reference is `subjectRef` in
     /// `tenant`, registered with the public key the step names, over the dynamic-linking
     /// challenge of `detailsHash` and the display text of `details`, for the tenant's AppID and
     /// one of its trusted facets.
     static func verifies(
-        _ step: SignedAssertionEvidence, of username: String, tenant: String, detailsHash: [UInt8], details: TransactionDetails,
+        _ step: SignedAssertionEvidence, of subjectRef: String, tenant: String, detailsHash: [UInt8], details: TransactionDetails,
         on conn: PostgresConnection
     ) async throws -> Bool {
         guard step.format == SignedAssertionEvidence.uafFormat, let aaid = step.aaid, let keyID = Base64URL.decode(step.credentialId), !keyID.isEmpty,
@@ -81,11 +82,11 @@ enum UAFKeyOwners {
         else { return false }
         guard let row = try await conn.query(
             """
-            SELECT username, public_key, key_encoding, signature_algorithm, attestation_type, status FROM uaf_key_owners
+            SELECT subject_ref, public_key, key_encoding, signature_algorithm, attestation_type, status FROM uaf_key_owners
             WHERE tenant_id = \(tenant) AND aaid = \(aaid) AND key_id = \(PostgresBytes(keyID))
             """
-        ).first, let owner = row.string("username"), let key = row.bytes("public_key"), let encoding = row.int64("key_encoding"),
-            let algorithm = row.int64("signature_algorithm"), row.string("status") == "active", UsernameRules.identical(owner, username),
+        ).first, let owner = row.string("subject_ref"), let key = row.bytes("public_key"), let encoding = row.int64("key_encoding"),
+            let algorithm = row.int64("signature_algorithm"), row.string("status") == "active", ConstantTime.equals(owner, subjectRef),
             key == claimedKey, step.keyEncoding.map(Int64.init) == encoding, step.signatureAlgorithm.map(Int64.init) == algorithm,
             let encodingValue = UInt16(exactly: encoding), let algorithmValue = UInt16(exactly: algorithm)
         else { return false }

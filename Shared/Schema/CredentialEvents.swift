@@ -3,14 +3,16 @@ import Foundation
 /// A WebAuthn credential was registered: what the authentication service needs to verify
 /// assertions with it. Carries the public key, never a secret.
 ///
-/// - Note: `username` is the RP's account identifier (the sign-in contract returns it);
-///   tenants should use opaque account ids, not e-mail addresses.
+/// The user is named by subject reference (``SubjectRefFormat``), never by username (#18): a
+/// service that needs the username of a credential found without one (a discoverable sign-in)
+/// asks the registration service (``SubjectUsername``).
 public struct CredentialRegistered: EventPayload {
-    public static let eventType = "signet.registration.credential.registered.v1"
+    public static let eventType = "signet.registration.credential.registered.v2"
     public static let topic = Topic.registration
 
     public var tenantId: String
-    public var username: String
+    /// The user's subject reference (`s1.`…).
+    public var subjectRef: String
     /// base64url user handle.
     public var userHandle: String
     /// base64url credential id.
@@ -26,11 +28,11 @@ public struct CredentialRegistered: EventPayload {
     public var registeredAt: Date
 
     public init(
-        tenantId: String, username: String, userHandle: String, credentialId: String, publicKeyCose: String, algorithm: Int, signCount: Int,
+        tenantId: String, subjectRef: String, userHandle: String, credentialId: String, publicKeyCose: String, algorithm: Int, signCount: Int,
         backupEligible: Bool, backupState: Bool, transports: [String], aaguid: String, registeredAt: Date
     ) {
         self.tenantId = tenantId
-        self.username = username
+        self.subjectRef = subjectRef
         self.userHandle = userHandle
         self.credentialId = credentialId
         self.publicKeyCose = publicKeyCose
@@ -45,7 +47,7 @@ public struct CredentialRegistered: EventPayload {
 
     public static var fullExample: CredentialRegistered {
         CredentialRegistered(
-            tenantId: "demo", username: "user-4711", userHandle: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U",
+            tenantId: "demo", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc", userHandle: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U",
             credentialId: "9y1xA8Tmg1FEmT-c7_fvWZ_uoTuoih3OvR45_oAK-cw",
             publicKeyCose: "pQECAyYgASFYIEhW1CRfuNlIN6XTPKw0RbvzeaIlRMrDwwep-uq_-3WQIlgg1FZwd_RZRsqS_qgKCDvcVh7ScoKNo3w5h5fv3ihUSww",
             algorithm: -7, signCount: 0, backupEligible: true, backupState: true, transports: ["internal", "hybrid"],
@@ -55,7 +57,7 @@ public struct CredentialRegistered: EventPayload {
 
     public func validate() throws {
         guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
-        guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
+        guard SubjectRefFormat.isValid(subjectRef) else { throw EventDecodingError.invalidData("subjectRef") }
         guard isBase64URL(userHandle, maxBytes: 64) else { throw EventDecodingError.invalidData("userHandle") }
         guard isBase64URL(credentialId, maxBytes: 1023) else { throw EventDecodingError.invalidData("credentialId") }
         guard isBase64URL(publicKeyCose, maxBytes: 2048) else { throw EventDecodingError.invalidData("publicKeyCose") }

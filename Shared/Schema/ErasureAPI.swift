@@ -97,6 +97,23 @@ public struct ErasureUsername: Codable, Sendable, Equatable {
     public static var fullExample: ErasureUsername { ErasureUsername(username: "user-4711") }
 }
 
+/// `GET /v1/internal/tenants/{tenant}/subjects/{subjectRef}/username` (registration service,
+/// internal token): the username of a subject reference, for the authentication service when a
+/// sign-in finds a credential or UAF key without a username (``CredentialRegistered`` and
+/// ``UAFAuthenticatorRegistered`` carry the reference only). 404 for an unknown or erased user.
+public struct SubjectUsername: Codable, Sendable, Equatable {
+    public var subjectRef: String
+    public var username: String
+    public init(subjectRef: String, username: String) {
+        self.subjectRef = subjectRef
+        self.username = username
+    }
+
+    public static var fullExample: SubjectUsername {
+        SubjectUsername(subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc", username: "user-4711")
+    }
+}
+
 /// `GET /v1/tenants/{tenant}/users/{username}/data` (registration service): everything Signet
 /// holds about the user, one part per service. A service that did not answer in time is named
 /// in `missing` and has no part: a missing part is never shown as empty.

@@ -2,13 +2,15 @@ import Foundation
 import JSON
 
 /// A FIDO UAF authenticator key was registered: what the authentication service needs to
-/// verify its assertions (the public key, never a secret).
+/// verify its assertions (the public key, never a secret). The user is named by subject
+/// reference, never by username (#18; see ``CredentialRegistered``).
 public struct UAFAuthenticatorRegistered: EventPayload {
-    public static let eventType = "signet.registration.uaf.registered.v1"
+    public static let eventType = "signet.registration.uaf.registered.v2"
     public static let topic = Topic.registration
 
     public var tenantId: String
-    public var username: String
+    /// The user's subject reference (`s1.`…).
+    public var subjectRef: String
     /// `VVVV#MMMM`, upper case.
     public var aaid: String
     /// base64url KeyID.
@@ -29,12 +31,12 @@ public struct UAFAuthenticatorRegistered: EventPayload {
     public var appId: String?
 
     public init(
-        tenantId: String, username: String, aaid: String, keyId: String, publicKey: String, keyEncoding: Int, signatureAlgorithm: Int,
+        tenantId: String, subjectRef: String, aaid: String, keyId: String, publicKey: String, keyEncoding: Int, signatureAlgorithm: Int,
         signCounter: Int, attestationType: String, registeredAt: Date, appId: String? = nil
     ) {
         self.appId = appId
         self.tenantId = tenantId
-        self.username = username
+        self.subjectRef = subjectRef
         self.aaid = aaid
         self.keyId = keyId
         self.publicKey = publicKey
@@ -47,7 +49,7 @@ public struct UAFAuthenticatorRegistered: EventPayload {
 
     public static var fullExample: UAFAuthenticatorRegistered {
         UAFAuthenticatorRegistered(
-            tenantId: "demo", username: "user-4711", aaid: "FFFF#0001", keyId: "ZMCPn92yHv1Ip-iCiBb6i4ADq6ZOv569KFQCvYSJfNg",
+            tenantId: "demo", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc", aaid: "FFFF#0001", keyId: "ZMCPn92yHv1Ip-iCiBb6i4ADq6ZOv569KFQCvYSJfNg",
             publicKey: "BJsvEtUsVKh7tmYHhJ2FBm3kHU-OCdWiUYVijgYa81MfkjQ1z6UiHbKP9_nRzIN9anprHqDGcR6q7O20q_yctZA", keyEncoding: 256,
             signatureAlgorithm: 1, signCounter: 0, attestationType: "basic_surrogate", registeredAt: Date(timeIntervalSince1970: 1_764_000_000),
             appId: "http://localhost:8080/registration/v1/tenants/demo/uaf/facets")
@@ -60,7 +62,7 @@ public struct UAFAuthenticatorRegistered: EventPayload {
 
     public func validate() throws {
         guard TenantValidation.isValidTenantID(tenantId) else { throw EventDecodingError.invalidData("tenantId") }
-        guard UsernameRules.isValid(username) else { throw EventDecodingError.invalidData("username") }
+        guard SubjectRefFormat.isValid(subjectRef) else { throw EventDecodingError.invalidData("subjectRef") }
         guard UAFValidation.isAAID(aaid) else { throw EventDecodingError.invalidData("aaid") }
         guard isBase64URL(keyId, maxBytes: 2048) else { throw EventDecodingError.invalidData("keyId") }
         guard isBase64URL(publicKey, maxBytes: 2048) else { throw EventDecodingError.invalidData("publicKey") }

@@ -17,7 +17,7 @@ struct UAFAppIDCheckTests {
     static func announce(_ h: Harness, appID: String?, at date: Date = Date()) async throws {
         try await h.consume(
             UAFAuthenticatorRegistered(
-                tenantId: "acme", username: "alice", aaid: "ABCD#0001", keyId: Base64URL.encode(SecureRandom.bytes(32)),
+                tenantId: "acme", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc", aaid: "ABCD#0001", keyId: Base64URL.encode(SecureRandom.bytes(32)),
                 publicKey: "BJsvEtUsVKh7tmYHhJ2FBm3kHU-OCdWiUYVijgYa81MfkjQ1z6UiHbKP9_nRzIN9anprHqDGcR6q7O20q_yctZA", keyEncoding: 0x100,
                 signatureAlgorithm: 1, signCounter: 0, attestationType: "basic_surrogate", registeredAt: date, appId: appID),
             source: .registration)

@@ -38,7 +38,7 @@ struct UAFSignInTests {
         let point = Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65))
         try await h.consume(
             UAFAuthenticatorRegistered(
-                tenantId: "acme", username: username, aaid: authenticator.aaid, keyId: Base64URL.encode(registration.keyID),
+                tenantId: "acme", subjectRef: h.context.configuration.subjectKey.ref(tenant: "acme", username: username), aaid: authenticator.aaid, keyId: Base64URL.encode(registration.keyID),
                 publicKey: Base64URL.encode(point), keyEncoding: 0x100, signatureAlgorithm: 1, signCounter: 0,
                 attestationType: "basic_surrogate", registeredAt: Date()),
             source: .registration)

@@ -33,6 +33,7 @@ import Testing
         ("GET", "/v1/tenants/{tenant}/api-keys/current", "relyingParty"),
         ("GET", "/v1/tenants/{tenant}/erasures/{erasureId}", "relyingParty"),
         ("GET", "/v1/internal/tenants/{tenant}/erasures/{erasureId}/username", "internal"),
+        ("GET", "/v1/internal/tenants/{tenant}/subjects/{subjectRef}/username", "internal"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/data", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/credentials", "relyingPartyOrRegistrant"),

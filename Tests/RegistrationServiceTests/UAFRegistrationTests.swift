@@ -58,7 +58,9 @@ struct UAFRegistrationTests {
         let registered = try await h.published().filter { $0.type == UAFAuthenticatorRegistered.eventType }
         #expect(registered.count == 1)
         let event = try EventCoding.decode(UAFAuthenticatorRegistered.self, from: Array(registered[0].data.utf8))
-        #expect(event.username == "alice" && event.aaid == "ABCD#0001" && event.keyEncoding == 0x100 && event.signatureAlgorithm == 1)
+        // Named by subject reference, never by username (#18).
+        #expect(event.subjectRef == h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice") && !registered[0].data.contains("alice"))
+        #expect(event.aaid == "ABCD#0001" && event.keyEncoding == 0x100 && event.signatureAlgorithm == 1)
 
         // Beside passkeys and other methods in the user's methods.
         let methods = String(decoding: await h.send("GET", "/v1/tenants/acme/users/alice/methods", bearer: key).body, as: UTF8.self)

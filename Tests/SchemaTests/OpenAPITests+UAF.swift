@@ -70,7 +70,7 @@ extension OpenAPITests {
                     "credential_not_allowed", "credential_suspended",
                 ] + uafErrorCodes,
                 "404": ["not_found", "tenant_not_found", "transaction_not_found"], "409": ["transaction_not_pending"], "413": ["payload_too_large"],
-                "415": ["unsupported_media_type"], "503": unavailable,
+                "415": ["unsupported_media_type"], "503": signInUnavailable,
             ]),
     ]
 

@@ -68,7 +68,7 @@ extension OpenAPITests {
             "post", "/v1/tenants/{tenant}/webauthn/authentications",
             [
                 "200": [], "400": signInRefusals, "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"],
-                "415": ["unsupported_media_type"], "503": unavailable,
+                "415": ["unsupported_media_type"], "503": signInUnavailable,
             ]),
         Operation("get", "/.well-known/jwks.json", ["200": []]),
     ]

@@ -28,6 +28,9 @@ import Testing
 
     /// 503 on every route that reaches PostgreSQL or another service (`components/responses/Unavailable`).
     static let unavailable = ["request_timeout", "service_unavailable", "database_unavailable"]
+    /// 503 of the authentication service's routes that finish a sign-in (`components/responses/SignInUnavailable`):
+    /// also when the registration service cannot say whose a credential found without a username is.
+    static let signInUnavailable = unavailable + ["user_directory_unavailable"]
     /// 400 of a route with path parameters: a malformed one, or one with a control character.
     static let pathRefusals = ["invalid_field", "invalid_path"]
     /// 400 of a route with a JSON body and path parameters.

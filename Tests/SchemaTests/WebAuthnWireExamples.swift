@@ -13,7 +13,7 @@ import Schema
 enum WebAuthnWireExamples {
     static let tenant = TenantResource.fullExample
     static let registered = CredentialRegistered.fullExample
-    static let username = registered.username
+    static let username = "user-4711"
     static let credentialId = registered.credentialId
 
     static let registrationHandle =

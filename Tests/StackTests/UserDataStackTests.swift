@@ -43,9 +43,6 @@ struct UserDataStackTests {
         return try SubjectKey(try #require(Base64URL.decode(text)))
     }
 
-    /// The event types that still name users by username (#18 is not finished for them).
-    static let stillCarryingUsernames: Set<String> = [CredentialRegistered.eventType, UAFAuthenticatorRegistered.eventType]
-
     static func completed(_ body: [String: Any]) -> Bool { body["status"] as? String == "COMPLETED" }
 
     /// The tallies of an erasure, service → kind → count.
@@ -228,7 +225,7 @@ struct UserDataStackTests {
         let erasure = try await Self.erasure(t, erasureID, until: Self.completed)
         try #require(Self.completed(erasure), "\(erasure)")
         let tallies = Self.tallies(erasure)
-        #expect(tallies["registration"] == ["credentials": 1, "methods": 3, "users": 1])
+        #expect(tallies["registration"] == ["credentials": 1, "methods": 3, "users": 1, "subjects": 1])
         #expect(tallies["authentication"]?.filter { expectedAuthentication[$0.key] != nil } == expectedAuthentication.filter { $0.value > 0 }, "\(tallies)")
         #expect(tallies["transaction"] == ["transactions": 1, "credentials": 1])
         #expect(tallies["pii"] == ["dataKeys": 1, "values": 2])
@@ -275,18 +272,16 @@ struct UserDataStackTests {
         #expect(addresses.isEmpty, "addresses in Kafka: \(addresses)")
         let usernames = kafka.findings.filter { $0.needle == username }
         let described = Set(usernames.map { "\($0.topic) \($0.part) (\($0.eventType))" }).sorted()
-        // Events name users by subject reference (#18): the methods', devices', approvals',
-        // transactions' and the purge request's events never carry the username, and no key or
-        // header does.
-        #expect(usernames.allSatisfy { $0.part == "value" && Self.stillCarryingUsernames.contains($0.eventType) }, "the username in Kafka: \(described)")
+        // Events name users by subject reference (#18): the credentials', UAF keys', methods',
+        // devices', approvals', transactions' and the purge request's events never carry the
+        // username, and no key or header does.
+        #expect(usernames.isEmpty, "the username in Kafka: \(described)")
         // The reference itself is there: the scan would find the username in the same places.
         let references = try await KafkaLeakScan.scan(for: [subjectRef]).findings
-        #expect(Set(references.map(\.eventType)).isSuperset(of: [MethodChanged.eventType, UserPurgeRequested.eventType, TransactionChanged.eventType]), "\(references)")
-        // Credential and UAF registration events still carry it (their consumers take the
-        // username from them for sign-ins that start without one): not done yet.
-        withKnownIssue("credential.registered and uaf.registered still carry usernames (#18)") {
-            #expect(usernames.isEmpty, "the username in Kafka: \(described)")
-        }
+        #expect(
+            Set(references.map(\.eventType)).isSuperset(of: [
+                MethodChanged.eventType, UserPurgeRequested.eventType, TransactionChanged.eventType, CredentialRegistered.eventType,
+            ]), "\(references)")
         // The vault cannot open the ciphertext any more: put back, it reads as gone.
         try await vault.withConnection { conn in
             for row in copies {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Postgres
 import Schema
 import Testing
 import TestSupport
@@ -109,6 +110,50 @@ struct WebAuthnStackTests {
         let list = try await TestHTTP.send("GET", "\(Self.registration)/users/\(username)/credentials", headers: ["Authorization": "Bearer \(rpKey)"])
         #expect(list.status == 200)
         #expect(list.text.contains(authenticator.credentialIDBase64URL) && list.text.contains("Test key"))
+    }
+
+    /// The usernames the authentication service keeps for subject references (#18), by reference.
+    static func keptUsernames(_ subjectRef: String) async throws -> [String] {
+        let pool = TestStack.pool(database: "signet_authentication", size: 1)
+        defer { pool.close() }
+        return try await pool.withConnection { conn in
+            try await conn.query("SELECT username FROM subject_usernames WHERE tenant_id = 'demo' AND subject_ref = \(subjectRef)")
+        }.compactMap { $0.string("username") }
+    }
+
+    /// credential.registered.v2 carries no username: the first discoverable sign-in of a user
+    /// asks the registration service whose the credential is, gets the right `sub`, and keeps
+    /// the answer (one row), which the next sign-in uses.
+    @Test func aDiscoverableSignInOfAUserNotSeenYetGetsTheRightSubject() async throws {
+        try TestStack.require()
+        let (authenticator, username) = try await register()
+        let keyText = try #require(TestStack.environment["SIGNET_SUBJECT_KEY"], "the stack exports SIGNET_SUBJECT_KEY")
+        let key = try SubjectKey(try #require(Base64URL.decode(keyText)))
+        let subjectRef = key.ref(tenant: "demo", username: username)
+        // The credential reached the authentication service (a username-first options call
+        // finds it by reference, without asking for the username).
+        #expect(await TestStack.eventually {
+            let (_, options, _) = try! await post(
+                "\(Self.authentication)/webauthn/authentications/options", AuthenticationOptionsRequest(username: username),
+                as: AuthenticationOptionsResponse.self)
+            return options?.publicKey.allowCredentials.map(\.id) == [authenticator.credentialIDBase64URL]
+        })
+        #expect(try await Self.keptUsernames(subjectRef).isEmpty, "the authentication service has not seen the username yet")
+
+        let (status, body, _) = try await signIn(authenticator, username: nil)
+        #expect(status == 200, "\(body)")
+        #expect(body["username"] as? String == username)
+        let jwks = try await TestHTTP.send("GET", "http://127.0.0.1:8082/.well-known/jwks.json")
+        let verifier = JWTVerifier(
+            keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/authentication", audience: "demo"))
+        let jwt = try verifier.verify(try #require(body["sessionToken"] as? String), now: Date())
+        #expect(jwt.claims.subject == username)
+        #expect(try await Self.keptUsernames(subjectRef) == [username])
+
+        // Again: answered from the kept row.
+        let (again, againBody, _) = try await signIn(authenticator, username: nil)
+        #expect(again == 200 && againBody["username"] as? String == username, "\(againBody)")
+        #expect(try await Self.keptUsernames(subjectRef) == [username])
     }
 
     @Test func aCounterThatDoesNotIncreaseSuspendsTheCredential() async throws {

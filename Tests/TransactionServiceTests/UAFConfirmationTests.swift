@@ -41,7 +41,7 @@ struct UAFConfirmationTests {
         let point = Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65))
         try await h.consume(
             UAFAuthenticatorRegistered(
-                tenantId: "shop", username: username, aaid: authenticator.aaid, keyId: Base64URL.encode(registration.keyID),
+                tenantId: "shop", subjectRef: h.context.configuration.subjectKey.ref(tenant: "shop", username: username), aaid: authenticator.aaid, keyId: Base64URL.encode(registration.keyID),
                 publicKey: Base64URL.encode(point), keyEncoding: 0x100, signatureAlgorithm: 1, signCounter: 0,
                 attestationType: "basic_surrogate", registeredAt: Date(), appId: Self.appID),
             source: .registration)
@@ -174,7 +174,7 @@ struct UAFConfirmationTests {
         let point = Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65))
         try await h.consume(
             UAFAuthenticatorRegistered(
-                tenantId: "shop", username: "alice", aaid: alice.aaid, keyId: Base64URL.encode(registration.keyID),
+                tenantId: "shop", subjectRef: h.context.configuration.subjectKey.ref(tenant: "shop", username: "alice"), aaid: alice.aaid, keyId: Base64URL.encode(registration.keyID),
                 publicKey: Base64URL.encode(point), keyEncoding: 0x100, signatureAlgorithm: 1, signCounter: 0,
                 attestationType: "basic_surrogate", registeredAt: Date()),
             source: .registration)

@@ -11,11 +11,12 @@ struct SignUpStore: Sendable {
 
     /// Active credentials and methods of the user, in this service's read models.
     func registeredCount(tenant: String, username: String) async throws -> Int {
-        try await pool.withConnection { conn in
+        let subjectRef = subjectKey.ref(tenant: tenant, username: username)
+        return try await pool.withConnection { conn in
             try await conn.query(
                 """
-                SELECT (SELECT count(*) FROM credentials WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active')
-                     + (SELECT count(*) FROM user_methods WHERE tenant_id = \(tenant) AND subject_ref = \(subjectKey.ref(tenant: tenant, username: username))
+                SELECT (SELECT count(*) FROM credentials WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND status = 'active')
+                     + (SELECT count(*) FROM user_methods WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef)
                          AND status = 'ACTIVE') AS n
                 """)
         }.first?.int("n") ?? 0

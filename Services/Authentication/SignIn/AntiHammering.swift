@@ -132,7 +132,7 @@ struct AntiHammering: Sendable {
                     """)
                 try await Outbox.enqueue(
                     MethodLockChanged(
-                        tenantId: tenant, userHandle: try await Self.userHandle(tenant: tenant, username: username, on: conn), method: method,
+                        tenantId: tenant, userHandle: try await userHandle(tenant: tenant, username: username, on: conn), method: method,
                         locked: true, failures: count, changedAt: now),
                     source: .authentication, subject: tenant, key: tenant, on: conn)
                 return .locked
@@ -171,7 +171,7 @@ struct AntiHammering: Sendable {
             if row.string("locked_at") != nil {
                 try await Outbox.enqueue(
                     MethodLockChanged(
-                        tenantId: tenant, userHandle: try await Self.userHandle(tenant: tenant, username: username, on: conn), method: method,
+                        tenantId: tenant, userHandle: try await userHandle(tenant: tenant, username: username, on: conn), method: method,
                         locked: false, failures: 0, changedAt: now),
                     source: .authentication, subject: tenant, key: tenant, on: conn)
             }
@@ -180,8 +180,9 @@ struct AntiHammering: Sendable {
     }
 
     /// The user's handle (registration's opaque id), for events; nil without credentials.
-    static func userHandle(tenant: String, username: String, on conn: PostgresConnection) async throws -> String? {
-        try await conn.query("SELECT user_handle FROM credentials WHERE tenant_id = \(tenant) AND username = \(username) LIMIT 1")
+    func userHandle(tenant: String, username: String, on conn: PostgresConnection) async throws -> String? {
+        let subjectRef = context.configuration.subjectKey.ref(tenant: tenant, username: username)
+        return try await conn.query("SELECT user_handle FROM credentials WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) LIMIT 1")
             .first?.bytes("user_handle").map(Base64URL.encode)
     }
 }

@@ -27,7 +27,7 @@ struct UserFactsLoader: Sendable {
                 """
                 SELECT credential_id, aaguid::text AS aaguid, backup_eligible, backup_state, array_to_json(transports)::text AS transports, user_handle
                 FROM credentials
-                WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'active' AND NOT clone_suspected
+                WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND status = 'active' AND NOT clone_suspected
                 ORDER BY registered_at
                 """)
             let state = try await conn.query(
@@ -57,7 +57,7 @@ struct UserFactsLoader: Sendable {
             guard let id = row.string("method_id"), let type = row.string("type") else { return nil }
             return UserFacts.Method(id: id, type: type, piiRef: row.string("pii_ref"), masked: row.string("masked"), sealedSecret: row.bytes("sealed_secret"))
         }
-        user.uafKeys = try await UAFReadModel.activeKeys(tenant: tenant, username: username, pool: context.pool)
+        user.uafKeys = try await UAFReadModel.activeKeys(tenant: tenant, subjectRef: subjectRef, pool: context.pool)
         user.settings = settings
         return user
     }

@@ -52,6 +52,8 @@ struct RegistrationUserData: UserDataStore {
         let uaf = try await conn.query("DELETE FROM uaf_registrations WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let profiles = try await conn.query("DELETE FROM user_profiles WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let users = try await conn.query("DELETE FROM users WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        return ["credentials": credentials, "methods": methods, "uafAuthenticators": uaf, "signUpProfile": profiles, "users": users]
+        // The reference no longer resolves: the authentication service's lookups answer 404.
+        let subjects = try await SubjectDirectory.erase(tenant: t, username: u, on: conn)
+        return ["credentials": credentials, "methods": methods, "uafAuthenticators": uaf, "signUpProfile": profiles, "users": users, "subjects": subjects]
     }
 }

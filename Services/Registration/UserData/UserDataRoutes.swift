@@ -13,6 +13,9 @@ import ServiceKit
 /// - `GET /v1/internal/tenants/{t}/erasures/{erasureId}/username` (internal token): the
 ///   username of an erasure in progress, for the services whose own rows are keyed by username
 ///   (the purge request names the user by subject reference only); 404 once it completed.
+/// - `GET /v1/internal/tenants/{t}/subjects/{subjectRef}/username` (internal token): the
+///   username a subject reference of a registration event stands for (``SubjectDirectory``);
+///   404 for an unknown or erased user.
 /// - `GET /.well-known/jwks.json`: the receipt keys.
 struct UserDataRoutes: Sendable {
     let context: ServiceContext
@@ -37,6 +40,15 @@ struct UserDataRoutes: Sendable {
             }
             guard let username else { throw HTTPError(.notFound, detail: "No erasure in progress by this id in this tenant.") }
             return try .json(ErasureUsername(username: username), headers: [("Cache-Control", "no-store")])
+        }
+        router.get("/v1/internal/tenants/{tenant}/subjects/{subjectRef}/username", calls.guardInternal) { _, ctx in
+            let tenant = ctx.parameter("tenant")
+            let subjectRef = ctx.parameter("subjectRef")
+            let username = try await context.pool.withConnection { conn in
+                try await SubjectDirectory.username(tenant: tenant, subjectRef: subjectRef, on: conn)
+            }
+            guard let username else { throw HTTPError(.notFound, detail: "No user by this reference in this tenant.") }
+            return try .json(SubjectUsername(subjectRef: subjectRef, username: username), headers: [("Cache-Control", "no-store")])
         }
         router.get("/.well-known/jwks.json", .open) { _, _ in
             HTTPResponse(
