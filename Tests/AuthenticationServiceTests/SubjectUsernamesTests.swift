@@ -40,16 +40,19 @@ struct SubjectUsernamesTests {
             let state = state
             server = HTTPServer(configuration: HTTPServerConfiguration(port: 0), logger: TestStack.quietLogger) { request in
                 let parts = request.path.split(separator: "/")
+                let notFound = HTTPResponse(
+                    status: 404, headers: [("Content-Type", "application/problem+json")],
+                    body: Array(#"{"type":"about:blank","title":"Not found","status":404,"code":"not_found"}"#.utf8))
                 guard request.method == "GET", parts.count == 7, parts[1] == "internal", parts[4] == "subjects", parts[6] == "username",
-                    request.header("Authorization") == "Bearer \(InternalCalls.developmentToken)"
-                else { return HTTPResponse(status: 404) }
+                    request.header("Authorization")?.hasPrefix("Bearer ") == true
+                else { return notFound }
                 let ref = String(parts[5])
                 let username: String? = state.withLock { s in
                     s.asked += 1
                     return s.answers[ref]
                 }
                 guard let username, let body = try? JSONValueEncoder().encodeToBytes(SubjectUsername(subjectRef: ref, username: username)) else {
-                    return HTTPResponse(status: 404)
+                    return notFound
                 }
                 return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: body)
             }

@@ -63,7 +63,7 @@ struct UserDataTests {
         // This service's own part, from its own request.
         try await h.consume(request, source: .registration)
         let part = try #require(try await Self.lastPublished(h, ErasurePartCompleted.self))
-        #expect(part.service == "registration" && part.tallies == ["credentials": 1, "methods": 1, "users": 1])
+        #expect(part.service == "registration" && part.tallies == ["credentials": 1, "methods": 1, "users": 1, "subjects": 1])
         // The credential's events are gone from the outbox; the purge request stays until the
         // erasure completes (the relay may have to send it again to a replaced cluster).
         #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE '%alice%' AND event_type <> \(UserPurgeRequested.eventType)") == 0)

@@ -357,7 +357,7 @@ struct UserDataStackTests {
         _ = try await adaptive.register(username, in: t)
         _ = try await transactions.create(t, username: username, amount: "7.00")
         #expect(await TestStack.eventually {
-            (try? await Self.count("transaction", "SELECT count(*) AS n FROM credential_owners WHERE tenant_id = \(t.id) AND username = \(username)")) == 1
+            (try? await Self.count("transaction", "SELECT count(*) AS n FROM credential_owners WHERE tenant_id = \(t.id) AND subject_ref = \(try! Self.subjectKey().ref(tenant: t.id, username: username))")) == 1
         })
 
         // Stop the stack's transaction service (SIGTERM: it drains and exits).
