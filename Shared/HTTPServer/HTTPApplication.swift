@@ -74,7 +74,9 @@ public struct HTTPApplication: Sendable {
                 } catch let error as HTTPError {
                     response = .problem(error, requestID: request.requestID)
                     if error.code.status >= 500 {
-                        logger.error("request failed", metadata: [LogKey.errorCode: "\(error.code.rawValue)", "signet.source": "\(error.file):\(error.line)"])
+                        var metadata: Logger.Metadata = [LogKey.errorCode: "\(error.code.rawValue)", "signet.source": "\(error.file):\(error.line)"]
+                        if let cause = error.cause { metadata["signet.error.cause"] = .string(cause) }
+                        logger.error("request failed", metadata: metadata)
                     }
                 } catch is CancellationError {
                     response = .problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: request.requestID)

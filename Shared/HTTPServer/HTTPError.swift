@@ -45,15 +45,19 @@ public struct HTTPError: Error, CustomStringConvertible, Sendable {
     public let headers: [(name: String, value: String)]
     public let file: String
     public let line: Int
+    /// Why, for the operator: logged with a 5xx, never sent. Names kinds, hosts and codes only
+    /// (never a URL's path, a body or a value).
+    public let cause: String?
 
     public init(
         _ code: ProblemCode, detail: String? = nil, field: String? = nil,
-        headers: [(name: String, value: String)] = [], file: String = #fileID, line: Int = #line
+        headers: [(name: String, value: String)] = [], cause: String? = nil, file: String = #fileID, line: Int = #line
     ) {
         self.code = code
         self.detail = detail
         self.field = field
         self.headers = headers
+        self.cause = cause
         self.file = file
         self.line = line
     }

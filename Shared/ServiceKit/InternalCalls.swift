@@ -71,8 +71,21 @@ public struct InternalCalls: Sendable {
         let start = Tracer.now()
         request.setValue(span.traceparent, forHTTPHeaderField: "traceparent")
         if let state = span.traceState { request.setValue(state, forHTTPHeaderField: "tracestate") }
-        let unavailable = HTTPError(.unavailable, detail: "A service this request needs is unavailable; retry.")
-        let result = try? await URLSession.shared.data(for: request)
+        let peer = "\(target.host ?? "?"):\(target.port ?? 80)"
+        func unavailable(_ why: String) -> HTTPError {
+            HTTPError(.unavailable, detail: "A service this request needs is unavailable; retry.", cause: "internal \(method) to \(peer): \(why)")
+        }
+        let result: (Data, URLResponse)?
+        var failure: String?
+        do {
+            result = try await URLSession.shared.data(for: request)
+        } catch let error as URLError {
+            result = nil
+            failure = "no answer (URLError \(error.code.rawValue))"
+        } catch {
+            result = nil
+            failure = "no answer (\(type(of: error)))"
+        }
         if Tracer.shared.isEnabled {
             // The peer's address and the answer's status; never the path (it names users).
             let status = (result?.1 as? HTTPURLResponse)?.statusCode
@@ -83,14 +96,16 @@ public struct InternalCalls: Sendable {
             Tracer.shared.record(
                 SpanRecord(name: "\(method) internal", kind: .client, context: span, startNanos: start, attributes: attributes, isError: status.map { $0 >= 500 } ?? true))
         }
-        guard let (data, response) = result, let http = response as? HTTPURLResponse else { throw unavailable }
+        guard let (data, response) = result, let http = response as? HTTPURLResponse else { throw unavailable(failure ?? "no HTTP answer") }
         if (400..<500).contains(http.statusCode), let problem = try? JSONValueDecoder().decode(ProblemEcho.self, from: Array(data)) {
             throw HTTPError(ProblemCode(problem.code, status: http.statusCode, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field)
         }
-        guard (200..<300).contains(http.statusCode) else { throw unavailable }
+        guard (200..<300).contains(http.statusCode) else { throw unavailable("status \(http.statusCode)") }
         // Read by the strict parser, as requests are; another service's answer that does not
         // fit is that service failing.
-        guard let answer = try? JSONValueDecoder().decode(Answer.self, from: Array(data), maximumDepth: HTTPRequest.maximumJSONDepth) else { throw unavailable }
+        guard let answer = try? JSONValueDecoder().decode(Answer.self, from: Array(data), maximumDepth: HTTPRequest.maximumJSONDepth) else {
+            throw unavailable("an answer that does not decode")
+        }
         return answer
     }
 
