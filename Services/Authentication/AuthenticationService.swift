@@ -119,9 +119,7 @@ public enum AuthenticationService: SignetService {
         handlers.merge(
             UserErasure.handlers(
                 service: name, store: userData, subjectKey: context.configuration.subjectKey,
-                usernames: .registration(
-                    url: context.configuration.registrationURL,
-                    calls: InternalCalls(token: context.configuration.internalToken, service: name.rawValue))))
+                usernames: .registration(for: name, context: context)))
         handlers.merge(ceremony.fidoPolicies.handlers)
         return ServiceAssembly(
             routes: { router in

@@ -85,9 +85,7 @@ public enum OOBService: SignetService {
         handlers.merge(
             UserErasure.handlers(
                 service: name, store: userData, subjectKey: context.configuration.subjectKey,
-                usernames: .registration(
-                    url: context.configuration.registrationURL,
-                    calls: InternalCalls(token: context.configuration.internalToken, service: name.rawValue))))
+                usernames: .registration(for: name, context: context)))
         return ServiceAssembly(
             routes: { router in
                 templates.register(on: &router)

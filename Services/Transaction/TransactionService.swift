@@ -40,9 +40,7 @@ public enum TransactionService: SignetService {
         handlers.merge(
             UserErasure.handlers(
                 service: name, store: userData, subjectKey: context.configuration.subjectKey,
-                usernames: .registration(
-                    url: context.configuration.registrationURL,
-                    calls: InternalCalls(token: context.configuration.internalToken, service: name.rawValue))))
+                usernames: .registration(for: name, context: context)))
         return ServiceAssembly(
             routes: { router in
                 routes.register(on: &router)

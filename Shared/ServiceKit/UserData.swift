@@ -155,6 +155,14 @@ public struct ErasureUsernames: Sendable {
     /// internal token). A registration service that cannot be reached delays the erasure (the
     /// consumer retries the event until it answers); one that knows no such erasure in
     /// progress answers 404, and the event is dead-lettered.
+    /// ``registration(url:calls:)`` with the service's configured registration URL and
+    /// internal token: what every service other than registration and pii uses.
+    public static func registration(for service: ServiceName, context: ServiceContext) -> ErasureUsernames {
+        registration(
+            url: context.configuration.registrationURL,
+            calls: InternalCalls(token: context.configuration.internalToken, service: service.rawValue))
+    }
+
     public static func registration(url: String, calls: InternalCalls) -> ErasureUsernames {
         ErasureUsernames(isNeeded: true) { tenant, erasureID, _ in
             guard TenantValidation.isValidTenantID(tenant), ErasureIDs.isValid(erasureID) else { return nil }
