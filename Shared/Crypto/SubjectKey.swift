@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The deployment's subject key (`SIGNET_SUBJECT_KEY`): it turns a tenant's username into the
 /// opaque subject reference events carry instead of the username (issue #18: no personal data
 /// in the event log).
@@ -18,6 +20,9 @@ public struct SubjectKey: Sendable, CustomStringConvertible, CustomDebugStringCo
     public static let minimumByteCount = 32
 
     private let key: [UInt8]
+    /// K_tenant by tenant: a sign-in names its user by reference on every request, and the
+    /// derivation (two HMACs) would otherwise be repeated for each.
+    private let tenantKeys = TenantKeys()
 
     /// - Throws: ``SubjectKeyError`` when the key is shorter than ``minimumByteCount``.
     public init(_ key: [UInt8]) throws(SubjectKeyError) {
@@ -27,8 +32,27 @@ public struct SubjectKey: Sendable, CustomStringConvertible, CustomDebugStringCo
 
     /// The subject reference of `username` in `tenant`: `s1.` and 43 base64url characters.
     public func ref(tenant: String, username: String) -> String {
-        let tenantKey = HKDF.sha256(inputKey: key, salt: [], info: Array("signet subject v1 \(tenant)".utf8), outputByteCount: 32)
+        let tenantKey = tenantKeys.key(for: tenant) {
+            HKDF.sha256(inputKey: key, salt: [], info: Array("signet subject v1 \(tenant)".utf8), outputByteCount: 32)
+        }
         return Self.prefix + Base64URL.encode(HMAC.authenticationCode(.sha256, key: tenantKey, message: Array(username.utf8)))
+    }
+
+    /// Derived tenant keys, bounded: past ``limit`` tenants the cache starts afresh (a
+    /// deployment with more tenants than that derives again, as it did without the cache).
+    final class TenantKeys: Sendable {
+        static let limit = 4096
+        private let keys = Mutex<[String: [UInt8]]>([:])
+
+        func key(for tenant: String, derive: () -> [UInt8]) -> [UInt8] {
+            if let known = keys.withLock({ $0[tenant] }) { return known }
+            let derived = derive()
+            keys.withLock { keys in
+                if keys.count >= Self.limit { keys.removeAll() }
+                keys[tenant] = derived
+            }
+            return derived
+        }
     }
 
     /// Never the key.

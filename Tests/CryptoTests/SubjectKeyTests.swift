@@ -1,4 +1,4 @@
-import Crypto
+@testable import Crypto
 import Testing
 
 @Suite struct SubjectKeyTests {
@@ -29,6 +29,26 @@ import Testing
         #expect(a != Self.key.ref(tenant: "acme2", username: "kim@example.net"))
         #expect(a != Self.key.ref(tenant: "acme", username: "Kim@example.net"))
         #expect(a != (try SubjectKey(Array("0123456789abcdef0123456789abcdeF".utf8))).ref(tenant: "acme", username: "kim@example.net"))
+    }
+
+    /// The per-tenant keys are cached: answers stay those of the construction, for a tenant
+    /// asked again, after the cache has started afresh (more tenants than it holds), and for
+    /// two keys asked about the same tenant one after the other.
+    @Test func cachedTenantKeysAnswerAsTheConstruction() throws {
+        let key = try SubjectKey(Array("0123456789abcdef0123456789abcdef".utf8))
+        let other = try SubjectKey(Array("0123456789abcdef0123456789abcdeF".utf8))
+        func expected(_ k: String, _ tenant: String, _ username: String) -> String {
+            let tenantKey = HKDF.sha256(inputKey: Array(k.utf8), salt: [], info: Array("signet subject v1 \(tenant)".utf8), outputByteCount: 32)
+            return "s1." + Base64URL.encode(HMAC.authenticationCode(.sha256, key: tenantKey, message: Array(username.utf8)))
+        }
+        for i in 0..<(SubjectKey.TenantKeys.limit + 10) where i % 97 == 0 || i >= SubjectKey.TenantKeys.limit - 2 {
+            #expect(key.ref(tenant: "t\(i)", username: "u") == expected("0123456789abcdef0123456789abcdef", "t\(i)", "u"))
+        }
+        for i in 0..<(SubjectKey.TenantKeys.limit + 10) { _ = key.ref(tenant: "t\(i)", username: "u") }
+        for tenant in ["t0", "t5000", "t\(SubjectKey.TenantKeys.limit + 9)"] {
+            #expect(key.ref(tenant: tenant, username: "kim") == expected("0123456789abcdef0123456789abcdef", tenant, "kim"))
+            #expect(other.ref(tenant: tenant, username: "kim") == expected("0123456789abcdef0123456789abcdeF", tenant, "kim"))
+        }
     }
 
     @Test func refusesAShortKeyAndNeverShowsTheKey() {
