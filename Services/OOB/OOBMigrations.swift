@@ -117,5 +117,6 @@ enum OOBMigrations {
             ALTER TABLE approvals ADD COLUMN decision_signature text;
             ALTER TABLE approvals ADD COLUMN decision_number integer;
             """),
+        ApprovalDeliveryStore.migration,
     ]
 }

@@ -87,7 +87,7 @@ public struct ApprovalChanged: EventPayload {
     /// The device that decided and the level its signature proved.
     public var decidedDeviceId: String?
     public var decidedLevel: String?
-    /// `user_rejected`, `number_mismatch`.
+    /// `user_rejected`, `number_mismatch`, `push_failed`.
     public var reason: String?
     public var expiresAt: Date
     public var changedAt: Date
@@ -112,7 +112,8 @@ public struct ApprovalChanged: EventPayload {
         self.changedAt = changedAt
     }
 
-    public static let reasons = ["user_rejected", "number_mismatch"]
+    /// `push_failed`: FAILED, no push reached any device (every token gone or every retry spent).
+    public static let reasons = ["user_rejected", "number_mismatch", "push_failed"]
 
     public static var fullExample: ApprovalChanged {
         ApprovalChanged(

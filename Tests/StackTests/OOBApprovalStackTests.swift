@@ -121,7 +121,12 @@ struct OOBApprovalStackTests {
         let gone = "\(TestStack.dataDir)/sinks/push/gone-tokens"
         let listed = (try? String(contentsOfFile: gone, encoding: .utf8)) ?? ""
         try (listed + phone.pushToken + "\n").write(toFile: gone, atomically: true, encoding: .utf8)
-        _ = try await ask()
+        let second = try await ask()
+        // Its only push could not be delivered: the approval is FAILED (push_failed), and the
+        // RP's long poll sees it.
+        let failed = try await TestHTTP.send(
+            "GET", "\(Self.oob)/v1/tenants/\(t.id)/approvals/\(second)?waitSeconds=6", headers: ["Authorization": "Bearer \(t.key)"])
+        #expect(try failed.json()["status"] as? String == "FAILED" && failed.json()["reason"] as? String == "push_failed", "\(failed.text)")
         let list = "\(Self.oob)/v1/tenants/\(t.id)/users/\(username)/devices"
         #expect(await TestStack.eventually(timeout: .seconds(20)) {
             let r = try? await TestHTTP.send("GET", list, headers: ["Authorization": "Bearer \(t.key)"])
@@ -130,6 +135,9 @@ struct OOBApprovalStackTests {
         let third = try await ask()
         try await Task.sleep(for: .seconds(2))
         #expect(Self.push(for: third) == nil)
+        // No push was queued for it (no usable token): it stays answerable from the pending list.
+        let stays = try await TestHTTP.send("GET", "\(Self.oob)/v1/tenants/\(t.id)/approvals/\(third)", headers: ["Authorization": "Bearer \(t.key)"])
+        #expect(try stays.json()["status"] as? String == "IN_PROGRESS", "\(stays.text)")
     }
 
     /// `oob_push` in an adaptive sign-in: the challenge pushes an approval with a number, the

@@ -14,12 +14,14 @@ struct ApprovalRoutes: Sendable {
     let context: ServiceContext
     let store: DeviceStore
     let waiters: ApprovalWaiters
-    /// Called with each approval created (push delivery), after it committed.
+    /// Called with each approval created, after it committed (its pushes are queued: send now).
     let created: @Sendable (StoredApproval) async -> Void
-    /// Called with each approval that finished (callbacks), after it committed.
+    /// Called with each approval that finished, after it committed (its callback is queued: send now).
     let finished: @Sendable (StoredApproval) -> Void
     /// Admits other Signet services (the authentication service's `oob_push` method).
     let internalGuard: RouteGuard
+    /// Which platforms' pushes can be sent (a push is queued only for those).
+    let push: PushCredentials
 
     static let defaultLifetime = 120
     static let lifetimes = 10...3600
@@ -138,6 +140,9 @@ struct ApprovalRoutes: Sendable {
                 expiresAt: now.addingTimeInterval(Double(lifetime)), updatedAt: now)
             try await approval.insert(on: conn)
             try await Outbox.enqueue(approval.changedEvent(context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
+            // The pushes, durably in the same transaction (sent by ApprovalDeliveryWorker).
+            try await ApprovalDeliveryStore.enqueuePushes(
+                approval, to: candidates.filter { (level == .entry || $0.securityEnabled) && push.provides($0.platform) }, now: now, on: conn)
             return approval
         }
         ctx.logger.info("approval created", metadata: ["signet.approval.id": .string(approval.id)])
@@ -335,6 +340,8 @@ struct ApprovalRoutes: Sendable {
         approval.updatedAt = now
         try await approval.updateOutcome(on: conn)
         try await Outbox.enqueue(approval.changedEvent(subjectKey), source: .oob, subject: approval.tenant, key: approval.tenant, on: conn)
+        // The callback, durably in the same transaction (sent by ApprovalDeliveryWorker).
+        if approval.isFinished { try await ApprovalDeliveryStore.enqueueCallback(approval, now: now, on: conn) }
     }
 
     /// The approval as it stands now: one in progress past its expiry is marked expired first.
