@@ -115,6 +115,7 @@ public enum AuthenticationService: SignetService {
         handlers.merge(UAFReadModel.handlers)
         handlers.merge(MethodReadModel.handlers)
         handlers.merge(TransactionReadModel.handlers)
+        handlers.merge(DeviceReadModel.handlers)
         let userData = AuthenticationUserData()
         handlers.merge(
             UserErasure.handlers(

@@ -270,4 +270,47 @@ struct OOBApprovalStackTests {
             "GET", "\(TransactionStackTests.transaction)/v1/tenants/\(t.id)/transactions/\(tx.transactionId)/evidence", headers: ["Authorization": "Bearer \(t.key)"])
         #expect(evidence.status == 200 && evidence.text.contains(#""format":"oob_push""#), "\(evidence.text)")
     }
+
+    /// Devices in rules (#16): the authentication service learns a user's bound devices from the
+    /// oob service's events; a rule offers `oob_push` only while the user has an active device,
+    /// and the RP's unbinding takes it away again.
+    @Test func aRuleOffersPushOnlyWhileTheUserHasABoundDevice() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        await waitForOOBKey(t)
+        let username = "oob-\(UInt32.random(in: 0...UInt32.max))"
+        let ruleset = #"""
+            {"rules": [
+              {"name": "insecure", "when": {"fact": "device.securityEnabled", "op": "eq", "value": false}, "action": "DENY"},
+              {"name": "push", "when": {"fact": "user.devices.active", "op": "eq", "value": true}, "action": "TRIGGER_AUTHENTICATION", "sequences": [["oob_push"]]},
+              {"name": "passkey", "action": "TRIGGER_AUTHENTICATION", "sequences": [["fido2"]]}]}
+            """#
+        let saved = try await adaptive.putRuleset(t, ruleset)
+        #expect(saved.status == 200, "\(saved.text)")
+        func rule(signals: String = #"{}"#) async throws -> String? {
+            let r = try await TestHTTP.json(
+                "POST", "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins",
+                json: #"{"username":"\#(username)","signals":\#(signals)}"#)
+            return try r.json()["matchedRule"] as? String
+        }
+        // The ruleset is in force once the first start sees it.
+        #expect(await TestStack.eventually { (try? await rule()) == "passkey" })
+
+        let phone = try SoftwareDevice(platform: "ios")
+        let device = try await Self.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        #expect(await TestStack.eventually(timeout: .seconds(20)) { (try? await rule()) == "push" })
+        // From that device, with its security on: still push.
+        #expect(try await rule(signals: #"{"deviceId":"\#(device)"}"#) == "push")
+
+        // The phone's passcode is removed (no user-auth key): rules see device.securityEnabled false.
+        let updated = try await Self.device(phone, "POST", "/v1/tenants/\(t.id)/devices", json: try phone.upsertBody(security: false, appId: "com.example.bank"))
+        #expect(updated.status == 200, "\(updated.text)")
+        #expect(await TestStack.eventually(timeout: .seconds(20)) { (try? await rule(signals: #"{"deviceId":"\#(device)"}"#)) == "insecure" })
+
+        // Unbound by the RP: no device, no push.
+        let unbound = try await TestHTTP.send(
+            "DELETE", "\(Self.oob)/v1/tenants/\(t.id)/users/\(username)/devices/\(device)", headers: ["Authorization": "Bearer \(t.key)"])
+        #expect(unbound.status == 200 || unbound.status == 204, "\(unbound.text)")
+        #expect(await TestStack.eventually(timeout: .seconds(20)) { (try? await rule()) == "passkey" })
+    }
 }
