@@ -406,5 +406,6 @@ enum AuthenticationMigrations {
                 PRIMARY KEY (tenant_id, subject_ref)
             );
             """),
+        DeviceReadModel.migration,
     ]
 }

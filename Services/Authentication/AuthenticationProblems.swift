@@ -88,6 +88,9 @@ extension ProblemCode {
     static let approvalPending = ProblemCode("approval_pending", status: 409, title: "Approval pending")
     /// `oob_push`: the approval was rejected (or the number was wrong), expired or cancelled.
     static let oobPushRejected = ProblemCode("oob_push_rejected", status: 400, title: "Sign-in refused")
+    /// `oob_push` for a transaction: the device approved other details than the transaction
+    /// has now (amended after the push); start the step again.
+    static let transactionDetailsChanged = ProblemCode("transaction_details_changed", status: 400, title: "Sign-in refused")
     /// `qr`: the phone has not scanned or answered the code yet; poll verify again.
     static let qrPending = ProblemCode("qr_pending", status: 409, title: "QR sign-in pending")
     /// `qr`: the phone rejected the sign-in, the code expired, or it is not this flow's.

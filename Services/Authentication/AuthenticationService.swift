@@ -79,7 +79,7 @@ public enum AuthenticationService: SignetService {
                 OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
                 OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool, subjectKey: context.configuration.subjectKey),
                 ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
-                OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL),
+                OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL, pool: context.pool),
                 QRMethod(calls: configuration.calls, oobURL: configuration.oobURL),
             ],
             antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions,
@@ -115,6 +115,7 @@ public enum AuthenticationService: SignetService {
         handlers.merge(UAFReadModel.handlers)
         handlers.merge(MethodReadModel.handlers)
         handlers.merge(TransactionReadModel.handlers)
+        handlers.merge(DeviceReadModel.handlers)
         let userData = AuthenticationUserData()
         handlers.merge(
             UserErasure.handlers(

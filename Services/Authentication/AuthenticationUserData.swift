@@ -53,6 +53,11 @@ struct AuthenticationUserData: UserDataStore {
                     registered_at AS "registeredAt"
                 FROM uaf_registrations WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY registered_at
                 """, on: conn),
+            "devices": try await UserErasure.rows(
+                """
+                SELECT device_id AS "deviceId", platform, security_enabled AS "securityEnabled", changed_at AS "changedAt"
+                FROM user_devices WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY device_id
+                """, on: conn),
         ]
     }
 
@@ -74,6 +79,7 @@ struct AuthenticationUserData: UserDataStore {
         tallies["userState"] = try await conn.query("DELETE FROM user_state WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         tallies["methods"] = try await conn.query("DELETE FROM user_methods WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         tallies["credentials"] = try await conn.query("DELETE FROM credentials WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
+        tallies["devices"] = try await conn.query("DELETE FROM user_devices WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         tallies["uafAuthenticators"] = try await conn.query(
             "DELETE FROM uaf_registrations WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         // The username the registration service told for the reference (SubjectUsernames).

@@ -105,5 +105,18 @@ enum OOBMigrations {
             CREATE INDEX qr_sessions_claimed_user ON qr_sessions (tenant_id, claimed_username) WHERE claimed_username IS NOT NULL;
             """),
         AppSettingsStore.migration,
+        Migration(
+            160, "approval_transaction_evidence",
+            """
+            -- A transaction confirmed by push: the approval carries the transaction's details hash
+            -- (part of its canonical details, so of what the device signs), and keeps the signed
+            -- decision (key named, base64url r||s, number chosen) as the evidence the transaction
+            -- service verifies again. Public data: no secret, no personal data.
+            ALTER TABLE approvals ADD COLUMN transaction_hash text;
+            ALTER TABLE approvals ADD COLUMN decision_signed_with text;
+            ALTER TABLE approvals ADD COLUMN decision_signature text;
+            ALTER TABLE approvals ADD COLUMN decision_number integer;
+            """),
+        ApprovalDeliveryStore.migration,
     ]
 }

@@ -39,6 +39,8 @@ extension ProblemCode {
     /// The decision's signature does not verify with the key it names, or that key cannot
     /// answer at the approval's level.
     static let approvalSignatureInvalid = ProblemCode("approval_signature_invalid", status: 400, title: "Approval signature invalid")
+    /// Internal: the approval has no signed decision yet (or was not decided by the device).
+    static let approvalNotDecided = ProblemCode("approval_not_decided", status: 409, title: "Approval not decided")
     /// The level is not offered (EXECUTIVE needs identity documents, not built yet).
     static let levelUnavailable = ProblemCode("level_unavailable", status: 400, title: "Level unavailable")
 

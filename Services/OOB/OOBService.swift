@@ -65,15 +65,15 @@ public enum OOBService: SignetService {
         let deviceRoutes = DeviceRoutes(
             context: context, store: devices, keys: keys, issuer: configuration.issuer, inactiveAfter: configuration.inactiveAfter,
             sessions: configuration.sessions)
-        let push = PushNotifier(
-            context: context, store: devices, credentials: configuration.push,
-            retry: RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(500), factor: 2, maximumDelay: .seconds(5), jitter: 0.5))
-        let callbacks = ApprovalCallbacks(
-            keys: keys, issuer: configuration.issuer, transport: push.transport,
-            retry: RetryPolicy(maximumAttempts: 5, baseDelay: .seconds(1), factor: 2, maximumDelay: .seconds(30), jitter: 0.5), logger: context.logger)
+        let push = PushNotifier(context: context, store: devices, credentials: configuration.push)
+        let callbacks = ApprovalCallbacks(keys: keys, issuer: configuration.issuer, transport: push.transport)
+        let deliveries = ApprovalDeliveryWorker(
+            context: context, devices: devices, push: push, callbacks: callbacks, waiters: waiters,
+            pushRetry: RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(500), factor: 2, maximumDelay: .seconds(5), jitter: 0.5),
+            callbackRetry: RetryPolicy(maximumAttempts: 5, baseDelay: .seconds(1), factor: 2, maximumDelay: .seconds(30), jitter: 0.5))
         let approvalRoutes = ApprovalRoutes(
-            context: context, store: devices, waiters: waiters, created: { push.approvalCreated($0) }, finished: { callbacks.approvalFinished($0) },
-            internalGuard: configuration.delivery.calls.guardInternal)
+            context: context, store: devices, waiters: waiters, created: { _ in deliveries.kick() }, finished: { _ in deliveries.kick() },
+            internalGuard: configuration.delivery.calls.guardInternal, push: configuration.push)
         let appSettings = AppSettingsStore(context: context)
         let qrRoutes = QRSessionRoutes(
             context: context, devices: devices, settings: configuration.qr, apps: appSettings, waiters: waiters,
@@ -96,8 +96,9 @@ public enum OOBService: SignetService {
                 UserErasure.registerExport(on: &router, context: context, store: userData)
             }, handlers: handlers, background: [
                 ApprovalExpirer(
-                    context: context, devices: devices, waiters: waiters, finished: { callbacks.approvalFinished($0) },
-                    retention: configuration.approvalRetention)
+                    context: context, devices: devices, waiters: waiters, finished: { _ in deliveries.kick() },
+                    retention: configuration.approvalRetention),
+                deliveries,
             ])
     }
 }

@@ -14,7 +14,9 @@ import JSON
 /// carries the dynamic-linking challenge of the details and its nonce, and its signature
 /// verifies under the credential's key; a FIDO UAF step's fcParams carry that challenge, its
 /// TRANSACTION_CONTENT_HASH is the hash of the details' display text, and it verifies under the
-/// UAF key this service holds, see ``UAFKeyOwners``). Then the transaction is CONFIRMED with its tcToken and
+/// UAF key this service holds, see ``UAFKeyOwners``; an `oob_push` step is the user's bound
+/// device's signature over an approval of these details, verified with the user-auth key this
+/// service holds, see ``DeviceKeyOwners``). Then the transaction is CONFIRMED with its tcToken and
 /// evidence, in one transaction with its event; anything else leaves it as it was.
 struct TransactionDecisions: Sendable {
     let keys: TCTokenKeys
@@ -51,7 +53,8 @@ struct TransactionDecisions: Sendable {
         } else {
             let webAuthn = e.assertions.filter { $0.format == nil }
             let uaf = e.assertions.filter { $0.format == SignedAssertionEvidence.uafFormat }
-            guard Base64URL.decode(e.detailsHash) == tx.detailsHash, webAuthn.count + uaf.count == e.assertions.count, !e.assertions.isEmpty,
+            let push = e.assertions.filter { $0.format == SignedAssertionEvidence.oobPushFormat }
+            guard Base64URL.decode(e.detailsHash) == tx.detailsHash, webAuthn.count + uaf.count + push.count == e.assertions.count, !e.assertions.isEmpty,
                 webAuthn.isEmpty || Self.verifies(webAuthn, detailsHash: tx.detailsHash, details: tx.details)
             else {
                 logger.warning("confirmation refused: the signed details do not match the transaction")
@@ -75,6 +78,16 @@ struct TransactionDecisions: Sendable {
                 guard try await UAFKeyOwners.verifies(a, of: owner, tenant: tx.tenant, detailsHash: tx.detailsHash, details: tx.details, on: conn)
                 else {
                     logger.warning("confirmation refused: a UAF step does not verify with an active key of the transaction's user")
+                    return
+                }
+            }
+            // An oob_push step: the user's bound device signed, with its user-auth key (this
+            // service's record), an approval of exactly this transaction's details.
+            for a in push {
+                guard try await DeviceKeyOwners.verifies(
+                    a, of: owner, tenant: tx.tenant, transactionId: tx.id, detailsHash: tx.detailsHash, details: tx.details, on: conn)
+                else {
+                    logger.warning("confirmation refused: an oob_push step does not verify with the user-auth key of a bound device of the transaction's user")
                     return
                 }
             }

@@ -115,5 +115,20 @@ enum TransactionMigrations {
             ALTER TABLE uaf_key_owners ADD COLUMN subject_ref text NOT NULL;
             CREATE INDEX uaf_key_owners_by_subject ON uaf_key_owners (tenant_id, subject_ref);
             """),
+        Migration(
+            190, "device_key_owners",
+            """
+            -- Bound devices' user-auth public keys (JWK text), from the oob service's DeviceChanged
+            -- events: an oob_push confirmation step verifies with this record's key (#16).
+            CREATE TABLE device_key_owners (
+                tenant_id text NOT NULL,
+                device_id text NOT NULL,
+                subject_ref text NOT NULL,
+                user_auth_key text NOT NULL,
+                changed_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, device_id)
+            );
+            CREATE INDEX device_key_owners_by_subject ON device_key_owners (tenant_id, subject_ref);
+            """),
     ]
 }

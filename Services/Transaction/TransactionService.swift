@@ -32,6 +32,7 @@ public enum TransactionService: SignetService {
         handlers.merge(decisions.handlers)
         handlers.merge(CredentialOwners.handlers)
         handlers.merge(UAFKeyOwners.handlers)
+        handlers.merge(DeviceKeyOwners.handlers)
         let userData = TransactionUserData()
         handlers.merge(TransactionRetention.handlers)
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { now in

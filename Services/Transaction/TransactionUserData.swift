@@ -3,7 +3,7 @@ import Postgres
 import ServiceKit
 
 /// What the transaction service holds about a user: the user's transactions (details, status,
-/// tcToken and the evidence of the confirmation) and its records of whose each credential and UAF key is. A
+/// tcToken and the evidence of the confirmation) and its records of whose each credential, UAF key and bound device's user-auth key is. A
 /// new table keyed by user is added to both functions here (see ``UserDataStore``).
 struct TransactionUserData: UserDataStore {
     func export(_ user: UserDataSubject, reader: String, on conn: PostgresConnection) async throws -> JSONValue {
@@ -26,6 +26,11 @@ struct TransactionUserData: UserDataStore {
                 SELECT aaid, translate(rtrim(encode(key_id, 'base64'), '='), '+/', '-_') AS "keyId", status
                 FROM uaf_key_owners WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY aaid, key_id
                 """, on: conn),
+            "devices": try await UserErasure.rows(
+                """
+                SELECT device_id AS "deviceId", changed_at AS "changedAt"
+                FROM device_key_owners WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY device_id
+                """, on: conn),
         ]
     }
 
@@ -35,6 +40,7 @@ struct TransactionUserData: UserDataStore {
             "transactions": try await conn.query("DELETE FROM transactions WHERE tenant_id = \(t) AND username = \(u)").affectedRows,
             "credentials": try await conn.query("DELETE FROM credential_owners WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows,
             "uafAuthenticators": try await conn.query("DELETE FROM uaf_key_owners WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows,
+            "devices": try await conn.query("DELETE FROM device_key_owners WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows,
         ]
     }
 }

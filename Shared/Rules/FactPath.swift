@@ -1,6 +1,6 @@
 import JSON
 
-/// The dotted path of a fact: a root (`signals`, `context`, `user`, `time`) and 1–8 segments
+/// The dotted path of a fact: a root (`signals`, `context`, `user`, `time`, `device`) and 1–8 segments
 /// under it, e.g. `context.transactionAmount`, `signals.geo`, `user.registeredMethods`.
 ///
 /// Segments match `^[A-Za-z_][A-Za-z0-9_]{0,63}$`. Any such path is accepted: which facts exist
@@ -22,6 +22,9 @@ public struct FactPath: Sendable, Hashable, CustomStringConvertible {
         case user
         /// The time of the request in the tenant's zone: `time.hour`, `time.weekday`.
         case time
+        /// The device the request comes from, when it is one of the user's bound devices
+        /// (`signals.deviceId`): `device.securityEnabled`, `device.platform`.
+        case device
     }
 
     /// The most segments under the root.
@@ -83,7 +86,7 @@ public struct FactPath: Sendable, Hashable, CustomStringConvertible {
         // Keep empty parts (`a..b`, `a.`): they must be refused, not skipped.
         let parts = text.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
         guard let root = Root(rawValue: parts[0]) else {
-            return .failure(FactPathProblem("must start with signals, context, user or time"))
+            return .failure(FactPathProblem("must start with signals, context, user, time or device"))
         }
         let segments = Array(parts.dropFirst())
         guard !segments.isEmpty else {
@@ -114,7 +117,7 @@ public struct FactPath: Sendable, Hashable, CustomStringConvertible {
 
 /// What is wrong with a fact path's text, completing "the fact path …".
 struct FactPathProblem: Error, Sendable {
-    /// The end of the sentence, e.g. "must start with signals, context, user or time".
+    /// The end of the sentence, e.g. "must start with signals, context, user, time or device".
     let reason: String
 
     /// A problem; `reason` completes "the fact path …".

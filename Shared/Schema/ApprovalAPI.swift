@@ -22,10 +22,16 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
     /// (`typ approval-callback+jwt`, the tenant's device identifier key, claim `approval` the
     /// ``ApprovalResource``), retried with backoff. Its origin must be one of the tenant's.
     public var callbackUrl: String?
+    /// Internal route only (the authentication service's `oob_push` step of a transaction
+    /// confirmation): base64url SHA-256 of the transaction's canonical details
+    /// (``TransactionDetails/canonicalJSON``), which becomes part of the approval's details and
+    /// so of what the device signs. Needs the `ESSENTIAL` level.
+    public var transactionHash: String?
 
     public init(
         username: String? = nil, deviceId: String? = nil, level: String, action: String, resource: String, text: String? = nil,
-        customFields: [String: String]? = nil, expiresInSeconds: Int? = nil, numberMatching: Bool? = nil, callbackUrl: String? = nil
+        customFields: [String: String]? = nil, expiresInSeconds: Int? = nil, numberMatching: Bool? = nil, callbackUrl: String? = nil,
+        transactionHash: String? = nil
     ) {
         self.username = username
         self.deviceId = deviceId
@@ -37,13 +43,14 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
         self.expiresInSeconds = expiresInSeconds
         self.numberMatching = numberMatching
         self.callbackUrl = callbackUrl
+        self.transactionHash = transactionHash
     }
 
     public static var fullExample: ApprovalCreateRequest {
         ApprovalCreateRequest(
             username: "user-4711", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", level: "ESSENTIAL", action: "login", resource: "web banking",
             text: "Sign in to Example Bank?", customFields: ["channel": "web"], expiresInSeconds: 120, numberMatching: true,
-            callbackUrl: "https://bank.example/approvals/callback")
+            callbackUrl: "https://bank.example/approvals/callback", transactionHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U")
     }
 }
 
@@ -81,21 +88,25 @@ public enum ApprovalStatus {
 
 /// What the device is asked to approve, in the canonical form whose SHA-256 is the approval's
 /// `detailsHash`: a JSON object of `action`, `customFields` (an object, keys in ascending byte
-/// order), `level`, `resource` and `text` as present, keys in ascending byte order, no
-/// whitespace, strings escaped as ``TransactionDetails/canonicalJSON`` escapes them.
+/// order), `level`, `resource`, `text` and `transactionHash` as present, keys in ascending byte
+/// order, no whitespace, strings escaped as ``TransactionDetails/canonicalJSON`` escapes them.
 public struct ApprovalDetails: Sendable, Equatable {
     public var level: String
     public var action: String
     public var resource: String
     public var text: String?
     public var customFields: [String: String]?
+    /// For a transaction confirmed by push: base64url SHA-256 of the transaction's canonical
+    /// details (so the device's signature over the approval commits to them).
+    public var transactionHash: String?
 
-    public init(level: String, action: String, resource: String, text: String?, customFields: [String: String]?) {
+    public init(level: String, action: String, resource: String, text: String?, customFields: [String: String]?, transactionHash: String? = nil) {
         self.level = level
         self.action = action
         self.resource = resource
         self.text = text
         self.customFields = customFields
+        self.transactionHash = transactionHash
     }
 
     static func sortedByBytes(_ members: [(String, String)]) -> [(String, String)] {
@@ -107,6 +118,7 @@ public struct ApprovalDetails: Sendable, Equatable {
             ("action", TransactionDetails.quote(action)), ("level", TransactionDetails.quote(level)), ("resource", TransactionDetails.quote(resource)),
         ]
         if let text { members.append(("text", TransactionDetails.quote(text))) }
+        if let transactionHash { members.append(("transactionHash", TransactionDetails.quote(transactionHash))) }
         if let customFields {
             let inner = Self.sortedByBytes(customFields.map { ($0.key, TransactionDetails.quote($0.value)) })
             members.append(("customFields", "{" + inner.map { "\(TransactionDetails.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"))
@@ -150,11 +162,13 @@ public struct ApprovalResource: Codable, Sendable, Equatable {
     public var decidedLevel: String?
     /// Why it was rejected or failed (`user_rejected`, `number_mismatch`).
     public var reason: String?
+    /// For a transaction confirmed by push: the transaction details hash the approval carries.
+    public var transactionHash: String?
 
     public init(
         approvalId: String, status: String, level: String, username: String, deviceId: String?, action: String, resource: String, text: String?,
         customFields: [String: String]?, detailsHash: String, numberMatching: Bool, number: Int?, createdAt: Date, expiresAt: Date, updatedAt: Date,
-        decidedDeviceId: String?, decidedLevel: String?, reason: String?
+        decidedDeviceId: String?, decidedLevel: String?, reason: String?, transactionHash: String? = nil
     ) {
         self.approvalId = approvalId
         self.status = status
@@ -174,6 +188,7 @@ public struct ApprovalResource: Codable, Sendable, Equatable {
         self.decidedDeviceId = decidedDeviceId
         self.decidedLevel = decidedLevel
         self.reason = reason
+        self.transactionHash = transactionHash
     }
 
     public static var fullExample: ApprovalResource {
@@ -183,7 +198,7 @@ public struct ApprovalResource: Codable, Sendable, Equatable {
             customFields: ["channel": "web"], detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", numberMatching: true, number: 42,
             createdAt: Date(timeIntervalSince1970: 1_764_000_000), expiresAt: Date(timeIntervalSince1970: 1_764_000_120),
             updatedAt: Date(timeIntervalSince1970: 1_764_000_030), decidedDeviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", decidedLevel: "ESSENTIAL",
-            reason: "number_mismatch")
+            reason: "number_mismatch", transactionHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U")
     }
 }
 
@@ -201,10 +216,13 @@ public struct DeviceApproval: Codable, Sendable, Equatable {
     public var numberMatching: Bool
     public var createdAt: Date
     public var expiresAt: Date
+    /// For a transaction confirmation: base64url SHA-256 of the transaction's canonical details,
+    /// part of the details the device signs (`text` is the transaction's display text).
+    public var transactionHash: String?
 
     public init(
         approvalId: String, status: String, level: String, action: String, resource: String, text: String?, customFields: [String: String]?,
-        detailsHash: String, numberMatching: Bool, createdAt: Date, expiresAt: Date
+        detailsHash: String, numberMatching: Bool, createdAt: Date, expiresAt: Date, transactionHash: String? = nil
     ) {
         self.approvalId = approvalId
         self.status = status
@@ -217,13 +235,15 @@ public struct DeviceApproval: Codable, Sendable, Equatable {
         self.numberMatching = numberMatching
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.transactionHash = transactionHash
     }
 
     public static var fullExample: DeviceApproval {
         DeviceApproval(
             approvalId: "ap_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "IN_PROGRESS", level: "ENTRY", action: "login", resource: "web banking",
             text: "Sign in to Example Bank?", customFields: ["channel": "web"], detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U",
-            numberMatching: true, createdAt: Date(timeIntervalSince1970: 1_764_000_000), expiresAt: Date(timeIntervalSince1970: 1_764_000_120))
+            numberMatching: true, createdAt: Date(timeIntervalSince1970: 1_764_000_000), expiresAt: Date(timeIntervalSince1970: 1_764_000_120),
+            transactionHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U")
     }
 }
 
@@ -270,5 +290,44 @@ public struct OOBPushChallenge: Codable, Sendable, Equatable {
         self.approvalId = approvalId
         self.number = number
         self.expiresAt = expiresAt
+    }
+}
+
+/// What the device signed when it decided an approval, for the authentication service's
+/// `oob_push` step of a transaction confirmation (internal route
+/// `POST /v1/internal/tenants/{tenant}/approvals/{approvalId}/evidence`): the canonical details
+/// (``ApprovalDetails/canonicalJSON``), the exact message signed (``ApprovalSignature``), the
+/// raw ES256 signature and the device that signed with its user-auth key. The transaction
+/// service verifies it again with its own record of the device's key.
+public struct ApprovalDecisionEvidence: Codable, Sendable, Equatable {
+    public var approvalId: String
+    public var deviceId: String
+    /// `deviceKey` or `userAuthKey`.
+    public var signedWith: String
+    /// base64url of the canonical details JSON.
+    public var details: String
+    /// base64url of the message signed.
+    public var message: String
+    /// base64url r‖s.
+    public var signature: String
+    /// base64url JWK thumbprint (RFC 7638) of the device's key named by `signedWith`, as it is now.
+    public var keyThumbprint: String
+
+    public init(approvalId: String, deviceId: String, signedWith: String, details: String, message: String, signature: String, keyThumbprint: String) {
+        self.approvalId = approvalId
+        self.deviceId = deviceId
+        self.signedWith = signedWith
+        self.details = details
+        self.message = message
+        self.signature = signature
+        self.keyThumbprint = keyThumbprint
+    }
+
+    public static var fullExample: ApprovalDecisionEvidence {
+        ApprovalDecisionEvidence(
+            approvalId: "ap_0f1e2d3c4b5a69788796a5b4c3d2e1f0", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", signedWith: "userAuthKey",
+            details: "eyJhY3Rpb24iOiJjb25maXJtX3RyYW5zYWN0aW9uIn0", message: "c2lnbmV0LWFwcHJvdmFsLXYx",
+            signature: "BwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyAhIiMkJSYnKCkqKywtLi8wMTIzNDU2Nzg5Ojs8PT4_QEFCQ0RFRg",
+            keyThumbprint: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U")
     }
 }

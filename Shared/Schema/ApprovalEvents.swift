@@ -15,13 +15,18 @@ public struct DeviceChanged: EventPayload {
     public var subjectRef: String?
     public var platform: String
     public var securityEnabled: Bool
+    /// The device's user-auth public key (a public JWK, EC P-256, as JSON text), when it has
+    /// one: the transaction service verifies push-confirmed transactions with it
+    /// (``SignedAssertionEvidence/oobPushFormat``). A public key, never a secret.
+    public var userAuthKey: String?
     /// What happened: `created`, `updated`, `bound`, `unbound`, `push_token_updated`,
     /// `push_token_invalid`, `revoked`.
     public var change: String
     public var changedAt: Date
 
     public init(
-        tenantId: String, deviceId: String, status: String, subjectRef: String?, platform: String, securityEnabled: Bool, change: String, changedAt: Date
+        tenantId: String, deviceId: String, status: String, subjectRef: String?, platform: String, securityEnabled: Bool, userAuthKey: String? = nil,
+        change: String, changedAt: Date
     ) {
         self.tenantId = tenantId
         self.deviceId = deviceId
@@ -29,6 +34,7 @@ public struct DeviceChanged: EventPayload {
         self.subjectRef = subjectRef
         self.platform = platform
         self.securityEnabled = securityEnabled
+        self.userAuthKey = userAuthKey
         self.change = change
         self.changedAt = changedAt
     }
@@ -38,11 +44,14 @@ public struct DeviceChanged: EventPayload {
     public static var fullExample: DeviceChanged {
         DeviceChanged(
             tenantId: "demo", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "ACTIVE", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc", platform: "ios",
-            securityEnabled: true, change: "bound", changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+            securityEnabled: true,
+            userAuthKey: #"{"crv":"P-256","kty":"EC","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#,
+            change: "bound", changedAt: Date(timeIntervalSince1970: 1_764_000_000))
     }
     public static var minimalExample: DeviceChanged {
         var e = fullExample
         e.subjectRef = nil
+        e.userAuthKey = nil
         return e
     }
 
@@ -53,6 +62,7 @@ public struct DeviceChanged: EventPayload {
         if let subjectRef, !SubjectRefFormat.isValid(subjectRef) { throw EventDecodingError.invalidData("subjectRef") }
         guard ["ios", "android"].contains(platform) else { throw EventDecodingError.invalidData("platform") }
         guard Self.changes.contains(change) else { throw EventDecodingError.invalidData("change") }
+        if let userAuthKey, !(2...512).contains(userAuthKey.utf8.count) { throw EventDecodingError.invalidData("userAuthKey") }
     }
 }
 
@@ -77,7 +87,7 @@ public struct ApprovalChanged: EventPayload {
     /// The device that decided and the level its signature proved.
     public var decidedDeviceId: String?
     public var decidedLevel: String?
-    /// `user_rejected`, `number_mismatch`.
+    /// `user_rejected`, `number_mismatch`, `push_failed`.
     public var reason: String?
     public var expiresAt: Date
     public var changedAt: Date
@@ -102,7 +112,8 @@ public struct ApprovalChanged: EventPayload {
         self.changedAt = changedAt
     }
 
-    public static let reasons = ["user_rejected", "number_mismatch"]
+    /// `push_failed`: FAILED, no push reached any device (every token gone or every retry spent).
+    public static let reasons = ["user_rejected", "number_mismatch", "push_failed"]
 
     public static var fullExample: ApprovalChanged {
         ApprovalChanged(

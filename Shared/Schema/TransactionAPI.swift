@@ -315,6 +315,14 @@ public struct SignedAssertionEvidence: Codable, Sendable, Equatable {
 
     /// The value of `format` for a FIDO UAF step.
     public static let uafFormat = "uaf"
+    /// The value of `format` for an `oob_push` step (a transaction confirmed on the user's
+    /// bound device): `credentialId` is the device id, `nonce` the approval id (both as they are,
+    /// in base64url's alphabet), `authenticatorData` base64url of the approval's canonical
+    /// details (``ApprovalDetails/canonicalJSON``, with the transaction's details hash), `clientDataJSON`
+    /// base64url of the message signed (``ApprovalSignature``), `signature` base64url r‖s by
+    /// the device's user-auth key, and `publicKeyCose` base64url of that key's JWK thumbprint
+    /// (RFC 7638); the transaction service checks the key against its own record of the device.
+    public static let oobPushFormat = "oob_push"
 }
 
 /// `GET /v1/tenants/{tenant}/transactions/{id}/evidence`: what was displayed, what was

@@ -90,7 +90,7 @@ public struct TransactionDecision: EventPayload {
     /// The sign-in flow's id; for a confirmation through the plain UAF API
     /// (`…/uaf/authentications` with `{"transactionId"}`), the id of the session it issued.
     public var signinId: String
-    /// Methods completed, and each fido2 or uaf step's signed data.
+    /// Methods completed, and each fido2, uaf or oob_push step's signed data.
     public var amr: [String]
     public var assertions: [SignedAssertionEvidence]
     public var decidedAt: Date
@@ -137,7 +137,13 @@ public struct TransactionDecision: EventPayload {
         guard signinId.utf8.count <= 64, amr.count <= 16, assertions.count <= 16 else { throw EventDecodingError.invalidData("assertions") }
         if decision == "confirmed", assertions.isEmpty { throw EventDecodingError.invalidData("assertions") }
         for a in assertions {
-            guard a.format == nil || a.format == SignedAssertionEvidence.uafFormat else { throw EventDecodingError.invalidData("assertions.format") }
+            guard a.format == nil || a.format == SignedAssertionEvidence.uafFormat || a.format == SignedAssertionEvidence.oobPushFormat else {
+                throw EventDecodingError.invalidData("assertions.format")
+            }
+            if a.format == SignedAssertionEvidence.oobPushFormat {
+                guard DeviceID.isValid(a.credentialId), ApprovalID.isValid(a.nonce), a.aaid == nil else { throw EventDecodingError.invalidData("assertions.oob_push") }
+                continue
+            }
             if a.format != nil, a.aaid.map(UAFValidation.isAAID) != true || a.keyEncoding == nil || a.signatureAlgorithm == nil {
                 throw EventDecodingError.invalidData("assertions.aaid")
             }

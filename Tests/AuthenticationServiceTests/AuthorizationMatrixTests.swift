@@ -62,6 +62,6 @@ import Testing
     @Test func consumedTopicsFollowFromTheHandlers() async throws {
         let h = try await ServiceHarness<AuthenticationService>.offline()
         defer { Task { await h.close() } }
-        #expect(h.assembly.handlers.topics.sorted() == ["signet.registration", "signet.transaction"].sorted())
+        #expect(h.assembly.handlers.topics.sorted() == ["signet.registration", "signet.transaction", "signet.oob"].sorted())
     }
 }

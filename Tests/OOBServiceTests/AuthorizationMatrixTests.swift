@@ -38,6 +38,7 @@ import Testing
         ("POST", "/v1/tenants/{tenant}/approvals/{approvalId}/cancel", "relyingParty"),
         ("POST", "/v1/internal/tenants/{tenant}/approvals", "internal"),
         ("POST", "/v1/internal/tenants/{tenant}/approvals/{approvalId}/read", "internal"),
+        ("POST", "/v1/internal/tenants/{tenant}/approvals/{approvalId}/evidence", "internal"),
         ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals", "device"),
         ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}", "device"),
         ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}/decision", "device"),

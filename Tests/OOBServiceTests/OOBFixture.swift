@@ -25,6 +25,12 @@ struct OOBFixture {
         return await h.send(method, path, headers: [("Device-Proof", try device.proof(method, servicePath, body: body))], json: json)
     }
 
+    /// The service's queue worker for pushes and callbacks (a background service, which the
+    /// harness does not run: a test runs it, or calls its passes).
+    var deliveries: ApprovalDeliveryWorker {
+        get throws { try #require(h.assembly.background.compactMap { $0 as? ApprovalDeliveryWorker }.first) }
+    }
+
     /// An RP call.
     func rp(_ method: String, _ path: String, json: String? = nil) async -> HTTPResponse {
         await h.send(method, path, bearer: Self.key, json: json)

@@ -125,7 +125,7 @@ import JSON
 
     @Test(arguments: [
         ("signals.ip", true), ("context.transactionAmount", true), ("user.registeredMethods", true), ("time.weekday", true),
-        ("signals._private.x9", true), ("signals", false), ("device.ip", false), ("signals.", false), (".ip", false),
+        ("signals._private.x9", true), ("signals", false), ("device.securityEnabled", true), ("devices.ip", false), ("signals.", false), (".ip", false),
         ("signals.ip.", false), ("signals.9", false), ("signals.a b", false), ("", false),
     ])
     func factPaths(text: String, valid: Bool) {

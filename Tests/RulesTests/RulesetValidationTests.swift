@@ -126,7 +126,7 @@ import JSON
             .unknownOperator, at: "rules[3].when.all[1].op"),
         InvalidCase("operator in the wrong case", when(#"{"fact": "context.x", "op": "notin", "value": []}"#), .unknownOperator, at: "rules[0].when.op"),
         // Fact paths.
-        InvalidCase("unknown fact root", when(#"{"fact": "device.ip", "op": "exists", "value": true}"#), .invalidFact, at: "rules[0].when.fact"),
+        InvalidCase("unknown fact root", when(#"{"fact": "devices.ip", "op": "exists", "value": true}"#), .invalidFact, at: "rules[0].when.fact"),
         InvalidCase("root alone", when(#"{"fact": "signals", "op": "exists", "value": true}"#), .invalidFact, at: "rules[0].when.fact"),
         InvalidCase("root in capitals", when(#"{"fact": "Signals.ip", "op": "exists", "value": true}"#), .invalidFact, at: "rules[0].when.fact"),
         InvalidCase("empty segment", when(#"{"fact": "signals..ip", "op": "exists", "value": true}"#), .invalidFact, at: "rules[0].when.fact"),

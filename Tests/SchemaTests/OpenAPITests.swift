@@ -283,6 +283,7 @@ import Testing
         wire("ApprovalResource", [.oob]) { ApprovalResource.fullExample },
         wire("DeviceApproval", [.oob]) { DeviceApproval.fullExample },
         wire("DeviceApprovalList", [.oob]) { DeviceApprovalList.fullExample },
+        wire("ApprovalDecisionEvidence", [.oob]) { ApprovalDecisionEvidence.fullExample },
         wire("ApprovalDecisionRequest", [.oob]) { ApprovalDecisionRequest.fullExample },
         wire("QRSessionCreateRequest", [.oob]) { QRSessionCreateRequest.fullExample },
         wire("QRSessionCreated", [.oob]) { QRSessionCreated.fullExample },

@@ -47,6 +47,6 @@ import Testing
     @Test func consumedTopicsFollowFromTheHandlers() async throws {
         let h = try await ServiceHarness<TransactionService>.offline()
         defer { Task { await h.close() } }
-        #expect(h.assembly.handlers.topics.sorted() == ["signet.registration", "signet.authentication"].sorted())
+        #expect(h.assembly.handlers.topics.sorted() == ["signet.registration", "signet.authentication", "signet.oob"].sorted())
     }
 }

@@ -36,6 +36,8 @@ struct UserFacts: Sendable {
     var uafKeys: [(aaid: String, keyID: String)] = []
     /// The tenant's settings (which external methods it configured).
     var settings = AuthenticationSettings()
+    /// Bound devices (from the oob service's events, ``DeviceReadModel``).
+    var devices: [DeviceReadModel.Device] = []
     let failures: AntiHammering.UserRecord
     let lastSignIn: Date?
     let registrationAnswer: String?

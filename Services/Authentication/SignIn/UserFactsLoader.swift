@@ -9,7 +9,7 @@ import JSON
 
 /// Reads what sign-in rules may know of a user, and builds the facts document rules see:
 /// `signals.*` and `context.*` as sent, `user.*` from this service's own data, `time.*` in the
-/// tenant's time zone.
+/// tenant's time zone, `device.*` for the user's bound device named by `signals.deviceId`.
 struct UserFactsLoader: Sendable {
     let context: ServiceContext
     let antiHammering: AntiHammering
@@ -58,6 +58,7 @@ struct UserFactsLoader: Sendable {
             return UserFacts.Method(id: id, type: type, piiRef: row.string("pii_ref"), masked: row.string("masked"), sealedSecret: row.bytes("sealed_secret"))
         }
         user.uafKeys = try await UAFReadModel.activeKeys(tenant: tenant, subjectRef: subjectRef, pool: context.pool)
+        user.devices = try await context.pool.withConnection { try await DeviceReadModel.devices(tenant: tenant, subjectRef: subjectRef, on: $0) }
         user.settings = settings
         return user
     }
@@ -92,6 +93,12 @@ struct UserFactsLoader: Sendable {
             "failedAttempts": .int(Int64(user.failures.failures.values.reduce(0, +))),
             "lockedMethods": .array(user.failures.locked.sorted().map(JSONValue.string)),
         ]
+        // The user's bound devices (the oob service's events): how many, whether any is bound
+        // and active, whether any has a user-auth key (can answer ESSENTIAL approvals).
+        userFacts["devices"] = [
+            "count": .int(Int64(user.devices.count)), "active": .bool(!user.devices.isEmpty),
+            "securityEnabled": .bool(user.devices.contains { $0.securityEnabled }),
+        ]
         if let last = user.lastSignIn { userFacts["daysSinceLastSignIn"] = .int(Int64(max(0, now.timeIntervalSince(last)) / 86_400)) }
         if let answer = user.registrationAnswer { userFacts["registrationAnswer"] = .string(answer) }
         var calendar = Calendar(identifier: .gregorian)
@@ -103,8 +110,13 @@ struct UserFactsLoader: Sendable {
         let time: JSONValue = [
             "hour": .int(Int64(parts.hour ?? 0)), "weekday": .int(Int64(isoWeekday)), "weekdayName": .string(names[isoWeekday - 1]),
         ]
-        return .object([
+        var document: [String: JSONValue] = [
             "signals": .object(signals), "context": .object(context), "user": .object(userFacts), "time": time,
-        ])
+        ]
+        // The device the request comes from, when the app names one of the user's bound devices.
+        if case .string(let id)? = signals["deviceId"], let device = user.devices.first(where: { $0.id == id }) {
+            document["device"] = ["securityEnabled": .bool(device.securityEnabled), "platform": .string(device.platform)]
+        }
+        return .object(document)
     }
 }

@@ -12,18 +12,14 @@ import Tokens
 /// device identifier key (the RP verifies it with `GET /v1/tenants/{t}/.well-known/jwks.json`):
 /// `iss` the service's issuer, `aud` the tenant, `iat`, `exp` five minutes later, `jti`, and
 /// `approval` the ``ApprovalResource``. Any 2xx ends it; 429, 5xx and transport failures are
-/// retried with backoff (``retry``), other answers are not.
-///
-/// - Important: Sends start after the change committed, in a task of this process: a crash
-///   before the last attempt loses the callback (the RP can still poll). A durable queue is
-///   not built yet.
+/// retried with backoff, other answers are not. The callback is queued durably in the
+/// transaction that finishes the approval and sent by ``ApprovalDeliveryWorker`` (each
+/// attempt signs a new JWT).
 struct ApprovalCallbacks: Sendable {
     static let type = "approval-callback+jwt"
     let keys: DeviceTokenKeys
     let issuer: String
     let transport: PushTransport
-    let retry: RetryPolicy
-    let logger: Logger
 
     /// The origin (`scheme://host[:port]`, as tenants list theirs) of an acceptable callback
     /// URL: https, or http for localhost and 127.0.0.1; no user info, no fragment. Else nil.
@@ -35,31 +31,19 @@ struct ApprovalCallbacks: Sendable {
         return "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
     }
 
-    /// Starts the callback of a finished approval, if it has one, and returns at once.
-    func approvalFinished(_ approval: StoredApproval) {
-        guard let url = approval.callbackURL else { return }
-        Task { await send(approval, to: url) }
-    }
-
-    func send(_ approval: StoredApproval, to url: String) async {
-        let metadata: Logger.Metadata = ["signet.approval.id": .string(approval.id)]
-        do {
-            let ring = try await keys.ring(for: approval.tenant)
-            let now = Date()
-            let resource = try JSONParser.parse(try JSONValueEncoder().encodeToBytes(approval.resourceForRelyingParty))
-            let claims = JWTClaims(
-                issuer: issuer, audience: [approval.tenant], expiresAt: now.addingTimeInterval(300), issuedAt: now,
-                id: Hex.encode(SecureRandom.bytes(16)), extra: ["approval": resource])
-            let jwt = Array(try ring.signer.sign(claims, type: Self.type).utf8)
-            try await retry.run { _ in
-                let response = try await transport.post(url: url, headers: ["Content-Type: application/jwt"], body: jwt, requireHTTP2: false)
-                if let error = PushTransport.error(forStatus: response.status, provider: .callback, body: []) { throw error }
-            }
-            logger.info("approval callback delivered", metadata: metadata)
-        } catch let error as DeliveryError {
-            logger.warning("approval callback failed", metadata: metadata.merging([LogKey.errorCode: .string(error.code.rawValue)]) { $1 })
-        } catch {
-            logger.warning("approval callback failed", metadata: metadata.merging([LogKey.error: "\(error)"]) { $1 })
-        }
+    /// One attempt: POSTs the signed outcome of `approval` to `url`.
+    ///
+    /// - Throws: `DeliveryError` for a transport failure or an answer other than 2xx
+    ///   (transient for 429 and 5xx).
+    func post(_ approval: StoredApproval, to url: String) async throws {
+        let ring = try await keys.ring(for: approval.tenant)
+        let now = Date()
+        let resource = try JSONParser.parse(try JSONValueEncoder().encodeToBytes(approval.resourceForRelyingParty))
+        let claims = JWTClaims(
+            issuer: issuer, audience: [approval.tenant], expiresAt: now.addingTimeInterval(300), issuedAt: now,
+            id: Hex.encode(SecureRandom.bytes(16)), extra: ["approval": resource])
+        let jwt = Array(try ring.signer.sign(claims, type: Self.type).utf8)
+        let response = try await transport.post(url: url, headers: ["Content-Type: application/jwt"], body: jwt, requireHTTP2: false)
+        if let error = PushTransport.error(forStatus: response.status, provider: .callback, body: []) { throw error }
     }
 }

@@ -62,6 +62,7 @@ final class ApprovalExpirer: Service {
         try await devices.purgeNonces(before: now)
         try await context.pool.withConnection { conn in
             try await StoredApproval.purgeFinished(before: now.addingTimeInterval(-retention), on: conn)
+            try await ApprovalDeliveryStore.purgeFinished(before: now.addingTimeInterval(-retention), on: conn)
             // QR sessions are transient: gone an hour after their expiry.
             try await StoredQRSession.purge(expiredBefore: now.addingTimeInterval(-3600), on: conn)
         }

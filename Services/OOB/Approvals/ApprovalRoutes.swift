@@ -14,12 +14,14 @@ struct ApprovalRoutes: Sendable {
     let context: ServiceContext
     let store: DeviceStore
     let waiters: ApprovalWaiters
-    /// Called with each approval created (push delivery), after it committed.
+    /// Called with each approval created, after it committed (its pushes are queued: send now).
     let created: @Sendable (StoredApproval) async -> Void
-    /// Called with each approval that finished (callbacks), after it committed.
+    /// Called with each approval that finished, after it committed (its callback is queued: send now).
     let finished: @Sendable (StoredApproval) -> Void
     /// Admits other Signet services (the authentication service's `oob_push` method).
     let internalGuard: RouteGuard
+    /// Which platforms' pushes can be sent (a push is queued only for those).
+    let push: PushCredentials
 
     static let defaultLifetime = 120
     static let lifetimes = 10...3600
@@ -29,15 +31,30 @@ struct ApprovalRoutes: Sendable {
     static let recheckInterval: Duration = .seconds(2)
 
     func register(on router: inout GuardedRouter) {
-        router.post("/v1/tenants/{tenant}/approvals", context.relyingParty) { request, ctx in try await create(request, ctx) }
+        router.post("/v1/tenants/{tenant}/approvals", context.relyingParty) { request, ctx in try await create(request, ctx, internalCaller: false) }
         router.get("/v1/tenants/{tenant}/approvals/{approvalId}", context.relyingParty) { request, ctx in try await read(request, ctx) }
         router.post("/v1/tenants/{tenant}/approvals/{approvalId}/cancel", context.relyingParty) { _, ctx in try await cancel(ctx) }
         // The same for other services: the authentication service asks the user's device to
         // approve a sign-in (`oob_push`) and reads the outcome.
-        router.post("/v1/internal/tenants/{tenant}/approvals", internalGuard) { request, ctx in try await create(request, ctx) }
+        router.post("/v1/internal/tenants/{tenant}/approvals", internalGuard) { request, ctx in try await create(request, ctx, internalCaller: true) }
         router.post("/v1/internal/tenants/{tenant}/approvals/{approvalId}/read", internalGuard) { _, ctx in
             let approval = try await settled(ctx.parameter("approvalId"), tenant: ctx.parameter("tenant"))
             return try .json(approval.resourceForRelyingParty, headers: [("Cache-Control", "no-store")])
+        }
+        // What the device signed, for a transaction confirmed by push: the authentication
+        // service hands it to the transaction service, which verifies it again.
+        router.post("/v1/internal/tenants/{tenant}/approvals/{approvalId}/evidence", internalGuard) { _, ctx in
+            let tenant = ctx.parameter("tenant")
+            let approval = try await settled(ctx.parameter("approvalId"), tenant: tenant)
+            var device: StoredDevice?
+            if let id = approval.decidedDeviceId {
+                device = try await context.pool.withConnection { try await DeviceStore.load(id, tenant: tenant, on: $0) }
+            }
+            let keyText = approval.decisionSignedWith == "userAuthKey" ? device?.userAuthKey : device?.deviceKey
+            guard let keyText, let key = try? JWK(json: keyText), let evidence = approval.decisionEvidence(keyThumbprint: key.thumbprintBase64URL) else {
+                throw HTTPError(.approvalNotDecided, detail: "The approval has no signed decision.")
+            }
+            return try .json(evidence, headers: [("Cache-Control", "no-store")])
         }
         let device = context.deviceSigned(store)
         router.get("/v1/tenants/{tenant}/devices/{deviceId}/approvals", device) { request, ctx in try await pending(request, ctx) }
@@ -59,7 +76,7 @@ struct ApprovalRoutes: Sendable {
         }
     }
 
-    func create(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+    func create(_ request: HTTPRequest, _ ctx: RequestContext, internalCaller: Bool) async throws -> HTTPResponse {
         let tenant = ctx.parameter("tenant")
         let body = try request.decode(ApprovalCreateRequest.self)
         guard (body.username == nil) != (body.deviceId == nil) else {
@@ -76,6 +93,17 @@ struct ApprovalRoutes: Sendable {
         if let fields = body.customFields {
             guard fields.count <= 20, fields.allSatisfy({ (1...64).contains($0.key.count) && $0.value.count <= 500 }) else {
                 throw HTTPError.invalid("customFields", "At most 20 custom fields, names 1-64 and values up to 500 characters.")
+            }
+        }
+        if let hash = body.transactionHash {
+            // Only the authentication service asks for a transaction's confirmation: an RP's
+            // approval never yields a tcToken, so it may not pretend to confirm one.
+            guard internalCaller else { throw HTTPError.invalid("transactionHash", "transactionHash is not accepted on this route.") }
+            guard hash.utf8.count == 43, Base64URL.decode(hash)?.count == 32 else {
+                throw HTTPError.invalid("transactionHash", "transactionHash is a base64url SHA-256 (43 characters).")
+            }
+            guard level >= .essential else {
+                throw HTTPError.invalid("level", "A transaction is confirmed with the user-auth key: the level is ESSENTIAL.")
             }
         }
         let lifetime = body.expiresInSeconds ?? Self.defaultLifetime
@@ -108,10 +136,13 @@ struct ApprovalRoutes: Sendable {
                 action: body.action, resource: body.resource, text: body.text, customFields: body.customFields,
                 numberMatching: body.numberMatching ?? false, number: body.numberMatching == true ? Self.matchingNumber() : nil,
                 status: ApprovalStatus.inProgress, revision: 1, reason: nil, decidedDeviceId: nil, decidedLevel: nil, callbackURL: body.callbackUrl,
-                createdAt: now,
+                transactionHash: body.transactionHash, createdAt: now,
                 expiresAt: now.addingTimeInterval(Double(lifetime)), updatedAt: now)
             try await approval.insert(on: conn)
             try await Outbox.enqueue(approval.changedEvent(context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
+            // The pushes, durably in the same transaction (sent by ApprovalDeliveryWorker).
+            try await ApprovalDeliveryStore.enqueuePushes(
+                approval, to: candidates.filter { (level == .entry || $0.securityEnabled) && push.provides($0.platform) }, now: now, on: conn)
             return approval
         }
         ctx.logger.info("approval created", metadata: ["signet.approval.id": .string(approval.id)])
@@ -229,6 +260,9 @@ struct ApprovalRoutes: Sendable {
             }
             approval.decidedDeviceId = deviceId
             approval.decidedLevel = proven
+            approval.decisionSignedWith = body.signedWith
+            approval.decisionSignature = body.signature
+            approval.decisionNumber = body.number
             if body.decision == "REJECT" {
                 try await Self.change(&approval, to: ApprovalStatus.rejected, reason: "user_rejected", now: now, subjectKey: context.configuration.subjectKey, on: conn)
                 return .changed(approval)
@@ -306,6 +340,8 @@ struct ApprovalRoutes: Sendable {
         approval.updatedAt = now
         try await approval.updateOutcome(on: conn)
         try await Outbox.enqueue(approval.changedEvent(subjectKey), source: .oob, subject: approval.tenant, key: approval.tenant, on: conn)
+        // The callback, durably in the same transaction (sent by ApprovalDeliveryWorker).
+        if approval.isFinished { try await ApprovalDeliveryStore.enqueueCallback(approval, now: now, on: conn) }
     }
 
     /// The approval as it stands now: one in progress past its expiry is marked expired first.

@@ -25,12 +25,20 @@ struct StoredApproval: Sendable {
     var decidedLevel: ApprovalLevel?
     /// Where the outcome is POSTed when the approval finishes (see `ApprovalCallbacks`).
     var callbackURL: String?
+    /// For a transaction confirmed by push: base64url SHA-256 of the transaction's details,
+    /// part of the approval's details (and so of what the device signs).
+    var transactionHash: String? = nil
+    /// The decision as the device sent it (kept as evidence for a transaction confirmation):
+    /// the key named, base64url r‖s, and the number chosen.
+    var decisionSignedWith: String? = nil
+    var decisionSignature: String? = nil
+    var decisionNumber: Int? = nil
     var createdAt: Date
     var expiresAt: Date
     var updatedAt: Date
 
     var details: ApprovalDetails {
-        ApprovalDetails(level: level.rawValue, action: action, resource: resource, text: text, customFields: customFields)
+        ApprovalDetails(level: level.rawValue, action: action, resource: resource, text: text, customFields: customFields, transactionHash: transactionHash)
     }
     var detailsHash: [UInt8] { SHA256.hash(Array(details.canonicalJSON.utf8)) }
     var detailsHashText: String { Base64URL.encode(detailsHash) }
@@ -39,14 +47,30 @@ struct StoredApproval: Sendable {
         ApprovalResource(
             approvalId: id, status: status, level: level.rawValue, username: username, deviceId: deviceId, action: action, resource: self.resource,
             text: text, customFields: customFields, detailsHash: detailsHashText, numberMatching: numberMatching, number: number, createdAt: createdAt,
-            expiresAt: expiresAt, updatedAt: updatedAt, decidedDeviceId: decidedDeviceId, decidedLevel: decidedLevel?.rawValue, reason: reason)
+            expiresAt: expiresAt, updatedAt: updatedAt, decidedDeviceId: decidedDeviceId, decidedLevel: decidedLevel?.rawValue, reason: reason,
+            transactionHash: transactionHash)
     }
 
     /// What the device is shown: never the matching number.
     var resourceForDevice: DeviceApproval {
         DeviceApproval(
             approvalId: id, status: status, level: level.rawValue, action: action, resource: resource, text: text, customFields: customFields,
-            detailsHash: detailsHashText, numberMatching: numberMatching, createdAt: createdAt, expiresAt: expiresAt)
+            detailsHash: detailsHashText, numberMatching: numberMatching, createdAt: createdAt, expiresAt: expiresAt,
+            transactionHash: transactionHash)
+    }
+
+    /// What the device signed when it decided, or nil before a signed decision;
+    /// `keyThumbprint` is the signing key's (the caller reads it from the device).
+    func decisionEvidence(keyThumbprint: String) -> ApprovalDecisionEvidence? {
+        guard let device = decidedDeviceId, let signedWith = decisionSignedWith, let signature = decisionSignature,
+            [ApprovalStatus.rejected, ApprovalStatus.accepted, ApprovalStatus.acceptedAtHigherLevel].contains(status)
+        else { return nil }
+        // A wrong number rejects an approval the device signed as ACCEPT.
+        let decision = status == ApprovalStatus.rejected && reason != "number_mismatch" ? "REJECT" : "ACCEPT"
+        let message = ApprovalSignature.message(approvalId: id, detailsHash: detailsHashText, decision: decision, number: decisionNumber)
+        return ApprovalDecisionEvidence(
+            approvalId: id, deviceId: device, signedWith: signedWith, details: Base64URL.encode(Array(details.canonicalJSON.utf8)),
+            message: Base64URL.encode(message), signature: signature, keyThumbprint: keyThumbprint)
     }
 
     /// The event of its current state: the user named by subject reference (`key`), never the username.
@@ -68,9 +92,9 @@ struct StoredApproval: Sendable {
         try await conn.query(
             """
             INSERT INTO approvals (id, tenant_id, username, device_id, level, action, resource, text, custom_fields, details_hash, number_matching,
-                number, status, revision, callback_url, created_at, expires_at, updated_at)
+                number, status, revision, callback_url, transaction_hash, created_at, expires_at, updated_at)
             VALUES (\(id), \(tenant), \(username), \(deviceId), \(level.rawValue), \(action), \(resource), \(text), \(try customFields.map(Self.json)),
-                \(PostgresBytes(detailsHash)), \(numberMatching), \(number), \(status), \(revision), \(callbackURL), \(createdAt), \(expiresAt),
+                \(PostgresBytes(detailsHash)), \(numberMatching), \(number), \(status), \(revision), \(callbackURL), \(transactionHash), \(createdAt), \(expiresAt),
                 \(updatedAt))
             """)
     }
@@ -80,7 +104,8 @@ struct StoredApproval: Sendable {
         try await conn.query(
             """
             UPDATE approvals SET status = \(status), revision = \(revision), reason = \(reason), decided_device_id = \(decidedDeviceId),
-                decided_level = \(decidedLevel?.rawValue), updated_at = \(updatedAt)
+                decided_level = \(decidedLevel?.rawValue), decision_signed_with = \(decisionSignedWith), decision_signature = \(decisionSignature),
+                decision_number = \(decisionNumber), updated_at = \(updatedAt)
             WHERE id = \(id) AND tenant_id = \(tenant)
             """)
     }
@@ -145,7 +170,8 @@ struct StoredApproval: Sendable {
             text: row.string("text"), customFields: fields, numberMatching: numberMatching, number: row.int("number"), status: status,
             revision: revision, reason: row.string("reason"), decidedDeviceId: row.string("decided_device_id"),
             decidedLevel: row.string("decided_level").flatMap(ApprovalLevel.init(rawValue:)), callbackURL: row.string("callback_url"),
-            createdAt: created, expiresAt: expires,
+            transactionHash: row.string("transaction_hash"), decisionSignedWith: row.string("decision_signed_with"),
+            decisionSignature: row.string("decision_signature"), decisionNumber: row.int("decision_number"), createdAt: created, expiresAt: expires,
             updatedAt: updated)
     }
 }

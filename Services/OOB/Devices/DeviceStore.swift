@@ -39,7 +39,8 @@ struct StoredDevice: Sendable {
     /// The event of `change`: the user named by subject reference (`key`), never the username.
     func changed(_ change: String, at now: Date, key: SubjectKey) -> DeviceChanged {
         DeviceChanged(
-            tenantId: tenant, deviceId: id, status: status, subjectRef: username.map { key.ref(tenant: tenant, username: $0) }, platform: platform, securityEnabled: securityEnabled, change: change,
+            tenantId: tenant, deviceId: id, status: status, subjectRef: username.map { key.ref(tenant: tenant, username: $0) }, platform: platform, securityEnabled: securityEnabled,
+            userAuthKey: userAuthKey, change: change,
             changedAt: now)
     }
 }

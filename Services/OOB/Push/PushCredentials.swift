@@ -33,6 +33,9 @@ struct PushCredentials: Sendable {
     let apns: APNs?
     let fcm: FCM?
 
+    /// Whether a push to a device of `platform` can be sent (its provider is configured).
+    func provides(_ platform: String) -> Bool { platform == "ios" ? apns != nil : fcm != nil }
+
     static func fromEnvironment(_ env: Environment) throws -> PushCredentials {
         var apns: APNs?
         if let file = env.optionalString("SIGNET_APNS_KEY_FILE") {

@@ -6,18 +6,15 @@ import Postgres
 import Schema
 import ServiceKit
 
-/// Sends an approval's push notification to the devices that may answer it: APNs for `ios`,
-/// FCM for `android`, over HTTP/2 (``PushTransport``), each send retried with backoff on 429,
-/// 5xx and transport failures and never on 400, 403 or 410. A token the provider reports gone
-/// is marked invalid (`push_token_invalid_at`, a `DeviceChanged` `push_token_invalid` event)
-/// and never used again until the device sends a new one.
+/// Sends an approval's push notification to a device that may answer it: APNs for `ios`,
+/// FCM for `android`, over HTTP/2 (``PushTransport``). ``ApprovalDeliveryWorker`` calls it for
+/// each queued push and retries with backoff on 429, 5xx and transport failures, never on 400,
+/// 403 or 410. A token the provider reports gone is marked invalid (`push_token_invalid_at`, a
+/// `DeviceChanged` `push_token_invalid` event) and never used again until the device sends a
+/// new one.
 ///
 /// The payload carries the approval id and its display text only: never the username, the
 /// matching number or anything else the RP sent.
-///
-/// - Important: Sends start after the approval committed, in a task of this process: a crash
-///   between the commit and the send loses the push (the device still finds the approval in
-///   its pending list). A durable push queue is not built yet.
 struct PushNotifier: Sendable {
     let context: ServiceContext
     let store: DeviceStore
@@ -25,50 +22,16 @@ struct PushNotifier: Sendable {
     let transport: PushTransport
     let apnsToken: APNsProviderToken?
     let fcmToken: FCMAccessToken?
-    let retry: RetryPolicy
     let logger: Logger
 
-    init(context: ServiceContext, store: DeviceStore, credentials: PushCredentials, transport: PushTransport = PushTransport(), retry: RetryPolicy) {
+    init(context: ServiceContext, store: DeviceStore, credentials: PushCredentials, transport: PushTransport = PushTransport()) {
         self.context = context
         self.store = store
         self.credentials = credentials
         self.transport = transport
         apnsToken = credentials.apns.map(APNsProviderToken.init(credentials:))
         fcmToken = credentials.fcm.map { FCMAccessToken(credentials: $0, transport: transport) }
-        self.retry = retry
         logger = context.logger
-    }
-
-    /// Starts the sends for `approval` and returns at once.
-    func approvalCreated(_ approval: StoredApproval) {
-        Task { await notify(approval) }
-    }
-
-    /// Sends to every device that may answer `approval` and has a push token.
-    func notify(_ approval: StoredApproval) async {
-        let devices: [StoredDevice]
-        do {
-            devices = try await context.pool.withConnection { conn in
-                try await DeviceStore.devices(of: approval.username, tenant: approval.tenant, on: conn)
-            }.filter { approval.deviceId == nil || $0.id == approval.deviceId }
-        } catch {
-            logger.warning("push skipped: devices not readable", metadata: ["signet.approval.id": .string(approval.id), LogKey.error: "\(error)"])
-            return
-        }
-        for device in devices {
-            guard let token = store.pushToken(of: device) else { continue }
-            do {
-                try await retry.run { _ in try await send(approval, to: device, token: token) }
-                logger.info("push sent", metadata: ["signet.approval.id": .string(approval.id), "signet.device.id": .string(device.id)])
-            } catch let error as DeliveryError {
-                logger.warning(
-                    "push failed",
-                    metadata: ["signet.approval.id": .string(approval.id), "signet.device.id": .string(device.id), LogKey.errorCode: .string(error.code.rawValue)])
-                if error.code == .pushTokenGone { await markGone(device) }
-            } catch {
-                logger.warning("push failed", metadata: ["signet.device.id": .string(device.id), LogKey.error: "\(error)"])
-            }
-        }
     }
 
     /// One send to one device.
