@@ -104,6 +104,11 @@ final class PQConnection: @unchecked Sendable {
     func exec(_ query: PostgresQuery) throws -> PostgresRows {
         guard let conn else { throw PostgresError(.connectionLost, message: "not connected") }
         let binds = query.binds
+        // A NUL byte would end the C string early: the server would receive (and store, or
+        // match on) a shorter value than the caller gave. Refused instead, nothing sent.
+        if binds.contains(where: { $0?.utf8.contains(0) == true }) {
+            throw PostgresError(.textContainsNUL, message: "a bound text value contains U+0000")
+        }
         // Keep C strings alive for the duration of the call.
         let cStrings: [UnsafeMutablePointer<CChar>?] = binds.map { $0.flatMap { strdup($0) } }
         defer { cStrings.forEach { free($0) } }

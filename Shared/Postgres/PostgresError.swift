@@ -4,7 +4,7 @@ import Platform
 /// (which may quote values) is in `debugDescription`, for debugging, not for logs.
 public struct PostgresError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed }
+        enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed, textContainsNUL }
         let base: Base
         public static let connectFailed = Code(base: .connectFailed)
         /// The session ended (server restart, terminated backend, network) before the
@@ -16,6 +16,9 @@ public struct PostgresError: CodedError {
         public static let server = Code(base: .server)
         public static let protocolViolation = Code(base: .protocolViolation)
         public static let poolClosed = Code(base: .poolClosed)
+        /// A bound text value contains U+0000, which PostgreSQL text cannot hold (and a C
+        /// string would silently cut short): refused before anything is sent.
+        public static let textContainsNUL = Code(base: .textContainsNUL)
         public var description: String { base.rawValue }
     }
 

@@ -30,6 +30,28 @@ struct PostgresPoolTests {
         #expect(r.bool("f") == true)
     }
 
+    /// A NUL character would cut the C string short, so that a shorter value is stored or
+    /// matched: refused before anything is sent, and the connection stays usable.
+    @Test func textWithANULCharacterIsRefusedNotCutShort() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let pool = TestStack.pool(database: scratch.name)
+        defer { pool.close() }
+        try await pool.withConnection { conn in
+            try await conn.execute("CREATE TABLE t (s text)")
+            do {
+                try await conn.query("INSERT INTO t VALUES (\("alice\u{0}mallory"))")
+                Issue.record("a NUL in a bound value was sent")
+            } catch let error as PostgresError {
+                #expect(error.code == .textContainsNUL)
+            }
+            try await conn.query("INSERT INTO t VALUES (\("alice"))")
+            let values = try await conn.query("SELECT s FROM t").compactMap { $0.string("s") }
+            #expect(values == ["alice"])
+        }
+    }
+
     @Test func transactionsRollBackOnThrow() async throws {
         try TestStack.require()
         let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")

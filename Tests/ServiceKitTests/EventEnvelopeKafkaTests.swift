@@ -79,6 +79,16 @@ import Testing
         ("http://example.com", false), ("https://example.com/", false), ("https://example.com/path", false),
         ("https://example.com?q=1", false), ("https://user@example.com", false), ("ftp://example.com", false),
         ("android:apk-key-hash:abc123", true), ("HTTPS://EXAMPLE.COM", false),
+        // Found by schemathesis: a URL parser took these, and the tenant's upsert failed with 500.
+        ("https://[b61609ce]", false), ("android:apk-key-hash:\u{0}abc", false), ("https://a.com\u{0}", false),
+        ("https://[::1]:8443", true), ("https://[2001:db8::7]", true), ("https://[::ffff:192.0.2.1]", true),
+        ("https://[2001:DB8::7]", false), ("https://[1:2:3:4:5:6:7:8:9]", false), ("https://[1::2::3]", false), ("https://[::1", false),
+        ("https://a.com:0", false), ("https://a.com:65536", false), ("https://a.com:08443", false), ("https://a.com:", false),
+        ("https://a_b.com", false), ("https://a.com.", false), ("https://-a.com", false), ("https://a .com", false),
+        ("https://a.com#", false), ("https://@a.com", false), ("https://", false), ("http://127.0.0.1:8080", true),
+        ("http://login.localhost", true), ("http://[::1]", false),
+        ("android:apk-key-hash:", false), ("android:apk-key-hash:ab=c", false), ("android:apk-key-hash:abc==", true),
+        ("android:apk-key-hash:-sYXRdwJA3hvue3mKpYrOZ9zSPC7b4mbgzJmdZEDO5w", true),
     ])
     func origins(_ origin: String, _ valid: Bool) {
         #expect(TenantValidation.isValidOrigin(origin) == valid)
