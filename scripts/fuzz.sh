@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(JSONFuzz HTTPBodyFuzz CBORFuzz COSEKeyFuzz AuthenticatorDataFuzz AttestationFuzz TPMFuzz X509Fuzz JWSFuzz JWKSFuzz MDSFuzz RulesFuzz EventFuzz UAFFuzz)
+TARGETS=(JSONFuzz HTTPBodyFuzz CBORFuzz COSEKeyFuzz AuthenticatorDataFuzz AttestationFuzz TPMFuzz X509Fuzz JWSFuzz JWKSFuzz MDSFuzz RulesFuzz EventFuzz UAFFuzz UAFPNGFuzz)
 BUILD=.build/fuzz
 BIN="$BUILD/release"
 # Every run: inputs up to 64 KiB (the HTTP body limit), no single allocation past 64 MiB and
@@ -34,6 +34,7 @@ dictionary() {
         JSONFuzz|HTTPBodyFuzz|JWKSFuzz|MDSFuzz|JWSFuzz|RulesFuzz|EventFuzz) echo Tools/Fuzz/Dictionaries/json.dict ;;
         CBORFuzz|COSEKeyFuzz|AuthenticatorDataFuzz|AttestationFuzz) echo Tools/Fuzz/Dictionaries/cbor.dict ;;
         X509Fuzz) echo Tools/Fuzz/Dictionaries/der.dict ;;
+        UAFPNGFuzz) echo Tools/Fuzz/Dictionaries/png.dict ;;
         *) echo "" ;;
     esac
 }

@@ -116,6 +116,29 @@ extension ProblemCode {
     /// The transaction is confirmed, rejected, cancelled or expired.
     static let transactionNotPending = ProblemCode("transaction_not_pending", status: 409, title: "Transaction not pending")
 
+    // MARK: - UAF transaction content (`image/png`, FIDO.UAFTransactionPNG)
+
+    /// Not a PNG file the specification allows (signature, chunks, CRCs, header, order, image data).
+    static let transactionPNGMalformed = ProblemCode("uaf_transaction_png_malformed", status: 400, title: "Invalid transaction image")
+    /// A PNG chunk other than IHDR, PLTE, tRNS, IDAT and IEND (text, profiles, gamma, animation).
+    static let transactionPNGUnsupportedChunk = ProblemCode(
+        "uaf_transaction_png_unsupported_chunk", status: 400, title: "Invalid transaction image")
+    /// The PNG file, a dimension or its image data is past the bounds.
+    static let transactionPNGTooLarge = ProblemCode("uaf_transaction_png_too_large", status: 400, title: "Invalid transaction image")
+    /// The PNG is not what its tcDisplayPNGCharacteristics announce.
+    static let transactionPNGCharacteristicsMismatch = ProblemCode(
+        "uaf_transaction_png_characteristics_mismatch", status: 400, title: "Invalid transaction image")
+
+    /// The problem for a refused PNG.
+    static func transactionPNGRefused(_ error: UAFTransactionPNGError) -> ProblemCode {
+        switch error.code {
+        case .unsupportedChunk: transactionPNGUnsupportedChunk
+        case .tooLarge: transactionPNGTooLarge
+        case .characteristicsMismatch: transactionPNGCharacteristicsMismatch
+        default: transactionPNGMalformed
+        }
+    }
+
     // MARK: - Users known by subject reference
 
     /// A sign-in found a credential or UAF key without a username and the registration service

@@ -56,7 +56,7 @@ struct UAFAssertionCeremony: Sendable {
     /// keys), the policy names exactly those; otherwise it is the tenant's. The tenant's
     /// disallowed criteria apply either way.
     func requestMessages(
-        tenant: TenantResource, keys: [(aaid: String, keyID: String)]?, challenge: String, serverData: String, transaction: UAFTransaction?
+        tenant: TenantResource, keys: [(aaid: String, keyID: String)]?, challenge: String, serverData: String, transactions: [UAFTransaction]
     ) async throws -> [JSONValue] {
         var policy = try await UAFReadModel.settings(tenant, pool: context.pool).policy
         if let keys, !keys.isEmpty {
@@ -67,7 +67,7 @@ struct UAFAssertionCeremony: Sendable {
             try JSONValueEncoder().encode(
                 UAFAuthenticationRequest(
                     header: UAFOperationHeader(upv: version, op: "Auth", appID: appID, serverData: serverData),
-                    challenge: challenge, transaction: transaction.map { [$0] }, policy: policy))
+                    challenge: challenge, transaction: transactions.isEmpty ? nil : transactions, policy: policy))
         }
     }
 
@@ -82,7 +82,7 @@ struct UAFAssertionCeremony: Sendable {
     /// - Throws: 400 problem+json whose code names the failed check.
     func verify(
         _ response: UAFResponse, tenant: TenantResource, challenge: String, serverData: String, challengeExpiresAt: Date, expectedUsername: String?,
-        transaction: UAFTransaction?, excluding: Set<String> = [], sessionID: String? = nil, logger: Logger,
+        shown: [UAFShownTransaction], excluding: Set<String> = [], sessionID: String? = nil, logger: Logger,
         decision: (@Sendable (Verified, Date) -> TransactionDecision?)? = nil
     ) async throws -> Verified {
         let tenantID = tenant.id
@@ -118,7 +118,7 @@ struct UAFAssertionCeremony: Sendable {
             // The counter is judged in the transaction that consumes the challenge, against the
             // stored value under the row lock; the verifier is given 0 so that it accepts any
             // counter here (a replay is then refused as challenge_replayed, not by its counter).
-            verified = try verifier.verify(response, expectedChallenge: challenge, serverData: serverData, transaction: transaction) { aaid, keyID in
+            verified = try verifier.verify(response, expectedChallenge: challenge, serverData: serverData, shown: shown) { aaid, keyID in
                 stored.first { $0.record.aaid == aaid && $0.record.keyID == keyID }.map { s in
                     UAFRegistrationRecord(
                         aaid: s.record.aaid, keyID: s.record.keyID, publicKey: s.record.publicKey, keyEncoding: s.record.keyEncoding,
@@ -244,17 +244,17 @@ struct UAFMethod: AuthenticationMethod {
             throw HTTPError(.methodUnavailable, detail: "No UAF authenticator key of this user is left for this step.")
         }
         var pending = Pending(challenge: SecureRandom.token(byteCount: 32), serverData: SecureRandom.token(byteCount: 16))
-        var transaction: UAFTransaction?
+        var transactions: [UAFTransaction] = []
         if let id = flow.transactionId {
             let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: ceremony.context.pool)
             let nonce = SecureRandom.bytes(16)
             pending.challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: nonce)
             pending.nonce = Base64URL.encode(nonce)
-            transaction = UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)
+            transactions = [UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)]
         }
         let messages = try await ceremony.requestMessages(
             tenant: tenant, keys: flow.username == nil ? nil : keys.map { ($0.aaid, $0.keyID) }, challenge: pending.challenge,
-            serverData: pending.serverData, transaction: transaction)
+            serverData: pending.serverData, transactions: transactions)
         return MethodChallenge(
             response: try JSONValueEncoder().encodeToBytes(UAFRequestEnvelope(uafRequest: messages, expiresAt: flow.expiresAt)),
             pending: try JSONValueEncoder().encodeToBytes(pending))
@@ -270,7 +270,7 @@ struct UAFMethod: AuthenticationMethod {
             throw HTTPError(.uafSignInRefused(error), detail: error.description, field: "uafResponse")
         }
         var challenge = state.challenge
-        var transaction: UAFTransaction?
+        var shown: [UAFShownTransaction] = []
         var nonce: [UInt8]?
         if let id = flow.transactionId {
             // The transaction must still be pending, and its details now are the ones the
@@ -283,12 +283,12 @@ struct UAFMethod: AuthenticationMethod {
             }
             let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: ceremony.context.pool)
             challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: n)
-            transaction = UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)
+            shown = [UAFShownTransaction(content: Array(tx.details.uafDisplayText.utf8))]
             nonce = n
         }
         let verified = try await ceremony.verify(
             response, tenant: tenant, challenge: challenge, serverData: state.serverData, challengeExpiresAt: flow.expiresAt,
-            expectedUsername: flow.username, transaction: transaction, excluding: Set(flow.usedCredentials),
+            expectedUsername: flow.username, shown: shown, excluding: Set(flow.usedCredentials),
             logger: .init(label: "signet.authentication.uaf"))
         var outcome = MethodOutcome(username: verified.username, userHandle: nil, credentialID: verified.keyID)
         if let nonce { outcome.evidence = verified.evidence(nonce: nonce) }

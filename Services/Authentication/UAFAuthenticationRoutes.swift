@@ -9,7 +9,7 @@ import Schema
 import ServiceKit
 
 /// FIDO UAF 1.2 sign-in over HTTP (UAF Protocol §3.5): the AuthenticationRequest, whose state
-/// (challenge, user, transaction text) travels sealed in `serverData`, then the client's
+/// (challenge, user, the hashes of the transaction shown) travels sealed in `serverData`, then the client's
 /// AuthenticationResponse verified by `FIDO.UAFAuthenticationVerifier` against the read model of
 /// registration's UAF keys; the challenge's single use and the counter update commit in one
 /// transaction; then a session token, as a passkey sign-in gives.
@@ -23,16 +23,15 @@ struct UAFAuthenticationRoutes: Sendable {
 
     static let requestLifetime: TimeInterval = 300
     static let handlePurpose = "signet.uaf.authentication.v1"
-    /// Longest transaction text shown to the user.
-    static let maximumTransactionText = 200
 
     struct ServerData: Codable {
         var tenant: String
         var username: String?
         var challenge: String
         var expiresAt: Date
-        /// base64url of the `text/plain` transaction content, when confirming one.
-        var transaction: String?
+        /// The hashes of each form of the transaction content shown (`transactionText` or a
+        /// `transaction` list), when confirming one: TransactionContentHash must be one of them.
+        var shown: [UAFShownTransaction]?
         /// A transaction-service transaction being confirmed, and the base64url nonce of its
         /// dynamic-linking challenge (``FIDO/UAFTransactionConfirmation``).
         var transactionId: String?
@@ -44,16 +43,18 @@ struct UAFAuthenticationRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/uaf/authentications", .open) { request, ctx in try await finish(request, ctx) }
     }
 
-    /// `POST …/uaf/authentications/requests` `{"username"?, "transactionText"?}` or
-    /// `{"username"?, "transaction": {"transactionId"}}`.
+    /// `POST …/uaf/authentications/requests` `{"username"?, "transactionText"?}`,
+    /// `{"username"?, "transaction": {"transactionId"}}` or `{"username"?, "transaction": [Transaction]}`.
     func requests(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
         var body = request.body.isEmpty ? UAFAuthenticationRequestBody() : try request.decode(UAFAuthenticationRequestBody.self)
         if let u = body.username { try UsernameRules.require(u) }
-        var transaction: UAFTransaction?
+        var contents: UAFTransactionContents?
         var challenge = SecureRandom.token(byteCount: 32)
         var nonce: [UInt8]?
-        if let reference = body.transaction {
+        var transactionId: String?
+        switch body.transaction {
+        case .reference(let reference)?:
             // A transaction of the transaction service: the user is its user, the challenge
             // commits to its details hash, and the authenticator shows its display text.
             guard body.transactionText == nil else {
@@ -69,14 +70,19 @@ struct UAFAuthenticationRoutes: Sendable {
             body.username = owner
             let n = SecureRandom.bytes(16)
             challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: n)
-            transaction = UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)
+            // Its content is derived again from the transaction at verification (not sealed).
+            contents = UAFTransactionContents(transactions: [UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)], shown: [])
             nonce = n
-        }
-        if let text = body.transactionText {
-            guard !text.isEmpty, text.count <= Self.maximumTransactionText,
-                !text.unicodeScalars.contains(where: { $0.properties.generalCategory == .control && $0 != "\n" })
-            else { throw HTTPError.invalid("transactionText", "transactionText must be 1-\(Self.maximumTransactionText) characters without control characters.") }
-            transaction = UAFTransaction(contentType: "text/plain", content: Base64URL.encode(Array(text.utf8)))
+            transactionId = reference.transactionId
+        case .contents(let forms)?:
+            // Text or PNG forms of a transaction the RP's app shows: checked here (a PNG
+            // strictly, against its characteristics), their hashes bound to the request.
+            guard body.transactionText == nil else {
+                throw HTTPError.invalid("transaction", "Send transaction or transactionText, not both.")
+            }
+            contents = try UAFTransactionContents.list(forms)
+        case nil:
+            if let text = body.transactionText { contents = try UAFTransactionContents.text(text) }
         }
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         var keys: [(aaid: String, keyID: String)]?
@@ -86,10 +92,10 @@ struct UAFAuthenticationRoutes: Sendable {
         let serverData = try handles.seal(
             ServerData(
                 tenant: tenantID, username: body.username, challenge: challenge, expiresAt: expiresAt,
-                transaction: nonce == nil ? transaction?.content : nil, transactionId: body.transaction?.transactionId, nonce: nonce.map(Base64URL.encode)),
+                shown: nonce == nil ? contents?.shown : nil, transactionId: transactionId, nonce: nonce.map(Base64URL.encode)),
             purpose: Self.handlePurpose)
         let messages = try await ceremony.requestMessages(
-            tenant: tenant, keys: keys, challenge: challenge, serverData: serverData, transaction: transaction)
+            tenant: tenant, keys: keys, challenge: challenge, serverData: serverData, transactions: contents?.transactions ?? [])
         return try .json(UAFRequestEnvelope(uafRequest: messages, expiresAt: expiresAt), headers: [("Cache-Control", "no-store")])
     }
 
@@ -107,7 +113,7 @@ struct UAFAuthenticationRoutes: Sendable {
         guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "serverData belongs to another tenant.") }
         guard state.expiresAt > Date() else { throw HTTPError(.handleExpired, detail: "The sign-in request expired; start again.") }
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
-        var transaction = state.transaction.map { UAFTransaction(contentType: "text/plain", content: $0) }
+        var shown = state.shown ?? []
         var challenge = state.challenge
         var confirming: (tx: PendingTransaction, nonce: [UInt8])?
         if let id = state.transactionId {
@@ -121,14 +127,14 @@ struct UAFAuthenticationRoutes: Sendable {
             }
             let tx = try await PendingTransaction.load(id, tenant: tenantID, pool: context.pool)
             challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: nonce)
-            transaction = UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)
+            shown = [UAFShownTransaction(content: Array(tx.details.uafDisplayText.utf8))]
             confirming = (tx, nonce)
         }
         let sessionID = SessionIssuer.newSessionID()
         let confirmation = confirming
         let verified = try await ceremony.verify(
             response, tenant: tenant, challenge: challenge, serverData: sealed, challengeExpiresAt: state.expiresAt,
-            expectedUsername: state.username, transaction: transaction, sessionID: sessionID, logger: ctx.logger
+            expectedUsername: state.username, shown: shown, sessionID: sessionID, logger: ctx.logger
         ) { verified, now in
             // The decision commits with the challenge's single use.
             confirmation.map { c in

@@ -69,6 +69,12 @@ struct CredentialStore: Sendable {
             guard try await UserStore.handle(tenant: new.tenant, username: new.username, on: conn) == new.userHandle else {
                 throw HTTPError(.conflict, detail: "The user was registered concurrently; start again.")
             }
+            // A passkey-only account's username is an opaque one the server assigned: the
+            // display name its user picks (the registration options' `displayName`) is kept
+            // with the user (listed with the credentials, in the user's data, erased with it).
+            if new.displayName != new.username {
+                try await UserStore.setPickedDisplayName(tenant: new.tenant, username: new.username, displayName: new.displayName, on: conn)
+            }
             let inserted = try await conn.query(
                 """
                 INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, aaguid,
@@ -90,6 +96,11 @@ struct CredentialStore: Sendable {
                 aaguid: new.aaguid, registeredAt: now)
             try await Outbox.enqueue(event, source: .registration, subject: new.tenant, key: new.tenant, on: conn)
         }
+    }
+
+    /// The display name a passkey-only account's user picked (nil for other users).
+    func pickedDisplayName(tenant: String, username: String) async throws -> String? {
+        try await context.pool.withConnection { conn in try await UserStore.pickedDisplayName(tenant: tenant, username: username, on: conn) }
     }
 
     // MARK: - Manage

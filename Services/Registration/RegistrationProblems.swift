@@ -67,6 +67,9 @@ extension ProblemCode {
     static let invalidPhone = ProblemCode("invalid_phone", status: 400, title: "Invalid profile")
     /// The account was opened by a username-less sign-up: it registers passkeys only.
     static let passkeyOnlyAccount = ProblemCode("passkey_only_account", status: 409, title: "Passkey-only account")
+    /// A passkey-only account's new passkey is not discoverable (the client reported
+    /// `credProps.rk` false): the account signs in without a username, so it could never sign in.
+    static let discoverableCredentialRequired = ProblemCode("discoverable_credential_required", status: 400, title: "Registration refused")
 
     // MARK: - Metadata
 

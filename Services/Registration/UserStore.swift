@@ -45,6 +45,24 @@ struct UserStore: Sendable {
         try await conn.query("SELECT passkey_only FROM users WHERE tenant_id = \(tenant) AND username = \(username)").first?.bool("passkey_only") ?? false
     }
 
+    /// Sets the display name of a passkey-only account (no other user's: their display name is
+    /// their username or what their first credential gave), in the caller's transaction.
+    static func setPickedDisplayName(tenant: String, username: String, displayName: String, on conn: PostgresConnection) async throws {
+        try await conn.query(
+            "UPDATE users SET display_name = \(displayName) WHERE tenant_id = \(tenant) AND username = \(username) AND passkey_only")
+    }
+
+    /// The display name a passkey-only account's user picked, on `conn`; nil for other users
+    /// and before one was picked.
+    static func pickedDisplayName(tenant: String, username: String, on conn: PostgresConnection) async throws -> String? {
+        try await conn.query(
+            """
+            SELECT display_name FROM users
+            WHERE tenant_id = \(tenant) AND username = \(username) AND passkey_only AND display_name <> username
+            """
+        ).first?.string("display_name")
+    }
+
     /// The user's handle on `conn`, or nil.
     static func handle(tenant: String, username: String, on conn: PostgresConnection) async throws -> [UInt8]? {
         try await conn.query("SELECT user_handle FROM users WHERE tenant_id = \(tenant) AND username = \(username)").first?.bytes("user_handle")

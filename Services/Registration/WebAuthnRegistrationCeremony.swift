@@ -38,6 +38,8 @@ struct WebAuthnRegistrationCeremony: Sendable {
         var algorithms: [Int]
         /// `conditional` for an automatic passkey creation (no user presence required).
         var mediation: String? = nil
+        /// A passkey-only account (username-less sign-up): its credential must be discoverable.
+        var passkeyOnly: Bool? = nil
     }
 
     /// Attestation trust anchors: MDS3 statements' roots, when configured.
@@ -56,7 +58,8 @@ struct WebAuthnRegistrationCeremony: Sendable {
     func options(_ body: RegistrationOptionsRequest, tenant tenantID: String) async throws -> RegistrationOptionsResponse {
         try await rules?.requireOffered("fido2", tenant: tenantID, username: body.username)
         let displayName = body.displayName ?? body.username
-        guard !displayName.isEmpty, displayName.count <= 256 else { throw HTTPError.invalid("displayName", "displayName must be 1-256 characters.") }
+        guard !displayName.isEmpty, displayName.count <= 256, !displayName.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else { throw HTTPError.invalid("displayName", "displayName must be 1-256 characters without control characters.") }
         let requestedSelection = try Self.selection(body.authenticatorSelection)
         let requestedAttestation = body.attestation ?? "none"
         guard ["none", "indirect", "direct", "enterprise"].contains(requestedAttestation) else {
@@ -94,7 +97,8 @@ struct WebAuthnRegistrationCeremony: Sendable {
         let state = HandleState(
             tenant: tenantID, username: body.username, displayName: displayName, userHandle: Base64URL.encode(handleBytes),
             challenge: Base64URL.encode(challenge), expiresAt: Date().addingTimeInterval(Self.ceremonyLifetime),
-            userVerification: selection.userVerification ?? "preferred", algorithms: algorithms, mediation: body.mediation)
+            userVerification: selection.userVerification ?? "preferred", algorithms: algorithms, mediation: body.mediation,
+            passkeyOnly: passkeyOnly ? true : nil)
         let options = CreationOptionsJSON(
             rp: RelyingPartyEntityJSON(id: tenant.rpId, name: tenant.displayName),
             user: UserEntityJSON(id: state.userHandle, name: body.username, displayName: displayName),
@@ -198,6 +202,15 @@ struct WebAuthnRegistrationCeremony: Sendable {
             throw HTTPError(
                 .refusedByPolicy(refusal),
                 detail: "Refused by the tenant's FIDO policy rule \(refusal.rule): \(refusal.detail).")
+        }
+        // A passkey-only account signs in only with a discoverable credential: a client that
+        // reports it made a server-side one (credProps.rk false) would leave the account without
+        // a way in. A client that does not report it made one, as `residentKey: "required"` asks.
+        if state.passkeyOnly == true, body.credential.clientExtensionResults?.credProps?.rk == false {
+            logger.info("registration refused: not discoverable for a passkey-only account")
+            throw HTTPError(
+                .discoverableCredentialRequired,
+                detail: "This account signs in without a username: the passkey must be discoverable (credProps.rk was false).")
         }
         // The credential id the client reports must be the authenticator's.
         guard Base64URL.decode(body.credential.rawId) == verified.credentialID, body.credential.id == body.credential.rawId else {

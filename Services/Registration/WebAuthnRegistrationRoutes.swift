@@ -37,7 +37,8 @@ struct WebAuthnRegistrationRoutes: Sendable {
             for i in listed.indices {
                 listed[i].model = AAGUID(listed[i].aaguid).flatMap { WebAuthnRegistrationCeremony.model($0, metadata: ceremony.metadata) }
             }
-            return try .json(CredentialList(credentials: listed))
+            let displayName = try await credentials.pickedDisplayName(tenant: ctx.parameter("tenant"), username: try ctx.username())
+            return try .json(CredentialList(credentials: listed, displayName: displayName))
         }
         router.get("/v1/tenants/{tenant}/users/{username}/registration-suggestion", registrant) { _, ctx in
             // The seed's suggestRegister: a signed-in user (or the RP) asks which methods the

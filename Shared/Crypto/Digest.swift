@@ -72,7 +72,15 @@ public enum ConstantTime {
     /// Whether two strings have the same UTF-8 bytes, in time that depends only on their
     /// lengths (digit strings are compared as text, so that leading zeros count).
     public static func equals(_ a: String, _ b: String) -> Bool {
-        equals(Array(a.utf8), Array(b.utf8))
+        // Native strings hold their UTF-8 contiguously: compared in place, without copies (on
+        // the path of every UAF verification: challenge and serverData). Bridged ones are copied.
+        let inPlace = a.utf8.withContiguousStorageIfAvailable { pa in
+            b.utf8.withContiguousStorageIfAvailable { pb -> Bool in
+                guard pa.count == pb.count else { return unequalLengthsCompare(Array(pa), Array(pb)) }
+                return pa.isEmpty || CRYPTO_memcmp(pa.baseAddress, pb.baseAddress, pa.count) == 0
+            }
+        }
+        return (inPlace ?? nil) ?? equals(Array(a.utf8), Array(b.utf8))
     }
 
     /// Compares two secrets of any length by comparing their SHA-256 digests in constant

@@ -84,6 +84,47 @@ public struct UAFAuthenticationRequestBody: Codable, Sendable, Equatable {
         public init(transactionId: String) { self.transactionId = transactionId }
     }
 
+    /// One form of a transaction the user confirms: a UAF `Transaction` (UAF Protocol §3.5.2).
+    public struct TransactionContent: Codable, Sendable, Equatable {
+        /// `text/plain` or `image/png`.
+        public var contentType: String
+        /// base64url of the content: UTF-8 text, or a PNG file.
+        public var content: String
+        /// For `image/png`, required: the image's `DisplayPNGCharacteristicsDescriptor`
+        /// (`{"width","height","bitDepth","colorType","compression","filter","interlace","plte"?}`,
+        /// FIDO Metadata Statement), which the PNG's header must match.
+        public var tcDisplayPNGCharacteristics: JSONValue?
+        public init(contentType: String, content: String, tcDisplayPNGCharacteristics: JSONValue? = nil) {
+            self.contentType = contentType
+            self.content = content
+            self.tcDisplayPNGCharacteristics = tcDisplayPNGCharacteristics
+        }
+    }
+
+    /// `transaction`: an object names a transaction of the transaction service, an array is the
+    /// UAF Transaction list to show (the same transaction in several forms; the client shows one).
+    public enum Transaction: Codable, Sendable, Equatable {
+        case reference(TransactionReference)
+        case contents([TransactionContent])
+
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if case .array? = try? container.decode(JSONValue.self) {
+                self = .contents(try container.decode([TransactionContent].self))
+            } else {
+                self = .reference(try container.decode(TransactionReference.self))
+            }
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .reference(let reference): try container.encode(reference)
+            case .contents(let list): try container.encode(list)
+            }
+        }
+    }
+
     /// The user signing in; absent: any registered authenticator of the tenant.
     public var username: String?
     /// Text to confirm (`text/plain`, at most 200 characters): the assertion is then a
@@ -93,8 +134,10 @@ public struct UAFAuthenticationRequestBody: Codable, Sendable, Equatable {
     /// authenticator shows ``TransactionDetails/uafDisplayText`` and signs the dynamic-linking
     /// challenge of its details; the transaction service checks the step again and issues the
     /// tcToken. The user is the transaction's (a different `username` is refused).
-    public var transaction: TransactionReference?
-    public init(username: String? = nil, transactionText: String? = nil, transaction: TransactionReference? = nil) {
+    /// `[Transaction]`: text or PNG content to confirm, checked (a PNG strictly, against its
+    /// characteristics) and bound to the request; the assertion must sign the hash of one form.
+    public var transaction: Transaction?
+    public init(username: String? = nil, transactionText: String? = nil, transaction: Transaction? = nil) {
         self.username = username
         self.transactionText = transactionText
         self.transaction = transaction

@@ -122,7 +122,13 @@ public struct AuthenticatorModel: Codable, Sendable, Equatable {
 /// `GET /v1/tenants/{tenant}/users/{username}/credentials`.
 public struct CredentialList: Codable, Sendable, Equatable {
     public var credentials: [CredentialResource]
-    public init(credentials: [CredentialResource]) { self.credentials = credentials }
+    /// The display name of a passkey-only account (username-less sign-up), as its user picked
+    /// it when registering a passkey; absent for other accounts and before one was picked.
+    public var displayName: String?
+    public init(credentials: [CredentialResource], displayName: String? = nil) {
+        self.credentials = credentials
+        self.displayName = displayName
+    }
 }
 
 /// `POST /v1/tenants/{tenant}/webauthn/authentications/options` body.

@@ -187,6 +187,7 @@ public struct AuthenticationResponseJSON: Codable, Sendable, Equatable {
 public struct ClientExtensionResultsJSON: Codable, Sendable, Equatable {
     public struct CredProps: Codable, Sendable, Equatable {
         public var rk: Bool?
+        public init(rk: Bool? = nil) { self.rk = rk }
     }
     public var credProps: CredProps?
     /// The `appid` extension's output (WebAuthn L3 §10.1.1): true when the client used the

@@ -57,7 +57,12 @@ extension OpenAPITests {
         Operation(
             "post", "/v1/tenants/{tenant}/uaf/authentications/requests",
             [
-                "200": [], "400": bodyRefusals + ["invalid_username"], "403": ["forbidden"],
+                "200": [],
+                "400": bodyRefusals + [
+                    "invalid_username", "uaf_transaction_png_malformed", "uaf_transaction_png_unsupported_chunk", "uaf_transaction_png_too_large",
+                    "uaf_transaction_png_characteristics_mismatch",
+                ],
+                "403": ["forbidden"],
                 "404": ["not_found", "tenant_not_found", "transaction_not_found"], "409": ["transaction_not_pending"], "413": ["payload_too_large"],
                 "415": ["unsupported_media_type"], "503": unavailable,
             ]),

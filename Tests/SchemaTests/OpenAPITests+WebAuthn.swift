@@ -25,7 +25,10 @@ extension OpenAPITests {
 
     /// 400 codes of `POST …/webauthn/registrations`.
     static let registrationRefusals = unique(
-        ["invalid_field", "malformed_json", "invalid_path", "invalid_handle", "handle_expired", "challenge_replayed", "credential_id_mismatch"]
+        [
+            "invalid_field", "malformed_json", "invalid_path", "invalid_handle", "handle_expired", "challenge_replayed", "credential_id_mismatch",
+            "discoverable_credential_required",
+        ]
             + webAuthnErrorCodes)
     /// 400 codes of `POST …/webauthn/authentications`.
     static let signInRefusals = unique(

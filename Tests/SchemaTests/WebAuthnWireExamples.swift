@@ -110,7 +110,7 @@ enum WebAuthnWireExamples {
         return resource
     }
 
-    static var credentialList: CredentialList { CredentialList(credentials: [credentialResource]) }
+    static var credentialList: CredentialList { CredentialList(credentials: [credentialResource], displayName: "Kim 🌻") }
 
     // MARK: - Authentication
 

@@ -148,6 +148,21 @@ struct SignUpProfileStackTests {
         let another = try Adaptive.decode(SignUpStarted.self, try await openSignUp(t, "{}"))
         #expect(another.username != started.username && another.userHandle != userHandle)
 
+        // A passkey the client reports as not discoverable (credProps.rk false) could never sign
+        // this account in: refused, and nothing is stored.
+        let base = "\(Adaptive.registration)/v1/tenants/\(t.id)/webauthn/registrations"
+        let headers = ["Authorization": "Bearer \(started.signUpToken)", "Content-Type": "application/json"]
+        let refusedOptions = try Adaptive.decode(
+            RegistrationOptionsResponse.self,
+            try await TestHTTP.send(
+                "POST", "\(base)/options", headers: headers,
+                body: try Adaptive.json(RegistrationOptionsRequest(username: started.username, displayName: "Kim 🌻"))))
+        var serverSide = try SoftAuthenticator().create(refusedOptions.publicKey, origin: Adaptive.origin)
+        serverSide.clientExtensionResults = ClientExtensionResultsJSON(credProps: .init(rk: false))
+        let notDiscoverable = try await TestHTTP.send(
+            "POST", base, headers: headers, body: try Adaptive.json(RegistrationFinishRequest(handle: refusedOptions.handle, credential: serverSide)))
+        #expect(notDiscoverable.status == 400 && Self.code(notDiscoverable) == "discoverable_credential_required", "\(notDiscoverable.text)")
+
         // The registration options carry the assigned handle and username and the display name
         // the user picked, and require a discoverable credential.
         let (passkey, options) = try await registerPasskey(t, token: started.signUpToken, username: started.username, displayName: "Kim 🌻")
@@ -180,5 +195,28 @@ struct SignUpProfileStackTests {
             keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/authentication", audience: t.id))
         let jwt = try verifier.verify(try #require(result.sessionToken), now: Date())
         #expect(jwt.claims.subject == started.username)
+
+        // The display name the user picked is kept with the account: in the listing of its
+        // passkeys and in the user's data, and erased with the user.
+        let session = try #require(result.sessionToken)
+        let listed = try await TestHTTP.send(
+            "GET", "\(Adaptive.registration)/v1/tenants/\(t.id)/users/\(started.username)/credentials", headers: ["Authorization": "Bearer \(session)"])
+        let list = try Adaptive.decode(CredentialList.self, listed)
+        #expect(list.displayName == "Kim 🌻" && list.credentials.count == 1, "\(listed.text)")
+        let fetched = try await TestHTTP.send(
+            "GET", "\(Adaptive.registration)/v1/tenants/\(t.id)/users/\(started.username)/data", headers: ["Authorization": "Bearer \(session)"])
+        try #require(fetched.status == 200, "\(fetched.text)")
+        let parts = try #require(try Data_.json(fetched)["parts"] as? [String: [String: Any]])
+        let profile = parts["registration"]?["profile"] as? [[String: Any]] ?? []
+        #expect(profile.first?["displayName"] as? String == "Kim 🌻", "\(fetched.text)")
+        let purge = try await TestHTTP.send(
+            "DELETE", "\(Adaptive.registration)/v1/tenants/\(t.id)/users/\(started.username)", headers: ["Authorization": "Bearer \(session)"])
+        try #require(purge.status == 202, "\(purge.text)")
+        let erasure = try await Data_.erasure(t, try #require(try Data_.json(purge)["erasureId"] as? String), until: Data_.completed)
+        try #require(Data_.completed(erasure), "\(erasure)")
+        #expect(try await Data_.count("registration", "SELECT count(*) AS n FROM users WHERE tenant_id = \(t.id) AND display_name = 'Kim 🌻'") == 0)
+        let after = try await TestHTTP.send(
+            "GET", "\(Adaptive.registration)/v1/tenants/\(t.id)/users/\(started.username)/credentials", headers: ["Authorization": "Bearer \(t.key)"])
+        #expect(after.status == 200 && (try? Adaptive.decode(CredentialList.self, after))?.displayName == nil, "\(after.text)")
     }
 }

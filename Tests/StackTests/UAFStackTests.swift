@@ -163,6 +163,51 @@ struct UAFStackTests {
         })
     }
 
+    /// `image/png` transaction confirmation through the gateway: the PNG and its characteristics
+    /// go to the client, the authenticator signs the image's hash and the sign-in says the
+    /// transaction was confirmed; a signed hash of another image, and a PNG with a text chunk,
+    /// are refused with their codes.
+    @Test func aPNGTransactionIsConfirmedAndAnotherImageRefused() async throws {
+        let t = try await tenant()
+        let username = "uaf-png-\(UInt32.random(in: 0...UInt32.max))"
+        let authenticator = SoftUAFAuthenticator(aaid: "FFFF#0A03", facetID: Self.origin)
+        let registered = try await finish(
+            "\(t.registration)/uaf/registrations", key: t.key, try authenticator.register(try await registrationRequest(t, username: username)))
+        #expect(registered.status == 201, "\(registered.json)")
+        let keyID = Base64URL.encode(authenticator.registrations[0].keyID)
+        #expect(await TestStack.eventually {
+            (try? await authenticationRequest(t, username: username))?.policy.accepted.first?.first?.keyIDs == [keyID]
+        })
+        let display = UAFDisplayPNGCharacteristics(width: 24, height: 12, bitDepth: 8, colorType: 2)
+        authenticator.display = display
+        let png = TestPNG.make(width: 24, height: 12, colorType: 2)
+        func pngRequest(_ image: [UInt8]) async throws -> TestHTTP.Response {
+            try await TestHTTP.json(
+                "POST", "\(t.authentication)/uaf/authentications/requests",
+                json: #"{"username":"\#(username)","transaction":[{"contentType":"text/plain","content":"\#(Base64URL.encode(Array("Pay 7 EUR".utf8)))"},{"contentType":"image/png","content":"\#(Base64URL.encode(image))","tcDisplayPNGCharacteristics":{"width":24,"height":12,"bitDepth":8,"colorType":2,"compression":0,"filter":0,"interlace":0}}]}"#)
+        }
+        func request(_ r: TestHTTP.Response) throws -> UAFAuthenticationRequest {
+            #expect(r.status == 200, "\(String(decoding: r.body, as: UTF8.self))")
+            let envelope = try JSONValueDecoder().decode(UAFRequestEnvelope.self, from: r.body)
+            return try JSONValueDecoder().decode(UAFAuthenticationRequest.self, from: envelope.uafRequest[0])
+        }
+        let sent = try request(try await pngRequest(png))
+        #expect(sent.transaction?.last?.tcDisplayPNGCharacteristics == display && sent.transaction?.last.flatMap { Base64URL.decode($0.content) } == png)
+        let confirmed = try await finish("\(t.authentication)/uaf/authentications", try authenticator.authenticate(sent))
+        #expect(confirmed.status == 200 && confirmed.json["transactionConfirmed"] as? Bool == true, "\(confirmed.json)")
+        #expect(confirmed.json["username"] as? String == username)
+
+        // The authenticator signed the hash of another image than the ones sent.
+        let swapped = try await finish(
+            "\(t.authentication)/uaf/authentications",
+            try authenticator.authenticate(try request(try await pngRequest(png)), transactionContent: TestPNG.make(width: 24, height: 12, colorType: 0)))
+        #expect(swapped.status == 400 && swapped.json["code"] as? String == "uaf_transaction_content_hash_mismatch", "\(swapped.json)")
+        // A PNG carrying a text chunk never reaches a client.
+        let hidden = try await pngRequest(TestPNG.make(width: 24, height: 12, colorType: 2, extra: [TestPNG.chunk("tEXt", Array("k\u{0}v".utf8))]))
+        #expect(hidden.status == 400)
+        #expect((try? hidden.json())?["code"] as? String == "uaf_transaction_png_unsupported_chunk", "\(String(decoding: hidden.body, as: UTF8.self))")
+    }
+
     /// The issue's "done when": a UAF authenticator confirms a transaction-service transaction in
     /// an adaptive sign-in, and the RP verifies the tcToken the transaction service issues after
     /// checking the UAF step again.

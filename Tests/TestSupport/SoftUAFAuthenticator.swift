@@ -36,6 +36,10 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
     public var channelBinding = UAFChannelBinding()
     /// Whether counters are kept (false: both counters stay 0).
     public var keepsCounters = true
+    /// The transaction display's PNG characteristics, when it shows images: of a request's
+    /// transaction forms it shows (and signs) the `image/png` one with these characteristics,
+    /// as a client picks the form its authenticator's metadata lists; otherwise the first form.
+    public var display: UAFDisplayPNGCharacteristics?
     public private(set) var registrations: [Registration] = []
     private var regCounter: UInt32 = 0
     private let makeKey: () throws -> PrivateKey
@@ -91,7 +95,9 @@ public final class SoftUAFAuthenticator: @unchecked Sendable {
         transactionContent: [UInt8]? = nil, mutate: ((inout UAFResponse) -> Void)? = nil
     ) throws -> String {
         let fc = try fcParams(appID: appID ?? request.header.appID ?? "", challenge: request.challenge)
-        let content = transactionContent ?? request.transaction?.first.flatMap { Base64URL.decode($0.content) }
+        let forms = request.transaction ?? []
+        let form = display.flatMap { d in forms.first { $0.contentType == "image/png" && $0.tcDisplayPNGCharacteristics == d } } ?? forms.first
+        let content = transactionContent ?? form.flatMap { Base64URL.decode($0.content) }
         let assertion = try authenticationAssertion(fcParams: fc, keyID: keyID, transactionContent: content, mode: mode)
         var response = UAFResponse(
             header: UAFOperationHeader(upv: request.header.upv, op: "Auth", appID: request.header.appID, serverData: request.header.serverData),

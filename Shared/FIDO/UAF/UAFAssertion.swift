@@ -52,9 +52,10 @@ enum UAFFieldBounds {
 
 /// Parses an AAID: `VVVV#MMMM`, four hexadecimal digits each (UAF Protocol §3.1.4). Returned
 /// in upper case: AAIDs compare case-insensitively.
-func parseAAID(_ bytes: [UInt8], rule: String) throws(UAFError) -> String {
+func parseAAID(_ bytes: ArraySlice<UInt8>, rule: String) throws(UAFError) -> String {
     func isHex(_ b: UInt8) -> Bool { (0x30...0x39).contains(b) || (0x41...0x46).contains(b) || (0x61...0x66).contains(b) }
-    guard bytes.count == 9, bytes[4] == UInt8(ascii: "#"), bytes[..<4].allSatisfy(isHex), bytes[5...].allSatisfy(isHex) else {
+    let s = bytes.startIndex
+    guard bytes.count == 9, bytes[s + 4] == UInt8(ascii: "#"), bytes[s..<(s + 4)].allSatisfy(isHex), bytes[(s + 5)...].allSatisfy(isHex) else {
         throw UAFError(.malformedTLV, rule: rule, "AAID is not VVVV#MMMM in hexadecimal")
     }
     // ASCII upper case on the bytes (hex digits only), without the Unicode case mapping of
@@ -62,9 +63,14 @@ func parseAAID(_ bytes: [UInt8], rule: String) throws(UAFError) -> String {
     return String(decoding: bytes.map { (0x61...0x66).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
 }
 
-private func uint16(_ b: [UInt8], _ at: Int) -> UInt16 { UInt16(b[at]) | UInt16(b[at + 1]) << 8 }
-private func uint32(_ b: [UInt8], _ at: Int) -> UInt32 {
-    UInt32(b[at]) | UInt32(b[at + 1]) << 8 | UInt32(b[at + 2]) << 16 | UInt32(b[at + 3]) << 24
+// Little-endian fields at `at` from the slice's start (TLV values are read in place).
+private func uint16(_ b: ArraySlice<UInt8>, _ at: Int) -> UInt16 {
+    let i = b.startIndex + at
+    return UInt16(b[i]) | UInt16(b[i + 1]) << 8
+}
+private func uint32(_ b: ArraySlice<UInt8>, _ at: Int) -> UInt32 {
+    let i = b.startIndex + at
+    return UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
 }
 
 /// A registration assertion, `TAG_UAFV1_REG_ASSERTION` (Authenticator Commands §6.2.3),
@@ -100,15 +106,15 @@ public struct UAFRegistrationAssertion: Sendable {
         let krd = try UAFTLVFields(
             krdElement, allowed: [.aaid, .assertionInfo, .finalChallengeHash, .keyID, .counters, .publicKey],
             allowsExtensions: true, rule: rule)
-        aaid = try parseAAID(krd.value(.aaid, lengths: UAFFieldBounds.aaid, rule: rule), rule: rule)
-        let info = try krd.value(.assertionInfo, lengths: 7...7, rule: rule)
+        aaid = try parseAAID(krd.slice(.aaid, lengths: UAFFieldBounds.aaid, rule: rule), rule: rule)
+        let info = try krd.slice(.assertionInfo, lengths: 7...7, rule: rule)
         self.info = UAFAssertionInfo(
-            authenticatorVersion: uint16(info, 0), authenticationMode: info[2],
+            authenticatorVersion: uint16(info, 0), authenticationMode: info[info.startIndex + 2],
             signatureAlgorithm: UAFSignatureAlgorithm(rawValue: uint16(info, 3)),
             publicKeyEncoding: UAFKeyEncoding(rawValue: uint16(info, 5)))
         finalChallengeHash = try krd.value(.finalChallengeHash, lengths: UAFFieldBounds.finalChallengeHash, rule: rule)
         keyID = try krd.value(.keyID, lengths: UAFFieldBounds.keyID, rule: rule)
-        let counters = try krd.value(.counters, lengths: 8...8, rule: rule)
+        let counters = try krd.slice(.counters, lengths: 8...8, rule: rule)
         signCounter = uint32(counters, 0)
         regCounter = uint32(counters, 4)
         publicKey = try krd.value(.publicKey, lengths: UAFFieldBounds.publicKey, rule: rule)
@@ -165,16 +171,16 @@ public struct UAFAuthenticationAssertion: Sendable {
             signedElement,
             allowed: [.aaid, .assertionInfo, .authenticatorNonce, .finalChallengeHash, .transactionContentHash, .keyID, .counters],
             allowsExtensions: true, rule: rule)
-        aaid = try parseAAID(signed.value(.aaid, lengths: UAFFieldBounds.aaid, rule: rule), rule: rule)
-        let info = try signed.value(.assertionInfo, lengths: 5...5, rule: rule)
+        aaid = try parseAAID(signed.slice(.aaid, lengths: UAFFieldBounds.aaid, rule: rule), rule: rule)
+        let info = try signed.slice(.assertionInfo, lengths: 5...5, rule: rule)
         self.info = UAFAssertionInfo(
-            authenticatorVersion: uint16(info, 0), authenticationMode: info[2],
+            authenticatorVersion: uint16(info, 0), authenticationMode: info[info.startIndex + 2],
             signatureAlgorithm: UAFSignatureAlgorithm(rawValue: uint16(info, 3)), publicKeyEncoding: nil)
         authenticatorNonce = try signed.value(.authenticatorNonce, lengths: UAFFieldBounds.authenticatorNonce, rule: rule)
         finalChallengeHash = try signed.value(.finalChallengeHash, lengths: UAFFieldBounds.finalChallengeHash, rule: rule)
         transactionContentHash = try signed.value(.transactionContentHash, lengths: UAFFieldBounds.transactionContentHash, rule: rule)
         keyID = try signed.value(.keyID, lengths: UAFFieldBounds.keyID, rule: rule)
-        signCounter = uint32(try signed.value(.counters, lengths: 4...4, rule: rule), 0)
+        signCounter = uint32(try signed.slice(.counters, lengths: 4...4, rule: rule), 0)
         signature = try outer.value(.signature, lengths: UAFFieldBounds.signature, rule: rule)
         signedData = signedElement.encoded
         extensions = signed.extensions + outer.extensions

@@ -64,6 +64,20 @@ public struct UAFAuthenticationVerifier: Sendable {
         _ response: UAFResponse, expectedChallenge: String, serverData: String? = nil, transaction: UAFTransaction? = nil,
         registrations: (String, [UInt8]) -> UAFRegistrationRecord?
     ) throws(UAFError) -> [UAFVerifiedAuthentication] {
+        try verify(
+            response, expectedChallenge: expectedChallenge, serverData: serverData, shown: try Self.shown(transaction), registrations: registrations)
+    }
+
+    /// As ``verify(_:expectedChallenge:serverData:transaction:registrations:)``, with the
+    /// transaction given as what was shown.
+    ///
+    /// - Parameter shown: every form of the transaction content the request carried (the same
+    ///   transaction as text or as PNGs of several sizes; the client shows one); empty when it
+    ///   carried none. TransactionContentHash must be the hash of one of them (§3.5.7.5 step 4.d).
+    public func verify(
+        _ response: UAFResponse, expectedChallenge: String, serverData: String? = nil, shown: [UAFShownTransaction],
+        registrations: (String, [UInt8]) -> UAFRegistrationRecord?
+    ) throws(UAFError) -> [UAFVerifiedAuthentication] {
         let section = "Protocol §3.5.7.5"
         _ = try context.check(response, op: "Auth", serverData: serverData, expectedChallenge: expectedChallenge, section: section)
         var results: [UAFVerifiedAuthentication] = []
@@ -73,7 +87,7 @@ public struct UAFAuthenticationVerifier: Sendable {
             guard let record = registrations(assertion.aaid, assertion.keyID) else {
                 throw UAFError(.unknownKeyID, rule: "\(section) step 4.b", "the AAID and KeyID are not a registration of the user")
             }
-            let result = try verify(assertion, fcParams: response.fcParams, transaction: transaction, record: record, section: section)
+            let result = try verify(assertion, fcParams: response.fcParams, shown: shown, record: record, section: section)
             if results.contains(where: { $0.record.aaid == record.aaid && $0.record.keyID == record.keyID }) {
                 throw UAFError(.duplicateAssertion, rule: "\(section) step 4", "two assertions for the same AAID and KeyID")
             }
@@ -91,6 +105,23 @@ public struct UAFAuthenticationVerifier: Sendable {
     /// The per-assertion rules (step 4), public for tests and benchmarks.
     public func verify(
         _ assertion: UAFAuthenticationAssertion, fcParams: String, transaction: UAFTransaction?, record: UAFRegistrationRecord,
+        section: String = "Protocol §3.5.7.5"
+    ) throws(UAFError) -> UAFVerifiedAuthentication {
+        try verify(assertion, fcParams: fcParams, shown: try Self.shown(transaction), record: record, section: section)
+    }
+
+    /// A request's Transaction as what was shown.
+    static func shown(_ transaction: UAFTransaction?) throws(UAFError) -> [UAFShownTransaction] {
+        guard let transaction else { return [] }
+        guard let shown = UAFShownTransaction(transaction) else {
+            throw UAFError(.transactionContentHashMismatch, rule: "Protocol §3.5.7.5 step 4.d", "the transaction content sent is not base64url")
+        }
+        return [shown]
+    }
+
+    /// The per-assertion rules (step 4), with the transaction as what was shown.
+    public func verify(
+        _ assertion: UAFAuthenticationAssertion, fcParams: String, shown: [UAFShownTransaction], record: UAFRegistrationRecord,
         section: String = "Protocol §3.5.7.5"
     ) throws(UAFError) -> UAFVerifiedAuthentication {
         try refuseCriticalExtensions(assertion.extensions, section: section)
@@ -111,13 +142,13 @@ public struct UAFAuthenticationVerifier: Sendable {
         // 4.c: FinalChallengeHash.
         try checkFinalChallengeHash(assertion.finalChallengeHash, fcParams: fcParams, algorithm: assertion.info.signatureAlgorithm, section: section)
         // 4.d: authenticationMode and TransactionContentHash.
-        if let transaction {
+        if !shown.isEmpty {
             guard assertion.info.authenticationMode == 0x02 else {
                 throw UAFError(.authenticationModeMismatch, rule: "\(section) step 4.d", "a transaction was sent but authenticationMode is not 0x02")
             }
-            guard let content = Base64URL.decode(transaction.content),
-                let expected = assertion.info.signatureAlgorithm.hash(content),
-                ConstantTime.equals(assertion.transactionContentHash, expected)
+            // "Go over all cached forms of the transaction content": the client showed one of them.
+            let algorithm = assertion.info.signatureAlgorithm
+            guard shown.contains(where: { form in form.hash(for: algorithm).map { ConstantTime.equals(assertion.transactionContentHash, $0) } ?? false })
             else {
                 throw UAFError(.transactionContentHashMismatch, rule: "\(section) step 4.d", "TransactionContentHash is not the hash of the transaction shown")
             }
@@ -139,6 +170,6 @@ public struct UAFAuthenticationVerifier: Sendable {
         if assertion.signCounter != 0 || record.signCounter != 0, assertion.signCounter <= record.signCounter {
             throw UAFError(.signCounterNotIncreased, rule: "\(section) step 4.f", "the signature counter did not increase")
         }
-        return UAFVerifiedAuthentication(record: record, newSignCounter: assertion.signCounter, confirmedTransaction: transaction != nil)
+        return UAFVerifiedAuthentication(record: record, newSignCounter: assertion.signCounter, confirmedTransaction: !shown.isEmpty)
     }
 }

@@ -155,7 +155,12 @@ public struct UAFDisplayPNGCharacteristics: Codable, Sendable, Hashable {
     public var compression: UInt8
     public var filter: UInt8
     public var interlace: UInt8
-    public init(width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, compression: UInt8 = 0, filter: UInt8 = 0, interlace: UInt8 = 0) {
+    /// The palette of a colour-type 3 image (`rgbPaletteEntry[]`), when the display has a fixed one.
+    public var plte: [UAFRGBPaletteEntry]?
+    public init(
+        width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, compression: UInt8 = 0, filter: UInt8 = 0, interlace: UInt8 = 0,
+        plte: [UAFRGBPaletteEntry]? = nil
+    ) {
         self.width = width
         self.height = height
         self.bitDepth = bitDepth
@@ -163,6 +168,7 @@ public struct UAFDisplayPNGCharacteristics: Codable, Sendable, Hashable {
         self.compression = compression
         self.filter = filter
         self.interlace = interlace
+        self.plte = plte
     }
 }
 

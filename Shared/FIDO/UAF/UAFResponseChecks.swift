@@ -47,7 +47,7 @@ public struct UAFResponseContext: Sendable {
             throw UAFError(.appIDMismatch, rule: "\(section) step 2", "header.appID is not the tenant's AppID")
         }
         // serverData must be what the server issued (its seal is checked by the caller).
-        if let serverData, response.header.serverData.map({ ConstantTime.equals(Array($0.utf8), Array(serverData.utf8)) }) != true {
+        if let serverData, response.header.serverData.map({ ConstantTime.equals($0, serverData) }) != true {
             throw UAFError(.challengeMismatch, rule: "\(section) step 2", "header.serverData is not the one issued")
         }
         // Header extensions: an unknown one marked fail_if_unknown refuses the message.
@@ -71,7 +71,7 @@ public struct UAFResponseContext: Sendable {
         guard fc.appID == appID else {
             throw UAFError(.appIDMismatch, rule: "\(section) step 3.a", "FinalChallengeParams.appID is not the tenant's AppID")
         }
-        guard ConstantTime.equals(Array(fc.challenge.utf8), Array(expectedChallenge.utf8)) else {
+        guard ConstantTime.equals(fc.challenge, expectedChallenge) else {
             throw UAFError(.challengeMismatch, rule: "\(section) step 3.b", "FinalChallengeParams.challenge is not the challenge issued")
         }
         guard trustedFacetIDs.contains(fc.facetID) else {

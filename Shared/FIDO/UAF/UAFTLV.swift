@@ -81,6 +81,8 @@ public struct UAFTLV: Sendable, Hashable {
 
     /// The value bytes (for a composite tag, the encoding of ``children``).
     public var value: [UInt8] { Array(storage[(encodedRange.lowerBound + 4)..<encodedRange.upperBound]) }
+    /// The value bytes in place (sharing the parsed buffer), for fields read, not kept.
+    public var valueSlice: ArraySlice<UInt8> { storage[(encodedRange.lowerBound + 4)..<encodedRange.upperBound] }
     /// The value's length, without copying it.
     public var valueCount: Int { encodedRange.count - 4 }
     /// Tag ‖ length ‖ value, exactly as read.
@@ -232,11 +234,16 @@ struct UAFTLVFields {
 
     /// A required leaf whose length is in `lengths`.
     func value(_ tag: UAFTag, lengths: ClosedRange<Int>, rule: String) throws(UAFError) -> [UInt8] {
+        Array(try slice(tag, lengths: lengths, rule: rule))
+    }
+
+    /// ``value(_:lengths:rule:)`` in place, for a field read and not kept (no copy).
+    func slice(_ tag: UAFTag, lengths: ClosedRange<Int>, rule: String) throws(UAFError) -> ArraySlice<UInt8> {
         let element = try required(tag, rule: rule)
         guard lengths.contains(element.valueCount) else {
             throw UAFError(.malformedTLV, rule: rule, "tag \(tag) has length \(element.valueCount), expected \(lengths)")
         }
-        return element.value
+        return element.valueSlice
     }
 }
 
