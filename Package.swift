@@ -96,7 +96,7 @@ let package = Package(
             name: "TransactionService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto"],
             path: "Services/Transaction", exclude: ["main"]),
         .target(
-            name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto", "Tokens", "QRCode"],
+            name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto", "Tokens", "QRCode", "IdentityDocuments"],
             path: "Services/OOB", exclude: ["main"]),
         .target(name: "PIIService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Crypto"], path: "Services/PII", exclude: ["main"]),
         .executableTarget(name: "Registration", dependencies: ["RegistrationService", "ServiceKit"], path: "Services/Registration/main"),

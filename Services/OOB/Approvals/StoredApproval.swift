@@ -28,6 +28,8 @@ struct StoredApproval: Sendable {
     var createdAt: Date
     var expiresAt: Date
     var updatedAt: Date
+    /// The RP lets a user below `level` accept at their highest level (EXECUTIVE approvals).
+    var allowLowerLevel = false
 
     var details: ApprovalDetails {
         ApprovalDetails(level: level.rawValue, action: action, resource: resource, text: text, customFields: customFields)
@@ -68,10 +70,10 @@ struct StoredApproval: Sendable {
         try await conn.query(
             """
             INSERT INTO approvals (id, tenant_id, username, device_id, level, action, resource, text, custom_fields, details_hash, number_matching,
-                number, status, revision, callback_url, created_at, expires_at, updated_at)
+                number, status, revision, callback_url, created_at, expires_at, updated_at, allow_lower_level)
             VALUES (\(id), \(tenant), \(username), \(deviceId), \(level.rawValue), \(action), \(resource), \(text), \(try customFields.map(Self.json)),
                 \(PostgresBytes(detailsHash)), \(numberMatching), \(number), \(status), \(revision), \(callbackURL), \(createdAt), \(expiresAt),
-                \(updatedAt))
+                \(updatedAt), \(allowLowerLevel))
             """)
     }
 
@@ -146,6 +148,6 @@ struct StoredApproval: Sendable {
             revision: revision, reason: row.string("reason"), decidedDeviceId: row.string("decided_device_id"),
             decidedLevel: row.string("decided_level").flatMap(ApprovalLevel.init(rawValue:)), callbackURL: row.string("callback_url"),
             createdAt: created, expiresAt: expires,
-            updatedAt: updated)
+            updatedAt: updated, allowLowerLevel: row.bool("allow_lower_level") ?? false)
     }
 }
