@@ -59,6 +59,9 @@ let package = Package(
         .target(name: "Platform", path: "Shared/Platform"),
         // Strict JSON: parser, writer, value tree and Codable over it. No dependencies.
         .target(name: "JSON", path: "Shared/JSON"),
+        // Strict parsers of identity documents' machine-readable text (ICAO 9303 MRZ, AAMVA
+        // PDF417). No dependencies.
+        .target(name: "IdentityDocuments", path: "Shared/IdentityDocuments"),
         .target(name: "Crypto", dependencies: ["COpenSSL", "CCryptoShims"], path: "Shared/Crypto"),
         .target(
             name: "HTTPServer", dependencies: ["Platform", "JSON", "CMicroHTTPD", "CSignetShims"],
@@ -93,7 +96,7 @@ let package = Package(
             name: "TransactionService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto"],
             path: "Services/Transaction", exclude: ["main"]),
         .target(
-            name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto", "Tokens", "QRCode"],
+            name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto", "Tokens", "QRCode", "IdentityDocuments"],
             path: "Services/OOB", exclude: ["main"]),
         .target(name: "PIIService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Crypto"], path: "Services/PII", exclude: ["main"]),
         .executableTarget(name: "Registration", dependencies: ["RegistrationService", "ServiceKit"], path: "Services/Registration/main"),
@@ -122,6 +125,7 @@ let package = Package(
         .testTarget(name: "PlatformTests", dependencies: ["Platform"], path: "Tests/PlatformTests"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestRandom"], path: "Tests/CryptoTests"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestRandom"], path: "Tests/JSONTests"),
+        .testTarget(name: "IdentityDocumentsTests", dependencies: ["IdentityDocuments", "TestRandom"], path: "Tests/IdentityDocumentsTests"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform", "JSON"], path: "Tests/HTTPServerTests"),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "Platform", "TestSupport", "HTTPServer", "ServiceKit"], path: "Tests/PostgresTests"),
         .testTarget(name: "KafkaTests", dependencies: ["Kafka", "Platform", "Schema", "TestSupport"], path: "Tests/KafkaTests"),
@@ -188,6 +192,8 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
         ("JWKSFuzz", ["Tokens"]),
         ("RulesFuzz", ["Rules", "JSON"]),
         ("EventFuzz", ["Kafka", "Schema", "ServiceKit"]),
+        ("MRZFuzz", ["IdentityDocuments"]),
+        ("AAMVAFuzz", ["IdentityDocuments"]),
     ]
     package.targets.append(.target(name: "CFuzzSupport", path: "Tools/Fuzz/CFuzzSupport"))
     package.targets.append(

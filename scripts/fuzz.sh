@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TARGETS=(JSONFuzz HTTPBodyFuzz CBORFuzz COSEKeyFuzz AuthenticatorDataFuzz AttestationFuzz TPMFuzz X509Fuzz JWSFuzz JWKSFuzz MDSFuzz RulesFuzz EventFuzz UAFFuzz UAFPNGFuzz)
+TARGETS=(JSONFuzz HTTPBodyFuzz CBORFuzz COSEKeyFuzz AuthenticatorDataFuzz AttestationFuzz TPMFuzz X509Fuzz JWSFuzz JWKSFuzz MDSFuzz RulesFuzz EventFuzz UAFFuzz UAFPNGFuzz MRZFuzz AAMVAFuzz)
 BUILD=.build/fuzz
 BIN="$BUILD/release"
 # Every run: inputs up to 64 KiB (the HTTP body limit), no single allocation past 64 MiB and

@@ -105,6 +105,7 @@ enum OOBMigrations {
             CREATE INDEX qr_sessions_claimed_user ON qr_sessions (tenant_id, claimed_username) WHERE claimed_username IS NOT NULL;
             """),
         AppSettingsStore.migration,
+        IdentityDocumentStore.migration,
         Migration(
             160, "approval_transaction_evidence",
             """

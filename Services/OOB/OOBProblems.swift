@@ -41,8 +41,28 @@ extension ProblemCode {
     static let approvalSignatureInvalid = ProblemCode("approval_signature_invalid", status: 400, title: "Approval signature invalid")
     /// Internal: the approval has no signed decision yet (or was not decided by the device).
     static let approvalNotDecided = ProblemCode("approval_not_decided", status: 409, title: "Approval not decided")
-    /// The level is not offered (EXECUTIVE needs identity documents, not built yet).
-    static let levelUnavailable = ProblemCode("level_unavailable", status: 400, title: "Level unavailable")
+    /// An EXECUTIVE approval answered by a user without a valid identity document, and the RP
+    /// did not allow a lower level (`allowLowerLevel`): the approval stays in progress.
+    static let identityDocumentRequired = ProblemCode("identity_document_required", status: 403, title: "Identity document required")
+
+    // MARK: - Identity documents
+
+    /// The device is not bound to a user (or was revoked): it registers no document.
+    static let deviceNotBound = ProblemCode("device_not_bound", status: 409, title: "Device not bound")
+    /// The document text does not parse or fails a check (the parser's code and field in the
+    /// detail; never the data).
+    static let identityDocumentInvalid = ProblemCode("identity_document_invalid", status: 400, title: "Invalid identity document")
+    /// The document's last valid day has passed.
+    static let identityDocumentExpired = ProblemCode("identity_document_expired", status: 400, title: "Identity document expired")
+    /// The document's name is not the user's profile name.
+    static let identityDocumentNameMismatch = ProblemCode("identity_document_name_mismatch", status: 400, title: "Identity document name mismatch")
+    /// The submission's signature does not verify with the device's user-auth key (or the
+    /// device has none).
+    static let identityDocumentSignatureInvalid = ProblemCode(
+        "identity_document_signature_invalid", status: 400, title: "Identity document signature invalid")
+    /// The registration service does not know the device's user: there is no vault subject
+    /// to keep the document under.
+    static let identitySubjectUnknown = ProblemCode("identity_subject_unknown", status: 409, title: "User unknown to the registration service")
 
     // MARK: - QR sessions
 

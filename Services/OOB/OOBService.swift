@@ -79,6 +79,9 @@ public enum OOBService: SignetService {
             context: context, devices: devices, settings: configuration.qr, apps: appSettings, waiters: waiters,
             internalGuard: configuration.delivery.calls.guardInternal)
         let apps = AppAssociationRoutes(context: context, store: appSettings)
+        let identityDocuments = IdentityDocumentRoutes(
+            context: context, devices: devices, calls: configuration.delivery.calls, registrationURL: context.configuration.registrationURL,
+            piiURL: configuration.delivery.piiURL)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
         let userData = OOBUserData()
@@ -93,6 +96,7 @@ public enum OOBService: SignetService {
                 approvalRoutes.register(on: &router)
                 qrRoutes.register(on: &router)
                 apps.register(on: &router)
+                identityDocuments.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: userData)
             }, handlers: handlers, background: [
                 ApprovalExpirer(

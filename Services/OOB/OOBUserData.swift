@@ -4,7 +4,8 @@ import ServiceKit
 
 /// What the oob-notification service holds about a user: the devices bound to them and the
 /// approval requests addressed to them; the QR sessions named for them or claimed by
-/// their devices. Deliveries are not stored (their requests name a vault
+/// their devices; the identity documents registered for them (kind, issuer, expiry and the
+/// vault reference: the personal data is in the pii part, which the purge shreds). Deliveries are not stored (their requests name a vault
 /// reference, never the user) and templates are per tenant. A new table keyed by user is added
 /// to both functions here (see ``UserDataStore``).
 struct OOBUserData: UserDataStore {
@@ -33,16 +34,28 @@ struct OOBUserData: UserDataStore {
                     expires_at AS "expiresAt", updated_at AS "updatedAt"
                 FROM qr_sessions WHERE tenant_id = \(t) AND (username = \(u) OR claimed_username = \(u)) ORDER BY created_at
                 """, on: conn),
+            // The text hash is kept to recognise the same text again; it is not personal data
+            // the user gave and is not exported.
+            "identityDocuments": try await UserErasure.rows(
+                """
+                SELECT id AS "documentId", device_id AS "deviceId", document_type AS "documentType", issuing_country AS "issuingCountry",
+                    jurisdiction, expires_on AS "expiresOn", identity_level AS "identityLevel", name_check AS "nameCheck", pii_ref AS "piiRef",
+                    created_at AS "createdAt"
+                FROM identity_documents WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
+                """, on: conn),
         ]
     }
 
     func erase(_ user: UserDataSubject, on conn: PostgresConnection) async throws -> [String: Int] {
         let (t, u) = (user.tenant, user.username)
         let approvals = try await conn.query("DELETE FROM approvals WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        // The vault's copy of each document's personal data goes with the pii part (the user's
+        // subject is shredded there).
+        let documents = try await conn.query("DELETE FROM identity_documents WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let qrSessions = try await conn.query(
             "DELETE FROM qr_sessions WHERE tenant_id = \(t) AND (username = \(u) OR claimed_username = \(u))").affectedRows
         // A bound device is the user's phone: its keys, push token and model go with them.
         let devices = try await conn.query("DELETE FROM devices WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        return ["approvals": approvals, "devices": devices, "qrSessions": qrSessions]
+        return ["approvals": approvals, "devices": devices, "identityDocuments": documents, "qrSessions": qrSessions]
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import HTTPServer
+import JSON
 import Platform
 import Postgres
 import Schema
@@ -83,8 +84,15 @@ struct PIIVault: Sendable {
             // A person's full name, given at sign-up.
             guard SignUpProfileRules.isValidFullName(body.value) else { throw HTTPError.invalid("value", "Not a full name: 1-200 characters.") }
             masked = SignUpProfileRules.maskName(body.value)
+        case "identity_document":
+            // The personal data of an identity document the oob service verified (issue #16):
+            // a JSON object of strings (names, dates, the document number), never shown masked.
+            guard body.value.utf8.count <= 2048, let object = (try? JSONParser.parse(Array(body.value.utf8), maximumDepth: 1))?.objectValue,
+                !object.isEmpty, object.values.allSatisfy({ if case .string = $0 { true } else { false } })
+            else { throw HTTPError.invalid("value", "Not an identity document: a JSON object of strings, at most 2048 bytes.") }
+            masked = "identity document"
         default:
-            throw HTTPError.invalid("kind", "kind must be email, phone or name.")
+            throw HTTPError.invalid("kind", "kind must be email, phone, name or identity_document.")
         }
         let ref = "pii_" + Hex.encode(SecureRandom.bytes(16))
         let now = Date()

@@ -23,6 +23,31 @@ struct SignUpAccounts: Sendable {
             ctx.logger.info("sign-up account opened", metadata: ["signet.passkey_only": .string("\(body.passkeyOnly)")])
             return try .json(account, status: 201, headers: [("Cache-Control", "no-store")])
         }
+        // The oob service vaults a user's identity document under the user's subject (so that
+        // the purge shreds it) and compares its name with the profile's (issue #16).
+        router.get("/v1/internal/tenants/{tenant}/users/{username}/vault-subject", calls.guardInternal) { _, ctx in
+            let username = try ctx.username()
+            guard let subject = try await vaultSubject(tenant: ctx.parameter("tenant"), username: username) else {
+                throw HTTPError(.notFound, detail: "No such user in this tenant.")
+            }
+            return try .json(subject, headers: [("Cache-Control", "no-store")])
+        }
+    }
+
+    /// The user's vault subject (base64url of the user handle) and the vault reference of their
+    /// profile's full name; nil for a user this service does not know.
+    func vaultSubject(tenant: String, username: String) async throws -> UserVaultSubject? {
+        try await context.pool.withConnection { conn in
+            guard let row = try await conn.query(
+                """
+                SELECT u.user_handle, p.pii_ref FROM users u
+                LEFT JOIN user_profiles p ON p.tenant_id = u.tenant_id AND p.username = u.username AND p.kind = 'name'
+                WHERE u.tenant_id = \(tenant) AND u.username = \(username)
+                """
+            ).first, let handle = row.bytes("user_handle")
+            else { return nil }
+            return UserVaultSubject(subject: Base64URL.encode(handle), fullNameRef: row.string("pii_ref"))
+        }
     }
 
     /// Creates the user (an existing user without credentials keeps its handle), vaults the

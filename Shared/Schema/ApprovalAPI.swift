@@ -6,7 +6,8 @@ import Foundation
 public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
     public var username: String?
     public var deviceId: String?
-    /// `ENTRY` (the device key signs) or `ESSENTIAL` (the user-auth key signs: user presence).
+    /// `ENTRY` (the device key signs), `ESSENTIAL` (the user-auth key signs: user presence) or
+    /// `EXECUTIVE` (the user-auth key signs and the user has a valid identity document).
     public var level: String
     public var action: String
     public var resource: String
@@ -27,11 +28,15 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
     /// (``TransactionDetails/canonicalJSON``), which becomes part of the approval's details and
     /// so of what the device signs. Needs the `ESSENTIAL` level.
     public var transactionHash: String?
+    /// When true, a user who cannot answer at `level` (an EXECUTIVE approval, no valid identity
+    /// document) may accept at their highest level: the approval is `ACCEPTED` with that
+    /// `decidedLevel`. Default false: such an answer is refused and the approval stays in progress.
+    public var allowLowerLevel: Bool?
 
     public init(
         username: String? = nil, deviceId: String? = nil, level: String, action: String, resource: String, text: String? = nil,
         customFields: [String: String]? = nil, expiresInSeconds: Int? = nil, numberMatching: Bool? = nil, callbackUrl: String? = nil,
-        transactionHash: String? = nil
+        transactionHash: String? = nil, allowLowerLevel: Bool? = nil
     ) {
         self.username = username
         self.deviceId = deviceId
@@ -44,13 +49,15 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
         self.numberMatching = numberMatching
         self.callbackUrl = callbackUrl
         self.transactionHash = transactionHash
+        self.allowLowerLevel = allowLowerLevel
     }
 
     public static var fullExample: ApprovalCreateRequest {
         ApprovalCreateRequest(
             username: "user-4711", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", level: "ESSENTIAL", action: "login", resource: "web banking",
             text: "Sign in to Example Bank?", customFields: ["channel": "web"], expiresInSeconds: 120, numberMatching: true,
-            callbackUrl: "https://bank.example/approvals/callback", transactionHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U")
+            callbackUrl: "https://bank.example/approvals/callback", transactionHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U",
+            allowLowerLevel: false)
     }
 }
 
@@ -60,7 +67,8 @@ public enum ApprovalLevel: String, Sendable, CaseIterable, Comparable {
     case entry = "ENTRY"
     /// Signed by the user-auth key (possession and user presence).
     case essential = "ESSENTIAL"
-    /// Also a verified identity document bound to the user (not built yet: refused at create).
+    /// Also a valid (unexpired) identity document registered for the user
+    /// (`POST /v1/tenants/{t}/devices/{id}/identity-documents`).
     case executive = "EXECUTIVE"
 
     var rank: Int {

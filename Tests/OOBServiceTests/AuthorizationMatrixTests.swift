@@ -42,6 +42,7 @@ import Testing
         ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals", "device"),
         ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}", "device"),
         ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/approvals/{approvalId}/decision", "device"),
+        ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/identity-documents", "device"),
         ("POST", "/v1/tenants/{tenant}/qr-sessions", "relyingParty"),
         ("POST", "/v1/internal/tenants/{tenant}/qr-sessions", "internal"),
         ("GET", "/v1/tenants/{tenant}/qr-sessions/{qrSessionId}", "relyingPartyOrWatcher"),

@@ -285,6 +285,8 @@ import Testing
         wire("DeviceApprovalList", [.oob]) { DeviceApprovalList.fullExample },
         wire("ApprovalDecisionEvidence", [.oob]) { ApprovalDecisionEvidence.fullExample },
         wire("ApprovalDecisionRequest", [.oob]) { ApprovalDecisionRequest.fullExample },
+        wire("IdentityDocumentSubmission", [.oob]) { IdentityDocumentSubmission.fullExample },
+        wire("IdentityDocumentResource", [.oob]) { IdentityDocumentResource.fullExample },
         wire("QRSessionCreateRequest", [.oob]) { QRSessionCreateRequest.fullExample },
         wire("QRSessionCreated", [.oob]) { QRSessionCreated.fullExample },
         wire("QRSessionResource", [.oob]) { QRSessionResource.fullExample },

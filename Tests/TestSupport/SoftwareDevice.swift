@@ -60,4 +60,13 @@ public struct SoftwareDevice: Sendable {
         let numberMember = number.map { #","number":\#($0)"# } ?? ""
         return #"{"decision":"\#(decision)","signedWith":"\#(withUserAuthKey ? "userAuthKey" : "deviceKey")","signature":"\#(Base64URL.encode(raw))"\#(numberMember)}"#
     }
+
+    /// A signed identity document submission (``IdentityDocumentSubmission``): the scanned
+    /// `text`, signed by the user-auth key (or `key`) over ``IdentityDocumentSignature``.
+    public func identityDocument(format: String, text: String, deviceId: String, key: PrivateKey? = nil) throws -> String {
+        let message = IdentityDocumentSignature.message(deviceId: deviceId, textHash: Base64URL.encode(SHA256.hash(Array(text.utf8))))
+        let der = try (key ?? userAuthKey).sign(message, algorithm: .es256)
+        guard let raw = ECDSASignature.raw(fromDER: der, size: 32) else { throw CryptoError("signature") }
+        return JSONValue.object(["format": .string(format), "text": .string(text), "signature": .string(Base64URL.encode(raw))]).jsonString
+    }
 }

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Shared libraries by layer; a module may import modules of lower layers only.
 LAYERS: list[set[str]] = [
-    {"Platform", "JSON", "TestRandom"},
+    {"Platform", "JSON", "TestRandom", "IdentityDocuments"},
     {"Crypto", "QRCode", "Delivery"},
     {"Schema", "Tokens", "OTP", "Postgres", "Kafka", "HTTPServer"},
     {"FIDO", "Rules"},

@@ -84,9 +84,6 @@ struct ApprovalRoutes: Sendable {
         }
         if let username = body.username { try UsernameRules.require(username) }
         guard let level = ApprovalLevel(rawValue: body.level) else { throw HTTPError.invalid("level", "level is ENTRY, ESSENTIAL or EXECUTIVE.") }
-        guard level != .executive else {
-            throw HTTPError(.levelUnavailable, detail: "EXECUTIVE approvals need identity documents, which this service does not verify yet.", field: "level")
-        }
         try Self.checkText(body.action, "action", max: 256)
         try Self.checkText(body.resource, "resource", max: 256)
         try Self.checkText(body.text, "text", max: 512)
@@ -137,7 +134,7 @@ struct ApprovalRoutes: Sendable {
                 numberMatching: body.numberMatching ?? false, number: body.numberMatching == true ? Self.matchingNumber() : nil,
                 status: ApprovalStatus.inProgress, revision: 1, reason: nil, decidedDeviceId: nil, decidedLevel: nil, callbackURL: body.callbackUrl,
                 transactionHash: body.transactionHash, createdAt: now,
-                expiresAt: now.addingTimeInterval(Double(lifetime)), updatedAt: now)
+                expiresAt: now.addingTimeInterval(Double(lifetime)), updatedAt: now, allowLowerLevel: body.allowLowerLevel ?? false)
             try await approval.insert(on: conn)
             try await Outbox.enqueue(approval.changedEvent(context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
             // The pushes, durably in the same transaction (sent by ApprovalDeliveryWorker).
@@ -253,7 +250,7 @@ struct ApprovalRoutes: Sendable {
             if let finished = try await Self.finish(&approval, now: now, subjectKey: context.configuration.subjectKey, on: conn) { return finished }
             // The signature first: nothing changes for a request the device did not sign.
             let keyText = body.signedWith == "deviceKey" ? device.deviceKey : device.userAuthKey
-            let proven: ApprovalLevel = body.signedWith == "deviceKey" ? .entry : .essential
+            var proven: ApprovalLevel = body.signedWith == "deviceKey" ? .entry : .essential
             let message = ApprovalSignature.message(approvalId: id, detailsHash: approval.detailsHashText, decision: body.decision, number: body.number)
             guard let keyText, let key = try? JWK(json: keyText).publicKey(), key.verify(signature: der, message: message, algorithm: .es256) else {
                 throw HTTPError(.approvalSignatureInvalid, detail: "The signature does not verify with the device's \(body.signedWith).", field: "signature")
@@ -272,7 +269,25 @@ struct ApprovalRoutes: Sendable {
                 try await Self.change(&approval, to: ApprovalStatus.rejected, reason: "number_mismatch", now: now, subjectKey: context.configuration.subjectKey, on: conn)
                 return .changed(approval)
             }
+            if approval.level == .executive, proven == .essential,
+                try await IdentityDocumentStore.identityLevel(of: approval.username, tenant: tenant, today: IdentityDocumentRoutes.today(now).description, on: conn)
+                    == .executive
+            {
+                // EXECUTIVE: the user-auth key and a valid identity document of the user.
+                proven = .executive
+                approval.decidedLevel = proven
+            }
             guard proven >= approval.level else {
+                if approval.level == .executive, proven == .essential {
+                    // Below EXECUTIVE: at the user's highest level only if the RP allowed it;
+                    // else refused, and the approval stays in progress (the user may register
+                    // a document and answer again).
+                    guard approval.allowLowerLevel else {
+                        throw HTTPError(.identityDocumentRequired, detail: "EXECUTIVE approvals need a valid identity document of the user.")
+                    }
+                    try await Self.change(&approval, to: ApprovalStatus.accepted, reason: nil, now: now, subjectKey: context.configuration.subjectKey, on: conn)
+                    return .changed(approval)
+                }
                 throw HTTPError(
                     .approvalSignatureInvalid, detail: "\(approval.level.rawValue) approvals are signed with the user-auth key.", field: "signedWith")
             }

@@ -36,6 +36,8 @@ struct StoredApproval: Sendable {
     var createdAt: Date
     var expiresAt: Date
     var updatedAt: Date
+    /// The RP lets a user below `level` accept at their highest level (EXECUTIVE approvals).
+    var allowLowerLevel = false
 
     var details: ApprovalDetails {
         ApprovalDetails(level: level.rawValue, action: action, resource: resource, text: text, customFields: customFields, transactionHash: transactionHash)
@@ -92,10 +94,10 @@ struct StoredApproval: Sendable {
         try await conn.query(
             """
             INSERT INTO approvals (id, tenant_id, username, device_id, level, action, resource, text, custom_fields, details_hash, number_matching,
-                number, status, revision, callback_url, transaction_hash, created_at, expires_at, updated_at)
+                number, status, revision, callback_url, transaction_hash, created_at, expires_at, updated_at, allow_lower_level)
             VALUES (\(id), \(tenant), \(username), \(deviceId), \(level.rawValue), \(action), \(resource), \(text), \(try customFields.map(Self.json)),
                 \(PostgresBytes(detailsHash)), \(numberMatching), \(number), \(status), \(revision), \(callbackURL), \(transactionHash), \(createdAt), \(expiresAt),
-                \(updatedAt))
+                \(updatedAt), \(allowLowerLevel))
             """)
     }
 
@@ -172,6 +174,6 @@ struct StoredApproval: Sendable {
             decidedLevel: row.string("decided_level").flatMap(ApprovalLevel.init(rawValue:)), callbackURL: row.string("callback_url"),
             transactionHash: row.string("transaction_hash"), decisionSignedWith: row.string("decision_signed_with"),
             decisionSignature: row.string("decision_signature"), decisionNumber: row.int("decision_number"), createdAt: created, expiresAt: expires,
-            updatedAt: updated)
+            updatedAt: updated, allowLowerLevel: row.bool("allow_lower_level") ?? false)
     }
 }
