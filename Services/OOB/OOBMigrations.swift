@@ -105,5 +105,6 @@ enum OOBMigrations {
             CREATE INDEX qr_sessions_claimed_user ON qr_sessions (tenant_id, claimed_username) WHERE claimed_username IS NOT NULL;
             """),
         AppSettingsStore.migration,
+        StoredQRSession.credentialMigration,
     ]
 }

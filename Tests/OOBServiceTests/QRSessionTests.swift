@@ -217,8 +217,13 @@ struct QRSessionTests {
         let f = try await OOBFixture.make()
         defer { Task { await f.h.close() } }
         func create(_ body: String) async -> HTTPResponse { await f.rp("POST", "/v1/tenants/acme/qr-sessions", json: body) }
-        #expect(await create(#"{"purpose":"register"}"#).code == "qr_purpose_unavailable")
         #expect(await create(#"{"purpose":"bless"}"#).code == "qr_purpose_unavailable")
+        // A registration names its user, and belongs to no sign-in.
+        let nameless = await create(#"{"purpose":"register"}"#)
+        #expect(nameless.code == "invalid_field" && nameless.object()["field"] as? String == "username")
+        let inSignIn = await create(#"{"purpose":"register","username":"alice","signinId":"si_1"}"#)
+        #expect(inSignIn.code == "invalid_field" && inSignIn.object()["field"] as? String == "signinId")
+        #expect(await create(#"{"purpose":"register","username":"nobody"}"#).code == "no_capable_device")
         #expect(await create(#"{"purpose":"pay"}"#).code == "invalid_field")
         #expect(await create(#"{"purpose":"authenticate","qrType":"fancy"}"#).code == "invalid_field")
         #expect(await create(#"{"purpose":"authenticate","expiresInSeconds":10}"#).code == "invalid_field")
@@ -227,6 +232,24 @@ struct QRSessionTests {
         #expect(nobody.status == 409 && nobody.code == "no_capable_device")
         #expect(await f.h.send("GET", "/v1/tenants/acme/qr-sessions/qr_00000000000000000000000000000000").status == 401)
         #expect(await f.rp("GET", "/v1/tenants/acme/qr-sessions/qr_00000000000000000000000000000000").code == "qr_session_not_found")
+    }
+
+    /// A register session's claim needs its token from the authentication service: while that
+    /// service cannot answer, the claim is not made (503) and the code stays scannable.
+    @Test func aRegisterClaimWithoutTheTokenIsNotMade() async throws {
+        let f = try await OOBFixture.make(environment: ["SIGNET_AUTHENTICATION_URL": "http://127.0.0.1:9", "SIGNET_REGISTRATION_URL": "http://127.0.0.1:9"])
+        defer { Task { await f.h.close() } }
+        let phone = try SoftwareDevice()
+        let device = try await f.enrol(phone, as: "alice")
+        let shown = try await create(f, #"{"purpose":"register","username":"alice"}"#)
+        let claimed = try await claim(f, phone, device, shown.id)
+        #expect(claimed.status == 503 && claimed.object()["registrationToken"] == nil, "\(claimed.text)")
+        let read = await f.rp("GET", "/v1/tenants/acme/qr-sessions/\(shown.id)")
+        #expect(read.object()["status"] as? String == "PENDING" && read.object()["revision"] as? Int == 1, "\(read.text)")
+        // Another user's phone is refused before any call is made.
+        let bob = try SoftwareDevice()
+        let bobDevice = try await f.enrol(bob, as: "bob")
+        #expect(try await claim(f, bob, bobDevice, shown.id).code == "qr_session_device_refused")
     }
 
     @Test func theUsersSessionsAreExportedAndErased() async throws {

@@ -289,6 +289,8 @@ import Testing
         wire("QRSessionResource", [.oob]) { QRSessionResource.fullExample },
         wire("QRSessionClaim", [.oob]) { QRSessionClaim.fullExample },
         wire("QRSessionDecisionRequest", [.oob]) { QRSessionDecisionRequest.fullExample },
+        wire("QRRegistrationTokenRequest", [.authentication]) { QRRegistrationTokenRequest.fullExample },
+        wire("QRRegistrationToken", [.authentication]) { QRRegistrationToken.fullExample },
         wire("TenantAppSettings", [.oob]) { TenantAppSettings.fullExample },
         wire("AppleAppSiteAssociation", [.oob]) { AppleAppSiteAssociation.fullExample },
         wire("AssetLinkStatement", [.oob]) { AssetLinkStatement.fullExample },

@@ -14,6 +14,8 @@ struct QRSettings: Sendable {
     var defaultType: QRPayloadType = .universalLink
     /// The app's URL scheme for deep links (`SIGNET_OOB_QR_APP_SCHEME`).
     var appScheme = "signet"
+    /// The authentication service, which issues QR registration tokens (`SIGNET_AUTHENTICATION_URL`).
+    var authenticationURL = "http://127.0.0.1:8082"
 }
 
 /// QR sessions: a page (through its RP, or the authentication service's `qr` sign-in method)
@@ -32,6 +34,9 @@ struct QRSessionRoutes: Sendable {
     let apps: AppSettingsStore
     /// Parked long polls and event streams, keyed by session id (the approvals' waiters).
     let waiters: ApprovalWaiters
+    /// Calls to the authentication service (a `register` session's token) and the registration
+    /// service (the credential the phone names); ``internalGuard`` admits other services' calls.
+    let calls: InternalCalls
     let internalGuard: RouteGuard
 
     static let defaultLifetime = 120
@@ -86,10 +91,15 @@ struct QRSessionRoutes: Sendable {
         let tenantId = ctx.parameter("tenant")
         let body = try request.decode(QRSessionCreateRequest.self)
         guard QRSessionPurpose.all.contains(body.purpose) else { throw HTTPError.invalid("purpose", "purpose is authenticate, register or bless.") }
-        guard body.purpose == QRSessionPurpose.authenticate else {
+        guard body.purpose != QRSessionPurpose.bless else {
             throw HTTPError(.qrPurposeUnavailable, detail: "QR \(body.purpose) is not offered yet.", field: "purpose")
         }
         if let username = body.username { try UsernameRules.require(username) }
+        // A registration is for a user: the page's (the phone registers an authenticator for them).
+        if body.purpose == QRSessionPurpose.register {
+            guard body.username != nil else { throw HTTPError.invalid("username", "A register QR session names the user.") }
+            guard body.signinId == nil else { throw HTTPError.invalid("signinId", "A register QR session belongs to no sign-in.") }
+        }
         if let signinId = body.signinId {
             guard (1...64).contains(signinId.utf8.count), signinId.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
             else { throw HTTPError.invalid("signinId", "signinId is 1-64 lower-case letters, digits, dashes or underscores.") }
