@@ -55,8 +55,10 @@ extension ProblemCode {
     /// The device may not claim or answer the QR session: not bound to a user, bound to
     /// another user than the session's, or not the device that claimed it.
     static let qrSessionDeviceRefused = ProblemCode("qr_session_device_refused", status: 403, title: "Device may not use this QR session")
-    /// The purpose is not offered yet (`register`, `bless`).
+    /// The purpose is not offered yet (`bless`).
     static let qrPurposeUnavailable = ProblemCode("qr_purpose_unavailable", status: 400, title: "QR purpose unavailable")
+    /// The tenant's app settings do not offer QR sessions of this purpose (`qrPurposes`).
+    static let qrPurposeNotAllowed = ProblemCode("qr_purpose_not_allowed", status: 403, title: "QR purpose not allowed by the tenant")
 
     // MARK: - App association
 

@@ -78,7 +78,7 @@ public enum OOBService: SignetService {
         let appSettings = AppSettingsStore(context: context)
         let qrRoutes = QRSessionRoutes(
             context: context, devices: devices, settings: configuration.qr, apps: appSettings, waiters: waiters, calls: configuration.delivery.calls,
-            internalGuard: configuration.delivery.calls.guardInternal)
+            internalGuard: configuration.delivery.calls.guardInternal, inactiveAfter: configuration.inactiveAfter)
         let apps = AppAssociationRoutes(context: context, store: appSettings)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)

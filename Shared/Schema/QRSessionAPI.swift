@@ -213,6 +213,32 @@ public struct QRRegistrationToken: Codable, Sendable, Equatable {
     }
 }
 
+/// Whether a device can use QR codes (`GET /v1/tenants/{tenant}/devices/{deviceId}/qr-capabilities`,
+/// signed by the device): the SDK's `checkRegPossible` and `checkAuthPossible`. Each needs the
+/// device bound to a user, active (status and recent use), with security enabled, and the
+/// tenant offering the purpose; `reasons` names every condition not met.
+public struct QRCapabilities: Codable, Sendable, Equatable {
+    /// `checkRegPossible`: the device may scan a `register` code.
+    public var registerPossible: Bool
+    /// `checkAuthPossible`: the device may scan an `authenticate` code.
+    public var authenticatePossible: Bool
+    /// `device_not_bound`, `device_inactive`, `security_disabled`, `register_not_allowed`,
+    /// `authenticate_not_allowed`.
+    public var reasons: [String]
+
+    public init(registerPossible: Bool, authenticatePossible: Bool, reasons: [String]) {
+        self.registerPossible = registerPossible
+        self.authenticatePossible = authenticatePossible
+        self.reasons = reasons
+    }
+
+    public static let allReasons = ["device_not_bound", "device_inactive", "security_disabled", "register_not_allowed", "authenticate_not_allowed"]
+
+    public static var fullExample: QRCapabilities {
+        QRCapabilities(registerPossible: false, authenticatePossible: true, reasons: ["register_not_allowed"])
+    }
+}
+
 /// The statuses of a QR session: `PENDING` (shown, not scanned), `SCANNED` (a phone claimed
 /// it and is working), then one of `SUCCEEDED`, `FAILED`, `EXPIRED`.
 public enum QRSessionStatus {

@@ -46,6 +46,7 @@ import Testing
         ("GET", "/v1/tenants/{tenant}/qr-sessions/{qrSessionId}", "relyingPartyOrWatcher"),
         ("POST", "/v1/internal/tenants/{tenant}/qr-sessions/{qrSessionId}/read", "internal"),
         ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/claim", "device"),
+        ("GET", "/v1/tenants/{tenant}/devices/{deviceId}/qr-capabilities", "device"),
         ("POST", "/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/decision", "device"),
         ("PUT", "/v1/admin/tenants/{tenant}/app-settings", "admin"),
         ("GET", "/v1/admin/tenants/{tenant}/app-settings", "admin"),

@@ -252,6 +252,52 @@ struct QRSessionTests {
         #expect(try await claim(f, bob, bobDevice, shown.id).code == "qr_session_device_refused")
     }
 
+    /// checkRegPossible / checkAuthPossible: bound, active, security enabled, and the tenant's
+    /// qrPurposes; the claim and the creation enforce the same.
+    @Test func aDeviceLearnsWhetherItCanRegisterOrSignInByQR() async throws {
+        let f = try await OOBFixture.make()
+        defer { Task { await f.h.close() } }
+        func capabilities(_ phone: SoftwareDevice, _ device: String) async throws -> [String: Any] {
+            let r = try await f.device(phone, "GET", "/v1/tenants/acme/devices/\(device)/qr-capabilities")
+            #expect(r.status == 200, "\(r.text)")
+            return r.object()
+        }
+        let phone = try SoftwareDevice()
+        let device = try await f.enrol(phone, as: "alice")
+        let ready = try await capabilities(phone, device)
+        #expect(ready["registerPossible"] as? Bool == true && ready["authenticatePossible"] as? Bool == true && (ready["reasons"] as? [String]) == [])
+        // Unbound: neither.
+        let loose = try SoftwareDevice()
+        let looseCreated = try await f.device(loose, "POST", "/v1/tenants/acme/devices", json: try loose.upsertBody())
+        let looseDevice = try #require(looseCreated.object()["deviceId"] as? String)
+        let unbound = try await capabilities(loose, looseDevice)
+        #expect(unbound["registerPossible"] as? Bool == false && unbound["authenticatePossible"] as? Bool == false)
+        #expect(unbound["reasons"] as? [String] == ["device_not_bound"])
+        // Security disabled: neither, and its claim is refused.
+        let plain = try SoftwareDevice()
+        let plainDevice = try await f.enrol(plain, as: "bob", security: false)
+        let disabled = try await capabilities(plain, plainDevice)
+        #expect(disabled["authenticatePossible"] as? Bool == false && disabled["reasons"] as? [String] == ["security_disabled"])
+        let code = try await create(f)
+        #expect(try await claim(f, plain, plainDevice, code.id).code == "qr_session_device_refused")
+        // The tenant offers sign-in only: register is refused at creation and reported.
+        let admin = ServiceHarness<OOBService>.adminToken
+        let put = await f.h.send(
+            "PUT", "/v1/admin/tenants/acme/app-settings", bearer: admin, json: #"{"domains":[],"iosAppIds":[],"androidApps":[],"qrPurposes":["authenticate"]}"#)
+        #expect(put.status == 200 || put.status == 201, "\(put.text)")
+        let signInOnly = try await capabilities(phone, device)
+        #expect(signInOnly["registerPossible"] as? Bool == false && signInOnly["authenticatePossible"] as? Bool == true)
+        #expect(signInOnly["reasons"] as? [String] == ["register_not_allowed"])
+        let refused = await f.rp("POST", "/v1/tenants/acme/qr-sessions", json: #"{"purpose":"register","username":"alice"}"#)
+        #expect(refused.status == 403 && refused.code == "qr_purpose_not_allowed", "\(refused.text)")
+        #expect(try await claim(f, phone, device, try await create(f).id).status == 200)
+        let bad = await f.h.send(
+            "PUT", "/v1/admin/tenants/acme/app-settings", bearer: admin, json: #"{"domains":[],"iosAppIds":[],"androidApps":[],"qrPurposes":["pay"]}"#)
+        #expect(bad.code == "invalid_field" && bad.object()["field"] as? String == "qrPurposes", "\(bad.text)")
+        // Another device's capabilities are not this phone's to read (its proof does not admit it).
+        #expect(try await f.device(phone, "GET", "/v1/tenants/acme/devices/\(plainDevice)/qr-capabilities").status == 401)
+    }
+
     @Test func theUsersSessionsAreExportedAndErased() async throws {
         let f = try await OOBFixture.make()
         defer { Task { await f.h.close() } }

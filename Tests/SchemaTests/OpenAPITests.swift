@@ -289,6 +289,7 @@ import Testing
         wire("QRSessionResource", [.oob]) { QRSessionResource.fullExample },
         wire("QRSessionClaim", [.oob]) { QRSessionClaim.fullExample },
         wire("QRSessionDecisionRequest", [.oob]) { QRSessionDecisionRequest.fullExample },
+        wire("QRCapabilities", [.oob]) { QRCapabilities.fullExample },
         wire("QRRegistrationTokenRequest", [.authentication]) { QRRegistrationTokenRequest.fullExample },
         wire("QRRegistrationToken", [.authentication]) { QRRegistrationToken.fullExample },
         wire("TenantAppSettings", [.oob]) { TenantAppSettings.fullExample },

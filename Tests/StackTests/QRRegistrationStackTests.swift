@@ -180,6 +180,32 @@ struct QRRegistrationStackTests {
             phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/qr-sessions/\(authId)/decision", json: #"{"decision":"ACCEPT","credentialId":"\#(bogus)"}"#)
         #expect(mixed.status == 400 && mixed.fields["field"] as? String == "credentialId", "\(mixed.text)")
     }
+
+    /// checkRegPossible / checkAuthPossible from the software phone; the tenant's qrPurposes
+    /// turn register off, for the page's creation too.
+    @Test func thePhoneAsksWhetherItCanRegisterOrSignInByQR() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        await approvals.waitForOOBKey(t)
+        let username = "qrcap-\(UInt32.random(in: 0...UInt32.max))"
+        let phone = try SoftwareDevice(platform: "ios")
+        let device = try await OOBApprovalStackTests.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        let path = "/v1/tenants/\(t.id)/devices/\(device)/qr-capabilities"
+        let ready = try await OOBApprovalStackTests.device(phone, "GET", path)
+        #expect(ready.fields["registerPossible"] as? Bool == true && ready.fields["authenticatePossible"] as? Bool == true, "\(ready.text)")
+        let put = try await TestHTTP.json(
+            "PUT", "\(Self.oob)/v1/admin/tenants/\(t.id)/app-settings", token: TestStack.adminToken,
+            json: #"{"domains":[],"iosAppIds":[],"androidApps":[],"qrPurposes":["authenticate"]}"#)
+        #expect(put.status == 200 || put.status == 201, "\(put.text)")
+        let signInOnly = try await OOBApprovalStackTests.device(phone, "GET", path)
+        #expect(signInOnly.fields["registerPossible"] as? Bool == false && signInOnly.fields["authenticatePossible"] as? Bool == true, "\(signInOnly.text)")
+        #expect(signInOnly.fields["reasons"] as? [String] == ["register_not_allowed"])
+        let refused = try await TestHTTP.json(
+            "POST", "\(Self.oob)/v1/tenants/\(t.id)/qr-sessions", token: t.key, json: #"{"purpose":"register","username":"\#(username)"}"#)
+        #expect(refused.status == 403 && refused.fields["code"] as? String == "qr_purpose_not_allowed", "\(refused.text)")
+        // Without a proof, nothing.
+        #expect(try await TestHTTP.send("GET", Self.oob + path).status == 401)
+    }
 }
 
 private extension TestHTTP.Response {

@@ -132,11 +132,14 @@ extension QRSessionRoutes {
         return session
     }
 
-    /// The user the (active) device is bound to.
+    /// The user the (active) device is bound to. Only a device with security enabled (a
+    /// user-auth key, which needs the user's presence) scans codes: a QR session signs a user
+    /// in or registers for them.
     static func boundUser(_ deviceId: String, tenant: String, on conn: PostgresConnection) async throws -> String {
         guard let device = try await DeviceStore.load(deviceId, tenant: tenant, on: conn), device.status == "ACTIVE", let owner = device.username else {
             throw HTTPError(.qrSessionDeviceRefused, detail: "The device is not bound to a user.")
         }
+        guard device.securityEnabled else { throw HTTPError(.qrSessionDeviceRefused, detail: "The device has security disabled.") }
         return owner
     }
 

@@ -38,6 +38,8 @@ struct QRSessionRoutes: Sendable {
     /// service (the credential the phone names); ``internalGuard`` admits other services' calls.
     let calls: InternalCalls
     let internalGuard: RouteGuard
+    /// A device without a call for this long is inactive (`SIGNET_OOB_INACTIVE_DAYS`).
+    let inactiveAfter: TimeInterval
 
     static let defaultLifetime = 120
     static let lifetimes = 30...600
@@ -56,6 +58,7 @@ struct QRSessionRoutes: Sendable {
         }
         let device = context.deviceSigned(devices)
         router.post("/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/claim", device) { _, ctx in try await claim(ctx) }
+        router.get("/v1/tenants/{tenant}/devices/{deviceId}/qr-capabilities", device) { _, ctx in try await capabilities(ctx) }
         router.post("/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/decision", device) { request, ctx in
             try await decide(request, ctx)
         }
@@ -112,6 +115,9 @@ struct QRSessionRoutes: Sendable {
         guard let tenant = try await context.tenants.find(tenantId) else { throw HTTPError(.tenantNotFound, detail: "No such tenant.") }
         if let webURL = body.webUrl { try AppSettingsRules.checkWebURL(webURL, origins: tenant.origins, field: "webUrl") }
         let tenantApps = try await apps.get(tenant: tenantId)
+        if let tenantApps, !tenantApps.allowsQR(body.purpose) {
+            throw HTTPError(.qrPurposeNotAllowed, detail: "The tenant does not offer QR \(body.purpose).", field: "purpose")
+        }
         // The request's form, else the tenant's default, else the deployment's.
         let qrType = (body.qrType ?? tenantApps?.defaultQrType).flatMap(QRPayloadType.init(rawValue:)) ?? settings.defaultType
         // A universal link opens the app on the tenant's own domain: under the request's
