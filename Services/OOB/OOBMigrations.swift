@@ -106,5 +106,6 @@ enum OOBMigrations {
             """),
         AppSettingsStore.migration,
         StoredQRSession.credentialMigration,
+        StoredTruCode.migration,
     ]
 }

@@ -79,6 +79,7 @@ public enum OOBService: SignetService {
         let qrRoutes = QRSessionRoutes(
             context: context, devices: devices, settings: configuration.qr, apps: appSettings, waiters: waiters, calls: configuration.delivery.calls,
             internalGuard: configuration.delivery.calls.guardInternal, inactiveAfter: configuration.inactiveAfter)
+        let truCodes = TruCodeRoutes(context: context, devices: devices, settings: configuration.qr, approvals: approvalRoutes)
         let apps = AppAssociationRoutes(context: context, store: appSettings)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
@@ -93,6 +94,7 @@ public enum OOBService: SignetService {
                 deviceRoutes.register(on: &router)
                 approvalRoutes.register(on: &router)
                 qrRoutes.register(on: &router)
+                truCodes.register(on: &router)
                 apps.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: userData)
             }, handlers: handlers, background: [

@@ -4,7 +4,7 @@ import ServiceKit
 
 /// What the oob-notification service holds about a user: the devices bound to them and the
 /// approval requests addressed to them; the QR sessions named for them or claimed by
-/// their devices. Deliveries are not stored (their requests name a vault
+/// their devices; the TruCodes their phones paired. Deliveries are not stored (their requests name a vault
 /// reference, never the user) and templates are per tenant. A new table keyed by user is added
 /// to both functions here (see ``UserDataStore``).
 struct OOBUserData: UserDataStore {
@@ -33,6 +33,12 @@ struct OOBUserData: UserDataStore {
                     expires_at AS "expiresAt", updated_at AS "updatedAt"
                 FROM qr_sessions WHERE tenant_id = \(t) AND (username = \(u) OR claimed_username = \(u)) ORDER BY created_at
                 """, on: conn),
+            // TruCodes the user's phone paired.
+            "truCodes": try await UserErasure.rows(
+                """
+                SELECT id AS "truCodeId", status, device_id AS "deviceId", created_at AS "createdAt", paired_at AS "pairedAt", expires_at AS "expiresAt"
+                FROM trucodes WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
+                """, on: conn),
         ]
     }
 
@@ -41,8 +47,9 @@ struct OOBUserData: UserDataStore {
         let approvals = try await conn.query("DELETE FROM approvals WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let qrSessions = try await conn.query(
             "DELETE FROM qr_sessions WHERE tenant_id = \(t) AND (username = \(u) OR claimed_username = \(u))").affectedRows
+        let truCodes = try await conn.query("DELETE FROM trucodes WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         // A bound device is the user's phone: its keys, push token and model go with them.
         let devices = try await conn.query("DELETE FROM devices WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        return ["approvals": approvals, "devices": devices, "qrSessions": qrSessions]
+        return ["approvals": approvals, "devices": devices, "qrSessions": qrSessions, "truCodes": truCodes]
     }
 }

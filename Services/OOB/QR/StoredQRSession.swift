@@ -100,10 +100,12 @@ struct StoredQRSession: Sendable {
         ).map(session(from:))
     }
 
-    /// Deletes sessions that expired before `cutoff` (their events stay the record).
+    /// Deletes sessions that expired before `cutoff` (their events stay the record), and the
+    /// TruCodes with them (both are the expirer's QR housekeeping).
     @discardableResult
     static func purge(expiredBefore cutoff: Date, on conn: PostgresConnection) async throws -> Int {
-        try await conn.query("DELETE FROM qr_sessions WHERE expires_at < \(cutoff) RETURNING id").count
+        try await StoredTruCode.purge(expiredBefore: cutoff, on: conn)
+        return try await conn.query("DELETE FROM qr_sessions WHERE expires_at < \(cutoff) RETURNING id").count
     }
 
     static func session(from row: PostgresRow) throws -> StoredQRSession {
