@@ -18,6 +18,9 @@ import yaml
 DEPLOY = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(DEPLOY)
 SERVICES = {"registration": 8081, "authentication": 8082, "transaction": 8083, "oob": 8084, "pii": 8085}
+# The peers each service calls on /v1/internal (their SIGNET_<PEER>_URL), checked in compose and
+# the Kubernetes ConfigMap.
+PEERS = {"oob": ["authentication", "registration"], "authentication": ["registration", "oob", "transaction"], "registration": ["authentication"]}
 passed, failed = 0, 0
 
 
@@ -204,6 +207,13 @@ if compose:
         check(s.get("build", {}).get("dockerfile") == "deploy/Containerfile"
               and os.path.normpath(os.path.join(DEPLOY, s["build"]["context"])) == ROOT, f"compose {svc}: build context")
         check(s.get("read_only") is True and s.get("cap_drop") == ["ALL"], f"compose {svc}: hardening")
+    # Internal calls a service makes reach their peer's compose host and port (QR registration:
+    # oob asks authentication for the phone's token and registration for its credential).
+    for svc, peers in PEERS.items():
+        e = svcs.get(svc, {}).get("environment", {})
+        for peer in peers:
+            var = f"SIGNET_{peer.upper()}_URL"
+            check(e.get(var) == f"http://{peer}:{SERVICES[peer]}", f"compose {svc}: {var} is http://{peer}:{SERVICES[peer]}")
     hc = svcs["registration"]["healthcheck"]["test"]
     check(hc[:3] == ["CMD", "bash", "-c"] and bash_syntax_ok(hc[3]) and "${SIGNET_HTTP_PORT}" in hc[3], "compose healthcheck")
     topics_script = svcs["kafka-topics"]["command"][0]
@@ -273,6 +283,10 @@ otlp_swift = open(os.path.join(ROOT, "Shared", "ServiceKit", "OTLPExporter.swift
 otlp_vars = set(re.findall(r'"(SIGNET_OTLP_[A-Z0-9_]+)"', otlp_swift))
 check("SIGNET_OTLP_ENDPOINT" in otlp_vars, f"the OTLP exporter reads SIGNET_OTLP_ENDPOINT: {sorted(otlp_vars)}")
 check("SIGNET_OTLP_ENDPOINT" in config_keys, "k8s: SIGNET_OTLP_ENDPOINT is in the ConfigMap")
+config_data = objects.get(("ConfigMap", "signet-config"), {}).get("data", {})
+for peer in sorted({p for peers in PEERS.values() for p in peers}):
+    var = f"SIGNET_{peer.upper()}_URL"
+    check(config_data.get(var) == f"http://{peer}.signet.svc.cluster.local:{SERVICES[peer]}", f"k8s: {var} in the ConfigMap")
 check("SIGNET_OTLP_ENDPOINT" in env_example, "env.example lists SIGNET_OTLP_ENDPOINT")
 for svc in SERVICES:
     e = ((compose or {}).get("services", {}).get(svc, {}) or {}).get("environment", {})

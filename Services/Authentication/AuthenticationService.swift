@@ -90,6 +90,7 @@ public enum AuthenticationService: SignetService {
         let sessionRoutes = SessionRoutes(context: context, sessions: sessions, antiHammering: antiHammering)
         let signUp = SignUpRoutes(
             context: context, issuer: issuer, sessions: sessions, calls: configuration.calls, registrationURL: configuration.registrationURL)
+        let qrRegistration = QRRegistrationTokens(issuer: issuer, calls: configuration.calls)
 
         var background: [any Service] = [
             TransientDataPurger(pool: context.pool, logger: context.logger),
@@ -130,6 +131,7 @@ public enum AuthenticationService: SignetService {
                 signIn.register(on: &router)
                 sessionRoutes.register(on: &router)
                 signUp.register(on: &router)
+                qrRegistration.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: userData)
             }, handlers: handlers, background: background)
     }

@@ -105,6 +105,8 @@ enum OOBMigrations {
             CREATE INDEX qr_sessions_claimed_user ON qr_sessions (tenant_id, claimed_username) WHERE claimed_username IS NOT NULL;
             """),
         AppSettingsStore.migration,
+        StoredQRSession.credentialMigration,
+        StoredTruCode.migration,
         IdentityDocumentStore.migration,
         Migration(
             160, "approval_transaction_evidence",

@@ -77,8 +77,23 @@ extension ProblemCode {
     /// The device may not claim or answer the QR session: not bound to a user, bound to
     /// another user than the session's, or not the device that claimed it.
     static let qrSessionDeviceRefused = ProblemCode("qr_session_device_refused", status: 403, title: "Device may not use this QR session")
-    /// The purpose is not offered yet (`register`, `bless`).
+    /// The purpose is not offered yet (`bless`).
     static let qrPurposeUnavailable = ProblemCode("qr_purpose_unavailable", status: 400, title: "QR purpose unavailable")
+    /// The tenant's app settings do not offer QR sessions of this purpose (`qrPurposes`).
+    static let qrPurposeNotAllowed = ProblemCode("qr_purpose_not_allowed", status: 403, title: "QR purpose not allowed by the tenant")
+
+    // MARK: - TruCodes
+
+    /// No such TruCode in the tenant.
+    static let truCodeNotFound = ProblemCode("trucode_not_found", status: 404, title: "TruCode not found")
+    /// The TruCode belongs to another tenant than the pairing device's.
+    static let truCodeOtherTenant = ProblemCode("trucode_other_tenant", status: 403, title: "TruCode of another tenant")
+    /// The TruCode was paired (or used) already: a code is single-use.
+    static let truCodeAlreadyUsed = ProblemCode("trucode_already_used", status: 409, title: "TruCode already used")
+    /// No phone has paired the TruCode yet: there is no user to ask.
+    static let truCodeNotPaired = ProblemCode("trucode_not_paired", status: 409, title: "TruCode not paired yet")
+    /// The TruCode expired.
+    static let truCodeExpired = ProblemCode("trucode_expired", status: 410, title: "TruCode expired")
 
     // MARK: - App association
 

@@ -48,6 +48,7 @@ public enum OOBService: SignetService {
         }
         settings.defaultType = type
         settings.appScheme = env.string("SIGNET_OOB_QR_APP_SCHEME", default: settings.appScheme)
+        settings.authenticationURL = env.string("SIGNET_AUTHENTICATION_URL", default: settings.authenticationURL)
         guard let first = settings.appScheme.utf8.first, (0x61...0x7A).contains(first), settings.appScheme.utf8.count <= 32,
             settings.appScheme.utf8.allSatisfy({ (0x61...0x7A).contains($0) || (0x30...0x39).contains($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E })
         else { throw Environment.ConfigurationError(variable: "SIGNET_OOB_QR_APP_SCHEME", reason: "a URL scheme: lower-case letters, digits, +, - or .") }
@@ -76,8 +77,9 @@ public enum OOBService: SignetService {
             internalGuard: configuration.delivery.calls.guardInternal, push: configuration.push)
         let appSettings = AppSettingsStore(context: context)
         let qrRoutes = QRSessionRoutes(
-            context: context, devices: devices, settings: configuration.qr, apps: appSettings, waiters: waiters,
-            internalGuard: configuration.delivery.calls.guardInternal)
+            context: context, devices: devices, settings: configuration.qr, apps: appSettings, waiters: waiters, calls: configuration.delivery.calls,
+            internalGuard: configuration.delivery.calls.guardInternal, inactiveAfter: configuration.inactiveAfter)
+        let truCodes = TruCodeRoutes(context: context, devices: devices, settings: configuration.qr, approvals: approvalRoutes)
         let apps = AppAssociationRoutes(context: context, store: appSettings)
         let identityDocuments = IdentityDocumentRoutes(
             context: context, devices: devices, calls: configuration.delivery.calls, registrationURL: context.configuration.registrationURL,
@@ -95,6 +97,7 @@ public enum OOBService: SignetService {
                 deviceRoutes.register(on: &router)
                 approvalRoutes.register(on: &router)
                 qrRoutes.register(on: &router)
+                truCodes.register(on: &router)
                 apps.register(on: &router)
                 identityDocuments.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: userData)

@@ -4,8 +4,9 @@ import ServiceKit
 
 /// What the oob-notification service holds about a user: the devices bound to them and the
 /// approval requests addressed to them; the QR sessions named for them or claimed by
-/// their devices; the identity documents registered for them (kind, issuer, expiry and the
-/// vault reference: the personal data is in the pii part, which the purge shreds). Deliveries are not stored (their requests name a vault
+/// their devices; the TruCodes their phones paired; the identity documents registered for them
+/// (kind, issuer, expiry and the vault reference: the personal data is in the pii part, which the
+/// purge shreds). Deliveries are not stored (their requests name a vault
 /// reference, never the user) and templates are per tenant. A new table keyed by user is added
 /// to both functions here (see ``UserDataStore``).
 struct OOBUserData: UserDataStore {
@@ -43,6 +44,12 @@ struct OOBUserData: UserDataStore {
                     created_at AS "createdAt"
                 FROM identity_documents WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
                 """, on: conn),
+            // TruCodes the user's phone paired.
+            "truCodes": try await UserErasure.rows(
+                """
+                SELECT id AS "truCodeId", status, device_id AS "deviceId", created_at AS "createdAt", paired_at AS "pairedAt", expires_at AS "expiresAt"
+                FROM trucodes WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
+                """, on: conn),
         ]
     }
 
@@ -54,8 +61,9 @@ struct OOBUserData: UserDataStore {
         let documents = try await conn.query("DELETE FROM identity_documents WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let qrSessions = try await conn.query(
             "DELETE FROM qr_sessions WHERE tenant_id = \(t) AND (username = \(u) OR claimed_username = \(u))").affectedRows
+        let truCodes = try await conn.query("DELETE FROM trucodes WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         // A bound device is the user's phone: its keys, push token and model go with them.
         let devices = try await conn.query("DELETE FROM devices WHERE tenant_id = \(t) AND username = \(u)").affectedRows
-        return ["approvals": approvals, "devices": devices, "identityDocuments": documents, "qrSessions": qrSessions]
+        return ["approvals": approvals, "devices": devices, "identityDocuments": documents, "qrSessions": qrSessions, "truCodes": truCodes]
     }
 }

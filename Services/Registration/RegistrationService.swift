@@ -108,6 +108,7 @@ public enum RegistrationService: SignetService {
             tenants: context.tenants, users: users, methods: methods, secrets: configuration.methodSecrets, rules: configuration.rules)
         let signUps = SignUpAccounts(
             context: context, users: users, calls: configuration.methodSecrets.calls, piiURL: configuration.methodSecrets.piiURL)
+        let credentialLookup = InternalCredentialLookup(credentials: credentials, calls: configuration.methodSecrets.calls)
         let methodRoutes = MethodRoutes(context: context, enrollment: enrollment, methods: methods, sessions: configuration.sessions)
         let erasures = ErasureStore(context: context, receipts: configuration.receipts)
         let userData = UserDataRoutes(
@@ -132,6 +133,7 @@ public enum RegistrationService: SignetService {
                 uaf.register(on: &router)
                 methodRoutes.register(on: &router)
                 signUps.register(on: &router)
+                credentialLookup.register(on: &router)
                 userData.register(on: &router)
                 retentionRoutes.register(on: &router)
             }, handlers: handlers, background: (refresher.map { [$0] } ?? []) + [purger])

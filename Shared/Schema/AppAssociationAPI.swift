@@ -21,6 +21,10 @@ public struct TenantAppSettings: Codable, Sendable, Equatable {
     /// the app opens: an http(s) URL on one of the tenant's origins, without query, fragment
     /// or trailing slash. Absent: the tenant's first https origin.
     public var webUrl: String?
+    /// The QR session purposes the tenant offers (`authenticate`, `register`, `bless`); absent:
+    /// every purpose the service offers. A session of another purpose is refused at creation
+    /// (403 `qr_purpose_not_allowed`), and a device's QR capabilities say so.
+    public var qrPurposes: [String]?
 
     public struct AndroidApp: Codable, Sendable, Equatable {
         /// The application id, e.g. `com.bank.app`.
@@ -34,13 +38,19 @@ public struct TenantAppSettings: Codable, Sendable, Equatable {
         }
     }
 
-    public init(domains: [String], iosAppIds: [String], androidApps: [AndroidApp], defaultQrType: String? = nil, webUrl: String? = nil) {
+    public init(
+        domains: [String], iosAppIds: [String], androidApps: [AndroidApp], defaultQrType: String? = nil, webUrl: String? = nil, qrPurposes: [String]? = nil
+    ) {
         self.domains = domains
         self.iosAppIds = iosAppIds
         self.androidApps = androidApps
         self.defaultQrType = defaultQrType
         self.webUrl = webUrl
+        self.qrPurposes = qrPurposes
     }
+
+    /// Whether the tenant offers QR sessions of `purpose`.
+    public func allowsQR(_ purpose: String) -> Bool { qrPurposes?.contains(purpose) ?? true }
 
     public static var fullExample: TenantAppSettings {
         TenantAppSettings(
@@ -49,7 +59,7 @@ public struct TenantAppSettings: Codable, Sendable, Equatable {
                 AndroidApp(
                     packageName: "com.bank.app",
                     sha256CertFingerprints: ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"])
-            ], defaultQrType: "universalLink", webUrl: "https://bank.example/signin")
+            ], defaultQrType: "universalLink", webUrl: "https://bank.example/signin", qrPurposes: ["authenticate", "register"])
     }
 }
 

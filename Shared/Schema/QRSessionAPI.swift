@@ -4,10 +4,10 @@ import Foundation
 /// (`POST /v1/tenants/{tenant}/qr-sessions`, RP API key; or the internal route, for the
 /// authentication service's `qr` sign-in method).
 public struct QRSessionCreateRequest: Codable, Sendable, Equatable {
-    /// `authenticate` (the only purpose built so far; `register` and `bless` answer
-    /// `qr_purpose_unavailable`).
+    /// `authenticate` or `register` (`bless` answers `qr_purpose_unavailable`).
     public var purpose: String
-    /// When set, only a device bound to this user may claim the session.
+    /// When set, only a device bound to this user may claim the session; `register` needs it
+    /// (the user the phone registers an authenticator for).
     public var username: String?
     /// The sign-in flow the phone completes (set by the authentication service).
     public var signinId: String?
@@ -90,14 +90,17 @@ public struct QRSessionResource: Codable, Sendable, Equatable {
     /// The device that claimed it (RP and internal readers only).
     public var deviceId: String?
     public var signinId: String?
-    /// Why it failed (`user_rejected`).
+    /// Why it failed (`user_rejected`; for `register` also `credential_not_registered`).
     public var reason: String?
+    /// `register`: the credential the phone registered, checked with the registration service
+    /// before the session SUCCEEDED.
+    public var credentialId: String?
     public var expiresAt: Date
     public var updatedAt: Date
 
     public init(
         qrSessionId: String, purpose: String, status: String, revision: Int, username: String?, deviceId: String?, signinId: String?, reason: String?,
-        expiresAt: Date, updatedAt: Date
+        credentialId: String? = nil, expiresAt: Date, updatedAt: Date
     ) {
         self.qrSessionId = qrSessionId
         self.purpose = purpose
@@ -107,6 +110,7 @@ public struct QRSessionResource: Codable, Sendable, Equatable {
         self.deviceId = deviceId
         self.signinId = signinId
         self.reason = reason
+        self.credentialId = credentialId
         self.expiresAt = expiresAt
         self.updatedAt = updatedAt
     }
@@ -115,31 +119,44 @@ public struct QRSessionResource: Codable, Sendable, Equatable {
         QRSessionResource(
             qrSessionId: "qr_0f1e2d3c4b5a69788796a5b4c3d2e1f0", purpose: "authenticate", status: "FAILED", revision: 3, username: "user-4711",
             deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", signinId: "si_0f1e2d3c4b5a69788796a5b4c3d2e1f0", reason: "user_rejected",
-            expiresAt: Date(timeIntervalSince1970: 1_764_000_120), updatedAt: Date(timeIntervalSince1970: 1_764_000_030))
+            credentialId: "AQIDBAUGBwgJCgsMDQ4PEA", expiresAt: Date(timeIntervalSince1970: 1_764_000_120), updatedAt: Date(timeIntervalSince1970: 1_764_000_030))
     }
 }
 
 /// What the scanning phone learns when it claims a QR session: what it is for and whose
-/// tenant, never the page's user.
+/// tenant, never the page's user. For `register`, also the phone's own user and a
+/// registration-only token for them (`qr` claim: the session), with which the phone runs the
+/// registration service's ceremonies; it lasts until the session expires.
 public struct QRSessionClaim: Codable, Sendable, Equatable {
     public var qrSessionId: String
     public var purpose: String
     public var status: String
     /// The tenant's display name, for "Sign in to … on the other device?".
     public var tenantName: String
+    /// `register`: the user the authenticator is registered for (the phone's own user).
+    public var username: String?
+    /// `register`: a registration-only token for ``username`` (the registration service's
+    /// options and finish routes take it; every other route refuses it).
+    public var registrationToken: String?
     public var expiresAt: Date
 
-    public init(qrSessionId: String, purpose: String, status: String, tenantName: String, expiresAt: Date) {
+    public init(
+        qrSessionId: String, purpose: String, status: String, tenantName: String, username: String? = nil, registrationToken: String? = nil,
+        expiresAt: Date
+    ) {
         self.qrSessionId = qrSessionId
         self.purpose = purpose
         self.status = status
         self.tenantName = tenantName
+        self.username = username
+        self.registrationToken = registrationToken
         self.expiresAt = expiresAt
     }
 
     public static var fullExample: QRSessionClaim {
         QRSessionClaim(
-            qrSessionId: "qr_0f1e2d3c4b5a69788796a5b4c3d2e1f0", purpose: "authenticate", status: "SCANNED", tenantName: "Example Bank",
+            qrSessionId: "qr_0f1e2d3c4b5a69788796a5b4c3d2e1f0", purpose: "register", status: "SCANNED", tenantName: "Example Bank",
+            username: "user-4711", registrationToken: "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQ3MTEifQ.c2lnbmF0dXJl",
             expiresAt: Date(timeIntervalSince1970: 1_764_000_120))
     }
 }
@@ -149,8 +166,77 @@ public struct QRSessionClaim: Codable, Sendable, Equatable {
 public struct QRSessionDecisionRequest: Codable, Sendable, Equatable {
     /// `ACCEPT` or `REJECT`.
     public var decision: String
-    public init(decision: String) { self.decision = decision }
-    public static var fullExample: QRSessionDecisionRequest { QRSessionDecisionRequest(decision: "ACCEPT") }
+    /// `register`, with `ACCEPT`: the credential the phone registered (base64url), which the oob
+    /// service checks with the registration service before the session SUCCEEDED.
+    public var credentialId: String?
+    public init(decision: String, credentialId: String? = nil) {
+        self.decision = decision
+        self.credentialId = credentialId
+    }
+    public static var fullExample: QRSessionDecisionRequest { QRSessionDecisionRequest(decision: "ACCEPT", credentialId: "AQIDBAUGBwgJCgsMDQ4PEA") }
+}
+
+/// The oob service asks the authentication service for a QR registration's token
+/// (`POST /v1/internal/tenants/{tenant}/qr-registration-tokens`, internal token, oob only):
+/// registration-only (`sign_up` claim, the registration audience) for `username`, with the
+/// `qr` claim naming the session, valid until the session expires (at most 600 s). No session
+/// is ever made from it: the sign-up and sign-in exchanges refuse a token with `qr`.
+public struct QRRegistrationTokenRequest: Codable, Sendable, Equatable {
+    public var username: String
+    public var qrSessionId: String
+    public var expiresAt: Date
+
+    public init(username: String, qrSessionId: String, expiresAt: Date) {
+        self.username = username
+        self.qrSessionId = qrSessionId
+        self.expiresAt = expiresAt
+    }
+
+    public static var fullExample: QRRegistrationTokenRequest {
+        QRRegistrationTokenRequest(username: "user-4711", qrSessionId: "qr_0f1e2d3c4b5a69788796a5b4c3d2e1f0", expiresAt: Date(timeIntervalSince1970: 1_764_000_120))
+    }
+}
+
+/// The token of ``QRRegistrationTokenRequest``.
+public struct QRRegistrationToken: Codable, Sendable, Equatable {
+    public var registrationToken: String
+    public var expiresAt: Date
+
+    public init(registrationToken: String, expiresAt: Date) {
+        self.registrationToken = registrationToken
+        self.expiresAt = expiresAt
+    }
+
+    public static var fullExample: QRRegistrationToken {
+        QRRegistrationToken(
+            registrationToken: "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1c2VyLTQ3MTEifQ.c2lnbmF0dXJl", expiresAt: Date(timeIntervalSince1970: 1_764_000_120))
+    }
+}
+
+/// Whether a device can use QR codes (`GET /v1/tenants/{tenant}/devices/{deviceId}/qr-capabilities`,
+/// signed by the device): the SDK's `checkRegPossible` and `checkAuthPossible`. Each needs the
+/// device bound to a user, active (status and recent use), with security enabled, and the
+/// tenant offering the purpose; `reasons` names every condition not met.
+public struct QRCapabilities: Codable, Sendable, Equatable {
+    /// `checkRegPossible`: the device may scan a `register` code.
+    public var registerPossible: Bool
+    /// `checkAuthPossible`: the device may scan an `authenticate` code.
+    public var authenticatePossible: Bool
+    /// `device_not_bound`, `device_inactive`, `security_disabled`, `register_not_allowed`,
+    /// `authenticate_not_allowed`.
+    public var reasons: [String]
+
+    public init(registerPossible: Bool, authenticatePossible: Bool, reasons: [String]) {
+        self.registerPossible = registerPossible
+        self.authenticatePossible = authenticatePossible
+        self.reasons = reasons
+    }
+
+    public static let allReasons = ["device_not_bound", "device_inactive", "security_disabled", "register_not_allowed", "authenticate_not_allowed"]
+
+    public static var fullExample: QRCapabilities {
+        QRCapabilities(registerPossible: false, authenticatePossible: true, reasons: ["register_not_allowed"])
+    }
 }
 
 /// The statuses of a QR session: `PENDING` (shown, not scanned), `SCANNED` (a phone claimed

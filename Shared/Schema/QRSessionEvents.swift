@@ -15,7 +15,8 @@ public struct QRSessionChanged: EventPayload {
     public var qrType: String
     /// The device that claimed it.
     public var deviceId: String?
-    /// `user_rejected`.
+    /// `user_rejected`; `credential_not_registered` (`register`: the credential the phone named
+    /// is not the user's, not active, or older than the code).
     public var reason: String?
     public var expiresAt: Date
     public var changedAt: Date
@@ -36,7 +37,7 @@ public struct QRSessionChanged: EventPayload {
         self.changedAt = changedAt
     }
 
-    public static let reasons = ["user_rejected"]
+    public static let reasons = ["user_rejected", "credential_not_registered"]
 
     public static var fullExample: QRSessionChanged {
         QRSessionChanged(

@@ -22,6 +22,7 @@ import Testing
         ("PUT", "/v1/admin/tenants/{tenant}/rulesets/{kind}", "admin"),
         ("POST", "/v1/admin/tenants/{tenant}/rulesets/{kind}/explain", "admin"),
         ("POST", "/v1/internal/tenants/{tenant}/registration-decision", "internal"),
+        ("POST", "/v1/internal/tenants/{tenant}/qr-registration-tokens", "internal"),
         ("GET", "/v1/tenants/{tenant}", "public"),
         ("POST", "/v1/tenants/{tenant}/sessions/refresh", "public"),
         ("POST", "/v1/tenants/{tenant}/sessions/revoke", "public"),

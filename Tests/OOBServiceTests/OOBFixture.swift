@@ -12,8 +12,9 @@ struct OOBFixture {
     static let key = "sk_harness_0123456789abcdefghijklmnopqrstuv"
     let h: ServiceHarness<OOBService>
 
-    static func make(origins: [String] = ["http://localhost:8080"]) async throws -> OOBFixture {
-        let h = try await ServiceHarness<OOBService>.withDatabase(environment: ["SIGNET_OOB_KEY_SEAL": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"])
+    static func make(origins: [String] = ["http://localhost:8080"], environment: [String: String] = [:]) async throws -> OOBFixture {
+        let h = try await ServiceHarness<OOBService>.withDatabase(
+            environment: environment.merging(["SIGNET_OOB_KEY_SEAL": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"]) { mine, _ in mine })
         try await h.seedTenant("acme", apiKey: key, origins: origins)
         return OOBFixture(h: h)
     }

@@ -217,8 +217,13 @@ struct QRSessionTests {
         let f = try await OOBFixture.make()
         defer { Task { await f.h.close() } }
         func create(_ body: String) async -> HTTPResponse { await f.rp("POST", "/v1/tenants/acme/qr-sessions", json: body) }
-        #expect(await create(#"{"purpose":"register"}"#).code == "qr_purpose_unavailable")
         #expect(await create(#"{"purpose":"bless"}"#).code == "qr_purpose_unavailable")
+        // A registration names its user, and belongs to no sign-in.
+        let nameless = await create(#"{"purpose":"register"}"#)
+        #expect(nameless.code == "invalid_field" && nameless.object()["field"] as? String == "username")
+        let inSignIn = await create(#"{"purpose":"register","username":"alice","signinId":"si_1"}"#)
+        #expect(inSignIn.code == "invalid_field" && inSignIn.object()["field"] as? String == "signinId")
+        #expect(await create(#"{"purpose":"register","username":"nobody"}"#).code == "no_capable_device")
         #expect(await create(#"{"purpose":"pay"}"#).code == "invalid_field")
         #expect(await create(#"{"purpose":"authenticate","qrType":"fancy"}"#).code == "invalid_field")
         #expect(await create(#"{"purpose":"authenticate","expiresInSeconds":10}"#).code == "invalid_field")
@@ -227,6 +232,70 @@ struct QRSessionTests {
         #expect(nobody.status == 409 && nobody.code == "no_capable_device")
         #expect(await f.h.send("GET", "/v1/tenants/acme/qr-sessions/qr_00000000000000000000000000000000").status == 401)
         #expect(await f.rp("GET", "/v1/tenants/acme/qr-sessions/qr_00000000000000000000000000000000").code == "qr_session_not_found")
+    }
+
+    /// A register session's claim needs its token from the authentication service: while that
+    /// service cannot answer, the claim is not made (503) and the code stays scannable.
+    @Test func aRegisterClaimWithoutTheTokenIsNotMade() async throws {
+        let f = try await OOBFixture.make(environment: ["SIGNET_AUTHENTICATION_URL": "http://127.0.0.1:9", "SIGNET_REGISTRATION_URL": "http://127.0.0.1:9"])
+        defer { Task { await f.h.close() } }
+        let phone = try SoftwareDevice()
+        let device = try await f.enrol(phone, as: "alice")
+        let shown = try await create(f, #"{"purpose":"register","username":"alice"}"#)
+        let claimed = try await claim(f, phone, device, shown.id)
+        #expect(claimed.status == 503 && claimed.object()["registrationToken"] == nil, "\(claimed.text)")
+        let read = await f.rp("GET", "/v1/tenants/acme/qr-sessions/\(shown.id)")
+        #expect(read.object()["status"] as? String == "PENDING" && read.object()["revision"] as? Int == 1, "\(read.text)")
+        // Another user's phone is refused before any call is made.
+        let bob = try SoftwareDevice()
+        let bobDevice = try await f.enrol(bob, as: "bob")
+        #expect(try await claim(f, bob, bobDevice, shown.id).code == "qr_session_device_refused")
+    }
+
+    /// checkRegPossible / checkAuthPossible: bound, active, security enabled, and the tenant's
+    /// qrPurposes; the claim and the creation enforce the same.
+    @Test func aDeviceLearnsWhetherItCanRegisterOrSignInByQR() async throws {
+        let f = try await OOBFixture.make()
+        defer { Task { await f.h.close() } }
+        func capabilities(_ phone: SoftwareDevice, _ device: String) async throws -> [String: Any] {
+            let r = try await f.device(phone, "GET", "/v1/tenants/acme/devices/\(device)/qr-capabilities")
+            #expect(r.status == 200, "\(r.text)")
+            return r.object()
+        }
+        let phone = try SoftwareDevice()
+        let device = try await f.enrol(phone, as: "alice")
+        let ready = try await capabilities(phone, device)
+        #expect(ready["registerPossible"] as? Bool == true && ready["authenticatePossible"] as? Bool == true && (ready["reasons"] as? [String]) == [])
+        // Unbound: neither.
+        let loose = try SoftwareDevice()
+        let looseCreated = try await f.device(loose, "POST", "/v1/tenants/acme/devices", json: try loose.upsertBody())
+        let looseDevice = try #require(looseCreated.object()["deviceId"] as? String)
+        let unbound = try await capabilities(loose, looseDevice)
+        #expect(unbound["registerPossible"] as? Bool == false && unbound["authenticatePossible"] as? Bool == false)
+        #expect(unbound["reasons"] as? [String] == ["device_not_bound"])
+        // Security disabled: neither, and its claim is refused.
+        let plain = try SoftwareDevice()
+        let plainDevice = try await f.enrol(plain, as: "bob", security: false)
+        let disabled = try await capabilities(plain, plainDevice)
+        #expect(disabled["authenticatePossible"] as? Bool == false && disabled["reasons"] as? [String] == ["security_disabled"])
+        let code = try await create(f)
+        #expect(try await claim(f, plain, plainDevice, code.id).code == "qr_session_device_refused")
+        // The tenant offers sign-in only: register is refused at creation and reported.
+        let admin = ServiceHarness<OOBService>.adminToken
+        let put = await f.h.send(
+            "PUT", "/v1/admin/tenants/acme/app-settings", bearer: admin, json: #"{"domains":[],"iosAppIds":[],"androidApps":[],"qrPurposes":["authenticate"]}"#)
+        #expect(put.status == 200 || put.status == 201, "\(put.text)")
+        let signInOnly = try await capabilities(phone, device)
+        #expect(signInOnly["registerPossible"] as? Bool == false && signInOnly["authenticatePossible"] as? Bool == true)
+        #expect(signInOnly["reasons"] as? [String] == ["register_not_allowed"])
+        let refused = await f.rp("POST", "/v1/tenants/acme/qr-sessions", json: #"{"purpose":"register","username":"alice"}"#)
+        #expect(refused.status == 403 && refused.code == "qr_purpose_not_allowed", "\(refused.text)")
+        #expect(try await claim(f, phone, device, try await create(f).id).status == 200)
+        let bad = await f.h.send(
+            "PUT", "/v1/admin/tenants/acme/app-settings", bearer: admin, json: #"{"domains":[],"iosAppIds":[],"androidApps":[],"qrPurposes":["pay"]}"#)
+        #expect(bad.code == "invalid_field" && bad.object()["field"] as? String == "qrPurposes", "\(bad.text)")
+        // Another device's capabilities are not this phone's to read (its proof does not admit it).
+        #expect(try await f.device(phone, "GET", "/v1/tenants/acme/devices/\(plainDevice)/qr-capabilities").status == 401)
     }
 
     @Test func theUsersSessionsAreExportedAndErased() async throws {

@@ -35,6 +35,7 @@ import Testing
         ("GET", "/v1/internal/tenants/{tenant}/erasures/{erasureId}/username", "internal"),
         ("GET", "/v1/internal/tenants/{tenant}/subjects/{subjectRef}/username", "internal"),
         ("GET", "/v1/internal/tenants/{tenant}/users/{username}/vault-subject", "internal"),
+        ("GET", "/v1/internal/tenants/{tenant}/users/{username}/credentials/{credentialId}", "internal"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/data", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/credentials", "relyingPartyOrRegistrant"),

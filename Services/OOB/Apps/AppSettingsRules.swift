@@ -47,6 +47,11 @@ enum AppSettingsRules {
             throw HTTPError.invalid("defaultQrType", "defaultQrType is deepLink, universalLink or compact.")
         }
         if let webURL = settings.webUrl { try checkWebURL(webURL, origins: origins, field: "webUrl") }
+        if let purposes = settings.qrPurposes {
+            guard purposes.allSatisfy(QRSessionPurpose.all.contains), Set(purposes).count == purposes.count else {
+                throw HTTPError.invalid("qrPurposes", "qrPurposes lists authenticate, register or bless, each once.")
+            }
+        }
     }
 
     /// A lower-case DNS host name (the rules of an RP ID: labels of letters, digits and dashes).

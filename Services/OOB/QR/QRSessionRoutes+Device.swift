@@ -19,6 +19,20 @@ extension QRSessionRoutes {
         let tenantId = ctx.parameter("tenant")
         let deviceId = ctx.parameter("deviceId")
         let id = ctx.parameter("qrSessionId")
+        // A register session's token is asked for before the claim commits (never while a row
+        // is locked): a claim whose token could not be had is not made, and the phone may scan
+        // again. The transaction checks everything again; a token of a claim refused there is
+        // never shown.
+        var token: QRRegistrationToken?
+        if let seen = try await context.pool.withConnection({ try await StoredQRSession.load(id, on: $0) }), seen.tenant == tenantId,
+            seen.purpose == QRSessionPurpose.register, seen.status == QRSessionStatus.pending, seen.expiresAt > Date(), let username = seen.username
+        {
+            let owner = try await context.pool.withConnection { try await Self.boundUser(deviceId, tenant: tenantId, on: $0) }
+            guard UsernameRules.identical(username, owner) else {
+                throw HTTPError(.qrSessionDeviceRefused, detail: "This code is for another user's device.")
+            }
+            token = try await registrationToken(for: seen, username: username)
+        }
         let now = Date()
         let outcome = try await context.withTransaction { conn -> Outcome in
             var session = try await Self.lockForDevice(id, tenant: tenantId, on: conn)
@@ -28,6 +42,10 @@ extension QRSessionRoutes {
             }
             if try await Self.expireIfDue(&session, now: now, on: conn) { return .finished(session, expiredNow: true) }
             guard session.status == QRSessionStatus.pending else { return .finished(session, expiredNow: false) }
+            // The pre-read saw it pending: a register session always has its token here.
+            if session.purpose == QRSessionPurpose.register, token == nil {
+                throw HTTPError(.qrSessionAlreadyUsed, detail: "The code was used already.")
+            }
             session.deviceId = deviceId
             session.claimedUsername = owner
             try await Self.change(&session, to: QRSessionStatus.scanned, now: now, on: conn)
@@ -36,9 +54,14 @@ extension QRSessionRoutes {
         let session = try respond(outcome)
         ctx.logger.info("qr session claimed", metadata: ["signet.qr.id": .string(id)])
         let tenant = try await context.tenants.find(tenantId)
-        let claim = QRSessionClaim(
+        var claim = QRSessionClaim(
             qrSessionId: session.id, purpose: session.purpose, status: session.status, tenantName: tenant?.displayName ?? tenantId,
             expiresAt: session.expiresAt)
+        if session.purpose == QRSessionPurpose.register, let token {
+            // The phone's own user (it is bound to them) and what it registers with.
+            claim.username = session.claimedUsername
+            claim.registrationToken = token.registrationToken
+        }
         return try .json(claim, headers: [("Cache-Control", "no-store")])
     }
 
@@ -48,6 +71,24 @@ extension QRSessionRoutes {
         let tenantId = ctx.parameter("tenant")
         let deviceId = ctx.parameter("deviceId")
         let id = ctx.parameter("qrSessionId")
+        // A register session's ACCEPT names the credential the phone registered; the
+        // registration service confirms it before the transaction (no row locked meanwhile).
+        var registered: (credentialId: String, confirmed: Bool)?
+        if body.decision == "ACCEPT" || body.credentialId != nil,
+            let seen = try await context.pool.withConnection({ try await StoredQRSession.load(id, on: $0) }), seen.tenant == tenantId
+        {
+            if seen.purpose == QRSessionPurpose.register {
+                if body.decision == "ACCEPT" {
+                    let credentialId = try Self.checkedCredentialID(body.credentialId)
+                    // Only the claiming device's answer is worth a call (the transaction checks again).
+                    if seen.deviceId == deviceId, seen.status == QRSessionStatus.scanned, let owner = seen.claimedUsername {
+                        registered = (credentialId, try await credentialRegistered(credentialId, username: owner, session: seen))
+                    }
+                }
+            } else if body.credentialId != nil {
+                throw HTTPError.invalid("credentialId", "Only a register session's ACCEPT names a credential.")
+            }
+        }
         let now = Date()
         let outcome = try await context.withTransaction { conn -> Outcome in
             var session = try await Self.lockForDevice(id, tenant: tenantId, on: conn)
@@ -58,7 +99,17 @@ extension QRSessionRoutes {
             }
             if try await Self.expireIfDue(&session, now: now, on: conn) { return .finished(session, expiredNow: true) }
             guard session.status == QRSessionStatus.scanned else { return .finished(session, expiredNow: false) }
-            if body.decision == "ACCEPT" {
+            if body.decision == "ACCEPT", session.purpose == QRSessionPurpose.register {
+                // Checked against the session as it was read before: the same device and user
+                // (above), still SCANNED (it cannot go back to PENDING).
+                guard let registered else { throw HTTPError.invalid("credentialId", "Name the registered credential.") }
+                if registered.confirmed {
+                    session.credentialId = registered.credentialId
+                    try await Self.change(&session, to: QRSessionStatus.succeeded, now: now, on: conn)
+                } else {
+                    try await Self.change(&session, to: QRSessionStatus.failed, reason: "credential_not_registered", now: now, on: conn)
+                }
+            } else if body.decision == "ACCEPT" {
                 try await Self.change(&session, to: QRSessionStatus.succeeded, now: now, on: conn)
             } else {
                 try await Self.change(&session, to: QRSessionStatus.failed, reason: "user_rejected", now: now, on: conn)
@@ -81,11 +132,14 @@ extension QRSessionRoutes {
         return session
     }
 
-    /// The user the (active) device is bound to.
+    /// The user the (active) device is bound to. Only a device with security enabled (a
+    /// user-auth key, which needs the user's presence) scans codes: a QR session signs a user
+    /// in or registers for them.
     static func boundUser(_ deviceId: String, tenant: String, on conn: PostgresConnection) async throws -> String {
         guard let device = try await DeviceStore.load(deviceId, tenant: tenant, on: conn), device.status == "ACTIVE", let owner = device.username else {
             throw HTTPError(.qrSessionDeviceRefused, detail: "The device is not bound to a user.")
         }
+        guard device.securityEnabled else { throw HTTPError(.qrSessionDeviceRefused, detail: "The device has security disabled.") }
         return owner
     }
 

@@ -14,6 +14,8 @@ struct QRSettings: Sendable {
     var defaultType: QRPayloadType = .universalLink
     /// The app's URL scheme for deep links (`SIGNET_OOB_QR_APP_SCHEME`).
     var appScheme = "signet"
+    /// The authentication service, which issues QR registration tokens (`SIGNET_AUTHENTICATION_URL`).
+    var authenticationURL = "http://127.0.0.1:8082"
 }
 
 /// QR sessions: a page (through its RP, or the authentication service's `qr` sign-in method)
@@ -32,7 +34,12 @@ struct QRSessionRoutes: Sendable {
     let apps: AppSettingsStore
     /// Parked long polls and event streams, keyed by session id (the approvals' waiters).
     let waiters: ApprovalWaiters
+    /// Calls to the authentication service (a `register` session's token) and the registration
+    /// service (the credential the phone names); ``internalGuard`` admits other services' calls.
+    let calls: InternalCalls
     let internalGuard: RouteGuard
+    /// A device without a call for this long is inactive (`SIGNET_OOB_INACTIVE_DAYS`).
+    let inactiveAfter: TimeInterval
 
     static let defaultLifetime = 120
     static let lifetimes = 30...600
@@ -51,6 +58,7 @@ struct QRSessionRoutes: Sendable {
         }
         let device = context.deviceSigned(devices)
         router.post("/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/claim", device) { _, ctx in try await claim(ctx) }
+        router.get("/v1/tenants/{tenant}/devices/{deviceId}/qr-capabilities", device) { _, ctx in try await capabilities(ctx) }
         router.post("/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/decision", device) { request, ctx in
             try await decide(request, ctx)
         }
@@ -86,10 +94,15 @@ struct QRSessionRoutes: Sendable {
         let tenantId = ctx.parameter("tenant")
         let body = try request.decode(QRSessionCreateRequest.self)
         guard QRSessionPurpose.all.contains(body.purpose) else { throw HTTPError.invalid("purpose", "purpose is authenticate, register or bless.") }
-        guard body.purpose == QRSessionPurpose.authenticate else {
+        guard body.purpose != QRSessionPurpose.bless else {
             throw HTTPError(.qrPurposeUnavailable, detail: "QR \(body.purpose) is not offered yet.", field: "purpose")
         }
         if let username = body.username { try UsernameRules.require(username) }
+        // A registration is for a user: the page's (the phone registers an authenticator for them).
+        if body.purpose == QRSessionPurpose.register {
+            guard body.username != nil else { throw HTTPError.invalid("username", "A register QR session names the user.") }
+            guard body.signinId == nil else { throw HTTPError.invalid("signinId", "A register QR session belongs to no sign-in.") }
+        }
         if let signinId = body.signinId {
             guard (1...64).contains(signinId.utf8.count), signinId.utf8.allSatisfy({ $0 == 0x2D || $0 == 0x5F || (0x30...0x39).contains($0) || (0x61...0x7A).contains($0) })
             else { throw HTTPError.invalid("signinId", "signinId is 1-64 lower-case letters, digits, dashes or underscores.") }
@@ -102,6 +115,9 @@ struct QRSessionRoutes: Sendable {
         guard let tenant = try await context.tenants.find(tenantId) else { throw HTTPError(.tenantNotFound, detail: "No such tenant.") }
         if let webURL = body.webUrl { try AppSettingsRules.checkWebURL(webURL, origins: tenant.origins, field: "webUrl") }
         let tenantApps = try await apps.get(tenant: tenantId)
+        if let tenantApps, !tenantApps.allowsQR(body.purpose) {
+            throw HTTPError(.qrPurposeNotAllowed, detail: "The tenant does not offer QR \(body.purpose).", field: "purpose")
+        }
         // The request's form, else the tenant's default, else the deployment's.
         let qrType = (body.qrType ?? tenantApps?.defaultQrType).flatMap(QRPayloadType.init(rawValue:)) ?? settings.defaultType
         // A universal link opens the app on the tenant's own domain: under the request's

@@ -21,6 +21,8 @@ struct StoredQRSession: Sendable {
     /// The device that claimed it, and the user it was bound to then.
     var deviceId: String?
     var claimedUsername: String?
+    /// `register`: the credential the phone registered, once checked.
+    var credentialId: String? = nil
     var createdAt: Date
     var expiresAt: Date
     var updatedAt: Date
@@ -31,7 +33,7 @@ struct StoredQRSession: Sendable {
     var resource: QRSessionResource {
         QRSessionResource(
             qrSessionId: id, purpose: purpose, status: status, revision: revision, username: claimedUsername, deviceId: deviceId, signinId: signinId,
-            reason: reason, expiresAt: expiresAt, updatedAt: updatedAt)
+            reason: reason, credentialId: credentialId, expiresAt: expiresAt, updatedAt: updatedAt)
     }
 
     /// As the page that shows the code sees it (watch token): no user, no device.
@@ -58,12 +60,21 @@ struct StoredQRSession: Sendable {
             """)
     }
 
-    /// Writes status, revision, reason and the claiming device.
+    /// `register` sessions keep the credential the phone registered (#17).
+    static let credentialMigration = Migration(
+        110, "qr_sessions_credential",
+        """
+        -- QR registration: the credential the phone registered, checked with the registration
+        -- service before the session SUCCEEDED (a credential id is not personal data).
+        ALTER TABLE qr_sessions ADD COLUMN credential_id text;
+        """)
+
+    /// Writes status, revision, reason, the claiming device and the registered credential.
     func updateState(on conn: PostgresConnection) async throws {
         try await conn.query(
             """
             UPDATE qr_sessions SET status = \(status), revision = \(revision), reason = \(reason), device_id = \(deviceId),
-                claimed_username = \(claimedUsername), updated_at = \(updatedAt)
+                claimed_username = \(claimedUsername), credential_id = \(credentialId), updated_at = \(updatedAt)
             WHERE id = \(id) AND tenant_id = \(tenant)
             """)
     }
@@ -89,10 +100,12 @@ struct StoredQRSession: Sendable {
         ).map(session(from:))
     }
 
-    /// Deletes sessions that expired before `cutoff` (their events stay the record).
+    /// Deletes sessions that expired before `cutoff` (their events stay the record), and the
+    /// TruCodes with them (both are the expirer's QR housekeeping).
     @discardableResult
     static func purge(expiredBefore cutoff: Date, on conn: PostgresConnection) async throws -> Int {
-        try await conn.query("DELETE FROM qr_sessions WHERE expires_at < \(cutoff) RETURNING id").count
+        try await StoredTruCode.purge(expiredBefore: cutoff, on: conn)
+        return try await conn.query("DELETE FROM qr_sessions WHERE expires_at < \(cutoff) RETURNING id").count
     }
 
     static func session(from row: PostgresRow) throws -> StoredQRSession {
@@ -104,6 +117,7 @@ struct StoredQRSession: Sendable {
         return StoredQRSession(
             id: id, tenant: tenant, purpose: purpose, qrType: qrType, username: row.string("username"), signinId: row.string("signin_id"),
             watchTokenHash: hash, status: status, revision: revision, reason: row.string("reason"), deviceId: row.string("device_id"),
-            claimedUsername: row.string("claimed_username"), createdAt: created, expiresAt: expires, updatedAt: updated)
+            claimedUsername: row.string("claimed_username"), credentialId: row.string("credential_id"), createdAt: created, expiresAt: expires,
+            updatedAt: updated)
     }
 }
