@@ -149,6 +149,8 @@ public enum ConsoleService {
         EventFeedRoutes(buffer: events, guards: guards, wait: configuration.eventWait).register(on: &router)
         ServiceStatusRoutes(upstream: upstream, guards: guards).register(on: &router)
         PolicyConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
+        TenantSettingsConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
+        TemplateConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
         return ConsoleApplication(
             router: router, application: HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks))
     }

@@ -200,6 +200,127 @@
     say(`Key ${old} revoked.`);
   }));
 
+  // ---- facets, apps and the UAF policy ----
+
+  const lines = (id) => $(id).value.split("\n").map((s) => s.trim()).filter(Boolean);
+
+  function checkUAFPolicy() {
+    const box = $("uaf-policy");
+    let message = "";
+    if (box.value.trim()) {
+      try {
+        const value = JSON.parse(box.value);
+        if (!value || !Array.isArray(value.accepted) || value.accepted.length === 0) message = "A UAF policy is an object with a non-empty accepted array.";
+      } catch (error) {
+        message = `Not JSON yet: ${error.message}`;
+      }
+    }
+    box.setAttribute("aria-invalid", message ? "true" : "false");
+    $("uaf-policy-check").textContent = message || (box.value.trim() ? "Well-formed." : "Empty: every authenticator Signet can verify.");
+    return !message;
+  }
+  $("uaf-policy").addEventListener("input", checkUAFPolicy);
+
+  function showUAF(u) {
+    $("uaf-appid").textContent = u.appId || "";
+    $("uaf-facets").value = (u.facetIds || []).join("\n");
+    $("uaf-policy").value = u.policy ? JSON.stringify(u.policy, null, 2) : "";
+    $("uaf-surrogate").checked = u.allowSurrogateWithoutMetadata !== false;
+    checkUAFPolicy();
+  }
+  $("uaf-load").addEventListener("click", act(async () => {
+    showUAF(await call("GET", `/tenants/${tenant()}/uaf-settings`));
+    say("UAF settings loaded.");
+  }));
+  $("uaf-form").addEventListener("submit", act(async () => {
+    if (!checkUAFPolicy()) { $("uaf-policy").focus(); return; }
+    const body = { facetIds: lines("uaf-facets"), allowSurrogateWithoutMetadata: $("uaf-surrogate").checked };
+    if ($("uaf-policy").value.trim()) body.policy = JSON.parse($("uaf-policy").value);
+    const saved = await call("PUT", `/tenants/${tenant()}/uaf-settings`, body);
+    showUAF(saved);
+    say(`UAF settings saved (revision ${saved.revision}).`);
+  }));
+
+  function showApps(a) {
+    $("app-domains").value = (a.domains || []).join("\n");
+    $("app-ios").value = (a.iosAppIds || []).join("\n");
+    $("app-android").value = (a.androidApps || []).map((x) => [x.packageName, ...(x.sha256CertFingerprints || [])].join(" ")).join("\n");
+    $("app-qr").value = a.defaultQrType || "";
+    $("app-weburl").value = a.webUrl || "";
+  }
+  $("app-load").addEventListener("click", act(async () => {
+    try {
+      showApps(await call("GET", `/tenants/${tenant()}/app-settings`));
+      say("App settings loaded.");
+    } catch (error) {
+      if (!(error instanceof Problem) || error.doc.code !== "app_settings_not_found") throw error;
+      showApps({});
+      say("The tenant has no app settings yet.");
+    }
+  }));
+  $("app-form").addEventListener("submit", act(async () => {
+    const body = {
+      domains: lines("app-domains"), iosAppIds: lines("app-ios"),
+      androidApps: lines("app-android").map((line) => {
+        const [packageName, ...sha256CertFingerprints] = line.split(/\s+/);
+        return { packageName, sha256CertFingerprints };
+      }),
+    };
+    if ($("app-qr").value) body.defaultQrType = $("app-qr").value;
+    if ($("app-weburl").value.trim()) body.webUrl = $("app-weburl").value.trim();
+    showApps(await call("PUT", `/tenants/${tenant()}/app-settings`, body));
+    say("App settings saved.");
+  }));
+  $("app-delete").addEventListener("click", act(async () => {
+    await call("DELETE", `/tenants/${tenant()}/app-settings`);
+    showApps({});
+    say("App settings removed.");
+  }));
+
+  // ---- message templates and their preview ----
+
+  const templatePath = () => `/tenants/${tenant()}/templates/${$("template-kind").value}/${encodeURIComponent($("template-locale").value.trim())}`;
+  function templateBody() {
+    const body = { emailSubject: $("template-subject").value, emailText: $("template-text").value, smsText: $("template-sms").value };
+    if ($("template-html").value.trim()) body.emailHTML = $("template-html").value;
+    return body;
+  }
+  function showTemplate(t) {
+    $("template-subject").value = t.emailSubject || "";
+    $("template-text").value = t.emailText || "";
+    $("template-html").value = t.emailHTML || "";
+    $("template-sms").value = t.smsText || "";
+  }
+  $("template-load").addEventListener("click", act(async () => {
+    try {
+      showTemplate(await call("GET", templatePath()));
+      say("Template loaded.");
+    } catch (error) {
+      if (!(error instanceof Problem) || error.doc.code !== "not_found") throw error;
+      showTemplate({});
+      say("The tenant has no template of this kind and locale; the defaults apply.");
+    }
+  }));
+  $("template-preview").addEventListener("click", act(async () => {
+    const p = await call("POST", templatePath() + "/preview", templateBody());
+    $("preview-subject").textContent = p.emailSubject;
+    $("preview-text").textContent = p.emailText;
+    $("preview-html").textContent = p.emailHTML || "(none)";
+    $("preview-sms").textContent = p.smsText;
+    $("preview-sms-count").textContent = String(p.smsCharacters);
+    $("template-preview-view").hidden = false;
+    say("Preview ready.");
+  }));
+  $("template-form").addEventListener("submit", act(async () => {
+    await call("PUT", templatePath(), templateBody());
+    say("Template saved.");
+  }));
+  $("template-delete").addEventListener("click", act(async () => {
+    await call("DELETE", templatePath());
+    showTemplate({});
+    say("Template removed; the defaults apply.");
+  }));
+
   // ---- rulesets and the explain trace ----
 
   const kind = () => $("ruleset-kind").value;
