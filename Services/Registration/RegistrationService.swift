@@ -115,6 +115,7 @@ public enum RegistrationService: SignetService {
             sessions: configuration.sessions)
         let retention = RetentionStore(context: context)
         let retentionRoutes = RetentionRoutes(context: context, store: retention)
+        let userSearch = UserSearchRoutes(context: context, users: users)
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { try await retention.purge(now: $0) }
         var handlers = AuthenticationResults.handlers
         handlers.merge(
@@ -134,6 +135,7 @@ public enum RegistrationService: SignetService {
                 signUps.register(on: &router)
                 userData.register(on: &router)
                 retentionRoutes.register(on: &router)
+                userSearch.register(on: &router)
             }, handlers: handlers, background: (refresher.map { [$0] } ?? []) + [purger])
     }
 }

@@ -47,6 +47,13 @@ import Testing
         ("PUT", "/console/api/tenants/{tenant}/templates/{kind}/{locale}", "consoleAdministrator"),
         ("DELETE", "/console/api/tenants/{tenant}/templates/{kind}/{locale}", "consoleAdministrator"),
         ("POST", "/console/api/tenants/{tenant}/templates/{kind}/{locale}/preview", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/users", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/users/{username}/methods", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/users/{username}/devices", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/users/{username}/data", "consoleOperator"),
+        ("DELETE", "/console/api/tenants/{tenant}/users/{username}", "consoleOperator"),
+        ("GET", "/console/api/tenants/{tenant}/erasures/{erasureId}", "consoleOperator"),
+        ("DELETE", "/console/api/tenants/{tenant}/sessions/{sid}", "consoleOperator"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() throws {
@@ -67,6 +74,7 @@ import Testing
                 .replacingOccurrences(of: "{kind}", with: "authentication").replacingOccurrences(of: "{username}", with: "alice")
                 .replacingOccurrences(of: "{credentialId}", with: "Y3JlZA").replacingOccurrences(of: "{method}", with: "fido2")
                 .replacingOccurrences(of: "{locale}", with: "en")
+                .replacingOccurrences(of: "{erasureId}", with: "er_0123456789abcdef0123456789abcdef").replacingOccurrences(of: "{sid}", with: "c2lk")
             let response = await fixture.send(route.method, path, json: "{}")
             #expect(response.status == 401 && response.code == "console_session_required", "\(route)")
         }

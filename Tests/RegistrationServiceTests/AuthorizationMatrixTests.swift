@@ -28,6 +28,7 @@ import Testing
         ("PUT", "/v1/admin/tenants/{tenant}/uaf-settings", "admin"),
         ("GET", "/v1/admin/tenants/{tenant}/retention", "admin"),
         ("PUT", "/v1/admin/tenants/{tenant}/retention", "admin"),
+        ("GET", "/v1/admin/tenants/{tenant}/users", "admin"),
         ("POST", "/v1/internal/tenants/{tenant}/sign-ups", "internal"),
         ("GET", "/v1/tenants/{tenant}", "public"),
         ("GET", "/v1/tenants/{tenant}/api-keys/current", "relyingParty"),

@@ -56,6 +56,9 @@ import Testing
             "post", "/v1/admin/tenants/{tenant}/api-keys", security: "adminToken",
             ["201": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found", "tenant_not_found"], "503": unavailable]),
         Operation(
+            "get", "/v1/admin/tenants/{tenant}/users", security: "adminToken",
+            ["200": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found", "tenant_not_found"], "503": unavailable]),
+        Operation(
             "delete", "/v1/admin/tenants/{tenant}/api-keys/{keyId}", security: "adminToken",
             ["204": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found"], "503": unavailable]),
         Operation(
@@ -273,6 +276,8 @@ import Testing
         wire("UserDataDocument", [.registration]) { UserDataDocument.fullExample },
         wire("UserDataMissingPart", [.registration]) { UserDataMissingPart.fullExample },
         wire("RetentionSettings", [.registration]) { RetentionSettings.fullExample },
+        wire("UserSearchResult", [.registration]) { UserSearchResult.fullExample },
+        wire("UserSummary", [.registration]) { UserSummary.fullExample },
         wire("DeviceUpsertRequest", [.oob]) { DeviceUpsertRequest.fullExample },
         wire("DeviceRegistration", [.oob]) { DeviceRegistration.fullExample },
         wire("DeviceResource", [.oob]) { DeviceResource.fullExample },

@@ -22,6 +22,7 @@ enrolled here once per stack.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
@@ -162,6 +163,48 @@ def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_a
         time.sleep(0.2)
     assert "Ruleset authentication saved (version 1)" in status(driver), error_code(driver)
 
+    # The tenant's UAF facets and policy, its apps and a template with its preview.
+    set_value(driver, "uaf-facets", "https://bank.example\nios:bundle-id:com.example.bank")
+    set_value(driver, "uaf-policy", '{"accepted": [')
+    assert driver.find_element(By.ID, "uaf-policy").get_attribute("aria-invalid") == "true"
+    set_value(driver, "uaf-policy", '{"accepted": [[{"aaid": ["ABCD#0001"]}]]}')
+    assert driver.find_element(By.ID, "uaf-policy").get_attribute("aria-invalid") == "false"
+    click(driver, "uaf-save")
+    wait(driver).until(lambda d: "UAF settings saved" in status(d) or error_code(d))
+    assert "UAF settings saved" in status(driver), error_code(driver)
+    assert text(driver, "uaf-appid").endswith(f"/v1/tenants/{tenant}/uaf/facets")
+    set_value(driver, "app-domains", f"{tenant}.example")
+    set_value(driver, "app-ios", "ABCDE12345.com.example.bank")
+    set_value(driver, "app-android", "com.example.bank " + ":".join(["AB"] * 32))
+    driver.find_element(By.CSS_SELECTOR, '#app-qr option[value="compact"]').click()
+    for _ in range(50):  # once the tenant has reached the oob service
+        click(driver, "app-save")
+        wait(driver).until(lambda d: "App settings saved" in status(d) or error_code(d))
+        if "App settings saved" in status(driver):
+            break
+        time.sleep(0.2)
+    assert "App settings saved" in status(driver), error_code(driver)
+    set_value(driver, "app-ios", "")
+    click(driver, "app-load")
+    wait(driver).until(lambda d: "App settings loaded" in status(d) or error_code(d))
+    assert driver.find_element(By.ID, "app-ios").get_attribute("value") == "ABCDE12345.com.example.bank"
+    set_value(driver, "template-locale", "fr")
+    set_value(driver, "template-subject", "Code {{tenant}}")
+    set_value(driver, "template-text", "Votre code : {{code}} ({{minutes}} min)")
+    set_value(driver, "template-sms", "Code {{code}}")
+    click(driver, "template-preview")
+    wait(driver).until(lambda d: "Preview ready" in status(d) or error_code(d))
+    assert text(driver, "preview-text") == "Votre code : 123456 (5 min)", error_code(driver)
+    assert text(driver, "preview-sms-count") == "11"
+    set_value(driver, "template-text", "Votre code : {{code")
+    click(driver, "template-preview")
+    wait(driver).until(lambda d: error_code(d))
+    assert error_code(driver) == "invalid_template"
+    set_value(driver, "template-text", "Votre code : {{code}}")
+    click(driver, "template-save")
+    wait(driver).until(lambda d: "Template saved" in status(d) or error_code(d))
+    assert "Template saved" in status(driver), error_code(driver)
+
     # The explain trace.
     set_value(driver, "explain-facts", '{"context": {"transactionAmount": 50}}')
     click(driver, "explain")
@@ -256,6 +299,41 @@ def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_a
     wait(driver).until(lambda d: "resumed." in status(d) or error_code(d))
     assert demo_status() == "active"
 
+    # The user found by prefix, opened from the results: passkeys and methods (masked).
+    set_value(driver, "user-prefix", user[:-2])
+    click(driver, "user-search")
+    wait(driver).until(lambda d: "user(s) found" in status(d) or error_code(d))
+    found = driver.find_element(By.CSS_SELECTOR, f'#user-results button[data-username="{user}"]')
+    driver.execute_script("document.getElementById('status').textContent = ''")
+    found.click()
+    wait(driver).until(lambda d: "passkey(s)" in status(d) or error_code(d))
+    assert f"User {user}: 1 passkey(s), 1 method(s)" in status(driver), error_code(driver)
+    # The data-rights fetch: the document, with the user's sessions and sign-ins tables.
+    click(driver, "user-data")
+    wait(driver).until(lambda d: "fetched" in status(d) or error_code(d))
+    assert f"Data of {user} generated" in text(driver, "user-data-summary"), error_code(driver)
+    assert "registration" in text(driver, "user-data-summary")
+    # The erasure, confirmed, completes with a signed receipt.
+    click(driver, "user-erase")
+    wait(driver).until(lambda d: error_code(d) or "requested" in status(d))
+    assert "requested" not in status(driver)  # not without the confirmation
+    driver.find_element(By.ID, "erase-confirm").click()
+    click(driver, "user-erase")
+    wait(driver).until(lambda d: "requested" in status(d) or error_code(d))
+    assert "Erasure of" in status(driver), error_code(driver)
+    for _ in range(100):
+        click(driver, "erasure-check")
+        wait(driver).until(lambda d: "Erasure" in status(d) or error_code(d))
+        if text(driver, "erasure-status") == "COMPLETED":
+            break
+        time.sleep(0.3)
+    assert text(driver, "erasure-status") == "COMPLETED", error_code(driver)
+    receipt = driver.find_element(By.ID, "erasure-receipt").get_attribute("value")
+    assert receipt.count(".") == 2
+    header = json.loads(base64.urlsafe_b64decode(receipt.split(".")[0] + "=="))
+    assert header["typ"] == "erasure-receipt+jwt"
+    assert user not in receipt and user not in base64.urlsafe_b64decode(receipt.split(".")[1] + "==").decode()
+
 
 def test_a_viewer_changes_nothing(browser):
     driver = browser
@@ -265,6 +343,16 @@ def test_a_viewer_changes_nothing(browser):
     for fieldset in driver.find_elements(By.CSS_SELECTOR, "fieldset.needs-administrator"):
         assert fieldset.get_attribute("disabled") is not None
     assert driver.find_element(By.ID, "unlock").get_attribute("disabled") is not None
+    for control in ["user-data", "user-erase", "erase-confirm"]:
+        assert driver.find_element(By.ID, control).get_attribute("disabled") is not None, control
+    # Keyboard: every control of the page is reachable with Tab and has a name.
+    unnamed = driver.execute_script(
+        """
+        return [...document.querySelectorAll('#signed-in input, #signed-in select, #signed-in textarea, #signed-in button')]
+          .filter((e) => e.tabIndex < 0 || !(e.labels?.length || e.getAttribute('aria-label') || (e.tagName === 'BUTTON' && e.textContent.trim())))
+          .map((e) => e.id || e.outerHTML.slice(0, 60));
+        """)
+    assert unnamed == [], unnamed
     # Behind the page's back, with the viewer's own valid CSRF token: refused by the backend.
     session = fetch(driver, "GET", "/console/api/session")
     assert session["status"] == 200 and session["body"]["role"] == "viewer"
@@ -290,3 +378,10 @@ def test_a_viewer_changes_nothing(browser):
     # Reading is allowed.
     demo = fetch(driver, "GET", "/console/api/tenants/demo")
     assert demo["status"] == 200 and demo["body"]["id"] == "demo"
+    # ...and searches them, but never reads a user's data document nor erases.
+    search = fetch(driver, "GET", "/console/api/tenants/demo/users?prefix=console-e2e-")
+    assert search["status"] == 200 and isinstance(search["body"]["users"], list)
+    data = fetch(driver, "GET", "/console/api/tenants/demo/users/someone/data")
+    assert (data["status"], data["code"]) == (403, "console_role_insufficient")
+    erase = fetch(driver, "DELETE", "/console/api/tenants/demo/users/someone", None, csrf=csrf)
+    assert (erase["status"], erase["code"]) == (403, "console_role_insufficient")

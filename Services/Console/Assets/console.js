@@ -437,10 +437,140 @@
     say(`${method} unlocked for ${username}.`);
   }));
 
-  $("user-form").addEventListener("submit", act(async () => {
+  function fillTable(id, rows, key) {
+    const body = $(id).querySelector("tbody");
+    body.replaceChildren();
+    for (const values of rows) {
+      const row = document.createElement("tr");
+      if (key) row.dataset.key = values[0];
+      for (const value of values) {
+        const cell = document.createElement("td");
+        if (value instanceof Node) cell.append(value); else cell.textContent = value ?? "";
+        row.append(cell);
+      }
+      body.append(row);
+    }
+    $(id).hidden = false;
+    return body;
+  }
+
+  const userPath = (username) => `/tenants/${tenant()}/users/${encodeURIComponent(username)}`;
+
+  async function openUser(username) {
+    $("user-name").value = username;
+    $("user-data-view").hidden = true;
+    $("erasure-view").hidden = true;
+    showCredentials(username, await call("GET", `${userPath(username)}/credentials`));
+    const methods = await call("GET", `${userPath(username)}/methods`);
+    fillTable("user-methods", (methods.methods || []).map((m) => [m.type, m.masked || "", m.status, m.methodId]), true);
+    let devices = "";
+    try {
+      const list = await call("GET", `${userPath(username)}/devices`);
+      fillTable("user-devices", (list.devices || []).map((d) => [d.deviceId, d.platform, d.model || "", d.active ? "yes" : "no", d.pushEnabled ? "yes" : "no"]), true);
+      devices = `, ${(list.devices || []).length} device(s)`;
+    } catch (error) {
+      // The oob service learns the console's key of a new tenant by event: a moment later it answers.
+      $("user-devices").hidden = true;
+      devices = ", devices unavailable";
+    }
+    say(`User ${username}: ${$("user-credentials").querySelectorAll("tbody tr").length} passkey(s), ` +
+      `${$("user-methods").querySelectorAll("tbody tr").length} method(s)${devices}.`);
+  }
+
+  $("user-form").addEventListener("submit", act(async () => openUser($("user-name").value)));
+
+  let searchNext = null;
+  async function search(after) {
+    const params = new URLSearchParams({ prefix: $("user-prefix").value });
+    if (after) params.set("after", after);
+    const page = await call("GET", `/tenants/${tenant()}/users?${params}`);
+    const list = $("user-results");
+    if (!after) list.replaceChildren();
+    for (const u of page.users || []) {
+      const li = document.createElement("li");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = u.username;
+      button.dataset.username = u.username;
+      button.setAttribute("aria-label", `Open user ${u.username}`);
+      button.addEventListener("click", act(async () => openUser(u.username)));
+      li.append(button, ` created ${u.createdAt}${u.passkeyOnly ? ", passkey only" : ""}`);
+      list.append(li);
+    }
+    searchNext = page.next || null;
+    $("user-search-more").hidden = !searchNext;
+    say(`${list.children.length} user(s) found${searchNext ? "; more follow" : ""}.`);
+  }
+  $("user-search-form").addEventListener("submit", act(async () => search(null)));
+  $("user-search-more").addEventListener("click", act(async () => search(searchNext)));
+
+  // ---- a user's data: the data-rights fetch, sessions, erasure and its receipt ----
+
+  function showUserData(username, doc) {
+    const auth = (doc.parts || {}).authentication || {};
+    const body = fillTable("user-sessions", (auth.sessions || []).map((x) => [x.sid, (x.amr || []).join(" "), x.createdAt, x.expiresAt, x.revokedAt || ""]), true);
+    for (const row of body.children) {
+      const session = (auth.sessions || []).find((x) => x.sid === row.dataset.key);
+      const cell = document.createElement("td");
+      if (session && !session.revokedAt) {
+        const button = document.createElement("button");
+        button.type = "button";
+        button.textContent = "Revoke";
+        button.setAttribute("aria-label", `Revoke session ${session.sid}`);
+        button.addEventListener("click", act(async () => {
+          await call("DELETE", `/tenants/${tenant()}/sessions/${encodeURIComponent(session.sid)}`);
+          showUserData(username, await call("GET", `${userPath(username)}/data`));
+          say(`Session ${session.sid} revoked.`);
+        }));
+        cell.append(button);
+      }
+      row.append(cell);
+    }
+    fillTable("user-signins", (auth.signIns || []).slice(-20).reverse().map((x) =>
+      [x.signinId, x.status, x.matchedRule || "", (x.completedMethods || []).join(" "), x.createdAt]), true);
+    const parts = Object.keys(doc.parts || {}).sort();
+    const missing = (doc.missing || []).map((m) => `${m.service} (${m.reason})`);
+    $("user-data-summary").textContent = `Data of ${doc.username} generated ${doc.generatedAt}: parts ${parts.join(", ")}` +
+      (missing.length ? `; missing ${missing.join(", ")}` : "") + ".";
+    $("user-data-json").textContent = JSON.stringify(doc, null, 2);
+    $("user-data-view").hidden = false;
+  }
+
+  $("user-data").addEventListener("click", act(async () => {
     const username = $("user-name").value;
-    showCredentials(username, await call("GET", `/tenants/${tenant()}/users/${encodeURIComponent(username)}/credentials`));
-    say(`User ${username}: ${$("user-credentials").querySelectorAll("tbody tr").length} passkey(s).`);
+    showUserData(username, await call("GET", `${userPath(username)}/data`));
+    say(`Data of ${username} fetched.`);
+  }));
+
+  let erasureId = null;
+  function showErasure(e) {
+    $("erasure-id").textContent = e.erasureId;
+    $("erasure-status").textContent = e.status;
+    const list = $("erasure-parts");
+    list.replaceChildren();
+    for (const part of e.parts || []) {
+      const li = document.createElement("li");
+      const tallies = Object.entries(part.tallies || {}).map(([k, v]) => `${k} ${v}`).join(", ");
+      li.textContent = `${part.service}: ${part.status}${tallies ? ` (${tallies})` : ""}`;
+      list.append(li);
+    }
+    $("erasure-receipt").value = e.receipt || "";
+    $("erasure-view").hidden = false;
+  }
+  $("user-erase").addEventListener("click", act(async () => {
+    const username = $("user-name").value;
+    if (!$("erase-confirm").checked) { $("erase-confirm").focus(); throw new Error("Tick the confirmation first."); }
+    const started = await call("DELETE", userPath(username));
+    $("erase-confirm").checked = false;
+    erasureId = started.erasureId;
+    $("erasure-check").hidden = false;
+    showErasure({ erasureId, status: "PENDING", parts: [] });
+    say(`Erasure of ${username} requested (${erasureId}).`);
+  }));
+  $("erasure-check").addEventListener("click", act(async () => {
+    const e = await call("GET", `/tenants/${tenant()}/erasures/${encodeURIComponent(erasureId)}`);
+    showErasure(e);
+    say(`Erasure ${e.status === "COMPLETED" ? "completed; receipt shown" : "pending"}.`);
   }));
 
   // ---- the services' readiness ----
