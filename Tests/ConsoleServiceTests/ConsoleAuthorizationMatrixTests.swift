@@ -54,6 +54,7 @@ import Testing
         ("DELETE", "/console/api/tenants/{tenant}/users/{username}", "consoleOperator"),
         ("GET", "/console/api/tenants/{tenant}/erasures/{erasureId}", "consoleOperator"),
         ("DELETE", "/console/api/tenants/{tenant}/sessions/{sid}", "consoleOperator"),
+        ("GET", "/console/api/metadata/models", "consoleViewer"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() throws {

@@ -18,6 +18,7 @@ import Testing
         ("GET", "/readyz", "public"),
         ("GET", "/v1/admin/metadata", "admin"),
         ("POST", "/v1/admin/metadata/refresh", "admin"),
+        ("GET", "/v1/admin/metadata/models", "admin"),
         ("PUT", "/v1/admin/tenants/{tenant}", "admin"),
         ("POST", "/v1/admin/tenants/{tenant}/api-keys", "admin"),
         ("DELETE", "/v1/admin/tenants/{tenant}/api-keys/{keyId}", "admin"),

@@ -278,6 +278,8 @@ import Testing
         wire("RetentionSettings", [.registration]) { RetentionSettings.fullExample },
         wire("UserSearchResult", [.registration]) { UserSearchResult.fullExample },
         wire("UserSummary", [.registration]) { UserSummary.fullExample },
+        wire("MetadataModelList", [.registration]) { MetadataModelList.fullExample },
+        wire("MetadataModel", [.registration]) { MetadataModel.fullExample },
         wire("DeviceUpsertRequest", [.oob]) { DeviceUpsertRequest.fullExample },
         wire("DeviceRegistration", [.oob]) { DeviceRegistration.fullExample },
         wire("DeviceResource", [.oob]) { DeviceResource.fullExample },

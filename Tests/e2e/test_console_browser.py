@@ -220,6 +220,10 @@ def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_a
     wait(driver).until(lambda d: "loaded" in status(d) or error_code(d))
     assert status(driver) == "fido-policy loaded.", error_code(driver)
     json.loads(driver.find_element(By.ID, "policy-json").get_attribute("value"))
+    # The metadata's model picker answers (the local stack loads no FIDO metadata: none listed).
+    click(driver, "models-search")
+    wait(driver).until(lambda d: "model(s) found" in status(d) or error_code(d))
+    assert status(driver) == "0 model(s) found.", error_code(driver)
     for _ in range(50):
         click(driver, "tctoken-rotate")
         wait(driver).until(lambda d: "rotated" in status(d) or error_code(d))

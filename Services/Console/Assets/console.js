@@ -395,6 +395,73 @@
     say(`tcToken signing key rotated; new key id ${rotated.kid}.`);
   }));
 
+  // ---- the metadata's models, picked into the policy being edited ----
+
+  // A FIDO2 model goes into the FIDO policy's allowedAAGUIDs (the document loaded above), a
+  // UAF model into the UAF policy's accepted criteria; the administrator then saves.
+  function pickModel(m) {
+    if (m.aaguid) {
+      if ($("policy-kind").value !== "fido-policy" || !$("policy-json").value.trim()) throw new Error("Load the FIDO policy first.");
+      const doc = JSON.parse($("policy-json").value);
+      doc.allowedAAGUIDs = [...new Set([...(doc.allowedAAGUIDs || []), m.aaguid])];
+      $("policy-json").value = JSON.stringify(doc, null, 2);
+      say(`${m.name} added to the FIDO policy's allowed models; save to apply.`);
+    } else if (m.aaid) {
+      const doc = $("uaf-policy").value.trim() ? JSON.parse($("uaf-policy").value) : { accepted: [] };
+      doc.accepted = [...(doc.accepted || []), [{ aaid: [m.aaid] }]];
+      $("uaf-policy").value = JSON.stringify(doc, null, 2);
+      checkUAFPolicy();
+      say(`${m.name} added to the UAF policy's accepted authenticators; save to apply.`);
+    } else {
+      throw new Error("This model has neither an AAGUID nor an AAID.");
+    }
+  }
+
+  let modelsNext = null;
+  async function findModels(after) {
+    const params = new URLSearchParams({ q: $("models-query").value });
+    if (after) params.set("after", after);
+    const page = await call("GET", `/metadata/models?${params}`);
+    const body = $("models").querySelector("tbody");
+    if (!after) body.replaceChildren();
+    for (const m of page.models || []) {
+      const row = document.createElement("tr");
+      row.dataset.id = m.id;
+      const icon = document.createElement("td");
+      if (m.icon && m.icon.startsWith("data:image/")) {
+        const img = document.createElement("img");
+        img.src = m.icon;
+        img.alt = "";
+        img.width = 24;
+        img.height = 24;
+        icon.append(img);
+      }
+      row.append(icon);
+      for (const value of [m.name, m.protocolFamily, m.certificationLevel || "not certified", `${m.status || "?"}${m.statusDate ? ` (${m.statusDate})` : ""}`, m.id]) {
+        const cell = document.createElement("td");
+        cell.textContent = value;
+        row.append(cell);
+      }
+      const cell = document.createElement("td");
+      const button = document.createElement("button");
+      button.type = "button";
+      button.className = "needs-administrator-button";
+      button.textContent = m.aaguid ? "Allow in the FIDO policy" : "Accept in the UAF policy";
+      button.setAttribute("aria-label", `${button.textContent}: ${m.name}`);
+      button.disabled = !session || session.role !== "administrator" || !(m.aaguid || m.aaid);
+      button.addEventListener("click", act(async () => pickModel(m)));
+      cell.append(button);
+      row.append(cell);
+      body.append(row);
+    }
+    modelsNext = page.next || null;
+    $("models-more").hidden = !modelsNext;
+    $("models").hidden = false;
+    say(`${body.children.length} model(s) found${modelsNext ? "; more follow" : ""}.`);
+  }
+  $("models-form").addEventListener("submit", act(async () => findModels(null)));
+  $("models-more").addEventListener("click", act(async () => findModels(modelsNext)));
+
   // ---- users and their passkeys ----
 
   const canOperate = () => session && (session.role === "operator" || session.role === "administrator");
