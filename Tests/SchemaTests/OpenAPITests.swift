@@ -377,7 +377,7 @@ import Testing
         }
         // Bodies as HealthRoutes (ServiceKit) writes them.
         let health = { (status: String, checks: [String: String]?) in
-            try SchemaDocuments.wireJSON(HealthStatus(status: status, checks: checks))
+            try SchemaDocuments.wireJSON(HealthStatus(status: status, checks: checks, version: "v1.4.0-12-g949ffcb-dirty"))
         }
         let live = try health("ok", nil)
         let ready = try SchemaDocuments.wireJSON(HealthStatus.fullExample)

@@ -139,6 +139,9 @@ struct ConsoleStackTests {
         let services = try await chief.send("GET", "/console/api/services")
         let listed = try services.json()["services"] as? [[String: Any]] ?? []
         #expect(services.status == 200 && listed.count == 5 && listed.allSatisfy { $0["ready"] as? Bool == true }, "\(services.text)")
+        // ...and the build each runs (the stack's SIGNET_VERSION).
+        let versions = Set(listed.compactMap { $0["version"] as? String })
+        #expect(versions.count == 1 && versions.first.map { !$0.isEmpty } == true, "\(services.text)")
         // A second enrolment for an operator who has a passkey is refused.
         let again = try await Client(base: base).send("POST", "/console/api/enrolments/options", json: #"{"username":"chief","code":"\#(Self.code)"}"#)
         #expect(again.status == 403 && again.code == "console_enrolment_refused")

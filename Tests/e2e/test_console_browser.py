@@ -374,6 +374,8 @@ def test_a_viewer_changes_nothing(browser):
     wait(driver).until(lambda d: "ready" in status(d) or error_code(d))
     assert status(driver) == "All services are ready.", error_code(driver)
     assert len(driver.find_elements(By.CSS_SELECTOR, "#services tbody tr")) == 5
+    versions = {row.find_elements(By.TAG_NAME, "td")[4].text for row in driver.find_elements(By.CSS_SELECTOR, "#services tbody tr")}
+    assert len(versions) == 1 and "unknown" not in versions and "" not in versions, versions
     # The viewer finds users.
     driver.find_element(By.ID, "tenant-id").send_keys("demo")
     driver.find_element(By.ID, "user-name").send_keys("nobody-" + secrets.token_hex(4))

@@ -643,6 +643,7 @@
   // ---- the services' readiness ----
 
   $("services-check").addEventListener("click", act(async () => {
+    // Readiness and version of each service; the event counters are the live feed's table.
     const list = await call("GET", "/services");
     const body = $("services").querySelector("tbody");
     body.replaceChildren();
@@ -650,7 +651,7 @@
       const row = document.createElement("tr");
       row.dataset.service = s.service;
       const checks = Object.entries(s.checks || {}).map(([k, v]) => `${k}: ${v}`).join(", ");
-      for (const value of [s.service, s.ready ? "yes" : "no", s.status, checks]) {
+      for (const value of [s.service, s.ready ? "yes" : "no", s.status, checks, s.version || "unknown"]) {
         const cell = document.createElement("td");
         cell.textContent = value;
         row.append(cell);
