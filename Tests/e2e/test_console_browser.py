@@ -224,6 +224,18 @@ def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_a
     click(driver, "models-search")
     wait(driver).until(lambda d: "model(s) found" in status(d) or error_code(d))
     assert status(driver) == "0 model(s) found.", error_code(driver)
+    # The authentication settings as a form: a number changed, the rest kept.
+    click(driver, "settings-load")
+    wait(driver).until(lambda d: "settings loaded" in status(d) or error_code(d))
+    assert "Authentication settings loaded." == status(driver), error_code(driver)
+    per_ip = driver.find_element(By.ID, "set-per-ip").get_attribute("value")
+    set_value(driver, "set-lock-after", "7")
+    click(driver, "settings-save")
+    wait(driver).until(lambda d: "settings saved" in status(d) or error_code(d))
+    assert "Authentication settings saved." == status(driver), error_code(driver)
+    stored = fetch(driver, "GET", f"/console/api/tenants/{tenant}/authentication-settings")
+    assert stored["status"] == 200 and stored["body"]["lockAfterFailures"] == 7
+    assert str(stored["body"]["signInsPerMinutePerIP"]) == per_ip
     for _ in range(50):
         click(driver, "tctoken-rotate")
         wait(driver).until(lambda d: "rotated" in status(d) or error_code(d))
@@ -357,6 +369,25 @@ def test_a_viewer_changes_nothing(browser):
           .map((e) => e.id || e.outerHTML.slice(0, 60));
         """)
     assert unnamed == [], unnamed
+    # Contrast: every visible element with text of its own reaches WCAG AA (4.5:1) against the
+    # first opaque background behind it (disabled controls included: they are read too).
+    low = driver.execute_script(
+        """
+        const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+        const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+          .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+        const background = (e) => { for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor);
+          if (c.length === 3 || c[3] > 0) return c.slice(0, 3); } return [255, 255, 255]; };
+        const low = [];
+        for (const e of document.querySelectorAll('body *')) {
+          if (!e.offsetParent || ![...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+          const [a, b] = [lum(rgb(getComputedStyle(e).color).slice(0, 3)), lum(background(e))];
+          const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+          if (ratio < 4.5) low.push(`${e.tagName}#${e.id} ${ratio.toFixed(2)}`);
+        }
+        return low;
+        """)
+    assert low == [], low
     # Behind the page's back, with the viewer's own valid CSRF token: refused by the backend.
     session = fetch(driver, "GET", "/console/api/session")
     assert session["status"] == 200 and session["body"]["role"] == "viewer"

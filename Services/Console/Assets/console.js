@@ -387,12 +387,54 @@
   $("policy-form").addEventListener("submit", act(async () => {
     let doc;
     try { doc = JSON.parse($("policy-json").value); } catch (error) { throw new Error(`Not JSON: ${error.message}`); }
+    if (policy() === "authentication-settings") refuseRedactedToken(doc);
     $("policy-json").value = JSON.stringify(await call("PUT", `/tenants/${tenant()}/${policy()}`, doc), null, 2);
     say(`${policy()} saved.`);
   }));
   $("tctoken-rotate").addEventListener("click", act(async () => {
     const rotated = await call("POST", `/tenants/${tenant()}/tctoken-keys/rotate`);
     say(`tcToken signing key rotated; new key id ${rotated.kid}.`);
+  }));
+
+  // ---- authentication settings as a form (the members it does not show are kept) ----
+
+  // The service answers the password check's bearer token as "***": saved back, it would
+  // replace the real one. Such a document is refused here until the token is entered again.
+  function refuseRedactedToken(doc) {
+    if (doc && doc.externalPassword && doc.externalPassword.bearerToken === "***") {
+      throw new Error("The password check's bearer token is never shown: enter it again in the JSON document (externalPassword.bearerToken) before saving.");
+    }
+  }
+
+  const numericSettings = [["set-probation-after", "probationAfterFailures"], ["set-probation-seconds", "probationSeconds"],
+    ["set-lock-after", "lockAfterFailures"], ["set-quick-window", "quickAuthWindowSeconds"], ["set-per-ip", "signInsPerMinutePerIP"],
+    ["set-per-tenant", "signInsPerSecondPerTenant"], ["set-otp-lifetime", "otpLifetimeSeconds"]];
+  let loadedSettings = null;
+  function showSettings(doc) {
+    loadedSettings = doc;
+    for (const [id, name] of numericSettings) $(id).value = doc[name] ?? "";
+    $("set-quick-enabled").checked = doc.quickAuthEnabled !== false;
+    $("set-timezone").value = doc.timeZone || "";
+    $("set-locations").value = JSON.stringify(doc.locations || {}, null, 2);
+  }
+  $("settings-load").addEventListener("click", act(async () => {
+    showSettings(await call("GET", `/tenants/${tenant()}/authentication-settings`));
+    say("Authentication settings loaded.");
+  }));
+  $("settings-form").addEventListener("submit", act(async () => {
+    if (!loadedSettings) throw new Error("Load the authentication settings first.");
+    const doc = { ...loadedSettings };
+    refuseRedactedToken(doc);
+    for (const [id, name] of numericSettings) {
+      const value = Number($(id).value);
+      if (!Number.isInteger(value)) { $(id).focus(); throw new Error(`${$(id).labels[0].textContent} must be a whole number.`); }
+      doc[name] = value;
+    }
+    doc.quickAuthEnabled = $("set-quick-enabled").checked;
+    doc.timeZone = $("set-timezone").value.trim();
+    try { doc.locations = JSON.parse($("set-locations").value || "{}"); } catch (error) { $("set-locations").focus(); throw new Error(`Location lists are not JSON: ${error.message}`); }
+    showSettings(await call("PUT", `/tenants/${tenant()}/authentication-settings`, doc));
+    say("Authentication settings saved.");
   }));
 
   // ---- the metadata's models, picked into the policy being edited ----
