@@ -224,6 +224,24 @@ def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_a
     click(driver, "models-search")
     wait(driver).until(lambda d: "model(s) found" in status(d) or error_code(d))
     assert status(driver) == "0 model(s) found.", error_code(driver)
+    # The FIDO2 policy as a form: user verification required; an inconsistent attestation
+    # rule refused by the service with its code, nothing stored.
+    click(driver, "fido-load")
+    wait(driver).until(lambda d: "policy loaded" in status(d) or error_code(d))
+    assert status(driver) == "FIDO2 policy loaded.", error_code(driver)
+    driver.find_element(By.CSS_SELECTOR, '#fido-uv option[value="required"]').click()
+    click(driver, "fido-save")
+    wait(driver).until(lambda d: "policy saved" in status(d) or error_code(d))
+    assert status(driver) == "FIDO2 policy saved.", error_code(driver)
+    assert fetch(driver, "GET", f"/console/api/tenants/{tenant}/fido-policy")["body"]["userVerification"] == "required"
+    driver.find_element(By.CSS_SELECTOR, '#fido-conveyance option[value="none"]').click()
+    if not driver.find_element(By.ID, "fido-att-required").is_selected():
+        driver.find_element(By.ID, "fido-att-required").click()
+    click(driver, "fido-save")
+    wait(driver).until(lambda d: "policy saved" in status(d) or error_code(d))
+    assert error_code(driver) not in ("", "(none)"), status(driver)
+    assert fetch(driver, "GET", f"/console/api/tenants/{tenant}/fido-policy")["body"]["attestation"]["required"] is False
+
     # The authentication settings as a form: a number changed, the rest kept.
     click(driver, "settings-load")
     wait(driver).until(lambda d: "settings loaded" in status(d) or error_code(d))

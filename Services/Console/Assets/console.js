@@ -396,6 +396,45 @@
     say(`tcToken signing key rotated; new key id ${rotated.kid}.`);
   }));
 
+  // ---- the FIDO2 policy as a form (members it does not show, such as appId, are kept) ----
+
+  let loadedFIDO = null;
+  function showFIDO(p) {
+    loadedFIDO = p;
+    $("fido-uv").value = p.userVerification || "preferred";
+    $("fido-rk").value = p.residentKey || "preferred";
+    $("fido-level").value = p.minimumCertificationLevel || "";
+    const a = p.attestation || {};
+    $("fido-conveyance").value = a.conveyance || "none";
+    $("fido-att-required").checked = !!a.required;
+    $("fido-accept-none").checked = a.acceptNone !== false;
+    $("fido-accept-self").checked = a.acceptSelf !== false;
+    $("fido-allowed").value = (p.allowedAAGUIDs || []).join("\n");
+    $("fido-disallowed").value = (p.disallowedAAGUIDs || []).join("\n");
+    $("fido-algorithms").value = (p.allowedAlgorithms || []).join(", ");
+    $("fido-autocreate").checked = !!p.autoCreatePasskey;
+  }
+  $("fido-load").addEventListener("click", act(async () => {
+    showFIDO(await call("GET", `/tenants/${tenant()}/fido-policy`));
+    say("FIDO2 policy loaded.");
+  }));
+  $("fido-form").addEventListener("submit", act(async () => {
+    if (!loadedFIDO) throw new Error("Load the FIDO2 policy first.");
+    const doc = { ...loadedFIDO };
+    doc.userVerification = $("fido-uv").value;
+    doc.residentKey = $("fido-rk").value;
+    if ($("fido-level").value) doc.minimumCertificationLevel = $("fido-level").value; else delete doc.minimumCertificationLevel;
+    doc.attestation = { conveyance: $("fido-conveyance").value, required: $("fido-att-required").checked,
+      acceptNone: $("fido-accept-none").checked, acceptSelf: $("fido-accept-self").checked };
+    const allowed = lines("fido-allowed");
+    if (allowed.length) doc.allowedAAGUIDs = allowed; else delete doc.allowedAAGUIDs;
+    doc.disallowedAAGUIDs = lines("fido-disallowed");
+    doc.allowedAlgorithms = $("fido-algorithms").value.split(",").map((x) => x.trim()).filter(Boolean).map(Number);
+    doc.autoCreatePasskey = $("fido-autocreate").checked;
+    showFIDO(await call("PUT", `/tenants/${tenant()}/fido-policy`, doc));
+    say("FIDO2 policy saved.");
+  }));
+
   // ---- authentication settings as a form (the members it does not show are kept) ----
 
   // The service answers the password check's bearer token as "***": saved back, it would
@@ -439,15 +478,13 @@
 
   // ---- the metadata's models, picked into the policy being edited ----
 
-  // A FIDO2 model goes into the FIDO policy's allowedAAGUIDs (the document loaded above), a
+  // A FIDO2 model goes into the FIDO2 policy form's allowed models (once loaded), a
   // UAF model into the UAF policy's accepted criteria; the administrator then saves.
   function pickModel(m) {
     if (m.aaguid) {
-      if ($("policy-kind").value !== "fido-policy" || !$("policy-json").value.trim()) throw new Error("Load the FIDO policy first.");
-      const doc = JSON.parse($("policy-json").value);
-      doc.allowedAAGUIDs = [...new Set([...(doc.allowedAAGUIDs || []), m.aaguid])];
-      $("policy-json").value = JSON.stringify(doc, null, 2);
-      say(`${m.name} added to the FIDO policy's allowed models; save to apply.`);
+      if (!loadedFIDO) throw new Error("Load the FIDO2 policy first.");
+      $("fido-allowed").value = [...new Set([...lines("fido-allowed"), m.aaguid])].join("\n");
+      say(`${m.name} added to the FIDO2 policy's allowed models; save to apply.`);
     } else if (m.aaid) {
       const doc = $("uaf-policy").value.trim() ? JSON.parse($("uaf-policy").value) : { accepted: [] };
       doc.accepted = [...(doc.accepted || []), [{ aaid: [m.aaid] }]];
