@@ -106,7 +106,7 @@ let package = Package(
         .executableTarget(name: "PII", dependencies: ["PIIService", "ServiceKit"], path: "Services/PII/main"),
         // The admin console's backend-for-frontend (not one of the five services: no database).
         .target(
-            name: "ConsoleService", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Crypto", "Kafka"],
+            name: "ConsoleService", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Crypto", "Kafka", "Delivery"],
             path: "Services/Console", exclude: ["main", "Assets"]),
         .executableTarget(name: "Console", dependencies: ["ConsoleService"], path: "Services/Console/main"),
 

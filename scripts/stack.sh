@@ -23,6 +23,8 @@ export SIGNET_PG_PORT="$PG_PORT"
 export SIGNET_CONSOLE_RP_API_KEY="${SIGNET_CONSOLE_RP_API_KEY:-dev-console-rp-key}"
 export SIGNET_CONSOLE_OPERATORS="${SIGNET_CONSOLE_OPERATORS:-admin=administrator,operator=operator,viewer=viewer}"
 export SIGNET_CONSOLE_ENROLMENT_CODE="${SIGNET_CONSOLE_ENROLMENT_CODE:-dev-console-enrolment-code}"
+# The build the services report on /healthz and /readyz (`version`), shown by the console.
+export SIGNET_VERSION="${SIGNET_VERSION:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo dev)}"
 CONSOLE_PORT=8086
 SERVICES="registration:8081 authentication:8082 transaction:8083 oob:8084 pii:8085"
 APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev libqrencode-dev zlib1g-dev libcurl4-openssl-dev openssl pkg-config postgresql nginx-light curl python3 python3-venv chromium chromium-driver"

@@ -21,9 +21,10 @@ public struct ConsoleAssets: Sendable {
         ("console.css", "/console/console.css", "text/css; charset=utf-8"),
     ]
 
-    /// No inline script or style, no other origin, no framing, no form posting elsewhere.
+    /// No inline script or style, no other origin, no framing, no form posting elsewhere; images
+    /// also from `data:` URLs (the metadata's model icons, which an `<img>` never runs).
     public static let contentSecurityPolicy =
-        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+        "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
     /// Reads the assets from `directory`.
     ///

@@ -16,6 +16,10 @@ extension ProblemCode {
     /// already enrolled, or a ceremony the console did not start.
     public static let consoleEnrolmentRefused = ProblemCode("console_enrolment_refused", status: 403, title: "Enrolment refused")
 
+    /// A template the delivery library refuses, in a preview: the oob service's own code for
+    /// the same refusal, so that the page reads one code whether it previews or saves.
+    public static let invalidTemplate = ProblemCode("invalid_template", status: 400, title: "Invalid template")
+
     /// Every console code, for the problem code tests.
     public static let consoleCodes: [ProblemCode] = [
         .consoleSessionRequired, .consoleCSRFInvalid, .consoleOriginRefused, .consoleRoleInsufficient, .consoleNotAnOperator, .consoleEnrolmentRefused,

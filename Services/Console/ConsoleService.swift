@@ -132,11 +132,12 @@ public enum ConsoleService {
             cookie: SessionCookie(secure: configuration.origin.hasPrefix("https://"), maxAge: Int(configuration.lifetime.components.seconds)),
             operatorsTenant: configuration.operatorsTenant, origin: configuration.origin)
         var router = GuardedRouter()
-        router.get("/healthz", .open) { _, _ in try .json(HealthStatus(status: "ok", checks: nil)) }
+        router.get("/healthz", .open) { _, _ in try .json(HealthStatus(status: "ok", checks: nil, version: BuildInfo.version)) }
         router.get("/readyz", .open) { _, _ in
             let ready = readiness.isReady
             return try .json(
-                HealthStatus(status: ready ? "ok" : "unavailable", checks: ["operatorsTenant": ready ? "ok" : "pending"]), status: ready ? 200 : 503)
+                HealthStatus(status: ready ? "ok" : "unavailable", checks: ["operatorsTenant": ready ? "ok" : "pending"], version: BuildInfo.version),
+                status: ready ? 200 : 503)
         }
         router.get("/metrics", .open) { _, _ in .text(MetricsRegistry.shared.render(), contentType: "text/plain; version=0.0.4; charset=utf-8") }
         configuration.assets.register(on: &router)
@@ -144,11 +145,14 @@ public enum ConsoleService {
             .register(on: &router)
         TenantConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
         RulesetConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
-        UserConsoleRoutes(upstream: upstream, guards: guards, keys: ConsoleTenantKeys(upstream: upstream, secret: configuration.operatorsKey))
-            .register(on: &router)
+        let keys = ConsoleTenantKeys(upstream: upstream, secret: configuration.operatorsKey)
+        UserConsoleRoutes(upstream: upstream, guards: guards, keys: keys).register(on: &router)
+        UserDirectoryConsoleRoutes(upstream: upstream, guards: guards, keys: keys).register(on: &router)
         EventFeedRoutes(buffer: events, guards: guards, wait: configuration.eventWait).register(on: &router)
         ServiceStatusRoutes(upstream: upstream, guards: guards).register(on: &router)
         PolicyConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
+        TenantSettingsConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
+        TemplateConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
         return ConsoleApplication(
             router: router, application: HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks))
     }

@@ -9,6 +9,7 @@ import Schema
 /// |---|---|---|
 /// | `GET`/`PUT /console/api/tenants/{t}/fido-policy` | viewer / administrator | registration `…/v1/admin/tenants/{t}/fido-policy` |
 /// | `GET`/`PUT /console/api/tenants/{t}/authentication-settings` | viewer / administrator | authentication `…/authentication-settings` (its answer redacts the RP's password-check token) |
+/// | `GET /console/api/metadata/models?q=&after=` | viewer | registration `GET /v1/admin/metadata/models` (the metadata's models to pick from: name, icon, certification level, status) |
 /// | `POST /console/api/tenants/{t}/tctoken-keys/rotate` | administrator | transaction `…/tctoken-keys/rotate` |
 /// | `POST /console/api/tenants/{t}/users/{u}/methods/{method}/unlock` | operator | authentication `POST /v1/tenants/{t}/users/{u}/methods/{method}/unlock` (admin token) |
 struct PolicyConsoleRoutes: Sendable {
@@ -26,6 +27,19 @@ struct PolicyConsoleRoutes: Sendable {
                 TenantConsoleRoutes.audit(ctx, "\(name) changed", answer)
                 return answer.asResponse
             }
+        }
+        router.get("/console/api/metadata/models", guards.at(.viewer)) { request, _ in
+            var query: [String] = []
+            for name in ["q", "after"] {
+                guard let value = request.query[name] else { continue }
+                guard value.utf8.count <= 256, !value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                    throw HTTPError.invalid(name, "\(name) is at most 256 bytes without control characters.")
+                }
+                query.append("\(name)=\(PathSegment.encode(value))")
+            }
+            query.append("limit=20")
+            return try await upstream.send(.registration, "GET", "/v1/admin/metadata/models?" + query.joined(separator: "&"), credential: .admin, body: nil)
+                .asResponse
         }
         router.post("/console/api/tenants/{tenant}/tctoken-keys/rotate", guards.at(.administrator)) { _, ctx in
             let answer = try await upstream.send(

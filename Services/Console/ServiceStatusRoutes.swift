@@ -1,10 +1,12 @@
 import HTTPServer
 import JSON
+import Platform
 import Schema
 
 /// The services' readiness, as each answers its own `/readyz` on the internal network:
-/// `GET /console/api/services` (viewer) → `{"services": [{"service","ready","status","checks"}]}`,
-/// the five asked at once; one that does not answer is `unreachable`.
+/// `GET /console/api/services` (viewer) → `{"services": [{"service","ready","status","checks","version"}]}`,
+/// the five asked at once; one that does not answer is `unreachable`. `version` is the build the
+/// service says it runs (its `/readyz`'s `version`).
 struct ServiceStatusRoutes: Sendable {
     let upstream: any ConsoleUpstream
     let guards: ConsoleGuards
@@ -26,8 +28,9 @@ struct ServiceStatusRoutes: Sendable {
     static func status(of service: ServiceName, upstream: any ConsoleUpstream) async -> ServiceStatus {
         guard let answer = try? await upstream.send(service, "GET", "/readyz", credential: .none, body: nil),
             let health = try? JSONValueDecoder().decode(HealthStatus.self, from: answer.body)
-        else { return ServiceStatus(service: service.rawValue, ready: false, status: "unreachable", checks: nil) }
-        return ServiceStatus(service: service.rawValue, ready: answer.status == 200, status: health.status, checks: health.checks)
+        else { return ServiceStatus(service: service.rawValue, ready: false, status: "unreachable", checks: nil, version: nil) }
+        return ServiceStatus(
+            service: service.rawValue, ready: answer.status == 200, status: health.status, checks: health.checks, version: health.version.map(BuildInfo.version(from:)))
     }
 }
 
@@ -36,6 +39,7 @@ struct ServiceStatus: Codable, Sendable, Equatable {
     let ready: Bool
     let status: String
     let checks: [String: String]?
+    let version: String?
 }
 
 struct ServiceStatusList: Codable, Sendable {

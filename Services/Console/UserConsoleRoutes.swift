@@ -44,9 +44,13 @@ struct UserConsoleRoutes: Sendable {
     /// The path's `{credentialId}`: base64url.
     static func credentialID(_ ctx: RequestContext) throws -> String {
         let id = ctx.parameter("credentialId")
-        guard id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) })
-        else { throw HTTPError.invalid("credentialId", "Credential ids are base64url.") }
+        guard id.utf8.allSatisfy(isBase64URL) else { throw HTTPError.invalid("credentialId", "Credential ids are base64url.") }
         return id
+    }
+
+    /// Whether `byte` is a character of the base64url alphabet.
+    static func isBase64URL(_ byte: UInt8) -> Bool {
+        byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_") || (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
     }
 }
 

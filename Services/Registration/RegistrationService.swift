@@ -116,6 +116,8 @@ public enum RegistrationService: SignetService {
             sessions: configuration.sessions)
         let retention = RetentionStore(context: context)
         let retentionRoutes = RetentionRoutes(context: context, store: retention)
+        let userSearch = UserSearchRoutes(context: context, users: users)
+        let models = MetadataModelsRoutes(context: context, metadata: configuration.metadata?.service)
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { try await retention.purge(now: $0) }
         var handlers = AuthenticationResults.handlers
         handlers.merge(
@@ -136,6 +138,8 @@ public enum RegistrationService: SignetService {
                 credentialLookup.register(on: &router)
                 userData.register(on: &router)
                 retentionRoutes.register(on: &router)
+                userSearch.register(on: &router)
+                models.register(on: &router)
             }, handlers: handlers, background: (refresher.map { [$0] } ?? []) + [purger])
     }
 }

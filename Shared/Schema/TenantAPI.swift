@@ -91,13 +91,19 @@ public struct HealthStatus: Codable, Sendable, Equatable {
     /// Per dependency: `postgres` and `kafka` (`ok` or `unavailable`), `consumers` (`ok` or
     /// `unassigned`), and `shutdown` (`draining`) while the instance drains. Absent for `/healthz`.
     public var checks: [String: String]?
+    /// The build the process runs (`SIGNET_VERSION`, `dev` without it), so that operators see
+    /// which version each instance serves.
+    public var version: String?
 
-    public init(status: String, checks: [String: String]?) {
+    public init(status: String, checks: [String: String]?, version: String? = nil) {
         self.status = status
         self.checks = checks
+        self.version = version
     }
 
-    public static var fullExample: HealthStatus { HealthStatus(status: "ok", checks: ["postgres": "ok", "kafka": "ok", "consumers": "ok"]) }
+    public static var fullExample: HealthStatus {
+        HealthStatus(status: "ok", checks: ["postgres": "ok", "kafka": "ok", "consumers": "ok"], version: "v1.4.0-12-g949ffcb")
+    }
 }
 
 /// `GET /v1/tenants/{tenant}/api-keys/current` response: which key the caller presented.

@@ -40,13 +40,13 @@ public final class HealthRoutes: Sendable {
     }
 
     public func register(on router: inout GuardedRouter) {
-        router.get("/healthz", .open) { _, _ in try .json(HealthStatus(status: "ok", checks: nil)) }
+        router.get("/healthz", .open) { _, _ in try .json(HealthStatus(status: "ok", checks: nil, version: BuildInfo.version)) }
         router.get("/readyz", .open) { [self] _, _ in
             var checks = await currentChecks()
             checks["consumers"] = consumers.unassignedGroups(bound: unassignedBound).isEmpty ? "ok" : "unassigned"
             if draining.isSet { checks["shutdown"] = "draining" }
             let (status, code) = Self.readiness(checks)
-            return try .json(HealthStatus(status: status, checks: checks), status: code)
+            return try .json(HealthStatus(status: status, checks: checks, version: BuildInfo.version), status: code)
         }
         router.get("/metrics", .open) { _, _ in
             .text(MetricsRegistry.shared.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")

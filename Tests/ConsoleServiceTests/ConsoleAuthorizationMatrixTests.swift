@@ -38,6 +38,23 @@ import Testing
         ("POST", "/console/api/tenants/{tenant}/tctoken-keys/rotate", "consoleAdministrator"),
         ("POST", "/console/api/tenants/{tenant}/users/{username}/methods/{method}/unlock", "consoleOperator"),
         ("PATCH", "/console/api/tenants/{tenant}/users/{username}/credentials/{credentialId}", "consoleOperator"),
+        ("GET", "/console/api/tenants/{tenant}/uaf-settings", "consoleViewer"),
+        ("PUT", "/console/api/tenants/{tenant}/uaf-settings", "consoleAdministrator"),
+        ("GET", "/console/api/tenants/{tenant}/app-settings", "consoleViewer"),
+        ("PUT", "/console/api/tenants/{tenant}/app-settings", "consoleAdministrator"),
+        ("DELETE", "/console/api/tenants/{tenant}/app-settings", "consoleAdministrator"),
+        ("GET", "/console/api/tenants/{tenant}/templates/{kind}/{locale}", "consoleViewer"),
+        ("PUT", "/console/api/tenants/{tenant}/templates/{kind}/{locale}", "consoleAdministrator"),
+        ("DELETE", "/console/api/tenants/{tenant}/templates/{kind}/{locale}", "consoleAdministrator"),
+        ("POST", "/console/api/tenants/{tenant}/templates/{kind}/{locale}/preview", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/users", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/users/{username}/methods", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/users/{username}/devices", "consoleViewer"),
+        ("GET", "/console/api/tenants/{tenant}/users/{username}/data", "consoleOperator"),
+        ("DELETE", "/console/api/tenants/{tenant}/users/{username}", "consoleOperator"),
+        ("GET", "/console/api/tenants/{tenant}/erasures/{erasureId}", "consoleOperator"),
+        ("DELETE", "/console/api/tenants/{tenant}/sessions/{sid}", "consoleOperator"),
+        ("GET", "/console/api/metadata/models", "consoleViewer"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() throws {
@@ -57,6 +74,8 @@ import Testing
             let path = route.template.replacingOccurrences(of: "{tenant}", with: "acme").replacingOccurrences(of: "{keyId}", with: "k_0123456789abcdef")
                 .replacingOccurrences(of: "{kind}", with: "authentication").replacingOccurrences(of: "{username}", with: "alice")
                 .replacingOccurrences(of: "{credentialId}", with: "Y3JlZA").replacingOccurrences(of: "{method}", with: "fido2")
+                .replacingOccurrences(of: "{locale}", with: "en")
+                .replacingOccurrences(of: "{erasureId}", with: "er_0123456789abcdef0123456789abcdef").replacingOccurrences(of: "{sid}", with: "c2lk")
             let response = await fixture.send(route.method, path, json: "{}")
             #expect(response.status == 401 && response.code == "console_session_required", "\(route)")
         }
@@ -74,6 +93,8 @@ import Testing
             "console_enrolment_refused",
         ])
         #expect(ProblemCode.consoleSessionRequired.status == 401)
+        // The preview's refusal is the oob service's code for the same template.
+        #expect(ProblemCode.invalidTemplate.rawValue == "invalid_template" && ProblemCode.invalidTemplate.status == 400)
         #expect(ProblemCode.consoleCodes.dropFirst().allSatisfy { $0.status == 403 })
     }
 }

@@ -89,7 +89,17 @@ struct ConsoleFixture {
     func send(_ method: String, _ path: String, json: String? = nil, headers: [(name: String, value: String)] = []) async -> HTTPResponse {
         var all = headers
         if json != nil { all.append(("Content-Type", "application/json")) }
-        return await app.respond(to: HTTPRequest(method: method, path: path, headers: all, body: Array((json ?? "").utf8)))
+        // A query string is split off and decoded as the HTTP server does.
+        var query: [String: String] = [:]
+        var path = path
+        if let mark = path.firstIndex(of: "?") {
+            for pair in path[path.index(after: mark)...].split(separator: "&") {
+                let kv = pair.split(separator: "=", maxSplits: 1).map { String($0).removingPercentEncoding ?? String($0) }
+                query[kv[0]] = kv.count > 1 ? kv[1] : ""
+            }
+            path = String(path[..<mark])
+        }
+        return await app.respond(to: HTTPRequest(method: method, path: path, query: query, headers: all, body: Array((json ?? "").utf8)))
     }
 
     /// A call with the session cookie and, unless `csrf` is nil, the CSRF header.

@@ -33,6 +33,18 @@ import Testing
         }
     }
 
+    /// The metadata's models, for every role, with the query checked and encoded.
+    @Test func theMetadataModelsAreReadWithTheAdminToken() async throws {
+        let (fixture, cookie, _) = try await ConsoleFixture.signedIn("vera")
+        let response = await fixture.send("GET", "/console/api/metadata/models?q=Yubi%26limit%3D100", cookie: cookie, csrf: nil)
+        #expect(response.status == 200)
+        #expect(fixture.upstream.calls.last == UpstreamCall(
+            service: .registration, method: "GET", path: "/v1/admin/metadata/models?q=Yubi%26limit%3D100&limit=20", credential: .admin, body: nil))
+        let bad = await fixture.send("GET", "/console/api/metadata/models?q=a%0Ab", cookie: cookie, csrf: nil)
+        #expect(bad.status == 400 && bad.code == "invalid_field")
+        #expect(fixture.upstream.calls.count == 2)
+    }
+
     @Test func aMethodNameThatIsNotOneNeverReachesAService() async throws {
         let (fixture, cookie, csrf) = try await ConsoleFixture.signedIn("otto")
         let response = await fixture.send("POST", "/console/api/tenants/acme/users/alice/methods/FIDO2%3F/unlock", cookie: cookie, csrf: csrf)

@@ -56,6 +56,9 @@ import Testing
             "post", "/v1/admin/tenants/{tenant}/api-keys", security: "adminToken",
             ["201": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found", "tenant_not_found"], "503": unavailable]),
         Operation(
+            "get", "/v1/admin/tenants/{tenant}/users", security: "adminToken",
+            ["200": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found", "tenant_not_found"], "503": unavailable]),
+        Operation(
             "delete", "/v1/admin/tenants/{tenant}/api-keys/{keyId}", security: "adminToken",
             ["204": [], "400": pathRefusals, "401": ["unauthorized"], "404": ["not_found"], "503": unavailable]),
         Operation(
@@ -273,6 +276,10 @@ import Testing
         wire("UserDataDocument", [.registration]) { UserDataDocument.fullExample },
         wire("UserDataMissingPart", [.registration]) { UserDataMissingPart.fullExample },
         wire("RetentionSettings", [.registration]) { RetentionSettings.fullExample },
+        wire("UserSearchResult", [.registration]) { UserSearchResult.fullExample },
+        wire("UserSummary", [.registration]) { UserSummary.fullExample },
+        wire("MetadataModelList", [.registration]) { MetadataModelList.fullExample },
+        wire("MetadataModel", [.registration]) { MetadataModel.fullExample },
         wire("DeviceUpsertRequest", [.oob]) { DeviceUpsertRequest.fullExample },
         wire("DeviceRegistration", [.oob]) { DeviceRegistration.fullExample },
         wire("DeviceResource", [.oob]) { DeviceResource.fullExample },
@@ -379,7 +386,7 @@ import Testing
         }
         // Bodies as HealthRoutes (ServiceKit) writes them.
         let health = { (status: String, checks: [String: String]?) in
-            try SchemaDocuments.wireJSON(HealthStatus(status: status, checks: checks))
+            try SchemaDocuments.wireJSON(HealthStatus(status: status, checks: checks, version: "v1.4.0-12-g949ffcb-dirty"))
         }
         let live = try health("ok", nil)
         let ready = try SchemaDocuments.wireJSON(HealthStatus.fullExample)

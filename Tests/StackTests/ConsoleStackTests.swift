@@ -139,6 +139,9 @@ struct ConsoleStackTests {
         let services = try await chief.send("GET", "/console/api/services")
         let listed = try services.json()["services"] as? [[String: Any]] ?? []
         #expect(services.status == 200 && listed.count == 5 && listed.allSatisfy { $0["ready"] as? Bool == true }, "\(services.text)")
+        // ...and the build each runs (the stack's SIGNET_VERSION).
+        let versions = Set(listed.compactMap { $0["version"] as? String })
+        #expect(versions.count == 1 && versions.first.map { !$0.isEmpty } == true, "\(services.text)")
         // A second enrolment for an operator who has a passkey is refused.
         let again = try await Client(base: base).send("POST", "/console/api/enrolments/options", json: #"{"username":"chief","code":"\#(Self.code)"}"#)
         #expect(again.status == 403 && again.code == "console_enrolment_refused")
@@ -312,6 +315,124 @@ struct ConsoleStackTests {
         // An unknown user's list is the service's answer, passed on.
         let unknown = try await chief.send("GET", "/console/api/tenants/\(tenant)/users/nobody/credentials")
         #expect([200, 404].contains(unknown.status), "\(unknown.status) \(unknown.text)")
+    }
+
+    /// A tenant's settings beyond its description and a user's data through the console
+    /// against the running services: UAF facets and policy (registration), apps (oob) and
+    /// templates with their preview (oob); then a user found by prefix, the user's methods
+    /// masked and devices (viewer), the data-rights document, an unknown session's revocation
+    /// and the user's erasure with its signed receipt (operator's role; a viewer's is refused).
+    @Test func tenantSettingsTemplatesAndAUsersDataAndErasure() async throws {
+        try TestStack.require()
+        let operators = "ops-\(UInt32.random(in: 0...UInt32.max))"
+        let port = Int.random(in: 18_100...18_900)
+        let process = try await Self.launchConsole(tenant: operators, port: port)
+        defer { process.terminate() }
+        let base = "http://127.0.0.1:\(port)"
+        let (chief, _) = try await Self.enrol("chief", base: base)
+        let (watcher, _) = try await Self.enrol("watcher", base: base)
+
+        let tenant = Stack.newTenantID("console-settings")
+        #expect(try await Stack.putTenant(tenant).status == 201)
+        let console = "/console/api/tenants/\(tenant)"
+
+        // UAF facets and policy on the registration service; a policy it refuses comes back
+        // with its field.
+        let uaf = try await chief.send("PUT", "\(console)/uaf-settings", json: #"{"facetIds":["https://example.com","ios:bundle-id:com.example.bank"],"allowSurrogateWithoutMetadata":false}"#)
+        #expect(uaf.status == 200, "\(uaf.text)")
+        let uafRead = try await watcher.send("GET", "\(console)/uaf-settings")
+        #expect(uafRead.status == 200 && uafRead.text.contains("ios:bundle-id:com.example.bank") && uafRead.text.contains(#""allowSurrogateWithoutMetadata":false"#))
+        let badPolicy = try await chief.send("PUT", "\(console)/uaf-settings", json: #"{"facetIds":[],"policy":{"accepted":[]}}"#)
+        #expect(badPolicy.status == 400 && badPolicy.code == "invalid_field", "\(badPolicy.text)")
+        #expect(try await watcher.send("PUT", "\(console)/uaf-settings", json: #"{"facetIds":[]}"#).code == "console_role_insufficient")
+
+        // Apps on the oob service (once the tenant has reached it).
+        let apps = #"{"domains":["\#(tenant).example"],"iosAppIds":["ABCDE12345.com.example.bank"],"androidApps":[{"packageName":"com.example.bank","sha256CertFingerprints":["\#((0..<32).map { _ in "AB" }.joined(separator: ":"))"]}],"defaultQrType":"compact"}"#
+        var stored: Client.Response?
+        _ = await TestStack.eventually {
+            stored = try? await chief.send("PUT", "\(console)/app-settings", json: apps)
+            return stored?.status == 200
+        }
+        #expect(stored?.status == 200, "\(stored?.text ?? "no answer")")
+        let appsRead = try await watcher.send("GET", "\(console)/app-settings")
+        #expect(appsRead.status == 200 && appsRead.text.contains("ABCDE12345.com.example.bank") && appsRead.text.contains("compact"), "\(appsRead.text)")
+        let badApp = try await chief.send("PUT", "\(console)/app-settings", json: #"{"domains":[],"iosAppIds":["bank"],"androidApps":[]}"#)
+        #expect(badApp.status == 400 && badApp.code == "invalid_field", "\(badApp.text)")
+        #expect(try await chief.send("DELETE", "\(console)/app-settings").status == 204)
+        #expect(try await watcher.send("GET", "\(console)/app-settings").code == "app_settings_not_found")
+
+        // A French template: previewed (by a viewer), stored, read back, removed.
+        let template = #"{"emailSubject":"Code {{tenant}}","emailText":"Votre code : {{code}} ({{minutes}} min)","smsText":"Code {{code}}"}"#
+        let preview = try await watcher.send("POST", "\(console)/templates/otp/fr/preview", json: template)
+        #expect(preview.status == 200 && preview.text.contains("Votre code : 123456 (5 min)"), "\(preview.text)")
+        let saved = try await chief.send("PUT", "\(console)/templates/otp/fr", json: template)
+        #expect(saved.status == 200, "\(saved.text)")
+        let templateRead = try await watcher.send("GET", "\(console)/templates/otp/fr")
+        #expect(templateRead.status == 200 && templateRead.text.contains("Votre code"), "\(templateRead.text)")
+        let badTemplate = try await chief.send("PUT", "\(console)/templates/otp/fr", json: #"{"emailSubject":"x","emailText":"{{secret}}","smsText":"x"}"#)
+        #expect(badTemplate.status == 400 && badTemplate.code == "invalid_template", "\(badTemplate.text)")
+        #expect(try await chief.send("DELETE", "\(console)/templates/otp/fr").status == 204)
+        #expect(try await watcher.send("GET", "\(console)/templates/otp/fr").status == 404)
+
+        // A user with a passkey and an e-mail method, made as an RP would.
+        let rpKey = "rp-key-\(UInt64.random(in: 0...UInt64.max))"
+        #expect(try await TestHTTP.json(
+            "PUT", "\(Stack.registration)/v1/admin/tenants/\(tenant)/api-keys/k_00000000000000c2", token: TestStack.adminToken, json: #"{"apiKey":"\#(rpKey)"}"#).status == 201)
+        let user = "alice-\(UInt32.random(in: 0...UInt32.max))"
+        let options = try await TestHTTP.json(
+            "POST", "\(Stack.registration)/v1/tenants/\(tenant)/webauthn/registrations/options", token: rpKey, json: #"{"username":"\#(user)"}"#)
+        let decoded = try JSONDecoder().decode(RegistrationOptionsResponse.self, from: Data(options.body))
+        let passkey = try SoftAuthenticator()
+        let finish = try await TestHTTP.json(
+            "POST", "\(Stack.registration)/v1/tenants/\(tenant)/webauthn/registrations", token: rpKey,
+            json: try Self.encode(RegistrationFinishRequest(handle: decoded.handle, credential: passkey.create(decoded.publicKey, origin: "https://example.com"))))
+        #expect(finish.status == 201, "\(finish.text)")
+        var method: TestHTTP.Response?
+        _ = await TestStack.eventually {
+            method = try? await TestHTTP.json(
+                "POST", "\(Stack.registration)/v1/tenants/\(tenant)/users/\(user)/methods", token: rpKey, json: #"{"type":"email_otp","email":"alice.secret@example.org"}"#)
+            return method?.status == 201
+        }
+        #expect(method?.status == 201, "\(method?.text ?? "no answer")")
+
+        // Found by prefix; methods masked and devices for the viewer.
+        let found = try await watcher.send("GET", "\(console)/users?prefix=alice-")
+        let names = (try found.json()["users"] as? [[String: Any]] ?? []).compactMap { $0["username"] as? String }
+        #expect(found.status == 200 && names == [user], "\(found.text)")
+        let methods = try await watcher.send("GET", "\(console)/users/\(user)/methods")
+        #expect(methods.status == 200 && methods.text.contains("email_otp") && !methods.text.contains("alice.secret@example.org"), "\(methods.text)")
+        let devices = await TestStack.eventually { (try? await watcher.send("GET", "\(console)/users/\(user)/devices"))?.status == 200 }
+        #expect(devices, "the oob service did not answer the console's key")
+        // The data-rights document: not for a viewer; for the operator's role, every part.
+        #expect(try await watcher.send("GET", "\(console)/users/\(user)/data").code == "console_role_insufficient")
+        let data = try await chief.send("GET", "\(console)/users/\(user)/data")
+        let parts = (try data.json()["parts"] as? [String: Any] ?? [:]).keys.sorted()
+        #expect(data.status == 200 && parts.contains("registration") && parts.contains("authentication"), "\(data.text)")
+        // A session that is not one: the authentication service's own 404, passed on.
+        // (The authentication service learns the console's key of the tenant by event.)
+        var noSession: Client.Response?
+        _ = await TestStack.eventually {
+            noSession = try? await chief.send("DELETE", "\(console)/sessions/c2Vzc2lvbi1ub3QtZm91bmQ")
+            return noSession?.status == 404
+        }
+        #expect(noSession?.status == 404 && noSession?.code == "not_found", "\(noSession?.text ?? "no answer")")
+        // The erasure: refused to a viewer; requested by the operator's role, then completed
+        // with a signed receipt.
+        #expect(try await watcher.send("DELETE", "\(console)/users/\(user)").code == "console_role_insufficient")
+        let erase = try await chief.send("DELETE", "\(console)/users/\(user)")
+        #expect(erase.status == 202, "\(erase.text)")
+        let erasureId = try #require(try erase.json()["erasureId"] as? String)
+        var receipt: String?
+        let completed = await TestStack.eventually(timeout: .seconds(60)) {
+            guard let status = try? await chief.send("GET", "\(console)/erasures/\(erasureId)"), status.status == 200,
+                (try? status.json())?["status"] as? String == "COMPLETED"
+            else { return false }
+            receipt = (try? status.json())?["receipt"] as? String
+            return true
+        }
+        #expect(completed && receipt?.split(separator: ".").count == 3, "the erasure did not complete with a receipt")
+        let after = try await watcher.send("GET", "\(console)/users?prefix=alice-")
+        #expect(after.status == 200 && !after.text.contains(user), "\(after.text)")
     }
 
     /// The stack's own console through the gateway: the page and its API under /console/, the

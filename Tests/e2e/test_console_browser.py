@@ -22,6 +22,7 @@ enrolled here once per stack.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import secrets
@@ -162,6 +163,48 @@ def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_a
         time.sleep(0.2)
     assert "Ruleset authentication saved (version 1)" in status(driver), error_code(driver)
 
+    # The tenant's UAF facets and policy, its apps and a template with its preview.
+    set_value(driver, "uaf-facets", "https://bank.example\nios:bundle-id:com.example.bank")
+    set_value(driver, "uaf-policy", '{"accepted": [')
+    assert driver.find_element(By.ID, "uaf-policy").get_attribute("aria-invalid") == "true"
+    set_value(driver, "uaf-policy", '{"accepted": [[{"aaid": ["ABCD#0001"]}]]}')
+    assert driver.find_element(By.ID, "uaf-policy").get_attribute("aria-invalid") == "false"
+    click(driver, "uaf-save")
+    wait(driver).until(lambda d: "UAF settings saved" in status(d) or error_code(d))
+    assert "UAF settings saved" in status(driver), error_code(driver)
+    assert text(driver, "uaf-appid").endswith(f"/v1/tenants/{tenant}/uaf/facets")
+    set_value(driver, "app-domains", f"{tenant}.example")
+    set_value(driver, "app-ios", "ABCDE12345.com.example.bank")
+    set_value(driver, "app-android", "com.example.bank " + ":".join(["AB"] * 32))
+    driver.find_element(By.CSS_SELECTOR, '#app-qr option[value="compact"]').click()
+    for _ in range(50):  # once the tenant has reached the oob service
+        click(driver, "app-save")
+        wait(driver).until(lambda d: "App settings saved" in status(d) or error_code(d))
+        if "App settings saved" in status(driver):
+            break
+        time.sleep(0.2)
+    assert "App settings saved" in status(driver), error_code(driver)
+    set_value(driver, "app-ios", "")
+    click(driver, "app-load")
+    wait(driver).until(lambda d: "App settings loaded" in status(d) or error_code(d))
+    assert driver.find_element(By.ID, "app-ios").get_attribute("value") == "ABCDE12345.com.example.bank"
+    set_value(driver, "template-locale", "fr")
+    set_value(driver, "template-subject", "Code {{tenant}}")
+    set_value(driver, "template-text", "Votre code : {{code}} ({{minutes}} min)")
+    set_value(driver, "template-sms", "Code {{code}}")
+    click(driver, "template-preview")
+    wait(driver).until(lambda d: "Preview ready" in status(d) or error_code(d))
+    assert text(driver, "preview-text") == "Votre code : 123456 (5 min)", error_code(driver)
+    assert text(driver, "preview-sms-count") == "11"
+    set_value(driver, "template-text", "Votre code : {{code")
+    click(driver, "template-preview")
+    wait(driver).until(lambda d: error_code(d))
+    assert error_code(driver) == "invalid_template"
+    set_value(driver, "template-text", "Votre code : {{code}}")
+    click(driver, "template-save")
+    wait(driver).until(lambda d: "Template saved" in status(d) or error_code(d))
+    assert "Template saved" in status(driver), error_code(driver)
+
     # The explain trace.
     set_value(driver, "explain-facts", '{"context": {"transactionAmount": 50}}')
     click(driver, "explain")
@@ -177,6 +220,40 @@ def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_a
     wait(driver).until(lambda d: "loaded" in status(d) or error_code(d))
     assert status(driver) == "fido-policy loaded.", error_code(driver)
     json.loads(driver.find_element(By.ID, "policy-json").get_attribute("value"))
+    # The metadata's model picker answers (the local stack loads no FIDO metadata: none listed).
+    click(driver, "models-search")
+    wait(driver).until(lambda d: "model(s) found" in status(d) or error_code(d))
+    assert status(driver) == "0 model(s) found.", error_code(driver)
+    # The FIDO2 policy as a form: user verification required; an inconsistent attestation
+    # rule refused by the service with its code, nothing stored.
+    click(driver, "fido-load")
+    wait(driver).until(lambda d: "policy loaded" in status(d) or error_code(d))
+    assert status(driver) == "FIDO2 policy loaded.", error_code(driver)
+    driver.find_element(By.CSS_SELECTOR, '#fido-uv option[value="required"]').click()
+    click(driver, "fido-save")
+    wait(driver).until(lambda d: "policy saved" in status(d) or error_code(d))
+    assert status(driver) == "FIDO2 policy saved.", error_code(driver)
+    assert fetch(driver, "GET", f"/console/api/tenants/{tenant}/fido-policy")["body"]["userVerification"] == "required"
+    driver.find_element(By.CSS_SELECTOR, '#fido-conveyance option[value="none"]').click()
+    if not driver.find_element(By.ID, "fido-att-required").is_selected():
+        driver.find_element(By.ID, "fido-att-required").click()
+    click(driver, "fido-save")
+    wait(driver).until(lambda d: "policy saved" in status(d) or error_code(d))
+    assert error_code(driver) not in ("", "(none)"), status(driver)
+    assert fetch(driver, "GET", f"/console/api/tenants/{tenant}/fido-policy")["body"]["attestation"]["required"] is False
+
+    # The authentication settings as a form: a number changed, the rest kept.
+    click(driver, "settings-load")
+    wait(driver).until(lambda d: "settings loaded" in status(d) or error_code(d))
+    assert "Authentication settings loaded." == status(driver), error_code(driver)
+    per_ip = driver.find_element(By.ID, "set-per-ip").get_attribute("value")
+    set_value(driver, "set-lock-after", "7")
+    click(driver, "settings-save")
+    wait(driver).until(lambda d: "settings saved" in status(d) or error_code(d))
+    assert "Authentication settings saved." == status(driver), error_code(driver)
+    stored = fetch(driver, "GET", f"/console/api/tenants/{tenant}/authentication-settings")
+    assert stored["status"] == 200 and stored["body"]["lockAfterFailures"] == 7
+    assert str(stored["body"]["signInsPerMinutePerIP"]) == per_ip
     for _ in range(50):
         click(driver, "tctoken-rotate")
         wait(driver).until(lambda d: "rotated" in status(d) or error_code(d))
@@ -256,6 +333,41 @@ def test_an_administrator_signs_in_with_a_passkey_and_manages_a_tenant_its_key_a
     wait(driver).until(lambda d: "resumed." in status(d) or error_code(d))
     assert demo_status() == "active"
 
+    # The user found by prefix, opened from the results: passkeys and methods (masked).
+    set_value(driver, "user-prefix", user[:-2])
+    click(driver, "user-search")
+    wait(driver).until(lambda d: "user(s) found" in status(d) or error_code(d))
+    found = driver.find_element(By.CSS_SELECTOR, f'#user-results button[data-username="{user}"]')
+    driver.execute_script("document.getElementById('status').textContent = ''")
+    found.click()
+    wait(driver).until(lambda d: "passkey(s)" in status(d) or error_code(d))
+    assert f"User {user}: 1 passkey(s), 1 method(s)" in status(driver), error_code(driver)
+    # The data-rights fetch: the document, with the user's sessions and sign-ins tables.
+    click(driver, "user-data")
+    wait(driver).until(lambda d: "fetched" in status(d) or error_code(d))
+    assert f"Data of {user} generated" in text(driver, "user-data-summary"), error_code(driver)
+    assert "registration" in text(driver, "user-data-summary")
+    # The erasure, confirmed, completes with a signed receipt.
+    click(driver, "user-erase")
+    wait(driver).until(lambda d: error_code(d) or "requested" in status(d))
+    assert "requested" not in status(driver)  # not without the confirmation
+    driver.find_element(By.ID, "erase-confirm").click()
+    click(driver, "user-erase")
+    wait(driver).until(lambda d: "requested" in status(d) or error_code(d))
+    assert "Erasure of" in status(driver), error_code(driver)
+    for _ in range(100):
+        click(driver, "erasure-check")
+        wait(driver).until(lambda d: "Erasure" in status(d) or error_code(d))
+        if text(driver, "erasure-status") == "COMPLETED":
+            break
+        time.sleep(0.3)
+    assert text(driver, "erasure-status") == "COMPLETED", error_code(driver)
+    receipt = driver.find_element(By.ID, "erasure-receipt").get_attribute("value")
+    assert receipt.count(".") == 2
+    header = json.loads(base64.urlsafe_b64decode(receipt.split(".")[0] + "=="))
+    assert header["typ"] == "erasure-receipt+jwt"
+    assert user not in receipt and user not in base64.urlsafe_b64decode(receipt.split(".")[1] + "==").decode()
+
 
 def test_a_viewer_changes_nothing(browser):
     driver = browser
@@ -265,6 +377,35 @@ def test_a_viewer_changes_nothing(browser):
     for fieldset in driver.find_elements(By.CSS_SELECTOR, "fieldset.needs-administrator"):
         assert fieldset.get_attribute("disabled") is not None
     assert driver.find_element(By.ID, "unlock").get_attribute("disabled") is not None
+    for control in ["user-data", "user-erase", "erase-confirm"]:
+        assert driver.find_element(By.ID, control).get_attribute("disabled") is not None, control
+    # Keyboard: every control of the page is reachable with Tab and has a name.
+    unnamed = driver.execute_script(
+        """
+        return [...document.querySelectorAll('#signed-in input, #signed-in select, #signed-in textarea, #signed-in button')]
+          .filter((e) => e.tabIndex < 0 || !(e.labels?.length || e.getAttribute('aria-label') || (e.tagName === 'BUTTON' && e.textContent.trim())))
+          .map((e) => e.id || e.outerHTML.slice(0, 60));
+        """)
+    assert unnamed == [], unnamed
+    # Contrast: every visible element with text of its own reaches WCAG AA (4.5:1) against the
+    # first opaque background behind it (disabled controls included: they are read too).
+    low = driver.execute_script(
+        """
+        const rgb = (c) => (c.match(/[\\d.]+/g) || []).map(Number);
+        const lum = ([r, g, b]) => [r, g, b].map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+          .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+        const background = (e) => { for (; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor);
+          if (c.length === 3 || c[3] > 0) return c.slice(0, 3); } return [255, 255, 255]; };
+        const low = [];
+        for (const e of document.querySelectorAll('body *')) {
+          if (!e.offsetParent || ![...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim())) continue;
+          const [a, b] = [lum(rgb(getComputedStyle(e).color).slice(0, 3)), lum(background(e))];
+          const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+          if (ratio < 4.5) low.push(`${e.tagName}#${e.id} ${ratio.toFixed(2)}`);
+        }
+        return low;
+        """)
+    assert low == [], low
     # Behind the page's back, with the viewer's own valid CSRF token: refused by the backend.
     session = fetch(driver, "GET", "/console/api/session")
     assert session["status"] == 200 and session["body"]["role"] == "viewer"
@@ -282,6 +423,8 @@ def test_a_viewer_changes_nothing(browser):
     wait(driver).until(lambda d: "ready" in status(d) or error_code(d))
     assert status(driver) == "All services are ready.", error_code(driver)
     assert len(driver.find_elements(By.CSS_SELECTOR, "#services tbody tr")) == 5
+    versions = {row.find_elements(By.TAG_NAME, "td")[4].text for row in driver.find_elements(By.CSS_SELECTOR, "#services tbody tr")}
+    assert len(versions) == 1 and "unknown" not in versions and "" not in versions, versions
     # The viewer finds users.
     driver.find_element(By.ID, "tenant-id").send_keys("demo")
     driver.find_element(By.ID, "user-name").send_keys("nobody-" + secrets.token_hex(4))
@@ -290,3 +433,10 @@ def test_a_viewer_changes_nothing(browser):
     # Reading is allowed.
     demo = fetch(driver, "GET", "/console/api/tenants/demo")
     assert demo["status"] == 200 and demo["body"]["id"] == "demo"
+    # ...and searches them, but never reads a user's data document nor erases.
+    search = fetch(driver, "GET", "/console/api/tenants/demo/users?prefix=console-e2e-")
+    assert search["status"] == 200 and isinstance(search["body"]["users"], list)
+    data = fetch(driver, "GET", "/console/api/tenants/demo/users/someone/data")
+    assert (data["status"], data["code"]) == (403, "console_role_insufficient")
+    erase = fetch(driver, "DELETE", "/console/api/tenants/demo/users/someone", None, csrf=csrf)
+    assert (erase["status"], erase["code"]) == (403, "console_role_insufficient")
