@@ -119,7 +119,7 @@ struct TruCodeRoutes: Sendable {
         var forwarded = request
         forwarded.body = try JSONValueEncoder().encodeToBytes(JSONValue.object(members))
         do {
-            return try await approvals.create(forwarded, ctx)
+            return try await approvals.create(forwarded, ctx, internalCaller: false)
         } catch {
             // A refused request (a bad field, the device gone) gives the code back.
             try? await context.withTransaction { conn in
