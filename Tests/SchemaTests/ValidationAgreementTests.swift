@@ -52,8 +52,10 @@ import Testing
         .bad("origins", strings(["https://example.com?x=1"])), .bad("origins", strings(["https://example.com#top"])),
         .bad("origins", strings(["https://user@example.com"])), .bad("origins", strings(["android:apk-key-hash:"])),
         .bad("origins", strings(["example.com"])), .bad("origins", strings([""])),
-        .ok("origins", strings(["https://" + String(repeating: "a", count: 243) + ".com"])),  // 255 characters
-        .bad("origins", strings(["https://" + String(repeating: "a", count: 244) + ".com"])),
+        // 255 characters, in DNS labels of at most 63.
+        .ok("origins", strings(["https://" + Array(repeating: String(repeating: "a", count: 63), count: 3).joined(separator: ".") + "." + String(repeating: "a", count: 51) + ".com"])),
+        .bad("origins", strings(["https://" + Array(repeating: String(repeating: "a", count: 63), count: 3).joined(separator: ".") + "." + String(repeating: "a", count: 52) + ".com"])),
+        .bad("origins", strings(["android:apk-key-hash:ab\u{0}c"])), .bad("origins", strings(["android:apk-key-hash:ab c"])),
         .bad("origins", strings(["https://example.com", "http://example.org"])),
         .ok("displayName", "D"), .ok("displayName", .string(String(repeating: "x", count: 200))),
         .bad("displayName", ""), .bad("displayName", .string(String(repeating: "x", count: 201))),
