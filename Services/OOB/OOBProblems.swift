@@ -41,6 +41,9 @@ extension ProblemCode {
     static let approvalSignatureInvalid = ProblemCode("approval_signature_invalid", status: 400, title: "Approval signature invalid")
     /// Internal: the approval has no signed decision yet (or was not decided by the device).
     static let approvalNotDecided = ProblemCode("approval_not_decided", status: 409, title: "Approval not decided")
+    /// The approval request carries `text` but the tenant's app settings do not allow dynamic
+    /// text (`allowDynamicText`): the push text comes from the tenant's push templates.
+    static let dynamicTextNotAllowed = ProblemCode("dynamic_text_not_allowed", status: 403, title: "Dynamic text not allowed")
     /// The level is not offered (EXECUTIVE needs identity documents, not built yet).
     static let levelUnavailable = ProblemCode("level_unavailable", status: 400, title: "Level unavailable")
 

@@ -21,6 +21,9 @@ public struct TenantAppSettings: Codable, Sendable, Equatable {
     /// the app opens: an http(s) URL on one of the tenant's origins, without query, fragment
     /// or trailing slash. Absent: the tenant's first https origin.
     public var webUrl: String?
+    /// Whether the RP may give an approval's display text (`text`) per approval; absent or
+    /// false: the push text comes from the tenant's push templates and `text` is refused.
+    public var allowDynamicText: Bool?
 
     public struct AndroidApp: Codable, Sendable, Equatable {
         /// The application id, e.g. `com.bank.app`.
@@ -34,7 +37,11 @@ public struct TenantAppSettings: Codable, Sendable, Equatable {
         }
     }
 
-    public init(domains: [String], iosAppIds: [String], androidApps: [AndroidApp], defaultQrType: String? = nil, webUrl: String? = nil) {
+    public init(
+        domains: [String], iosAppIds: [String], androidApps: [AndroidApp], defaultQrType: String? = nil, webUrl: String? = nil,
+        allowDynamicText: Bool? = nil
+    ) {
+        self.allowDynamicText = allowDynamicText
         self.domains = domains
         self.iosAppIds = iosAppIds
         self.androidApps = androidApps
@@ -49,7 +56,8 @@ public struct TenantAppSettings: Codable, Sendable, Equatable {
                 AndroidApp(
                     packageName: "com.bank.app",
                     sha256CertFingerprints: ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"])
-            ], defaultQrType: "universalLink", webUrl: "https://bank.example/signin")
+            ], defaultQrType: "universalLink", webUrl: "https://bank.example/signin",
+            allowDynamicText: true)
     }
 }
 
