@@ -121,5 +121,6 @@ enum OOBMigrations {
             ALTER TABLE approvals ADD COLUMN decision_number integer;
             """),
         ApprovalDeliveryStore.migration,
+        PushTemplate.migration,
     ]
 }

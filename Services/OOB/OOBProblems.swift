@@ -41,6 +41,9 @@ extension ProblemCode {
     static let approvalSignatureInvalid = ProblemCode("approval_signature_invalid", status: 400, title: "Approval signature invalid")
     /// Internal: the approval has no signed decision yet (or was not decided by the device).
     static let approvalNotDecided = ProblemCode("approval_not_decided", status: 409, title: "Approval not decided")
+    /// The approval request carries `text` but the tenant's app settings do not allow dynamic
+    /// text (`allowDynamicText`): the push text comes from the tenant's push templates.
+    static let dynamicTextNotAllowed = ProblemCode("dynamic_text_not_allowed", status: 403, title: "Dynamic text not allowed")
     /// An EXECUTIVE approval answered by a user without a valid identity document, and the RP
     /// did not allow a lower level (`allowLowerLevel`): the approval stays in progress.
     static let identityDocumentRequired = ProblemCode("identity_document_required", status: 403, title: "Identity document required")

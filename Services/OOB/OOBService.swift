@@ -72,10 +72,10 @@ public enum OOBService: SignetService {
             context: context, devices: devices, push: push, callbacks: callbacks, waiters: waiters,
             pushRetry: RetryPolicy(maximumAttempts: 4, baseDelay: .milliseconds(500), factor: 2, maximumDelay: .seconds(5), jitter: 0.5),
             callbackRetry: RetryPolicy(maximumAttempts: 5, baseDelay: .seconds(1), factor: 2, maximumDelay: .seconds(30), jitter: 0.5))
+        let appSettings = AppSettingsStore(context: context)
         let approvalRoutes = ApprovalRoutes(
             context: context, store: devices, waiters: waiters, created: { _ in deliveries.kick() }, finished: { _ in deliveries.kick() },
-            internalGuard: configuration.delivery.calls.guardInternal, push: configuration.push)
-        let appSettings = AppSettingsStore(context: context)
+            internalGuard: configuration.delivery.calls.guardInternal, push: configuration.push, appSettings: appSettings)
         let qrRoutes = QRSessionRoutes(
             context: context, devices: devices, settings: configuration.qr, apps: appSettings, waiters: waiters, calls: configuration.delivery.calls,
             internalGuard: configuration.delivery.calls.guardInternal, inactiveAfter: configuration.inactiveAfter)

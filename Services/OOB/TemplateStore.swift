@@ -6,10 +6,11 @@ import Postgres
 import Schema
 import ServiceKit
 
-/// Message templates per tenant, kind (`otp`, `transaction_otp`) and locale, set by the admin API
-/// and used before the built-in English ones (locale fallback `fr-CA` → `fr` → `en`).
+/// Message templates per tenant, kind (`otp`, `transaction_otp`, `push`) and locale, set by the
+/// admin API and used before the built-in English ones (locale fallback `fr-CA` → `fr` → `en`).
 ///
-/// - `PUT /v1/admin/tenants/{tenant}/templates/{kind}/{locale}` `{"emailSubject","emailText","emailHTML"?,"smsText"}`
+/// - `PUT /v1/admin/tenants/{tenant}/templates/{kind}/{locale}` `{"emailSubject","emailText","emailHTML"?,"smsText"}`,
+///   or for `push` (approval push text, ``PushTemplate``) `{"text"}`
 /// - `GET` the same, `DELETE` to fall back to the defaults.
 struct TemplateStore: Sendable {
     let context: ServiceContext
@@ -37,6 +38,13 @@ struct TemplateStore: Sendable {
     func register(on router: inout GuardedRouter) {
         router.put("/v1/admin/tenants/{tenant}/templates/{kind}/{locale}", context.admin) { request, ctx in
             let (tenant, kind, locale) = try target(ctx)
+            if kind == "push" {
+                // Approval push text (``PushTemplate``): checked, then stored like the others.
+                let body = try request.decode(PushTemplate.Document.self)
+                _ = try PushTemplate(body.text)
+                try await store(JSONValueEncoder().encodeToBytes(body), tenant: tenant, kind: kind, locale: locale)
+                return try .json(body)
+            }
             let body = try request.decode(Document.self)
             guard [body.emailSubject, body.emailText, body.smsText].allSatisfy({ !$0.isEmpty && $0.count <= 10_000 }) else {
                 throw HTTPError.invalid("emailText", "Templates are 1-10000 characters.")
@@ -49,14 +57,7 @@ struct TemplateStore: Sendable {
             } catch let error as DeliveryError {
                 throw HTTPError(.invalidTemplate, detail: "The template was refused (\(error.code.rawValue)).")
             }
-            let document = String(decoding: try JSONValueEncoder().encodeToBytes(body), as: UTF8.self)
-            try await context.pool.withConnection { conn in
-                try await conn.query(
-                    """
-                    INSERT INTO message_templates (tenant_id, kind, locale, document, updated_at) VALUES (\(tenant), \(kind), \(locale), \(document), \(Date()))
-                    ON CONFLICT (tenant_id, kind, locale) DO UPDATE SET document = EXCLUDED.document, updated_at = EXCLUDED.updated_at
-                    """)
-            }
+            try await store(JSONValueEncoder().encodeToBytes(body), tenant: tenant, kind: kind, locale: locale)
             return try .json(body)
         }
         router.get("/v1/admin/tenants/{tenant}/templates/{kind}/{locale}", context.admin) { request, ctx in
@@ -75,10 +76,21 @@ struct TemplateStore: Sendable {
         }
     }
 
+    private func store(_ document: [UInt8], tenant: String, kind: String, locale: String) async throws {
+        let document = String(decoding: document, as: UTF8.self)
+        try await context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                INSERT INTO message_templates (tenant_id, kind, locale, document, updated_at) VALUES (\(tenant), \(kind), \(locale), \(document), \(Date()))
+                ON CONFLICT (tenant_id, kind, locale) DO UPDATE SET document = EXCLUDED.document, updated_at = EXCLUDED.updated_at
+                """)
+        }
+    }
+
     private func target(_ ctx: RequestContext) throws -> (String, String, String) {
         let kind = ctx.parameter("kind")
         let locale = ctx.parameter("locale")
-        guard ["otp", "transaction_otp"].contains(kind) else { throw HTTPError(.notFound, detail: "Templates are otp or transaction_otp.") }
+        guard ["otp", "transaction_otp", "push"].contains(kind) else { throw HTTPError(.notFound, detail: "Templates are otp, transaction_otp or push.") }
         guard (2...16).contains(locale.utf8.count), locale.allSatisfy({ $0.isLetter || $0 == "-" }) else { throw HTTPError.invalid("locale", "A locale like en or fr-CA.") }
         return (ctx.parameter("tenant"), kind, locale)
     }
@@ -86,7 +98,7 @@ struct TemplateStore: Sendable {
     /// The built-in templates plus the tenant's.
     static func templates(for tenant: String, on conn: PostgresConnection) async throws -> MessageTemplates {
         var templates = MessageTemplates()
-        for row in try await conn.query("SELECT kind, locale, document FROM message_templates WHERE tenant_id = \(tenant)") {
+        for row in try await conn.query("SELECT kind, locale, document FROM message_templates WHERE tenant_id = \(tenant) AND kind <> 'push'") {
             guard let kind = row.string("kind"), let locale = row.string("locale"), let text = row.string("document") else { continue }
             // Stored after the same checks at PUT: a document that no longer reads or renders is
             // an error, never a silent fall back to the built-in template.

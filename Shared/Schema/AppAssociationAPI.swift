@@ -25,6 +25,9 @@ public struct TenantAppSettings: Codable, Sendable, Equatable {
     /// every purpose the service offers. A session of another purpose is refused at creation
     /// (403 `qr_purpose_not_allowed`), and a device's QR capabilities say so.
     public var qrPurposes: [String]?
+    /// Whether the RP may give an approval's display text (`text`) per approval; absent or
+    /// false: the push text comes from the tenant's push templates and `text` is refused.
+    public var allowDynamicText: Bool?
 
     public struct AndroidApp: Codable, Sendable, Equatable {
         /// The application id, e.g. `com.bank.app`.
@@ -39,8 +42,10 @@ public struct TenantAppSettings: Codable, Sendable, Equatable {
     }
 
     public init(
-        domains: [String], iosAppIds: [String], androidApps: [AndroidApp], defaultQrType: String? = nil, webUrl: String? = nil, qrPurposes: [String]? = nil
+        domains: [String], iosAppIds: [String], androidApps: [AndroidApp], defaultQrType: String? = nil, webUrl: String? = nil, qrPurposes: [String]? = nil,
+        allowDynamicText: Bool? = nil
     ) {
+        self.allowDynamicText = allowDynamicText
         self.domains = domains
         self.iosAppIds = iosAppIds
         self.androidApps = androidApps
@@ -59,7 +64,8 @@ public struct TenantAppSettings: Codable, Sendable, Equatable {
                 AndroidApp(
                     packageName: "com.bank.app",
                     sha256CertFingerprints: ["14:6D:E9:83:C5:73:06:50:D8:EE:B9:95:2F:34:FC:64:16:A0:83:42:E6:1D:BE:A8:8A:04:96:B2:3F:CF:44:E5"])
-            ], defaultQrType: "universalLink", webUrl: "https://bank.example/signin", qrPurposes: ["authenticate", "register"])
+            ], defaultQrType: "universalLink", webUrl: "https://bank.example/signin", qrPurposes: ["authenticate", "register"],
+            allowDynamicText: true)
     }
 }
 

@@ -11,7 +11,10 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
     public var level: String
     public var action: String
     public var resource: String
-    /// Shown on the device and in the push notification (no personal data, please).
+    /// Shown on the device and in the push notification (no personal data, please). Dynamic
+    /// text: refused (`dynamic_text_not_allowed`) unless the tenant's app settings allow it
+    /// (``TenantAppSettings/allowDynamicText``); without it the push text comes from the
+    /// tenant's push template in ``locale``.
     public var text: String?
     public var customFields: [String: String]?
     /// 10-3600 (default 120).
@@ -32,11 +35,14 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
     /// document) may accept at their highest level: the approval is `ACCEPTED` with that
     /// `decidedLevel`. Default false: such an answer is refused and the approval stays in progress.
     public var allowLowerLevel: Bool?
+    /// The locale of the push text when it comes from the tenant's push templates (no
+    /// `text`): `fr-CA` falls back to `fr`, then `en`, then the built-in text.
+    public var locale: String?
 
     public init(
         username: String? = nil, deviceId: String? = nil, level: String, action: String, resource: String, text: String? = nil,
         customFields: [String: String]? = nil, expiresInSeconds: Int? = nil, numberMatching: Bool? = nil, callbackUrl: String? = nil,
-        transactionHash: String? = nil, allowLowerLevel: Bool? = nil
+        transactionHash: String? = nil, allowLowerLevel: Bool? = nil, locale: String? = nil
     ) {
         self.username = username
         self.deviceId = deviceId
@@ -50,6 +56,7 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
         self.callbackUrl = callbackUrl
         self.transactionHash = transactionHash
         self.allowLowerLevel = allowLowerLevel
+        self.locale = locale
     }
 
     public static var fullExample: ApprovalCreateRequest {
@@ -57,7 +64,7 @@ public struct ApprovalCreateRequest: Codable, Sendable, Equatable {
             username: "user-4711", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", level: "ESSENTIAL", action: "login", resource: "web banking",
             text: "Sign in to Example Bank?", customFields: ["channel": "web"], expiresInSeconds: 120, numberMatching: true,
             callbackUrl: "https://bank.example/approvals/callback", transactionHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U",
-            allowLowerLevel: false)
+            allowLowerLevel: false, locale: "fr-CA")
     }
 }
 

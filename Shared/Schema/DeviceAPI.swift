@@ -17,11 +17,15 @@ public struct DeviceUpsertRequest: Codable, Sendable, Equatable {
     public var appId: String
     /// The APNs device token (hex) or FCM registration token.
     public var pushToken: String?
+    /// The phone's language (`en`, `fr-CA`): the locale of templated approval pushes when the
+    /// approval request names none. Absent: the one stored stays.
+    public var locale: String?
 
     public init(
         deviceKey: JSONValue, userAuthKey: JSONValue? = nil, platform: String, model: String? = nil, osVersion: String? = nil, appId: String,
-        pushToken: String? = nil
+        pushToken: String? = nil, locale: String? = nil
     ) {
+        self.locale = locale
         self.deviceKey = deviceKey
         self.userAuthKey = userAuthKey
         self.platform = platform
@@ -39,7 +43,7 @@ public struct DeviceUpsertRequest: Codable, Sendable, Equatable {
     public static var fullExample: DeviceUpsertRequest {
         DeviceUpsertRequest(
             deviceKey: exampleKey, userAuthKey: exampleKey, platform: "ios", model: "iPhone15,2", osVersion: "18.1", appId: "com.example.bank",
-            pushToken: "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad")
+            pushToken: "740f4707bebcf74f9b7c25d48e3358945f6aa01da5ddb387462c7eaf61bb78ad", locale: "fr-CA")
     }
 }
 

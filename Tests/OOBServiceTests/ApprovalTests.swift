@@ -43,6 +43,7 @@ struct ApprovalTests {
         defer { Task { await f.h.close() } }
         let phone = try SoftwareDevice()
         let device = try await f.enrol(phone, as: "alice")
+        try await f.allowDynamicText()
         let a = try await ask(f, #"{"username":"alice","level":"ENTRY","action":"login","resource":"web","text":"Sign in?","customFields":{"b":"2","a":"1"}}"#)
         // The hash is SHA-256 of the canonical details, which the device can recompute.
         let canonical = ApprovalDetails(level: "ENTRY", action: "login", resource: "web", text: "Sign in?", customFields: ["a": "1", "b": "2"]).canonicalJSON

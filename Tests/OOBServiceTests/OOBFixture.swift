@@ -32,6 +32,14 @@ struct OOBFixture {
         get throws { try #require(h.assembly.background.compactMap { $0 as? ApprovalDeliveryWorker }.first) }
     }
 
+    /// Lets tenant `acme`'s RP give approvals' display text (app settings `allowDynamicText`).
+    func allowDynamicText(_ allow: Bool = true) async throws {
+        let r = await h.send(
+            "PUT", "/v1/admin/tenants/acme/app-settings", bearer: ServiceHarness<OOBService>.adminToken,
+            json: #"{"domains":[],"iosAppIds":[],"androidApps":[],"allowDynamicText":\#(allow)}"#)
+        try #require((200..<300).contains(r.status), "\(String(decoding: r.body, as: UTF8.self))")
+    }
+
     /// An RP call.
     func rp(_ method: String, _ path: String, json: String? = nil) async -> HTTPResponse {
         await h.send(method, path, bearer: Self.key, json: json)

@@ -46,6 +46,14 @@ struct OOBApprovalStackTests {
         return nil
     }
 
+    /// Lets the tenant's RP give approvals' display text (app settings `allowDynamicText`).
+    static func allowDynamicText(_ t: AdaptiveSignInStackTests.Tenant, _ allow: Bool = true) async throws {
+        let r = try await TestHTTP.json(
+            "PUT", "\(oob)/v1/admin/tenants/\(t.id)/app-settings", token: TestStack.adminToken,
+            json: #"{"domains":[],"iosAppIds":[],"androidApps":[],"allowDynamicText":\#(allow)}"#)
+        try #require((200..<300).contains(r.status), "\(r.text)")
+    }
+
     func waitForOOBKey(_ t: AdaptiveSignInStackTests.Tenant) async {
         // The oob service takes the tenant's key from registration's event on its own time.
         #expect(await TestStack.eventually {
@@ -60,6 +68,7 @@ struct OOBApprovalStackTests {
         let username = "oob-\(UInt32.random(in: 0...UInt32.max))"
         let phone = try SoftwareDevice(platform: "ios")
         let device = try await Self.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        try await Self.allowDynamicText(t)
         let created = try await TestHTTP.json(
             "POST", "\(Self.oob)/v1/tenants/\(t.id)/approvals", token: t.key,
             json: #"{"username":"\#(username)","level":"ESSENTIAL","action":"login","resource":"web","text":"Sign in to Example?","numberMatching":true}"#)

@@ -26,12 +26,13 @@ public struct SoftwareDevice: Sendable {
     }
 
     /// The create-or-update body, with the user-auth key unless `security` is false.
-    public func upsertBody(security: Bool = true, appId: String = "com.example.bank", model: String = "iPhone15,2") throws -> String {
+    public func upsertBody(security: Bool = true, appId: String = "com.example.bank", model: String = "iPhone15,2", locale: String? = nil) throws -> String {
         var members = [
             #""deviceKey":\#(try Self.jwkJSON(deviceKey))"#, #""platform":"\#(platform)""#, #""appId":"\#(appId)""#, #""model":"\#(model)""#,
             #""osVersion":"18.1""#, #""pushToken":"\#(pushToken)""#,
         ]
         if security { members.append(#""userAuthKey":\#(try Self.jwkJSON(userAuthKey))"#) }
+        if let locale { members.append(#""locale":"\#(locale)""#) }
         return "{" + members.joined(separator: ",") + "}"
     }
 

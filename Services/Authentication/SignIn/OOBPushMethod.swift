@@ -35,7 +35,9 @@ struct OOBPushMethod: AuthenticationMethod {
     /// The approval action of a transaction confirmation (the transaction service checks it).
     static let confirmAction = "confirm_transaction"
 
-    func capacity(for user: UserFacts) -> Int { user.username == nil ? 0 : 1 }
+    /// Offered only to a named user with a bound, active device (the ``DeviceReadModel`` from
+    /// the oob service's events): without one no push can reach anybody.
+    func capacity(for user: UserFacts) -> Int { user.username == nil || user.devices.isEmpty ? 0 : 1 }
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
         guard let username = flow.username else {

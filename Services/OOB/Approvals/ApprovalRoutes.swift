@@ -22,6 +22,8 @@ struct ApprovalRoutes: Sendable {
     let internalGuard: RouteGuard
     /// Which platforms' pushes can be sent (a push is queued only for those).
     let push: PushCredentials
+    /// The tenant's app settings (whether it allows dynamic text).
+    let appSettings: AppSettingsStore
 
     static let defaultLifetime = 120
     static let lifetimes = 10...3600
@@ -87,6 +89,14 @@ struct ApprovalRoutes: Sendable {
         try Self.checkText(body.action, "action", max: 256)
         try Self.checkText(body.resource, "resource", max: 256)
         try Self.checkText(body.text, "text", max: 512)
+        if let locale = body.locale, !PushTemplate.isLocale(locale) { throw HTTPError.invalid("locale", "A locale like en or fr-CA.") }
+        if body.text != nil, !internalCaller {
+            // The tenant chooses between its push templates and the RP's own text. Signet's own
+            // callers (a sign-in's or a transaction's text) are not the RP's free text.
+            guard try await appSettings.get(tenant: tenant)?.allowDynamicText == true else {
+                throw HTTPError(.dynamicTextNotAllowed, detail: "The tenant does not allow dynamic text: the push text comes from its push templates.", field: "text")
+            }
+        }
         if let fields = body.customFields {
             guard fields.count <= 20, fields.allSatisfy({ (1...64).contains($0.key.count) && $0.value.count <= 500 }) else {
                 throw HTTPError.invalid("customFields", "At most 20 custom fields, names 1-64 and values up to 500 characters.")
@@ -136,6 +146,7 @@ struct ApprovalRoutes: Sendable {
                 transactionHash: body.transactionHash, createdAt: now,
                 expiresAt: now.addingTimeInterval(Double(lifetime)), updatedAt: now, allowLowerLevel: body.allowLowerLevel ?? false)
             try await approval.insert(on: conn)
+            if let locale = body.locale { try await PushTemplate.recordLocale(locale, approval: approval.id, tenant: tenant, on: conn) }
             try await Outbox.enqueue(approval.changedEvent(context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
             // The pushes, durably in the same transaction (sent by ApprovalDeliveryWorker).
             try await ApprovalDeliveryStore.enqueuePushes(

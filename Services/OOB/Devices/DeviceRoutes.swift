@@ -91,6 +91,7 @@ struct DeviceRoutes: Sendable {
                 throw HTTPError.invalid("pushToken", "pushToken is 1-4096 printable ASCII characters.")
             }
         }
+        if let locale = body.locale, !PushTemplate.isLocale(locale) { throw HTTPError.invalid("locale", "A locale like en or fr-CA.") }
         guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
         let now = Date()
         let keyText = JSONValue.object(deviceKey.jsonObject).jsonString
@@ -104,6 +105,7 @@ struct DeviceRoutes: Sendable {
                     sealedPushToken: try body.pushToken.map { try store.sealPushToken($0, tenant: tenant, device: id) }, pushTokenInvalidAt: nil,
                     username: nil, status: "ACTIVE", createdAt: now, updatedAt: now, lastSeenAt: now)
                 try await DeviceStore.insert(device, on: conn)
+                if let locale = body.locale { try await PushTemplate.recordDeviceLocale(locale, device: id, tenant: tenant, on: conn) }
                 try await Outbox.enqueue(device.changed("created", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
                 return ("newDevice", device)
             }
@@ -132,6 +134,7 @@ struct DeviceRoutes: Sendable {
             device.updatedAt = now
             device.lastSeenAt = now
             try await DeviceStore.update(device, on: conn)
+            if let locale = body.locale { try await PushTemplate.recordDeviceLocale(locale, device: device.id, tenant: tenant, on: conn) }
             try await Outbox.enqueue(device.changed("updated", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
             return (status, device)
         }

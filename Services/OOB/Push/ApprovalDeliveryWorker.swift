@@ -115,10 +115,12 @@ final class ApprovalDeliveryWorker: Service {
     }
 
     func send(_ delivery: ApprovalDelivery) async throws {
-        let (approval, device) = try await context.pool.withConnection { conn -> (StoredApproval?, StoredDevice?) in
+        let (approval, device, text) = try await context.pool.withConnection { conn -> (StoredApproval?, StoredDevice?, String?) in
             let approval = try await StoredApproval.load(delivery.approvalId, tenant: delivery.tenant, on: conn)
             let device = try await delivery.deviceId.flatMapAsync { try await DeviceStore.load($0, tenant: delivery.tenant, on: conn) }
-            return (approval, device)
+            // The push text: the RP's own, or the tenant's push template in the approval's locale.
+            let text = delivery.kind == .push ? try await approval.flatMapAsync { try await PushTemplate.displayText($0, deviceId: delivery.deviceId, on: conn) } : nil
+            return (approval, device, text)
         }
         guard let approval else { throw Undeliverable(reason: "approval_gone") }
         switch delivery.kind {
@@ -127,7 +129,7 @@ final class ApprovalDeliveryWorker: Service {
             guard !approval.isFinished, approval.expiresAt > Date() else { throw Undeliverable(reason: "approval_finished") }
             guard let device, device.status == "ACTIVE", let token = devices.pushToken(of: device) else { throw Undeliverable(reason: "no_push_token") }
             do {
-                try await push.send(approval, to: device, token: token)
+                try await push.send(approval, text: text ?? PushTemplate.builtIn, to: device, token: token)
             } catch let error as DeliveryError where error.code == .pushTokenGone {
                 await push.markGone(device)
                 throw error

@@ -34,9 +34,8 @@ struct PushNotifier: Sendable {
         logger = context.logger
     }
 
-    /// One send to one device.
-    func send(_ approval: StoredApproval, to device: StoredDevice, token: String) async throws {
-        let text = approval.text ?? "Approve or reject the request in the app."
+    /// One send to one device, with the approval's display text (``PushTemplate/displayText(_:on:)``).
+    func send(_ approval: StoredApproval, text: String, to device: StoredDevice, token: String) async throws {
         switch device.platform {
         case "ios":
             guard let apns = credentials.apns, let apnsToken else { return }
