@@ -75,6 +75,11 @@ struct TruCodeStackTests {
         #expect(named.status == 400 && named.fields["code"] as? String == "invalid_field", "\(named.text)")
         let bad = try await approve(t, code.id, #"{"level":"SUPREME","action":"login","resource":"web"}"#)
         #expect(bad.status == 400 && bad.fields["field"] as? String == "level", "\(bad.text)")
+        // The RP's own text needs the tenant's leave (push templates otherwise); a refusal gives
+        // the code back, so the same code is used once allowed.
+        let textRefused = try await approve(t, code.id, #"{"level":"ENTRY","action":"login","resource":"web","text":"Sign in on the desktop?"}"#)
+        #expect(textRefused.status == 403 && textRefused.fields["code"] as? String == "dynamic_text_not_allowed", "\(textRefused.text)")
+        try await OOBApprovalStackTests.allowDynamicText(t)
         let asked = try await approve(t, code.id, #"{"level":"ENTRY","action":"login","resource":"web","text":"Sign in on the desktop?"}"#)
         #expect(asked.status == 201 && asked.fields["username"] as? String == username && asked.fields["deviceId"] as? String == device, "\(asked.text)")
         let approvalId = try #require(asked.fields["approvalId"] as? String)
