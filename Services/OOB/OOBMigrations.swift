@@ -107,5 +107,6 @@ enum OOBMigrations {
         AppSettingsStore.migration,
         StoredQRSession.credentialMigration,
         StoredTruCode.migration,
+        StoredQRSession.blessMigration,
     ]
 }
