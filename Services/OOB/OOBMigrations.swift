@@ -107,6 +107,7 @@ enum OOBMigrations {
         AppSettingsStore.migration,
         StoredQRSession.credentialMigration,
         StoredTruCode.migration,
+        StoredQRSession.blessMigration,
         IdentityDocumentStore.migration,
         Migration(
             160, "approval_transaction_evidence",

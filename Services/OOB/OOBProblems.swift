@@ -80,10 +80,15 @@ extension ProblemCode {
     /// The device may not claim or answer the QR session: not bound to a user, bound to
     /// another user than the session's, or not the device that claimed it.
     static let qrSessionDeviceRefused = ProblemCode("qr_session_device_refused", status: 403, title: "Device may not use this QR session")
-    /// The purpose is not offered yet (`bless`).
+    /// The purpose is not offered on this route (`bless` sessions are created by a device:
+    /// `POST …/devices/{deviceId}/bless-sessions`).
     static let qrPurposeUnavailable = ProblemCode("qr_purpose_unavailable", status: 400, title: "QR purpose unavailable")
     /// The tenant's app settings do not offer QR sessions of this purpose (`qrPurposes`).
     static let qrPurposeNotAllowed = ProblemCode("qr_purpose_not_allowed", status: 403, title: "QR purpose not allowed by the tenant")
+    /// A blessing's approval does not verify with the old device's user-auth key.
+    static let qrBlessSignatureInvalid = ProblemCode("qr_bless_signature_invalid", status: 400, title: "Blessing signature invalid")
+    /// The new device answered a blessing before the old device's user approved it.
+    static let qrBlessNotApproved = ProblemCode("qr_bless_not_approved", status: 409, title: "Blessing not approved yet")
 
     // MARK: - TruCodes
 

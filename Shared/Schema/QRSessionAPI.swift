@@ -244,10 +244,13 @@ public struct QRCapabilities: Codable, Sendable, Equatable {
 public enum QRSessionStatus {
     public static let pending = "PENDING"
     public static let scanned = "SCANNED"
+    /// `bless`: the old device's user approved (signed with its user-auth key); the new
+    /// device registers now.
+    public static let approved = "APPROVED"
     public static let succeeded = "SUCCEEDED"
     public static let failed = "FAILED"
     public static let expired = "EXPIRED"
-    public static let all = [pending, scanned, succeeded, failed, expired]
+    public static let all = [pending, scanned, approved, succeeded, failed, expired]
     public static let finished: Set<String> = [succeeded, failed, expired]
 }
 

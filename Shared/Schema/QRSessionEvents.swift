@@ -1,6 +1,6 @@
 import Foundation
 
-/// A QR session was created or changed status (scanned, succeeded, failed, expired). Keeps the
+/// A QR session was created or changed status (scanned, approved (a blessing), succeeded, failed, expired). Keeps the
 /// highest `revision`. Carries neither the payload nor the user: the device that claimed it
 /// names them for those who hold the device's binding.
 public struct QRSessionChanged: EventPayload {

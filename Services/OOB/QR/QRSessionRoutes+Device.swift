@@ -19,6 +19,11 @@ extension QRSessionRoutes {
         let tenantId = ctx.parameter("tenant")
         let deviceId = ctx.parameter("deviceId")
         let id = ctx.parameter("qrSessionId")
+        if let seen = try await context.pool.withConnection({ try await StoredQRSession.load(id, on: $0) }), seen.tenant == tenantId,
+            seen.purpose == QRSessionPurpose.bless
+        {
+            return try await claimBless(ctx)
+        }
         // A register session's token is asked for before the claim commits (never while a row
         // is locked): a claim whose token could not be had is not made, and the phone may scan
         // again. The transaction checks everything again; a token of a claim refused there is
@@ -71,6 +76,11 @@ extension QRSessionRoutes {
         let tenantId = ctx.parameter("tenant")
         let deviceId = ctx.parameter("deviceId")
         let id = ctx.parameter("qrSessionId")
+        if let seen = try await context.pool.withConnection({ try await StoredQRSession.load(id, on: $0) }), seen.tenant == tenantId,
+            seen.purpose == QRSessionPurpose.bless
+        {
+            return try await decideBless(body, seen: seen, ctx)
+        }
         // A register session's ACCEPT names the credential the phone registered; the
         // registration service confirms it before the transaction (no row locked meanwhile).
         var registered: (credentialId: String, confirmed: Bool)?

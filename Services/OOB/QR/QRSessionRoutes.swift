@@ -62,6 +62,7 @@ struct QRSessionRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/devices/{deviceId}/qr-sessions/{qrSessionId}/decision", device) { request, ctx in
             try await decide(request, ctx)
         }
+        registerBless(on: &router)
     }
 
     // MARK: - Guard
@@ -95,7 +96,8 @@ struct QRSessionRoutes: Sendable {
         let body = try request.decode(QRSessionCreateRequest.self)
         guard QRSessionPurpose.all.contains(body.purpose) else { throw HTTPError.invalid("purpose", "purpose is authenticate, register or bless.") }
         guard body.purpose != QRSessionPurpose.bless else {
-            throw HTTPError(.qrPurposeUnavailable, detail: "QR \(body.purpose) is not offered yet.", field: "purpose")
+            throw HTTPError(
+                .qrPurposeUnavailable, detail: "A blessing's code is created by a device: POST …/devices/{deviceId}/bless-sessions.", field: "purpose")
         }
         if let username = body.username { try UsernameRules.require(username) }
         // A registration is for a user: the page's (the phone registers an authenticator for them).
@@ -112,30 +114,7 @@ struct QRSessionRoutes: Sendable {
         }
         let lifetime = body.expiresInSeconds ?? Self.defaultLifetime
         guard Self.lifetimes.contains(lifetime) else { throw HTTPError.invalid("expiresInSeconds", "expiresInSeconds must be 30-600.") }
-        guard let tenant = try await context.tenants.find(tenantId) else { throw HTTPError(.tenantNotFound, detail: "No such tenant.") }
-        if let webURL = body.webUrl { try AppSettingsRules.checkWebURL(webURL, origins: tenant.origins, field: "webUrl") }
-        let tenantApps = try await apps.get(tenant: tenantId)
-        if let tenantApps, !tenantApps.allowsQR(body.purpose) {
-            throw HTTPError(.qrPurposeNotAllowed, detail: "The tenant does not offer QR \(body.purpose).", field: "purpose")
-        }
-        // The request's form, else the tenant's default, else the deployment's.
-        let qrType = (body.qrType ?? tenantApps?.defaultQrType).flatMap(QRPayloadType.init(rawValue:)) ?? settings.defaultType
-        // A universal link opens the app on the tenant's own domain: under the request's
-        // webUrl, else the tenant's (checked again: the tenant's origins may have changed since
-        // it was set), else the tenant's first https origin.
-        var origin = tenant.origins.first { $0.hasPrefix("https://") } ?? tenant.origins.first { !$0.hasPrefix("android:") } ?? ""
-        if let webURL = body.webUrl {
-            origin = webURL
-        } else if let webURL = tenantApps?.webUrl {
-            if (try? AppSettingsRules.checkWebURL(webURL, origins: tenant.origins, field: "webUrl")) != nil {
-                origin = webURL
-            } else {
-                ctx.logger.warning("the tenant's webUrl is no longer on its origins: its first origin is used")
-            }
-        }
-        if qrType == .universalLink, origin.isEmpty {
-            throw HTTPError.invalid("qrType", "The tenant has no origin for a universal link; use deepLink or compact.")
-        }
+        let (qrType, origin) = try await payloadForm(tenantId: tenantId, purpose: body.purpose, qrType: body.qrType, webUrl: body.webUrl, ctx)
 
         let now = Date()
         let watch = SecureRandom.bytes(32)
@@ -161,6 +140,36 @@ struct QRSessionRoutes: Sendable {
             qrCodePng: Data(code.pngData()).base64EncodedString(), qrCodeSvg: code.svg(), watchToken: Base64URL.encode(watch),
             expiresAt: session.expiresAt)
         return try .json(created, status: 201, headers: [("Cache-Control", "no-store")])
+    }
+
+    /// The payload form and the universal link's origin of a new code for `tenantId`, after
+    /// the tenant's checks (`webUrl` on its origins, the purpose offered by its app settings).
+    func payloadForm(tenantId: String, purpose: String, qrType: String?, webUrl: String?, _ ctx: RequestContext) async throws -> (QRPayloadType, String) {
+        guard let tenant = try await context.tenants.find(tenantId) else { throw HTTPError(.tenantNotFound, detail: "No such tenant.") }
+        if let webURL = webUrl { try AppSettingsRules.checkWebURL(webURL, origins: tenant.origins, field: "webUrl") }
+        let tenantApps = try await apps.get(tenant: tenantId)
+        if let tenantApps, !tenantApps.allowsQR(purpose) {
+            throw HTTPError(.qrPurposeNotAllowed, detail: "The tenant does not offer QR \(purpose).", field: "purpose")
+        }
+        // The request's form, else the tenant's default, else the deployment's.
+        let form = (qrType ?? tenantApps?.defaultQrType).flatMap(QRPayloadType.init(rawValue:)) ?? settings.defaultType
+        // A universal link opens the app on the tenant's own domain: under the request's
+        // webUrl, else the tenant's (checked again: the tenant's origins may have changed since
+        // it was set), else the tenant's first https origin.
+        var origin = tenant.origins.first { $0.hasPrefix("https://") } ?? tenant.origins.first { !$0.hasPrefix("android:") } ?? ""
+        if let webURL = webUrl {
+            origin = webURL
+        } else if let webURL = tenantApps?.webUrl {
+            if (try? AppSettingsRules.checkWebURL(webURL, origins: tenant.origins, field: "webUrl")) != nil {
+                origin = webURL
+            } else {
+                ctx.logger.warning("the tenant's webUrl is no longer on its origins: its first origin is used")
+            }
+        }
+        if form == .universalLink, origin.isEmpty {
+            throw HTTPError.invalid("qrType", "The tenant has no origin for a universal link; use deepLink or compact.")
+        }
+        return (form, origin)
     }
 
     // MARK: - Status: long polling and Server-Sent Events

@@ -23,6 +23,10 @@ struct StoredQRSession: Sendable {
     var claimedUsername: String?
     /// `register`: the credential the phone registered, once checked.
     var credentialId: String? = nil
+    /// `bless`: ``QRBlessMode``, and the device that created the code (the old device for
+    /// `registerQr`, the new one for `authenticateQr`; the scanner is ``deviceId``).
+    var blessMode: String? = nil
+    var creatorDeviceId: String? = nil
     var createdAt: Date
     var expiresAt: Date
     var updatedAt: Date
@@ -54,11 +58,21 @@ struct StoredQRSession: Sendable {
         try await conn.query(
             """
             INSERT INTO qr_sessions (id, tenant_id, purpose, qr_type, username, signin_id, watch_token_hash, status, revision, created_at, expires_at,
-                updated_at)
+                updated_at, bless_mode, creator_device_id)
             VALUES (\(id), \(tenant), \(purpose), \(qrType.rawValue), \(username), \(signinId), \(PostgresBytes(watchTokenHash)), \(status), \(revision),
-                \(createdAt), \(expiresAt), \(updatedAt))
+                \(createdAt), \(expiresAt), \(updatedAt), \(blessMode), \(creatorDeviceId))
             """)
     }
+
+    /// Device blessing (#17): its mode and the device that created the code.
+    static let blessMigration = Migration(
+        112, "qr_sessions_bless",
+        """
+        -- Device blessing: registerQr (the old device shows the code) or authenticateQr (the
+        -- new device shows it), and the device that created it (the scanner is device_id).
+        ALTER TABLE qr_sessions ADD COLUMN bless_mode text;
+        ALTER TABLE qr_sessions ADD COLUMN creator_device_id text;
+        """)
 
     /// `register` sessions keep the credential the phone registered (#17).
     static let credentialMigration = Migration(
@@ -75,7 +89,7 @@ struct StoredQRSession: Sendable {
             """
             UPDATE qr_sessions SET status = \(status), revision = \(revision), reason = \(reason), device_id = \(deviceId),
                 claimed_username = \(claimedUsername), credential_id = \(credentialId), updated_at = \(updatedAt)
-            WHERE id = \(id) AND tenant_id = \(tenant)
+            , username = \(username) WHERE id = \(id) AND tenant_id = \(tenant)
             """)
     }
 
@@ -94,7 +108,7 @@ struct StoredQRSession: Sendable {
     static func overdue(before now: Date, limit: Int, on conn: PostgresConnection) async throws -> [StoredQRSession] {
         try await conn.query(
             """
-            SELECT * FROM qr_sessions WHERE status IN ('PENDING', 'SCANNED') AND expires_at <= \(now) ORDER BY expires_at LIMIT \(limit)
+            SELECT * FROM qr_sessions WHERE status IN ('PENDING', 'SCANNED', 'APPROVED') AND expires_at <= \(now) ORDER BY expires_at LIMIT \(limit)
                 FOR UPDATE SKIP LOCKED
             """
         ).map(session(from:))
@@ -117,7 +131,8 @@ struct StoredQRSession: Sendable {
         return StoredQRSession(
             id: id, tenant: tenant, purpose: purpose, qrType: qrType, username: row.string("username"), signinId: row.string("signin_id"),
             watchTokenHash: hash, status: status, revision: revision, reason: row.string("reason"), deviceId: row.string("device_id"),
-            claimedUsername: row.string("claimed_username"), credentialId: row.string("credential_id"), createdAt: created, expiresAt: expires,
+            claimedUsername: row.string("claimed_username"), credentialId: row.string("credential_id"), blessMode: row.string("bless_mode"),
+            creatorDeviceId: row.string("creator_device_id"), createdAt: created, expiresAt: expires,
             updatedAt: updated)
     }
 }
