@@ -407,5 +407,6 @@ enum AuthenticationMigrations {
             );
             """),
         DeviceReadModel.migration,
+        DeviceReadModel.lastSeenMigration,
     ]
 }

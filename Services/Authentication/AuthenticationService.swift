@@ -27,6 +27,9 @@ public enum AuthenticationService: SignetService {
         /// The registration service, which opens the accounts of sign-ups with a profile or
         /// without a username (`SIGNET_REGISTRATION_URL`).
         let registrationURL: String
+        /// A user's device without a call for this long is inactive to rules
+        /// (`SIGNET_OOB_INACTIVE_DAYS`, the oob service's setting).
+        let deviceInactiveAfter: TimeInterval
     }
 
     public static let name = ServiceName.authentication
@@ -46,7 +49,8 @@ public enum AuthenticationService: SignetService {
             uafServerCertificates: try UAFServerCertificate.fromEnvironment(env),
             oobURL: env.string("SIGNET_OOB_URL", default: "http://127.0.0.1:8084"),
             transactionURL: env.string("SIGNET_TRANSACTION_URL", default: "http://127.0.0.1:8083"),
-            registrationURL: env.string("SIGNET_REGISTRATION_URL", default: "http://127.0.0.1:8081"))
+            registrationURL: env.string("SIGNET_REGISTRATION_URL", default: "http://127.0.0.1:8081"),
+            deviceInactiveAfter: Double(try env.int("SIGNET_OOB_INACTIVE_DAYS", default: 90, range: 1...3650)) * 86_400)
     }
 
     /// `SIGNET_UAF_APP_ID_BASE`, read as the registration service reads it: both must agree.
@@ -82,7 +86,7 @@ public enum AuthenticationService: SignetService {
                 OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL, pool: context.pool),
                 QRMethod(calls: configuration.calls, oobURL: configuration.oobURL),
             ],
-            antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering), sessions: sessions,
+            antiHammering: antiHammering, facts: UserFactsLoader(context: context, antiHammering: antiHammering, deviceInactiveAfter: configuration.deviceInactiveAfter), sessions: sessions,
             ceremony: ceremony, flows: SignInFlowStore(pool: context.pool), limiter: RateLimiter(),
             transactions: TransactionTokens(calls: configuration.calls, transactionURL: configuration.transactionURL))
         let policyAdmin = PolicyAdminRoutes(context: context, policies: policies, catalogs: coordinator.catalogs)

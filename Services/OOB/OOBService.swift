@@ -60,7 +60,7 @@ public enum OOBService: SignetService {
             configuration: configuration.delivery, smtp: try SMTPClient(configuration: configuration.delivery.smtp),
             sms: try SMSClient(configuration: configuration.delivery.sms), logger: context.logger)
         let templates = TemplateStore(context: context)
-        let devices = DeviceStore(pool: context.pool, seal: configuration.seal)
+        let devices = DeviceStore(pool: context.pool, seal: configuration.seal, subjectKey: context.configuration.subjectKey)
         let keys = DeviceTokenKeys(pool: context.pool, seal: configuration.seal, naming: .deviceToken)
         let waiters = ApprovalWaiters()
         let deviceRoutes = DeviceRoutes(

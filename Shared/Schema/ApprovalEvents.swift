@@ -20,13 +20,17 @@ public struct DeviceChanged: EventPayload {
     /// (``SignedAssertionEvidence/oobPushFormat``). A public key, never a secret.
     public var userAuthKey: String?
     /// What happened: `created`, `updated`, `bound`, `unbound`, `push_token_updated`,
-    /// `push_token_invalid`, `revoked`.
+    /// `push_token_invalid`, `revoked`, `seen` (the device called again after a day or more
+    /// without a call: rules judge inactivity by ``lastSeenAt``).
     public var change: String
     public var changedAt: Date
+    /// The device's last call (a proof of possession), to the day: consumers judge inactivity
+    /// by it (`SIGNET_OOB_INACTIVE_DAYS`). Absent in events of older producers.
+    public var lastSeenAt: Date?
 
     public init(
         tenantId: String, deviceId: String, status: String, subjectRef: String?, platform: String, securityEnabled: Bool, userAuthKey: String? = nil,
-        change: String, changedAt: Date
+        change: String, changedAt: Date, lastSeenAt: Date? = nil
     ) {
         self.tenantId = tenantId
         self.deviceId = deviceId
@@ -37,21 +41,23 @@ public struct DeviceChanged: EventPayload {
         self.userAuthKey = userAuthKey
         self.change = change
         self.changedAt = changedAt
+        self.lastSeenAt = lastSeenAt
     }
 
-    public static let changes = ["created", "updated", "bound", "unbound", "push_token_updated", "push_token_invalid", "revoked"]
+    public static let changes = ["created", "updated", "bound", "unbound", "push_token_updated", "push_token_invalid", "revoked", "seen"]
 
     public static var fullExample: DeviceChanged {
         DeviceChanged(
             tenantId: "demo", deviceId: "dv_0f1e2d3c4b5a69788796a5b4c3d2e1f0", status: "ACTIVE", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc", platform: "ios",
             securityEnabled: true,
             userAuthKey: #"{"crv":"P-256","kty":"EC","x":"f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU","y":"x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0"}"#,
-            change: "bound", changedAt: Date(timeIntervalSince1970: 1_764_000_000))
+            change: "bound", changedAt: Date(timeIntervalSince1970: 1_764_000_000), lastSeenAt: Date(timeIntervalSince1970: 1_763_990_000))
     }
     public static var minimalExample: DeviceChanged {
         var e = fullExample
         e.subjectRef = nil
         e.userAuthKey = nil
+        e.lastSeenAt = nil
         return e
     }
 

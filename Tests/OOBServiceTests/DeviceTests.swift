@@ -153,4 +153,38 @@ struct DeviceTests {
         let deviceEvents = try await f.h.published().filter { $0.type == DeviceChanged.eventType }
         #expect(deviceEvents.contains { $0.data.contains(aliceRef) } && !deviceEvents.contains { $0.data.contains("alice") })
     }
+    /// A device that calls again after a day or more without a call is announced (`seen`, with
+    /// its new last call), so that rules elsewhere judge inactivity as this service does; calls
+    /// within the day announce nothing.
+    @Test func aDeviceCallingAgainAfterADayIsAnnouncedWithItsLastCall() async throws {
+        let f = try await OOBFixture.make()
+        defer { Task { await f.h.close() } }
+        let phone = try SoftwareDevice()
+        let id = try await f.enrol(phone, as: "alice")
+        let path = "/v1/tenants/acme/devices/\(id)"
+        func seenEvents() async throws -> [[String: Any]] {
+            try await f.h.published().filter { $0.type == DeviceChanged.eventType }.compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.data.utf8)) as? [String: Any]
+            }.filter { $0["change"] as? String == "seen" }
+        }
+        #expect(try await f.device(phone, "GET", path).status == 200)
+        #expect(try await seenEvents().isEmpty)
+        // Two days without a call (moved back in the database), then a call.
+        try await f.h.context.pool.withConnection { conn in
+            try await conn.query("UPDATE devices SET last_seen_at = now() - interval '2 days' WHERE id = \(id)")
+        }
+        let before = Date()
+        #expect(try await f.device(phone, "GET", path).status == 200)
+        let seen = try await seenEvents()
+        #expect(seen.count == 1, "\(seen)")
+        let lastSeenText = try #require(seen.first?["lastSeenAt"] as? String)
+        let fractional = ISO8601DateFormatter()
+        fractional.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let lastSeen = try #require(fractional.date(from: lastSeenText) ?? ISO8601DateFormatter().date(from: lastSeenText), "\(lastSeenText)")
+        #expect(lastSeen.timeIntervalSince(before) > -1 && lastSeen.timeIntervalSince(before) < 60)
+        #expect(seen.first?["subjectRef"] as? String == f.h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice"))
+        // The next call within the day announces nothing more.
+        #expect(try await f.device(phone, "GET", path).status == 200)
+        #expect(try await seenEvents().count == 1)
+    }
 }

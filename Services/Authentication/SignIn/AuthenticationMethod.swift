@@ -38,6 +38,8 @@ struct UserFacts: Sendable {
     var settings = AuthenticationSettings()
     /// Bound devices (from the oob service's events, ``DeviceReadModel``).
     var devices: [DeviceReadModel.Device] = []
+    /// When a device counts as inactive (`SIGNET_OOB_INACTIVE_DAYS`).
+    var deviceInactiveAfter: TimeInterval = 90 * 86_400
     let failures: AntiHammering.UserRecord
     let lastSignIn: Date?
     let registrationAnswer: String?

@@ -13,6 +13,9 @@ import JSON
 struct UserFactsLoader: Sendable {
     let context: ServiceContext
     let antiHammering: AntiHammering
+    /// A device without a call for this long is inactive (`SIGNET_OOB_INACTIVE_DAYS`, read as
+    /// the oob service reads it).
+    var deviceInactiveAfter: TimeInterval = 90 * 86_400
 
     func load(tenant: String, username: String?, settings: AuthenticationSettings = AuthenticationSettings()) async throws -> UserFacts {
         guard let username else {
@@ -59,6 +62,7 @@ struct UserFactsLoader: Sendable {
         }
         user.uafKeys = try await UAFReadModel.activeKeys(tenant: tenant, subjectRef: subjectRef, pool: context.pool)
         user.devices = try await context.pool.withConnection { try await DeviceReadModel.devices(tenant: tenant, subjectRef: subjectRef, on: $0) }
+        user.deviceInactiveAfter = deviceInactiveAfter
         user.settings = settings
         return user
     }
@@ -94,9 +98,11 @@ struct UserFactsLoader: Sendable {
             "lockedMethods": .array(user.failures.locked.sorted().map(JSONValue.string)),
         ]
         // The user's bound devices (the oob service's events): how many, whether any is bound
-        // and active, whether any has a user-auth key (can answer ESSENTIAL approvals).
+        // and active (used within SIGNET_OOB_INACTIVE_DAYS), whether any has a user-auth key (can
+        // answer ESSENTIAL approvals).
         userFacts["devices"] = [
-            "count": .int(Int64(user.devices.count)), "active": .bool(!user.devices.isEmpty),
+            "count": .int(Int64(user.devices.count)),
+            "active": .bool(user.devices.contains { $0.isActive(now: now, inactiveAfter: user.deviceInactiveAfter) }),
             "securityEnabled": .bool(user.devices.contains { $0.securityEnabled }),
         ]
         if let last = user.lastSignIn { userFacts["daysSinceLastSignIn"] = .int(Int64(max(0, now.timeIntervalSince(last)) / 86_400)) }
@@ -115,7 +121,10 @@ struct UserFactsLoader: Sendable {
         ]
         // The device the request comes from, when the app names one of the user's bound devices.
         if case .string(let id)? = signals["deviceId"], let device = user.devices.first(where: { $0.id == id }) {
-            document["device"] = ["securityEnabled": .bool(device.securityEnabled), "platform": .string(device.platform)]
+            document["device"] = [
+                "securityEnabled": .bool(device.securityEnabled), "platform": .string(device.platform),
+                "active": .bool(device.isActive(now: now, inactiveAfter: user.deviceInactiveAfter)),
+            ]
         }
         return .object(document)
     }

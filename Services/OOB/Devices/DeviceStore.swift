@@ -41,7 +41,7 @@ struct StoredDevice: Sendable {
         DeviceChanged(
             tenantId: tenant, deviceId: id, status: status, subjectRef: username.map { key.ref(tenant: tenant, username: $0) }, platform: platform, securityEnabled: securityEnabled,
             userAuthKey: userAuthKey, change: change,
-            changedAt: now)
+            changedAt: now, lastSeenAt: lastSeenAt)
     }
 }
 
@@ -51,6 +51,12 @@ struct StoredDevice: Sendable {
 struct DeviceStore: DeviceKeyDirectory {
     let pool: PostgresPool
     let seal: AES256GCM
+    /// Names a `seen` event's user by reference (nil: no `seen` events, as in tests that do
+    /// not consume them).
+    var subjectKey: SubjectKey? = nil
+    /// A device that calls again after this long without a call is announced (`seen`), so that
+    /// consumers know its last call to this precision.
+    static let seenAnnouncementInterval: TimeInterval = 86_400
 
     // MARK: - DeviceKeyDirectory
 
@@ -63,17 +69,32 @@ struct DeviceStore: DeviceKeyDirectory {
     }
 
     func rememberNonce(_ nonce: String, tenant: String, holder: String, until: Date) async throws -> Bool {
-        try await pool.withConnection { conn in
+        try await pool.withTransaction { conn in
             let inserted = try await conn.query(
                 """
                 INSERT INTO device_proof_nonces (tenant_id, holder, nonce, expires_at) VALUES (\(tenant), \(holder), \(nonce), \(until))
                 ON CONFLICT DO NOTHING RETURNING nonce
                 """)
             guard !inserted.isEmpty else { return false }
-            if DeviceID.isValid(holder) {
-                try await conn.query("UPDATE devices SET last_seen_at = now() WHERE id = \(holder) AND tenant_id = \(tenant)")
-            }
+            if DeviceID.isValid(holder) { try await seen(holder, tenant: tenant, on: conn) }
             return true
+        }
+    }
+
+    /// Records the device's call. A call after ``seenAnnouncementInterval`` or more without one
+    /// also announces the device (`DeviceChanged` `seen`, with the new `lastSeenAt`), in the
+    /// same transaction: rules elsewhere judge inactivity by it.
+    private func seen(_ id: String, tenant: String, on conn: PostgresConnection) async throws {
+        let now = Date()
+        guard let subjectKey, var device = try await Self.load(id, tenant: tenant, on: conn, forUpdate: true) else {
+            try await conn.query("UPDATE devices SET last_seen_at = \(now) WHERE id = \(id) AND tenant_id = \(tenant)")
+            return
+        }
+        let before = device.lastSeenAt
+        try await conn.query("UPDATE devices SET last_seen_at = \(now) WHERE id = \(id) AND tenant_id = \(tenant)")
+        if now.timeIntervalSince(before) >= Self.seenAnnouncementInterval, device.status == "ACTIVE" {
+            device.lastSeenAt = now
+            try await Outbox.enqueue(device.changed("seen", at: now, key: subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
         }
     }
 
