@@ -103,9 +103,13 @@ struct ApprovalCallbackTests {
         let fresh = ApprovalDeliveryWorker(
             context: f.h.context, devices: w.devices, push: w.push, callbacks: w.callbacks, waiters: ApprovalWaiters(), pushRetry: w.pushRetry,
             callbackRetry: w.callbackRetry)
+        // Received, and the row marked sent: the worker marks it after the receiver's answer, so
+        // "received" alone can be seen first (and the harness's own worker, whose retry may come
+        // due meanwhile, can be the one holding the lease; the row's lease keeps it to one send).
         #expect(await TestStack.eventually(timeout: .seconds(10)) {
             try? await fresh.drain()
-            return received.withLock { $0 } == 1
+            let status = try? await row().status
+            return received.withLock { $0 } == 1 && status == "sent"
         })
         #expect(try await row().status == "sent")
         // Sent once: nothing is due any more.
