@@ -246,6 +246,9 @@ public struct GeoLocation: Codable, Sendable, Equatable {
 /// A tenant's sign-in settings: `GET`/`PUT /v1/admin/tenants/{tenant}/authentication-settings`.
 /// Every member is optional on `PUT` and defaults as documented.
 public struct AuthenticationSettings: Codable, Sendable, Equatable {
+    /// What GET answers in place of a secret (the password check's bearer token); sent back by
+    /// PUT for the same verify URL, it keeps the stored secret.
+    public static let redactedSecret = "***"
     /// IANA time zone of `time.hour` and `time.weekday` facts (default `UTC`).
     public var timeZone: String
     /// Consecutive failures of a method before probation starts (default 5).
@@ -386,7 +389,7 @@ public struct ExternalJWTSettings: Codable, Sendable, Equatable {
 public struct ExternalPasswordSettings: Codable, Sendable, Equatable {
     public var verifyURL: String
     /// Sent as `Authorization: Bearer` so the RP knows the call is Signet's. Never returned by
-    /// GET (answered as `"***"`).
+    /// GET (answered as `"***"`, which PUT takes as "unchanged" for the same `verifyURL`).
     public var bearerToken: String?
     public init(verifyURL: String, bearerToken: String? = nil) {
         self.verifyURL = verifyURL

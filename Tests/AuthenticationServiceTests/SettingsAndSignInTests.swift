@@ -27,6 +27,46 @@ struct SettingsAndSignInTests {
         #expect(events.allSatisfy { !$0.data.contains("rp-secret-token") })
     }
 
+    /// A document read by GET and sent back unchanged keeps the stored token; a new verify URL
+    /// with the redaction is refused (the token would go to a URL it was not given for).
+    @Test func theRedactedTokenSentBackKeepsTheStoredOneForTheSameURLOnly() async throws {
+        let h = try await ServiceHarness<AuthenticationService>.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "sk_harness_0123456789abcdefghijklmnopqrstuv")
+        let admin = ServiceHarness<AuthenticationService>.adminToken
+        let path = "/v1/admin/tenants/acme/authentication-settings"
+        func stored() async throws -> String {
+            try await h.context.pool.withConnection { conn in
+                try await conn.query("SELECT document FROM authentication_settings WHERE tenant_id = 'acme'").first?.string("document") ?? ""
+            }
+        }
+        let put = await h.send(
+            "PUT", path, bearer: admin,
+            json: #"{"externalPassword": {"verifyURL": "https://rp.example/check", "bearerToken": "rp-secret-token"}}"#)
+        #expect(put.status == 200, "\(String(decoding: put.body, as: UTF8.self))")
+        // GET, change one number, PUT the document back as it came.
+        let got = await h.send("GET", path, bearer: admin)
+        let document = String(decoding: got.body, as: UTF8.self)
+        #expect(document.contains(#""bearerToken":"***""#), "\(document)")
+        let again = await h.send("PUT", path, bearer: admin, json: document.replacing(try Regex(#""lockAfterFailures":[0-9]+"#), with: #""lockAfterFailures":7"#))
+        #expect(again.status == 200, "\(String(decoding: again.body, as: UTF8.self))")
+        var row = try await stored()
+        #expect(row.contains("rp-secret-token") && !row.contains("***") && row.contains("\"lockAfterFailures\":7"), "\(row)")
+        // The redaction with another URL: refused, nothing stored.
+        let moved = await h.send(
+            "PUT", path, bearer: admin, json: #"{"externalPassword": {"verifyURL": "https://elsewhere.example/check", "bearerToken": "***"}}"#)
+        let problem = String(decoding: moved.body, as: UTF8.self)
+        #expect(moved.status == 400 && problem.contains("invalid_field") && problem.contains("externalPassword.bearerToken"), "\(problem)")
+        row = try await stored()
+        #expect(row.contains("https://rp.example/check") && row.contains("rp-secret-token"), "\(row)")
+        // With no token stored, the redaction stands for nothing: refused too.
+        let cleared = await h.send("PUT", path, bearer: admin, json: #"{"externalPassword": {"verifyURL": "https://rp.example/check"}}"#)
+        #expect(cleared.status == 200)
+        let empty = await h.send(
+            "PUT", path, bearer: admin, json: #"{"externalPassword": {"verifyURL": "https://rp.example/check", "bearerToken": "***"}}"#)
+        #expect(empty.status == 400)
+    }
+
     @Test func aSignInForAnUnknownUserFindsNoSequence() async throws {
         let h = try await ServiceHarness<AuthenticationService>.withDatabase()
         defer { Task { await h.close() } }

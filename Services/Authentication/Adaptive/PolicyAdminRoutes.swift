@@ -50,10 +50,12 @@ struct PolicyAdminRoutes: Sendable {
         }
     }
 
-    /// Settings as answered: the RP's bearer token for password checks is never returned.
+    /// Settings as answered: the RP's bearer token for password checks is never returned. Sent
+    /// back unchanged by PUT, the redaction keeps the stored token (see
+    /// ``PolicyStore/restoringRedactedToken(_:stored:)``).
     static func redacted(_ settings: AuthenticationSettings) -> AuthenticationSettings {
         var s = settings
-        if s.externalPassword?.bearerToken != nil { s.externalPassword?.bearerToken = "***" }
+        if s.externalPassword?.bearerToken != nil { s.externalPassword?.bearerToken = AuthenticationSettings.redactedSecret }
         return s
     }
 

@@ -146,10 +146,11 @@ final class PolicyStore: Sendable {
     }
 
     /// Validates and stores the tenant's settings.
-    func putSettings(_ settings: AuthenticationSettings, tenant: String, context: ServiceContext) async throws {
-        if let v = settings.violation() { throw HTTPError.invalid(v.field, v.message) }
+    func putSettings(_ proposed: AuthenticationSettings, tenant: String, context: ServiceContext) async throws {
+        if let v = proposed.violation() { throw HTTPError.invalid(v.field, v.message) }
         // Rulesets naming location lists must still compile with the new lists.
         let current = try await policy(for: tenant)
+        let settings = try Self.restoringRedactedToken(proposed, stored: current.settings)
         let locations = Self.geoPoints(settings.locations)
         for compiled in [current.authentication, current.registration] where !compiled.ruleset.rules.isEmpty {
             do {
@@ -171,5 +172,24 @@ final class PolicyStore: Sendable {
                 key: tenant, on: conn)
         }
         invalidate(tenant)
+    }
+
+    /// A document read by GET and sent back carries the password check's bearer token as its
+    /// redaction (``AuthenticationSettings/redactedSecret``). Stored as such, it would replace
+    /// the real token and every password check would fail. It stands for the stored token, for
+    /// the same verify URL only: a token is never sent to a URL it was not given for, so a new
+    /// URL needs the token itself (400 `invalid_field`).
+    static func restoringRedactedToken(
+        _ proposed: AuthenticationSettings, stored: AuthenticationSettings
+    ) throws(HTTPError) -> AuthenticationSettings {
+        guard let sent = proposed.externalPassword, sent.bearerToken == AuthenticationSettings.redactedSecret else { return proposed }
+        guard let kept = stored.externalPassword, kept.verifyURL == sent.verifyURL, let token = kept.bearerToken else {
+            throw HTTPError.invalid(
+                "externalPassword.bearerToken",
+                "\"\(AuthenticationSettings.redactedSecret)\" keeps the stored token for the same verifyURL only; send the token itself.")
+        }
+        var settings = proposed
+        settings.externalPassword?.bearerToken = token
+        return settings
     }
 }

@@ -387,7 +387,6 @@
   $("policy-form").addEventListener("submit", act(async () => {
     let doc;
     try { doc = JSON.parse($("policy-json").value); } catch (error) { throw new Error(`Not JSON: ${error.message}`); }
-    if (policy() === "authentication-settings") refuseRedactedToken(doc);
     $("policy-json").value = JSON.stringify(await call("PUT", `/tenants/${tenant()}/${policy()}`, doc), null, 2);
     say(`${policy()} saved.`);
   }));
@@ -437,14 +436,8 @@
 
   // ---- authentication settings as a form (the members it does not show are kept) ----
 
-  // The service answers the password check's bearer token as "***": saved back, it would
-  // replace the real one. Such a document is refused here until the token is entered again.
-  function refuseRedactedToken(doc) {
-    if (doc && doc.externalPassword && doc.externalPassword.bearerToken === "***") {
-      throw new Error("The password check's bearer token is never shown: enter it again in the JSON document (externalPassword.bearerToken) before saving.");
-    }
-  }
-
+  // The password check's bearer token comes as "***" and goes back so: the service keeps the
+  // stored token for the same verify URL, and refuses the redaction with a new one.
   const numericSettings = [["set-probation-after", "probationAfterFailures"], ["set-probation-seconds", "probationSeconds"],
     ["set-lock-after", "lockAfterFailures"], ["set-quick-window", "quickAuthWindowSeconds"], ["set-per-ip", "signInsPerMinutePerIP"],
     ["set-per-tenant", "signInsPerSecondPerTenant"], ["set-otp-lifetime", "otpLifetimeSeconds"]];
@@ -463,7 +456,6 @@
   $("settings-form").addEventListener("submit", act(async () => {
     if (!loadedSettings) throw new Error("Load the authentication settings first.");
     const doc = { ...loadedSettings };
-    refuseRedactedToken(doc);
     for (const [id, name] of numericSettings) {
       const value = Number($(id).value);
       if (!Number.isInteger(value)) { $(id).focus(); throw new Error(`${$(id).labels[0].textContent} must be a whole number.`); }

@@ -84,18 +84,26 @@ struct DeviceStore: DeviceKeyDirectory {
     /// Records the device's call. A call after ``seenAnnouncementInterval`` or more without one
     /// also announces the device (`DeviceChanged` `seen`, with the new `lastSeenAt`), in the
     /// same transaction: rules elsewhere judge inactivity by it.
+    ///
+    /// One statement on every device call: the row is locked and its previous `last_seen_at`
+    /// read in the CTE (so that two calls at once cannot both announce), and the update returns
+    /// the updated row for the rare announcement.
     private func seen(_ id: String, tenant: String, on conn: PostgresConnection) async throws {
         let now = Date()
-        guard let subjectKey, var device = try await Self.load(id, tenant: tenant, on: conn, forUpdate: true) else {
+        guard let subjectKey else {
             try await conn.query("UPDATE devices SET last_seen_at = \(now) WHERE id = \(id) AND tenant_id = \(tenant)")
             return
         }
-        let before = device.lastSeenAt
-        try await conn.query("UPDATE devices SET last_seen_at = \(now) WHERE id = \(id) AND tenant_id = \(tenant)")
-        if now.timeIntervalSince(before) >= Self.seenAnnouncementInterval, device.status == "ACTIVE" {
-            device.lastSeenAt = now
-            try await Outbox.enqueue(device.changed("seen", at: now, key: subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
-        }
+        let rows = try await conn.query(
+            """
+            WITH prior AS (SELECT id, last_seen_at FROM devices WHERE id = \(id) AND tenant_id = \(tenant) FOR UPDATE)
+            UPDATE devices d SET last_seen_at = \(now) FROM prior WHERE d.id = prior.id AND d.tenant_id = \(tenant)
+            RETURNING d.*, prior.last_seen_at AS previously_seen_at
+            """)
+        guard let row = rows.first, let before = row.date("previously_seen_at"), now.timeIntervalSince(before) >= Self.seenAnnouncementInterval,
+            let device = Self.device(from: row), device.status == "ACTIVE"
+        else { return }
+        try await Outbox.enqueue(device.changed("seen", at: now, key: subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
     }
 
     /// Deletes the nonces of proofs that can no longer be fresh.
