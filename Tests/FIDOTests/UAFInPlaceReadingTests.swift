@@ -147,11 +147,14 @@ import TestSupport
     @Test func theInPlaceReadingEqualsTheTreeReading() throws {
         let list = try Self.assertions()
         #expect(list.count >= 3)
-        for bytes in list {
+        // The soft authenticator's three are accepted; the vector files' too, but for eBay's
+        // 8-byte TAG_COUNTERS, which both readings refuse with uaf_malformed_tlv (UAFVectorTests).
+        for bytes in list.prefix(3) {
             let fast = try UAFAuthenticationAssertion(bytes: bytes)
             #expect(fast == (try UAFAuthenticationAssertion(tree: bytes)))
             #expect(ByteSlices.contains(fast.signedData, of: bytes))
         }
+        for bytes in list.dropFirst(3) { #expect(Self.agree(bytes)) }
         let withExtensions = try UAFAuthenticationAssertion(bytes: list[2])
         #expect(withExtensions.extensions.map(\.id) == ["ext-1", "ext-2"])
         #expect(withExtensions.extensions.map(\.critical) == [false, true])
