@@ -120,7 +120,8 @@ extension ProblemCode {
 
     /// Not a PNG file the specification allows (signature, chunks, CRCs, header, order, image data).
     static let transactionPNGMalformed = ProblemCode("uaf_transaction_png_malformed", status: 400, title: "Invalid transaction image")
-    /// A PNG chunk other than IHDR, PLTE, tRNS, IDAT and IEND (text, profiles, gamma, animation).
+    /// A PNG chunk other than IHDR, PLTE, tRNS, IDAT, IEND, sRGB, gAMA and pHYs (text, profiles,
+    /// animation), or a gamma or pixel aspect a transaction image may not carry.
     static let transactionPNGUnsupportedChunk = ProblemCode(
         "uaf_transaction_png_unsupported_chunk", status: 400, title: "Invalid transaction image")
     /// The PNG file, a dimension or its image data is past the bounds.

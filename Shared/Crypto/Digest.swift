@@ -1,25 +1,35 @@
-import Foundation
+import CCryptoShims
 import COpenSSL
+import Foundation
 
 /// SHA-256 and HMAC-SHA-256 through OpenSSL 3.
 public enum SHA256 {
     /// The SHA-256 digest of `data`.
     public static func hash<D: DataProtocol>(_ data: D) -> [UInt8] {
-        // EVP_Digest with the implementation fetched once: OpenSSL 3's one-shot SHA256()
-        // fetches it on every call, which cost about half of hashing a UAF fcParams.
-        let bytes = Array(data)
-        return [UInt8](unsafeUninitializedCapacity: 32) { out, count in
-            let rc = bytes.withUnsafeBufferPointer { buf in
-                EVP_Digest(buf.baseAddress, buf.count, out.baseAddress, nil, FetchedDigests.shared.sha256, nil)
-            }
-            precondition(rc == 1, "OpenSSL SHA-256 failed")
-            count = 32
-        }
+        SHA2.hash(Array(data), length: 32)
     }
 
     /// HMAC-SHA-256 of `data` under `key` (``HMAC``).
     public static func hmac<K: DataProtocol, D: DataProtocol>(key: K, data: D) -> [UInt8] {
         HMAC.authenticationCode(.sha256, key: Array(key), message: Array(data))
+    }
+}
+
+/// SHA-256, SHA-384 and SHA-512 through OpenSSL's low-level contexts (`signet_sha2`).
+///
+/// OpenSSL 3's one-shot `SHA256()` fetches the implementation from the provider on every call,
+/// and `EVP_Digest` with a digest fetched once still allocates an `EVP_MD_CTX` and a provider
+/// context per call; the low-level context lives on the stack. Every UAF and WebAuthn
+/// verification hashes twice or more (client data or fcParams, the signed bytes).
+public enum SHA2 {
+    /// The digest of `data` of `length` bytes: 32 (SHA-256), 48 (SHA-384) or 64 (SHA-512).
+    public static func hash(_ data: [UInt8], length: Int) -> [UInt8] {
+        precondition(length == 32 || length == 48 || length == 64, "SHA-2 digests are 32, 48 or 64 bytes here")
+        return [UInt8](unsafeUninitializedCapacity: length) { out, count in
+            let rc = data.withUnsafeBufferPointer { buf in signet_sha2(length, buf.baseAddress, buf.count, out.baseAddress) }
+            precondition(rc == 1, "OpenSSL SHA-2 failed")
+            count = length
+        }
     }
 }
 

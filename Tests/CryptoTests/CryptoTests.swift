@@ -6,6 +6,14 @@ import Testing
     @Test func knownDigests() {
         #expect(Hex.encode(SHA256.hash(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
         #expect(Hex.encode(SHA256.hash([UInt8]())) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        // SHA-384 and SHA-512 (FIPS 180-4 examples) through the same low-level path.
+        #expect(
+            Hex.encode(SHA2.hash(Array("abc".utf8), length: 48))
+                == "cb00753f45a35e8bb5a03d699ac65007272c32ab0eded1631a8b605a43ff5bed8086072ba1e7cc2358baeca134c825a7")
+        #expect(
+            Hex.encode(SHA2.hash(Array("abc".utf8), length: 64))
+                == "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f")
+        #expect(Hex.encode(SHA2.hash(Array("abc".utf8), length: 32)) == Hex.encode(SHA256.hash(Array("abc".utf8))))
     }
 
     // RFC 4231 test case 2.

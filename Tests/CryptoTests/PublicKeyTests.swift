@@ -77,4 +77,39 @@ import Testing
         #expect(DER.unsignedInteger([0x80]) == [0x02, 0x02, 0x00, 0x80])
         #expect(DER.unsignedInteger([0x00, 0x01]) == [0x02, 0x01, 0x01])
     }
+    /// Raw r‖s ECDSA (`signet_ecdsa_verify_raw`) reuses one ECDSA_SIG per thread: a refused
+    /// signature (r or s zero or past the order, a wrong half) must not leave anything that
+    /// makes the next check on the thread pass or fail, in any order, on several threads at once.
+    @Test func rawECDSAVerificationsOnOneThreadDoNotLeakIntoEachOther() async throws {
+        let key = try PrivateKey.generateP256()
+        let pub = try key.publicKey()
+        let message = Array("raw r||s".utf8)
+        let good = try #require(ECDSASignature.raw(fromDER: try key.sign(message, algorithm: .es256), size: 32))
+        let order: [UInt8] = Hex.decode("ffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551")!
+        let bad: [[UInt8]] = [
+            [UInt8](repeating: 0, count: 32) + good[32...],  // r = 0
+            Array(good[..<32]) + [UInt8](repeating: 0, count: 32),  // s = 0
+            order + good[32...],  // r = n
+            Array(good[..<32]) + [UInt8](repeating: 0xFF, count: 32),  // s > n
+            Array(good[32...]) + good[..<32],  // r and s swapped
+            Array(good.dropLast()),  // odd length
+            good + [0, 0],  // halves of 33 bytes
+        ]
+        #expect(pub.verifyRawECDSA(signature: good, message: message, algorithm: .es256))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for t in 0..<4 {
+                group.addTask {
+                    for round in 0..<50 {
+                        for (i, b) in bad.enumerated() where (i + round + t) % 2 == 0 {
+                            #expect(!pub.verifyRawECDSA(signature: b, message: message, algorithm: .es256))
+                            #expect(pub.verifyRawECDSA(signature: good, message: message, algorithm: .es256))
+                        }
+                        #expect(!pub.verifyRawECDSA(signature: good, message: message + [0], algorithm: .es256))
+                        #expect(pub.verifyRawECDSA(signature: good, message: message, algorithm: .es256))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
 }

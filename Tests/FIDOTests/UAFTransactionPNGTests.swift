@@ -100,8 +100,70 @@ import TestSupport
     }
 
     @Test func chunksBeyondTheImageAreRefused() {
-        for type in ["tEXt", "zTXt", "iTXt", "iCCP", "gAMA", "acTL", "eXIf", "abCd", "ABCD"] {
+        for type in ["tEXt", "zTXt", "iTXt", "iCCP", "cHRM", "sBIT", "bKGD", "hIST", "sPLT", "tIME", "acTL", "fcTL", "eXIf", "abCd", "ABCD"] {
             #expect(code(P.make(width: 4, height: 4, extra: [P.chunk(type, [1, 2, 3])])) == .unsupportedChunk, "\(type)")
+        }
+        // After the image data too (where tEXt and tIME may legally stand).
+        let ihdr = P.chunk("IHDR", P.bigEndian(4) + P.bigEndian(4) + [8, 0, 0, 0, 0])
+        let idat = P.chunk("IDAT", P.zlibStored(P.defaultRaw(width: 4, height: 4, bitsPerPixel: 8)))
+        #expect(code(P.signature + ihdr + idat + P.chunk("tEXt", Array("Comment\0pay 1000".utf8)) + P.chunk("IEND", [])) == .unsupportedChunk)
+    }
+
+    // MARK: - The rendering chunks real encoders write
+
+    static let sRGB = P.chunk("sRGB", [0])
+    /// 1/2.2 ×100000, as libpng writes it beside sRGB.
+    static let gAMA = P.chunk("gAMA", P.bigEndian(45_455))
+    /// 3780 pixels per metre (96 dpi) on both axes.
+    static let pHYs = P.chunk("pHYs", P.bigEndian(3_780) + P.bigEndian(3_780) + [1])
+
+    @Test func sRGBGammaAndPhysicalSizeAsEncodersWriteThemAreAccepted() throws {
+        // libpng / Windows order: sRGB, gAMA, pHYs before the image data.
+        let grey = P.make(width: 8, height: 6, extra: [Self.sRGB, Self.gAMA, Self.pHYs])
+        #expect(code(grey, UAFDisplayPNGCharacteristics(width: 8, height: 6, bitDepth: 8, colorType: 0)) == nil)
+        // In a palette image sRGB and gAMA precede PLTE; pHYs may follow it.
+        let indexed = P.make(width: 8, height: 6, bitDepth: 2, colorType: 3, extra: [Self.gAMA, Self.sRGB, Self.palette, Self.pHYs, P.chunk("tRNS", [0])])
+        let png = try UAFTransactionPNG(bytes: indexed)
+        #expect(png.palette?.count == 3)
+        // Every rendering intent, the gamma range's ends, an aspect ratio without unit.
+        for intent in UInt8(0)...3 { #expect(code(P.make(width: 2, height: 2, extra: [P.chunk("sRGB", [intent])])) == nil) }
+        for gamma in [UInt32(38_462), 55_556] { #expect(code(P.make(width: 2, height: 2, extra: [P.chunk("gAMA", P.bigEndian(gamma))])) == nil) }
+        #expect(code(P.make(width: 2, height: 2, extra: [P.chunk("pHYs", P.bigEndian(1) + P.bigEndian(1) + [0])])) == nil)
+    }
+
+    @Test func renderingChunksAreReadStrictly() {
+        func with(_ extra: [[UInt8]]) -> UAFTransactionPNGError.Code? { code(P.make(width: 4, height: 4, bitDepth: 8, colorType: 2, extra: extra)) }
+        // Lengths and values PNG fixes: malformed.
+        #expect(with([P.chunk("sRGB", [])]) == .malformed)
+        #expect(with([P.chunk("sRGB", [0, 0])]) == .malformed)
+        #expect(with([P.chunk("sRGB", [4])]) == .malformed, "no rendering intent 4")
+        #expect(with([P.chunk("gAMA", [0, 0, 177])]) == .malformed)
+        #expect(with([P.chunk("gAMA", P.bigEndian(0))]) == .malformed)
+        #expect(with([P.chunk("gAMA", P.bigEndian(0x8000_0000))]) == .malformed)
+        #expect(with([P.chunk("pHYs", P.bigEndian(3_780) + P.bigEndian(3_780))]) == .malformed, "8 bytes")
+        #expect(with([P.chunk("pHYs", P.bigEndian(3_780) + P.bigEndian(3_780) + [2])]) == .malformed, "unit 2")
+        #expect(with([P.chunk("pHYs", P.bigEndian(0x8000_0000) + P.bigEndian(0x8000_0000) + [1])]) == .malformed)
+        // Once each.
+        #expect(with([Self.sRGB, Self.sRGB]) == .malformed)
+        #expect(with([Self.gAMA, Self.gAMA]) == .malformed)
+        #expect(with([Self.pHYs, Self.pHYs]) == .malformed)
+        // sRGB and gAMA before PLTE (here a suggested palette of an RGB image).
+        #expect(with([Self.palette, Self.sRGB]) == .malformed)
+        #expect(with([Self.palette, Self.gAMA]) == .malformed)
+        #expect(with([Self.palette, Self.pHYs]) == nil)
+        // A CRC that does not match: malformed, as for every chunk.
+        #expect(with([P.chunk("sRGB", [0], crc: 0)]) == .malformed)
+        // Values PNG allows but a transaction image may not carry: unsupported.
+        #expect(with([P.chunk("gAMA", P.bigEndian(38_461))]) == .unsupportedChunk, "below 1/2.6")
+        #expect(with([P.chunk("gAMA", P.bigEndian(100_000))]) == .unsupportedChunk, "linear")
+        #expect(with([P.chunk("gAMA", P.bigEndian(1))]) == .unsupportedChunk)
+        #expect(with([P.chunk("pHYs", P.bigEndian(3_780) + P.bigEndian(3_779) + [1])]) == .unsupportedChunk, "not square")
+        #expect(with([P.chunk("pHYs", P.bigEndian(0) + P.bigEndian(0) + [0])]) == .unsupportedChunk)
+        // After the image data: out of place.
+        let ihdr = P.chunk("IHDR", P.bigEndian(4) + P.bigEndian(4) + [8, 0, 0, 0, 0])
+        let idat = P.chunk("IDAT", P.zlibStored(P.defaultRaw(width: 4, height: 4, bitsPerPixel: 8)))
+        for late in [Self.sRGB, Self.gAMA, Self.pHYs] {
+            #expect(code(P.signature + ihdr + idat + late + P.chunk("IEND", [])) == .malformed)
         }
     }
 

@@ -132,8 +132,13 @@ func uafBreakdown() throws {
     ns("signature") { _ = key.verify(signature: assertion.signature, message: assertion.signedData) }
     try ns("per_assertion_rules") { _ = try verifier.verify(assertion, fcParams: response.fcParams, transaction: nil, record: record) }
     try ns("fcparams_decode") { _ = try UAFMessageDecoding.finalChallengeParams(response.fcParams) }
+    // The general path the decode falls back to for JSON of another shape, for comparison.
+    let fcJSON = Base64URL.decode(response.fcParams)!
+    try ns("fcparams_json_general") { _ = try UAFMessageDecoding.finalChallengeParams(json: fcJSON) }
     ns("assertion_base64url") { _ = Base64URL.decode(response.assertions[0].assertion) }
     try ns("assertion_tlv") { _ = try UAFAuthenticationAssertion(bytes: bytes) }
+    // The reference reading through the element tree, for comparison.
+    try ns("assertion_tlv_tree") { _ = try UAFAuthenticationAssertion(tree: bytes) }
     ns("fcparams_sha256") { _ = SHA256.hash(Array(response.fcParams.utf8)) }
     try ns("key_cache_hit") { _ = try UAFPublicKeyCache.shared.key(for: record) }
     let described = UAFAuthenticatorDescription(

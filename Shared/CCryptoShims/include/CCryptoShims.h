@@ -19,11 +19,17 @@ int signet_ecdsa_verify_sha256(void *ec_key, const uint8_t *message, size_t mess
 
 /// ECDSA verification of a raw r‖s signature (two big-endian halves of the curve order's
 /// length) over md(message), `md` an EVP_MD fetched once by the caller (SHA-256, -384 or
-/// -512), with an EC_KEY, through ECDSA_do_verify: no DER encoding and decoding around it,
-/// and no implementation fetch per digest. r and s must lie in [1, n-1] (checked by
-/// OpenSSL). Returns 1 for a valid signature, 0 otherwise.
+/// -512; only its size is read), with an EC_KEY, through ECDSA_do_verify: no DER encoding
+/// and decoding around it, the digest by signet_sha2, and the ECDSA_SIG a per-thread one
+/// whose r and s are overwritten (no allocation per call). r and s must lie in [1, n-1]
+/// (checked by OpenSSL). Returns 1 for a valid signature, 0 otherwise.
 int signet_ecdsa_verify_raw(void *ec_key, const void *md, const uint8_t *message, size_t message_length,
                             const uint8_t *signature, size_t signature_length);
+
+/// SHA-256, SHA-384 or SHA-512 (by `digest_length`: 32, 48 or 64) of `message` into `digest`,
+/// through OpenSSL's low-level contexts on the stack: no allocation, no implementation fetch.
+/// Returns 1, or 0 for another length or a failure.
+int signet_sha2(size_t digest_length, const uint8_t *message, size_t message_length, uint8_t *digest);
 
 /// ECDSA signature over SHA-256(message) with an EC_KEY holding a private key, DER-encoded into
 /// `signature` (room for `capacity` bytes; 72 suffice for P-256). Returns the signature's length,

@@ -1,11 +1,10 @@
-import COpenSSL
 import Crypto
 
 /// The hash functions TPM attestation names (`alg` for `extraData`, `nameAlg` for the attested
 /// Name): SHA-1, SHA-256, SHA-384, SHA-512.
 ///
-/// - Important: Crypto exposes SHA-256 and SHA-1 (`InsecureSHA1`) but not SHA-384/512; the
-///   two direct OpenSSL calls below stand in until it does, and then should go.
+/// SHA-256, -384 and -512 through Crypto's `SHA2` (no allocation, no implementation fetch per
+/// call), SHA-1 through `InsecureSHA1`.
 enum AttestationDigest: Sendable, Hashable {
     case sha1, sha256, sha384, sha512
 
@@ -25,19 +24,8 @@ enum AttestationDigest: Sendable, Hashable {
         case .sha256: return SHA256.hash(data)
         // SHA-1 only where a TPM fixes it (RS1 extraData, SHA-1 Names of older TPMs).
         case .sha1: return InsecureSHA1.hash(data)
-        case .sha384, .sha512: break
+        case .sha384, .sha512: return SHA2.hash(data, length: size)
         }
-        var out = [UInt8](repeating: 0, count: size)
-        data.withUnsafeBufferPointer { input in
-            out.withUnsafeMutableBufferPointer { output in
-                if self == .sha384 {
-                    _ = SHA384(input.baseAddress, input.count, output.baseAddress)
-                } else {
-                    _ = SHA512(input.baseAddress, input.count, output.baseAddress)
-                }
-            }
-        }
-        return out
     }
 
     /// The hash of a COSE signature algorithm (what TPM `extraData` is computed with).

@@ -144,7 +144,7 @@ public struct UAFRegistrationAssertion: Sendable {
 }
 
 /// An authentication assertion, `TAG_UAFV1_AUTH_ASSERTION` (Authenticator Commands §6.3.3).
-public struct UAFAuthenticationAssertion: Sendable {
+public struct UAFAuthenticationAssertion: Sendable, Hashable {
     public let aaid: String
     public let info: UAFAssertionInfo
     public let authenticatorNonce: [UInt8]
@@ -158,8 +158,46 @@ public struct UAFAuthenticationAssertion: Sendable {
     public let signature: [UInt8]
     public let extensions: [UAFExtension]
 
+    private static let outerTags: [UAFTag] = [.signedData, .signature]
+    private static let signedTags: [UAFTag] = [
+        .aaid, .assertionInfo, .authenticatorNonce, .finalChallengeHash, .transactionContentHash, .keyID, .counters,
+    ]
+
+    /// Reads the assertion in place (``UAFTLVInPlace``): on the path of every UAF sign-in.
+    /// Gives what ``init(tree:)`` gives, or throws the same code.
+    ///
     /// - Throws: ``UAFError`` (`uaf_malformed_tlv`, `uaf_unknown_tag`, `uaf_duplicate_tag`, `uaf_missing_tag`).
     public init(bytes: [UInt8]) throws(UAFError) {
+        let rule = "AuthnrCmds §6.3.3 TAG_UAFV1_AUTH_ASSERTION"
+        let tlv = UAFTLVInPlace(bytes: bytes)
+        try tlv.validateOne()
+        guard tlv.tag(at: 0) == .authAssertion else {
+            throw UAFError(.unknownTag, rule: rule, "top-level tag \(tlv.tag(at: 0)) is not TAG_UAFV1_AUTH_ASSERTION")
+        }
+        let outer = try tlv.fields(of: 0, allowed: Self.outerTags, allowsExtensions: true, rule: rule)
+        let signedOffset = try outer.required(.signedData, rule: rule)
+        let signed = try tlv.fields(of: signedOffset, allowed: Self.signedTags, allowsExtensions: true, rule: rule)
+        aaid = try parseAAID(tlv.slice(signed, .aaid, lengths: UAFFieldBounds.aaid, rule: rule), rule: rule)
+        let info = try tlv.slice(signed, .assertionInfo, lengths: 5...5, rule: rule)
+        self.info = UAFAssertionInfo(
+            authenticatorVersion: uint16(info, 0), authenticationMode: info[info.startIndex + 2],
+            signatureAlgorithm: UAFSignatureAlgorithm(rawValue: uint16(info, 3)), publicKeyEncoding: nil)
+        authenticatorNonce = Array(try tlv.slice(signed, .authenticatorNonce, lengths: UAFFieldBounds.authenticatorNonce, rule: rule))
+        finalChallengeHash = Array(try tlv.slice(signed, .finalChallengeHash, lengths: UAFFieldBounds.finalChallengeHash, rule: rule))
+        transactionContentHash = Array(
+            try tlv.slice(signed, .transactionContentHash, lengths: UAFFieldBounds.transactionContentHash, rule: rule))
+        keyID = Array(try tlv.slice(signed, .keyID, lengths: UAFFieldBounds.keyID, rule: rule))
+        signCounter = uint32(try tlv.slice(signed, .counters, lengths: 4...4, rule: rule), 0)
+        signature = Array(try tlv.slice(outer, .signature, lengths: UAFFieldBounds.signature, rule: rule))
+        signedData = Array(bytes[signedOffset..<tlv.valueRange(at: signedOffset).upperBound])
+        extensions = signed.extensions + outer.extensions
+    }
+
+    /// The reference reading, through the ``UAFTLV`` tree and ``UAFTLVFields``: what
+    /// ``init(bytes:)`` must agree with (tests and `UAFFuzz` compare the two).
+    ///
+    /// - Throws: ``UAFError`` (`uaf_malformed_tlv`, `uaf_unknown_tag`, `uaf_duplicate_tag`, `uaf_missing_tag`).
+    public init(tree bytes: [UInt8]) throws(UAFError) {
         let rule = "AuthnrCmds §6.3.3 TAG_UAFV1_AUTH_ASSERTION"
         let top = try UAFTLV.parseOne(bytes)
         guard top.tag == .authAssertion else {

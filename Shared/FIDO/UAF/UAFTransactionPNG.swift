@@ -12,9 +12,18 @@ import Platform
 ///   colour type, compression 0, filter 0, interlace 0 or 1;
 /// - only `PLTE` (once, before the image data; required for colour type 3, refused for grey
 ///   types; at most 2^bitDepth entries for type 3), `tRNS` (before the image data, of the length
-///   its colour type fixes), consecutive `IDAT`s and an empty `IEND`. Every other chunk, critical
-///   or ancillary (text, colour profiles, gamma, animation), is refused: they can hide content or
-///   change how the image renders;
+///   its colour type fixes), consecutive `IDAT`s and an empty `IEND`;
+/// - and three ancillary chunks that common encoders (libpng, GIMP, Windows, Photoshop) write
+///   and that change nothing of what the image shows (``RenderingChunks``), each at most once,
+///   of its exact length and in the place §5.6 gives it: `sRGB` (a rendering intent 0…3),
+///   `gAMA` (an encoding gamma between 1/2.6 and 1/1.8, the range of the sRGB and classic Mac
+///   conventions: an extreme gamma could wash out a colour and hide text drawn in it) and
+///   `pHYs` (square pixels only: a decoder honouring a non-square aspect ratio would stretch
+///   the image);
+/// - every other chunk, critical or ancillary, is refused: text (`tEXt`, `zTXt`, `iTXt`) and
+///   `eXIf` carry content the user is not shown, `acTL`/`fcTL`/`fdAT` animate, and `iCCP`,
+///   `cHRM`, `sBIT`, `bKGD`, `hIST`, `sPLT` can change the colours rendered, so that what is
+///   displayed would depend on the decoder, not only on the hashed bytes;
 /// - the zlib stream of the `IDAT`s inflates to exactly the size the header implies (every pass
 ///   of an interlaced image), each scanline starts with a filter type 0…4, and no byte follows
 ///   the stream. It is inflated in a fixed 16 KiB window, never held whole: a small file that
@@ -44,8 +53,9 @@ public struct UAFTransactionPNG: Sendable, Hashable {
     /// Parses and checks `bytes` as a PNG file (see the type's description).
     ///
     /// - Throws: ``UAFTransactionPNGError``: `tooLarge` for a file, a dimension or image data past
-    ///   the bounds, `unsupportedChunk` for a chunk other than IHDR, PLTE, tRNS, IDAT and IEND,
-    ///   `malformed` for everything else.
+    ///   the bounds, `unsupportedChunk` for a chunk other than IHDR, PLTE, tRNS, IDAT, IEND, sRGB,
+    ///   gAMA and pHYs, or an sRGB, gAMA or pHYs whose value PNG allows but this check does not
+    ///   (a gamma outside 1/2.6…1/1.8, non-square pixels), `malformed` for everything else.
     public init(bytes: [UInt8]) throws(UAFTransactionPNGError) {
         guard bytes.count <= Self.maximumBytes else {
             throw UAFTransactionPNGError(.tooLarge, "the file is larger than \(Self.maximumBytes) bytes")
@@ -88,6 +98,7 @@ public struct UAFTransactionPNG: Sendable, Hashable {
         // PLTE, tRNS, IDAT…, IEND (§5.6 chunk ordering).
         var palette: [UAFRGBPaletteEntry]?
         var sawTransparency = false
+        var rendering = RenderingChunks()
         let inflater = try ScanlineInflater(layout: layout)
         var idat = IDATState.before
         while true {
@@ -122,6 +133,8 @@ public struct UAFTransactionPNG: Sendable, Hashable {
                 }
                 guard fits else { throw UAFTransactionPNGError(.malformed, "tRNS does not fit the colour type (or precedes PLTE)") }
                 sawTransparency = true
+            case "sRGB", "gAMA", "pHYs":
+                try rendering.read(chunk.type, chunk.data, afterPalette: palette != nil, afterImageData: idat != .before)
             case "IDAT":
                 guard idat != .after else { throw UAFTransactionPNGError(.malformed, "IDAT chunks are not consecutive") }
                 if colorType == 3, palette == nil { throw UAFTransactionPNGError(.malformed, "a palette image without PLTE") }
@@ -137,7 +150,7 @@ public struct UAFTransactionPNG: Sendable, Hashable {
                     interlace: interlace, palette: palette)
                 return
             default:
-                throw UAFTransactionPNGError(.unsupportedChunk, "chunk \(chunk.type) is not one of IHDR, PLTE, tRNS, IDAT, IEND")
+                throw UAFTransactionPNGError(.unsupportedChunk, "chunk \(chunk.type) is not one of IHDR, PLTE, tRNS, IDAT, IEND, sRGB, gAMA, pHYs")
             }
             if chunk.type != "IDAT", idat == .inside { idat = .after }
         }
@@ -209,6 +222,67 @@ public struct UAFTransactionPNG: Sendable, Hashable {
     }
 
     private enum IDATState { case before, inside, after }
+
+    // MARK: - Rendering chunks
+
+    /// The ancillary chunks accepted beside the image (see the type's description), read strictly:
+    /// the PNG specification's length, value and ordering rules (§11.3.3.2 gAMA, §11.3.3.5 sRGB,
+    /// §11.3.5.3 pHYs, §5.6), then the narrower values a transaction image may carry.
+    struct RenderingChunks {
+        /// Encoding gammas accepted, ×100000 as gAMA stores them: 1/2.6 … 1/1.8 (45455, sRGB's
+        /// 1/2.2, is what libpng, GIMP and Windows write beside an sRGB chunk).
+        static let gammas: ClosedRange<UInt32> = 38_462...55_556
+        private(set) var sawSRGB = false
+        private(set) var sawGamma = false
+        private(set) var sawPhysical = false
+
+        /// Checks one sRGB, gAMA or pHYs chunk.
+        ///
+        /// - Parameters:
+        ///   - afterPalette: a PLTE came before (sRGB and gAMA must precede it).
+        ///   - afterImageData: an IDAT came before (all three must precede the image data).
+        mutating func read(_ type: String, _ data: ArraySlice<UInt8>, afterPalette: Bool, afterImageData: Bool) throws(UAFTransactionPNGError) {
+            switch type {
+            case "sRGB":
+                guard !sawSRGB, !afterPalette, !afterImageData else {
+                    throw UAFTransactionPNGError(.malformed, "sRGB repeated, or after PLTE or the image data")
+                }
+                // One byte: the rendering intent, 0 perceptual … 3 absolute colorimetric.
+                guard data.count == 1, data[data.startIndex] <= 3 else {
+                    throw UAFTransactionPNGError(.malformed, "sRGB is not one byte of rendering intent 0-3")
+                }
+                sawSRGB = true
+            case "gAMA":
+                guard !sawGamma, !afterPalette, !afterImageData else {
+                    throw UAFTransactionPNGError(.malformed, "gAMA repeated, or after PLTE or the image data")
+                }
+                guard data.count == 4 else { throw UAFTransactionPNGError(.malformed, "gAMA is not 4 bytes") }
+                let gamma = UAFTransactionPNG.u32(data, 0)
+                guard gamma != 0, gamma < 1 << 31 else { throw UAFTransactionPNGError(.malformed, "gAMA is 0 or past 2^31-1") }
+                guard Self.gammas.contains(gamma) else {
+                    throw UAFTransactionPNGError(.unsupportedChunk, "gAMA is outside 1/2.6-1/1.8")
+                }
+                sawGamma = true
+            default:  // pHYs
+                guard !sawPhysical, !afterImageData else {
+                    throw UAFTransactionPNGError(.malformed, "pHYs repeated or after the image data")
+                }
+                // Pixels per unit on x and on y (each at most 2^31-1), then the unit: 0 unknown
+                // (an aspect ratio only), 1 the metre.
+                guard data.count == 9 else { throw UAFTransactionPNGError(.malformed, "pHYs is not 9 bytes") }
+                let x = UAFTransactionPNG.u32(data, 0)
+                let y = UAFTransactionPNG.u32(data, 4)
+                let unit = data[data.startIndex + 8]
+                guard x < 1 << 31, y < 1 << 31, unit <= 1 else {
+                    throw UAFTransactionPNGError(.malformed, "pHYs pixels per unit past 2^31-1, or a unit other than 0 and 1")
+                }
+                guard x != 0, x == y else {
+                    throw UAFTransactionPNGError(.unsupportedChunk, "pHYs does not describe square pixels")
+                }
+                sawPhysical = true
+            }
+        }
+    }
 
     private static func u32(_ b: ArraySlice<UInt8>, _ at: Int) -> UInt32 {
         let i = b.startIndex + at
@@ -373,7 +447,8 @@ public struct UAFTransactionPNGError: CodedError {
         private init(_ base: Base) { self.base = base }
         /// Not a PNG file the specification allows (signature, chunk, CRC, header, order, image data).
         public static let malformed = Code(.malformed)
-        /// A chunk other than IHDR, PLTE, tRNS, IDAT and IEND.
+        /// A chunk other than IHDR, PLTE, tRNS, IDAT, IEND, sRGB, gAMA and pHYs, or one of the
+        /// last three with a value a transaction image may not carry.
         public static let unsupportedChunk = Code(.unsupportedChunk)
         /// The file, a dimension or the image data is past the bounds.
         public static let tooLarge = Code(.tooLarge)
