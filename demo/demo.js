@@ -489,7 +489,7 @@
       setQRState("starting");
       const started = await post("/signins", username ? { username } : {});
       const offered = (started.sequences || []).some((sequence) => sequence[0] === "qr");
-      if (started.status !== "PENDING" || !offered) {
+      if (started.status !== "IN_PROGRESS" || !offered) {
         throw new Problem({
           title: "Signing in with a phone is not offered here",
           detail: "The tenant's sign-in rules offer no step with a phone for this sign-in.",
