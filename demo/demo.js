@@ -383,7 +383,7 @@
     delete document.body.dataset.qr;
     delete document.body.dataset.qrTransport;
     $("qr-panel").hidden = true;
-    $("qr-image").removeAttribute("src");
+    for (const attribute of ["src", "width", "height", "data-loaded"]) $("qr-image").removeAttribute(attribute);
     $("qr-status").textContent = "";
     $("qr-retry").hidden = true;
     $("qr-cancel").textContent = "Cancel";
@@ -401,8 +401,18 @@
     if (!/^[A-Za-z0-9+/]+=*$/.test(shown.qrCodePng || "")) {
       throw new Problem({ title: "Unexpected response", detail: "The code's image is not base64 PNG.", code: "bad_response" }, 200);
     }
-    $("qr-image").src = `data:image/png;base64,${shown.qrCodePng}`;
-    $("qr-image").hidden = false;
+    const image = $("qr-image");
+    // Drawn at a whole multiple of its pixels (about 256 px wide), so every module stays square
+    // and sharp for the camera.
+    image.onload = () => {
+      const scale = Math.max(1, Math.round(256 / image.naturalWidth));
+      image.width = image.naturalWidth * scale;
+      image.height = image.naturalHeight * scale;
+      image.dataset.loaded = "true";
+    };
+    delete image.dataset.loaded;
+    image.src = `data:image/png;base64,${shown.qrCodePng}`;
+    image.hidden = false;
     $("qr-expires").textContent = new Date(shown.expiresAt).toLocaleTimeString();
     $("qr-expires").dateTime = shown.expiresAt;
     $("qr-figure").hidden = false;

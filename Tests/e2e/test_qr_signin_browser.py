@@ -45,7 +45,7 @@ from selenium.webdriver.common.by import By
 
 # The demo page's fixtures and checks, shared with the passkey test of the same page.
 from test_webauthn_browser import (  # noqa: F401  (browser, stack and jwks_client are fixtures)
-    AUDIENCE, DEMO_RP_API_KEY, GATEWAY, ISSUER, b64url, browser, describe, jwks_client, open_demo, page, shown, stack,
+    ARTIFACTS, AUDIENCE, DEMO_RP_API_KEY, GATEWAY, ISSUER, b64url, browser, describe, jwks_client, open_demo, page, shown, stack,
     text, verify_session_token, wait_until)
 
 TENANT = "demo"
@@ -128,9 +128,19 @@ def read_code_from_page(driver) -> str:
     from PIL import Image
 
     image = driver.find_element(By.ID, "qr-image")
-    assert image.is_displayed() and image.get_attribute("alt"), describe(driver)
-    results = zxingcpp.read_barcodes(Image.open(io.BytesIO(image.screenshot_as_png)))
-    assert [r.format for r in results] == [zxingcpp.BarcodeFormat.QRCode], results
+    assert image.get_attribute("alt"), describe(driver)
+    # Drawn (decoded and sized by the page), and in the viewport as a user would look at it.
+    wait_until(driver, lambda d: d.execute_script(
+        "const i = arguments[0]; return i.complete && i.naturalWidth > 0 && i.dataset.loaded === 'true'", image),
+        "the code's image to be drawn")
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", image)
+    assert image.is_displayed()
+    shot = image.screenshot_as_png
+    results = zxingcpp.read_barcodes(Image.open(io.BytesIO(shot)))
+    if [r.format for r in results] != [zxingcpp.BarcodeFormat.QRCode]:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        (ARTIFACTS / "qr-element.png").write_bytes(shot)
+        pytest.fail(f"the page's code did not decode ({results}); its screenshot is {ARTIFACTS / 'qr-element.png'}", pytrace=False)
     return results[0].text
 
 
