@@ -86,8 +86,8 @@ extension ServiceContext {
 }
 
 extension ProblemCode {
-    /// A registration-only token (a sign-up's, or a sign-in's whose registration rules
-    /// ENFORCE_REGISTRATION) on a route that does not register a method.
+    /// A registration-only token (a sign-up's, a sign-in's whose registration rules
+    /// ENFORCE_REGISTRATION, or a QR registration's) on a route that does not register a method.
     public static let registrationOnly = ProblemCode("registration_only", status: 403, title: "Registration only")
     /// A registration-only token on a route that takes registration-only tokens, but not of
     /// its kind (a QR registration's token anywhere but WebAuthn registration options and finish).
