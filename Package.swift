@@ -137,7 +137,7 @@ let package = Package(
         .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "Platform", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
-            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform", "Postgres", "TestSupport"],
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform", "Postgres", "Tokens", "JSON", "TestSupport"],
             path: "Tests/ServiceKitTests"),
         // Services assembled in process (ServiceHarness): routes and guards, stores against a
         // scratch database, consumers fed directly. No broker, no other service.

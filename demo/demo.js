@@ -1,4 +1,6 @@
-// Signet demo relying party: passkey registration and sign-in against the demo tenant.
+// Signet demo relying party: passkey registration and sign-in against the demo tenant, and
+// "Sign in with your phone" (the adaptive sign-in's `qr` step: a code the user's bound phone
+// scans and confirms; this page then gets the session, the phone never does).
 // The backend routes under /demo/api/ are served by the gateway. Only the sign-up route carries
 // the RP API key (added by the gateway, for usernames that have nothing registered yet); a
 // passkey is registered with that sign-up token, or with the signed-in user's own session
@@ -85,19 +87,30 @@
     }
   }
 
-  async function post(path, body, token) {
+  function post(path, body, token) {
+    return call("POST", path, body, token);
+  }
+
+  function get(path, signal) {
+    return call("GET", path, undefined, null, signal);
+  }
+
+  async function call(method, path, body, token, signal) {
     let res;
-    const headers = { "Content-Type": "application/json", Accept: "application/json, application/problem+json" };
+    const headers = { Accept: "application/json, application/problem+json" };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
     if (token) headers.Authorization = `Bearer ${token}`;
     try {
       res = await fetch(API + path, {
-        method: "POST",
+        method,
         headers,
-        body: JSON.stringify(body),
+        body: body === undefined ? undefined : JSON.stringify(body),
         credentials: "omit",
         cache: "no-store",
+        signal,
       });
     } catch (e) {
+      if (e && e.name === "AbortError") throw e;
       throw new Problem({ title: "The server could not be reached", detail: String(e.message || e), code: "network_error" }, 0);
     }
     const type = res.headers.get("Content-Type") || "";
@@ -110,7 +123,8 @@
   // ---- page state ----
 
   // session: the signed-in user's { username, token }, in this page's memory only.
-  const state = { busy: false, conditional: null, session: null };
+  // qr: the running "sign in with your phone" ({ signinId, cancelled, source, controller }).
+  const state = { busy: false, conditional: null, session: null, qr: null };
 
   function status(text) {
     $("status").textContent = text;
@@ -161,7 +175,7 @@
   function setBusy(busy) {
     state.busy = busy;
     document.body.dataset.busy = busy ? "true" : "false";
-    for (const id of ["signin-username-button", "signin-passkey-button", "register-button", "signout-button"]) {
+    for (const id of ["signin-username-button", "signin-passkey-button", "phone-button", "register-button", "signout-button"]) {
       $(id).disabled = busy;
     }
   }
@@ -342,9 +356,214 @@
     status(`Signed in as ${result.username}.`);
   }
 
+  // ---- sign in with your phone (the adaptive sign-in's `qr` step) ----
+
+  const QR_FINISHED = new Set(["SUCCEEDED", "FAILED", "EXPIRED"]);
+  const QR_TEXT = {
+    starting: "Asking the server for a code…",
+    waiting: "Scan the code with the bank's app on your phone.",
+    scanned: "Your phone scanned the code: confirm the sign-in on your phone.",
+    working: "Your phone confirmed: signing you in on this computer…",
+    succeeded: "Signed in with your phone.",
+    failed: "The sign-in with your phone did not succeed.",
+    expired: "The code expired before it was used. Show a new code to try again.",
+    cancelled: "Sign-in with your phone cancelled.",
+  };
+  const QR_REASONS = { user_rejected: "it was rejected on the phone" };
+
+  // The page's view of the flow: body[data-qr] (for styles and tests) and the live region.
+  function setQRState(value, text) {
+    document.body.dataset.qr = value;
+    $("qr-status").textContent = text || QR_TEXT[value];
+  }
+
+  function resetQR() {
+    stopWatching(state.qr);
+    state.qr = null;
+    delete document.body.dataset.qr;
+    delete document.body.dataset.qrTransport;
+    $("qr-panel").hidden = true;
+    for (const attribute of ["src", "width", "height", "data-loaded"]) $("qr-image").removeAttribute(attribute);
+    $("qr-status").textContent = "";
+    $("qr-retry").hidden = true;
+    $("qr-cancel").textContent = "Cancel";
+  }
+
+  function stopWatching(run) {
+    if (!run) return;
+    run.cancelled = true;
+    if (run.source) run.source.close();
+    run.controller.abort();
+  }
+
+  function showQR(shown) {
+    // The PNG from the API, as a data: URL (the page's CSP allows data: images only).
+    if (!/^[A-Za-z0-9+/]+=*$/.test(shown.qrCodePng || "")) {
+      throw new Problem({ title: "Unexpected response", detail: "The code's image is not base64 PNG.", code: "bad_response" }, 200);
+    }
+    const image = $("qr-image");
+    // Drawn at a whole multiple of its pixels (about 256 px wide), so every module stays square
+    // and sharp for the camera.
+    image.onload = () => {
+      const scale = Math.max(1, Math.round(256 / image.naturalWidth));
+      image.width = image.naturalWidth * scale;
+      image.height = image.naturalHeight * scale;
+      image.dataset.loaded = "true";
+    };
+    delete image.dataset.loaded;
+    image.src = `data:image/png;base64,${shown.qrCodePng}`;
+    image.hidden = false;
+    $("qr-expires").textContent = new Date(shown.expiresAt).toLocaleTimeString();
+    $("qr-expires").dateTime = shown.expiresAt;
+    $("qr-figure").hidden = false;
+    $("qr-panel").hidden = false;
+    $("qr-retry").hidden = true;
+  }
+
+  // What each status of the QR session means on this page.
+  function onQRStatus(view) {
+    if (view.status === "PENDING") setQRState("waiting");
+    else if (view.status === "SCANNED") setQRState("scanned");
+  }
+
+  // Follows the QR session until it is finished: Server-Sent Events (each answer is one event;
+  // the EventSource reconnects with Last-Event-ID for the next), else long polling from the
+  // last revision seen. Resolves with the finished session's view.
+  async function followQR(run, shown) {
+    const query = `watchToken=${encodeURIComponent(shown.watchToken)}`;
+    const path = `/qr-sessions/${encodeURIComponent(shown.qrSessionId)}`;
+    let since = 0;
+    if (typeof EventSource === "function") {
+      document.body.dataset.qrTransport = "sse";
+      const outcome = await new Promise((resolve) => {
+        const source = new EventSource(`${API}${path}?${query}`);
+        run.source = source;
+        source.addEventListener("status", (event) => {
+          let view;
+          try { view = JSON.parse(event.data); } catch (e) { return; }
+          if (run.cancelled || typeof view.revision !== "number" || view.revision <= since) return;
+          since = view.revision;
+          onQRStatus(view);
+          if (QR_FINISHED.has(view.status)) {
+            source.close();
+            resolve(view);
+          }
+        });
+        source.addEventListener("error", () => {
+          // CONNECTING: the EventSource reconnects by itself. CLOSED: the server ended the
+          // stream without a finished status (or refused it), or the browser gave up; long
+          // polling takes over from the last revision seen.
+          if (source.readyState === EventSource.CLOSED) resolve(null);
+        });
+        run.controller.signal.addEventListener("abort", () => { source.close(); resolve(null); });
+      });
+      if (outcome) return outcome;
+    }
+    let failures = 0;
+    document.body.dataset.qrTransport = "poll";
+    while (!run.cancelled) {
+      let view;
+      try {
+        view = await get(`${path}?${query}&waitSeconds=25&sinceRevision=${since}`, run.controller.signal);
+        failures = 0;
+      } catch (e) {
+        if (run.cancelled) break;
+        // A network error or a busy server: try again a few times, a little later each time.
+        if (!(e instanceof Problem) || (e.status !== 0 && e.status < 500) || ++failures > 3) throw e;
+        await new Promise((r) => setTimeout(r, 1000 * failures));
+        continue;
+      }
+      if (view.revision > since) {
+        since = view.revision;
+        onQRStatus(view);
+      }
+      if (QR_FINISHED.has(view.status)) return view;
+    }
+    throw new DOMException("Cancelled", "AbortError");
+  }
+
+  async function signInWithPhone() {
+    if (state.busy) return;
+    clearError();
+    resetQR();
+    setBusy(true);
+    await stopConditional();
+    const run = { signinId: null, cancelled: false, source: null, controller: new AbortController() };
+    state.qr = run;
+    const username = $("signin-username").value.trim();
+    let outcome = null;
+    try {
+      $("qr-cancel").textContent = "Cancel";
+      $("qr-panel").hidden = false;
+      $("qr-figure").hidden = true;
+      setQRState("starting");
+      const started = await post("/signins", username ? { username } : {});
+      const offered = (started.sequences || []).some((sequence) => sequence[0] === "qr");
+      if (started.status !== "IN_PROGRESS" || !offered) {
+        throw new Problem({
+          title: "Signing in with a phone is not offered here",
+          detail: "The tenant's sign-in rules offer no step with a phone for this sign-in.",
+          code: "qr_not_offered",
+        }, 409, true);
+      }
+      if (run.cancelled) return;
+      run.signinId = started.signinId;
+      const steps = `/signins/${encodeURIComponent(started.signinId)}/methods/qr`;
+      const shown = await post(`${steps}/challenge`, {});
+      if (run.cancelled) return;
+      showQR(shown);
+      setQRState("waiting");
+      status("");
+      outcome = await followQR(run, shown);
+      if (run.cancelled) return;
+      if (outcome.status === "EXPIRED") {
+        // Not a failed attempt: nobody scanned in time. The code is gone; a new one is a click away.
+        $("qr-figure").hidden = true;
+        $("qr-retry").hidden = false;
+        setQRState("expired");
+        return;
+      }
+      // SUCCEEDED or FAILED: the sign-in's verify says what it means for this page (and
+      // counts a refusal for anti-hammering).
+      if (outcome.status === "SUCCEEDED") setQRState("working");
+      $("qr-figure").hidden = true;
+      const progress = await post(`${steps}/verify`, {});
+      if (progress.status !== "SUCCEEDED" || !progress.sessionToken) {
+        throw new Problem({ title: "The sign-in needs another step", detail: "This demo finishes sign-ins that one step completes.", code: "signin_incomplete" }, 200);
+      }
+      // The refresh token of the answer is not kept: this page holds the session token only.
+      const claims = decodeJWTPart(progress.sessionToken.split(".")[1]);
+      state.session = { username: claims.sub, token: progress.sessionToken };
+      setQRState("succeeded");
+      showSession({ username: claims.sub, sessionToken: progress.sessionToken, expiresAt: progress.expiresAt, credentialId: null });
+      status(`Signed in as ${claims.sub} with your phone.`);
+    } catch (e) {
+      if (run.cancelled || (e && e.name === "AbortError")) return;
+      $("qr-figure").hidden = true;
+      $("qr-retry").hidden = false;
+      const reason = outcome && outcome.status === "FAILED" ? QR_REASONS[outcome.reason] : null;
+      setQRState("failed", reason ? `${QR_TEXT.failed}: ${reason}.` : QR_TEXT.failed);
+      showError(e);
+    } finally {
+      run.finished = true;
+      stopWatching(run);
+      // What is left on the panel (the outcome, "Show a new code") is closed, not cancelled.
+      $("qr-cancel").textContent = "Close";
+      setBusy(false);
+      startConditional();
+    }
+  }
+
+  function cancelQR() {
+    const run = state.qr;
+    resetQR();
+    if (run && !run.finished) status(QR_TEXT.cancelled);
+  }
+
   function signOut() {
     // The token lives only in this page's memory; forgetting it ends the demo session.
     state.session = null;
+    resetQR();
     $("session-token").textContent = "";
     $("token-header").textContent = "";
     $("claims-body").replaceChildren();
@@ -395,9 +614,13 @@
     return typeof value === "string" ? value : JSON.stringify(value);
   }
 
+  // result: { username, sessionToken, expiresAt, credentialId } (null credentialId: signed in
+  // with the phone, whose session names no credential of this browser).
   function showSession(result) {
     $("account-username").textContent = result.username;
-    $("session-credential").textContent = result.credentialId;
+    $("session-credential").textContent = result.credentialId || "";
+    $("session-by-passkey").hidden = !result.credentialId;
+    $("session-by-phone").hidden = !!result.credentialId;
     $("session-expires").textContent = result.expiresAt;
     $("session-expires").dateTime = result.expiresAt;
     $("session-token").textContent = result.sessionToken;
@@ -427,6 +650,11 @@
   // ---- wiring ----
 
   function init() {
+    // Signing in with the phone needs no WebAuthn in this browser.
+    $("phone-button").addEventListener("click", signInWithPhone);
+    $("qr-retry").addEventListener("click", signInWithPhone);
+    $("qr-cancel").addEventListener("click", cancelQR);
+    $("signout-button").addEventListener("click", signOut);
     if (typeof window.PublicKeyCredential === "undefined" || !navigator.credentials) {
       const p = $("support");
       p.textContent = "This browser does not support passkeys (Web Authentication), or this page is not in a secure context.";
@@ -447,7 +675,6 @@
       signIn(username);
     });
     $("signin-passkey-button").addEventListener("click", () => signIn(null));
-    $("signout-button").addEventListener("click", signOut);
     show("signed-out");
     setBusy(false);
     startConditional();

@@ -298,6 +298,16 @@ seed() {
     curl -fsS -o /dev/null -X PUT "$reg/v1/admin/tenants/demo/api-keys/k_00000000000000de" \
         -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" -H 'Content-Type: application/json' \
         -d "{\"apiKey\":\"$SIGNET_DEMO_RP_API_KEY\"}"
+    # The demo tenant's sign-in rules: a passkey, or the phone by QR code (the demo page's
+    # "Sign in with your phone"). The authentication service learns of the tenant by event:
+    # retried until it has.
+    local auth="http://127.0.0.1:8082" deadline=$((SECONDS + 30))
+    until curl -fsS -o /dev/null -X PUT "$auth/v1/admin/tenants/demo/rulesets/authentication" \
+        -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" -H 'Content-Type: application/json' \
+        -d '{"rules":[{"name":"passkey-or-phone","action":"TRIGGER_AUTHENTICATION","sequences":[["fido2"],["qr"]]}]}' 2>/dev/null; do
+        [ $SECONDS -lt $deadline ] || { log "the demo tenant's sign-in rules could not be stored"; exit 1; }
+        sleep 0.2
+    done
 }
 
 # Whether pid is gone (a child of this shell that exited stays a zombie until reaped).

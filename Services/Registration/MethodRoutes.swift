@@ -16,7 +16,8 @@ struct MethodRoutes: Sendable {
         // A registration-only token (sign-up, ENFORCE_REGISTRATION) sets up, confirms and
         // lists methods; renaming and removing need a session.
         let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
-        let registrant = context.relyingPartyOrRegistrant(sessions: sessions)
+        // A QR registration's token does not (it registers a passkey only).
+        let registrant = context.relyingPartyOrRegistrant(sessions: sessions, accepting: [.signUp, .enforcedRegistration])
         router.post("/v1/tenants/{tenant}/users/{username}/methods", registrant) { request, ctx in try await create(request, ctx) }
         router.get("/v1/tenants/{tenant}/users/{username}/methods", registrant) { _, ctx in
             let (tenant, username) = try authorize(ctx)

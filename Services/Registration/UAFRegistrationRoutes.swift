@@ -45,7 +45,8 @@ struct UAFRegistrationRoutes: Sendable {
         // A registration-only token (sign-up, ENFORCE_REGISTRATION) registers and lists keys;
         // deregistering and changing them need a session.
         let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
-        let registrant = context.relyingPartyOrRegistrant(sessions: sessions)
+        // A QR registration's token does not (it registers a passkey only).
+        let registrant = context.relyingPartyOrRegistrant(sessions: sessions, accepting: [.signUp, .enforcedRegistration])
         router.get("/v1/tenants/{tenant}/uaf/facets", .open) { _, ctx in try await facets(ctx) }
         router.post("/v1/tenants/{tenant}/uaf/registrations/requests", registrant) { request, ctx in try await requests(request, ctx) }
         router.post("/v1/tenants/{tenant}/uaf/registrations", registrant) { request, ctx in try await finish(request, ctx) }

@@ -26,12 +26,15 @@ struct WebAuthnRegistrationRoutes: Sendable {
 
     func register(on router: inout GuardedRouter) {
         // A registration-only token (sign-up, ENFORCE_REGISTRATION) registers, lists and asks
-        // what to register; managing credentials needs a session.
+        // what to register; managing credentials needs a session. A QR registration's token
+        // (the phone of a `register` or `bless` QR session) registers a passkey and nothing
+        // else: the oob service checks the credential it names with this service's list.
         let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
-        let registrant = context.relyingPartyOrRegistrant(sessions: sessions)
+        let registrant = context.relyingPartyOrRegistrant(sessions: sessions, accepting: [.signUp, .enforcedRegistration])
+        let passkeyRegistrant = context.relyingPartyOrRegistrant(sessions: sessions, accepting: [.signUp, .enforcedRegistration, .qrRegistration])
         router.get("/v1/tenants/{tenant}/webauthn/related-origins", .open) { _, ctx in try await relatedOrigins(ctx) }
-        router.post("/v1/tenants/{tenant}/webauthn/registrations/options", registrant) { request, ctx in try await options(request, ctx) }
-        router.post("/v1/tenants/{tenant}/webauthn/registrations", registrant) { request, ctx in try await finish(request, ctx) }
+        router.post("/v1/tenants/{tenant}/webauthn/registrations/options", passkeyRegistrant) { request, ctx in try await options(request, ctx) }
+        router.post("/v1/tenants/{tenant}/webauthn/registrations", passkeyRegistrant) { request, ctx in try await finish(request, ctx) }
         router.get("/v1/tenants/{tenant}/users/{username}/credentials", registrant) { _, ctx in
             var listed = try await credentials.list(tenant: ctx.parameter("tenant"), username: try ctx.username())
             for i in listed.indices {

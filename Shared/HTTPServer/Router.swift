@@ -10,8 +10,9 @@ public enum Principal: Sendable, Equatable {
     /// A signed-in user, by a session token the authentication service issued (`sub`).
     case user(tenant: String, username: String)
     /// A user who may only register methods, by a registration-only token (`sign_up` claim): a
-    /// sign-up's, or a sign-in's whose registration rules ENFORCE_REGISTRATION.
-    case signingUp(tenant: String, username: String)
+    /// sign-up's, a sign-in's whose registration rules ENFORCE_REGISTRATION, or a QR
+    /// registration's; `kind` says which, and each route that takes one names the kinds it takes.
+    case signingUp(tenant: String, username: String, kind: RegistrationTokenKind)
     /// Another Signet service, by the internal token (`/v1/internal/…` routes).
     case service(String)
     /// A registered device of the tenant, by a proof signed with its device key (oob

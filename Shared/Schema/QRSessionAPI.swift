@@ -39,6 +39,19 @@ public struct QRSessionCreateRequest: Codable, Sendable, Equatable {
     }
 }
 
+/// The `qr` sign-in method's challenge body (`POST …/signins/{signinId}/methods/qr/challenge`),
+/// optional: a page may ask for a code that lives shorter than the default.
+public struct QRChallengeRequest: Codable, Sendable, Equatable {
+    /// 30-120 (default 120): how long the code can be scanned.
+    public var expiresInSeconds: Int?
+
+    public init(expiresInSeconds: Int? = nil) {
+        self.expiresInSeconds = expiresInSeconds
+    }
+
+    public static var fullExample: QRChallengeRequest { QRChallengeRequest(expiresInSeconds: 60) }
+}
+
 /// A QR session just created: the payload the code encodes (only the session's unguessable
 /// id, no personal data), the code as PNG (base64) and SVG, and the watch token with which a
 /// page without the RP's key reads the session's status.

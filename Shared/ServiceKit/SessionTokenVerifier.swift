@@ -95,8 +95,8 @@ public final class SessionTokenVerifier: Sendable {
                 guard jwt.claims[claim: "sign_up"] == nil else { throw refused("token_type") }
                 return .user(tenant: tenant, username: subject)
             }
-            guard jwt.claims[claim: "sign_up"] == .bool(true) else { throw refused("token_type") }
-            return .signingUp(tenant: tenant, username: subject)
+            guard let kind = RegistrationTokenKind(claims: jwt.claims) else { throw refused("token_type") }
+            return .signingUp(tenant: tenant, username: subject, kind: kind)
         }
     }
 }

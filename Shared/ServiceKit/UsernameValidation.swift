@@ -30,7 +30,7 @@ extension Principal {
     /// account of their tenant.
     public func isOtherUser(than username: String) -> Bool {
         switch self {
-        case .user(_, let subject), .signingUp(_, let subject):
+        case .user(_, let subject), .signingUp(_, let subject, _):
             return !UsernameRules.identical(subject, username)
         default:
             return false

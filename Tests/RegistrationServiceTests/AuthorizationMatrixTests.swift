@@ -6,7 +6,7 @@ import Testing
 @testable import RegistrationService
 
 /// The registration service's authorization matrix: every route it registers, with the guard that
-/// admits its callers. Registration owns the tenants and the users' enrolments: admin for tenants, keys, policy and metadata; the RP or the user themself for a user's credentials and methods (a registration-only token only where a method is registered, listed or suggested).
+/// admits its callers. Registration owns the tenants and the users' enrolments: admin for tenants, keys, policy and metadata; the RP or the user themself for a user's credentials and methods (a registration-only token only where a method is registered, listed or suggested; a QR registration's token only on WebAuthn registration options and finish).
 ///
 /// A route added without its line here fails ``everyRouteHasTheGuardOfTheTable()``; a route
 /// cannot be registered without a guard at all (`GuardedRouter`).
@@ -40,24 +40,24 @@ import Testing
         ("GET", "/v1/internal/tenants/{tenant}/users/{username}/credentials/{credentialId}", "internal"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}", "relyingPartyOrSelf"),
         ("GET", "/v1/tenants/{tenant}/users/{username}/data", "relyingPartyOrSelf"),
-        ("GET", "/v1/tenants/{tenant}/users/{username}/credentials", "relyingPartyOrRegistrant"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/credentials", "relyingPartyOrRegistrant[signUp,enforcedRegistration]"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", "relyingPartyOrSelf"),
-        ("GET", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrRegistrant"),
-        ("GET", "/v1/tenants/{tenant}/users/{username}/uaf/registrations", "relyingPartyOrRegistrant"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrRegistrant[signUp,enforcedRegistration]"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/uaf/registrations", "relyingPartyOrRegistrant[signUp,enforcedRegistration]"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", "relyingPartyOrSelf"),
-        ("POST", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrRegistrant"),
+        ("POST", "/v1/tenants/{tenant}/users/{username}/methods", "relyingPartyOrRegistrant[signUp,enforcedRegistration]"),
         ("DELETE", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
         ("PATCH", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}", "relyingPartyOrSelf"),
-        ("POST", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", "relyingPartyOrRegistrant"),
-        ("GET", "/v1/tenants/{tenant}/users/{username}/registration-suggestion", "relyingPartyOrRegistrant"),
-        ("POST", "/v1/tenants/{tenant}/webauthn/registrations", "relyingPartyOrRegistrant"),
-        ("POST", "/v1/tenants/{tenant}/webauthn/registrations/options", "relyingPartyOrRegistrant"),
+        ("POST", "/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", "relyingPartyOrRegistrant[signUp,enforcedRegistration]"),
+        ("GET", "/v1/tenants/{tenant}/users/{username}/registration-suggestion", "relyingPartyOrRegistrant[signUp,enforcedRegistration]"),
+        ("POST", "/v1/tenants/{tenant}/webauthn/registrations", "relyingPartyOrRegistrant[signUp,enforcedRegistration,qrRegistration]"),
+        ("POST", "/v1/tenants/{tenant}/webauthn/registrations/options", "relyingPartyOrRegistrant[signUp,enforcedRegistration,qrRegistration]"),
         ("GET", "/v1/tenants/{tenant}/webauthn/related-origins", "public"),
         ("GET", "/v1/tenants/{tenant}/uaf/facets", "public"),
-        ("POST", "/v1/tenants/{tenant}/uaf/registrations", "relyingPartyOrRegistrant"),
-        ("POST", "/v1/tenants/{tenant}/uaf/registrations/requests", "relyingPartyOrRegistrant"),
+        ("POST", "/v1/tenants/{tenant}/uaf/registrations", "relyingPartyOrRegistrant[signUp,enforcedRegistration]"),
+        ("POST", "/v1/tenants/{tenant}/uaf/registrations/requests", "relyingPartyOrRegistrant[signUp,enforcedRegistration]"),
     ]
 
     @Test func everyRouteHasTheGuardOfTheTable() async throws {

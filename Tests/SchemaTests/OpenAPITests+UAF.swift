@@ -19,7 +19,7 @@ extension OpenAPITests {
         Operation(
             "post", "/v1/tenants/{tenant}/uaf/registrations/requests", security: "rpApiKey,sessionToken",
             [
-                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"],
+                "200": [], "400": bodyRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden", "registration_token_not_accepted"],
                 "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"], "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(
@@ -27,12 +27,12 @@ extension OpenAPITests {
             [
                 "201": [],
                 "400": ["invalid_field", "invalid_path", "malformed_json", "invalid_handle", "handle_expired", "challenge_replayed"] + uafErrorCodes,
-                "401": ["unauthorized"], "403": ["forbidden"], "404": ["not_found", "tenant_not_found"], "409": ["uaf_key_exists"],
+                "401": ["unauthorized"], "403": ["forbidden", "registration_token_not_accepted"], "404": ["not_found", "tenant_not_found"], "409": ["uaf_key_exists"],
                 "413": ["payload_too_large"], "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(
             "get", "/v1/tenants/{tenant}/users/{username}/uaf/registrations", security: "rpApiKey,sessionToken",
-            ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"], "404": ["not_found"], "503": unavailable]),
+            ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden", "registration_token_not_accepted"], "404": ["not_found"], "503": unavailable]),
         Operation(
             "delete", "/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", security: "rpApiKey,sessionToken",
             ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden", "registration_only"], "404": ["not_found"], "503": unavailable]),

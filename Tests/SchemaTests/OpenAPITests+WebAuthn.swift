@@ -56,7 +56,7 @@ extension OpenAPITests {
             ]),
         Operation(
             "get", "/v1/tenants/{tenant}/users/{username}/credentials", security: "rpApiKey,sessionToken",
-            ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden"], "404": ["not_found"],
+            ["200": [], "400": pathRefusals + ["invalid_username"], "401": ["unauthorized"], "403": ["forbidden", "registration_token_not_accepted"], "404": ["not_found"],
              "503": unavailable]),
     ]
 

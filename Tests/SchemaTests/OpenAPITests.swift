@@ -295,6 +295,7 @@ import Testing
         wire("IdentityDocumentSubmission", [.oob]) { IdentityDocumentSubmission.fullExample },
         wire("IdentityDocumentResource", [.oob]) { IdentityDocumentResource.fullExample },
         wire("QRSessionCreateRequest", [.oob]) { QRSessionCreateRequest.fullExample },
+        wire("QRChallengeRequest", [.authentication]) { QRChallengeRequest.fullExample },
         wire("QRSessionCreated", [.oob]) { QRSessionCreated.fullExample },
         wire("QRSessionResource", [.oob]) { QRSessionResource.fullExample },
         wire("QRSessionClaim", [.oob]) { QRSessionClaim.fullExample },

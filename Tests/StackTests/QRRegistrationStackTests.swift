@@ -137,6 +137,53 @@ struct QRRegistrationStackTests {
         #expect(again.status == 409 && again.fields["code"] as? String == "qr_session_already_used", "\(again.text)")
     }
 
+    /// The token's kind is part of the route guards: every other route that takes a
+    /// registration-only token names the kinds it takes, and none of them names a QR
+    /// registration's (403 `registration_token_not_accepted`); the routes that read a token from
+    /// their body refuse it as theirs (401); WebAuthn registration options and finish take it.
+    @Test func aQRRegistrationTokenReachesOnlyTheRoutesOfQRRegistration() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        await approvals.waitForOOBKey(t)
+        let username = "qrscope-\(UInt32.random(in: 0...UInt32.max))"
+        let phone = try SoftwareDevice(platform: "ios")
+        let device = try await OOBApprovalStackTests.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        let shown = try await show(t, for: username)
+        let claimed = try await scan(phone, device, t, payload: shown.payload)
+        let token = try #require(claimed.fields["registrationToken"] as? String, "\(claimed.text)")
+
+        let user = "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)"
+        let tenant = "\(Self.registration)/v1/tenants/\(t.id)"
+        let otherRegistrantRoutes: [(String, String, String?)] = [
+            ("GET", "\(user)/credentials", nil),
+            ("GET", "\(user)/methods", nil),
+            ("POST", "\(user)/methods", #"{"type":"totp"}"#),
+            ("POST", "\(user)/methods/m_0123456789abcdef0123456789abcdef/confirm", #"{"code":"123456"}"#),
+            ("GET", "\(user)/uaf/registrations", nil),
+            ("POST", "\(tenant)/uaf/registrations/requests", #"{"username":"\#(username)"}"#),
+            ("POST", "\(tenant)/uaf/registrations", "{}"),
+            ("GET", "\(user)/registration-suggestion", nil),
+        ]
+        for (method, url, body) in otherRegistrantRoutes {
+            var headers = ["Authorization": "Bearer \(token)"]
+            if body != nil { headers["Content-Type"] = "application/json" }
+            let r = try await TestHTTP.send(method, url, headers: headers, body: body.map { Array($0.utf8) })
+            #expect(r.status == 403 && r.fields["code"] as? String == "registration_token_not_accepted", "\(method) \(url): \(r.text)")
+        }
+        // The routes that take a registration-only token in their body: each takes its own kind only.
+        let finish = try await TestHTTP.json(
+            "POST", "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signups/finish", json: #"{"signUpToken":"\#(token)"}"#)
+        #expect(finish.status == 401 && finish.fields["code"] as? String == "invalid_sign_up_token", "\(finish.text)")
+        let exchange = try await TestHTTP.json(
+            "POST", "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins/si_\(UInt32.random(in: 0...UInt32.max))/session",
+            json: #"{"registrationToken":"\#(token)"}"#)
+        #expect(exchange.status == 401 && exchange.fields["code"] as? String == "invalid_registration_token", "\(exchange.text)")
+        // The routes of QR registration take it: the phone registers its passkey, and the page sees it.
+        let (credentialId, _) = try await registerPasskey(t, username: username, token: token)
+        let accepted = try await answer(phone, device, t, shown, #"{"decision":"ACCEPT","credentialId":"\#(credentialId)"}"#)
+        #expect(accepted.status == 200 && accepted.fields["status"] as? String == "SUCCEEDED", "\(accepted.text)")
+    }
+
     @Test func aCredentialThatIsNotTheUsersFailsAndOtherPhonesAreRefused() async throws {
         try TestStack.require()
         let t = try await adaptive.tenant()

@@ -22,6 +22,7 @@ struct QRSignInStackTests {
         let payload: String
         let watch: String
         let png: String
+        var expiresAt: String?
     }
 
     /// The page asks the sign-in's `qr` step for its code.
@@ -31,7 +32,7 @@ struct QRSignInStackTests {
         let o = try r.json()
         return Shown(
             id: try #require(o["qrSessionId"] as? String), payload: try #require(o["qrPayload"] as? String), watch: try #require(o["watchToken"] as? String),
-            png: try #require(o["qrCodePng"] as? String))
+            png: try #require(o["qrCodePng"] as? String), expiresAt: o["expiresAt"] as? String)
     }
 
     static func methods(_ t: AdaptiveSignInStackTests.Tenant, _ signinId: String) -> String {
@@ -84,7 +85,16 @@ struct QRSignInStackTests {
         #expect(noScan.status == 201 && noScan.fields["status"] as? String == "FAILED" && (noScan.fields["sequences"] as? [Any])?.isEmpty == true, "\(noScan.text)")
 
         let signin = try await adaptive.start(t, username: username)
+        // A page may ask for a shorter-lived code (30-120 s), nothing else.
+        for asked in [#"{"expiresInSeconds":29}"#, #"{"expiresInSeconds":121}"#, #"{"expiresInSeconds":"30"}"#] {
+            let refused = try await TestHTTP.json("POST", "\(Self.methods(t, signin.signinId))/challenge", json: asked)
+            #expect(refused.status == 400 && ["invalid_field", "malformed_json"].contains(refused.fields["code"] as? String ?? ""), "\(asked): \(refused.text)")
+        }
+        let shortLived = try await TestHTTP.json("POST", "\(Self.methods(t, signin.signinId))/challenge", json: #"{"expiresInSeconds":30}"#)
+        let shortExpiry = try #require(shortLived.fields["expiresAt"] as? String, "\(shortLived.text)")
         let shown = try await challenge(t, signin.signinId)
+        // A new challenge replaces the code; the default lifetime is the longer one.
+        #expect(try #require(shown.expiresAt) > shortExpiry)
         // The tenant's only origin is http://localhost:8080: the universal link is on it, and
         // carries the session id only.
         #expect(shown.payload == "http://localhost:8080/qr/\(shown.id)" && !shown.payload.contains(username))

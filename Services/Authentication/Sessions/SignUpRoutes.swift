@@ -76,11 +76,12 @@ struct SignUpRoutes: Sendable {
             let verifier = issuer.keys.verifier(options: JWTValidationOptions(
                 issuer: issuer.issuer, audience: SessionTokenVerifier.registrationAudience(tenant: tenant), requiredClaims: ["sub", "jti", "sign_up"]))
             let invalid = HTTPError(.invalidSignUpToken, detail: "Open a new sign-up.")
-            // A sign-in's registration-only token (`signin` claim) is exchanged by its sign-in
-            // once the rules no longer enforce registering, never here; a QR registration's
-            // (`qr` claim) only registers, and never becomes a session.
-            guard let jwt = try? verifier.verify(body.signUpToken, now: Date()), jwt.claims[claim: "sign_up"] == .bool(true),
-                jwt.claims[claim: "signin"] == nil, jwt.claims[claim: "qr"] == nil, let username = jwt.claims.subject, let jti = jwt.claims.id, let expires = jwt.claims.expiresAt
+            // Only a sign-up's token finishes here (the kinds of registration-only token are
+            // told apart in one place, as the route guards do): a sign-in's (`signin` claim)
+            // is exchanged by its sign-in once the rules no longer enforce registering; a QR
+            // registration's (`qr` claim) only registers, and never becomes a session.
+            guard let jwt = try? verifier.verify(body.signUpToken, now: Date()), RegistrationTokenKind(claims: jwt.claims) == .signUp,
+                let username = jwt.claims.subject, let jti = jwt.claims.id, let expires = jwt.claims.expiresAt
             else { throw invalid }
             guard try await registeredCount(tenant: tenant, username: username) > 0 else {
                 throw HTTPError(.nothingRegistered, detail: "Register a method first.")

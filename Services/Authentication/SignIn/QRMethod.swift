@@ -6,7 +6,8 @@ import ServiceKit
 
 /// `qr` as a sign-in step (cross-device): the challenge asks the oob-notification service
 /// (internal call) for a QR session bound to this sign-in flow (and to its user, when the flow
-/// has one) and answers the code, its payload and the watch token; the page shows the code and
+/// has one) and answers the code, its payload and the watch token (the body may ask for a
+/// shorter-lived code: `{"expiresInSeconds"}`, 30-120); the page shows the code and
 /// polls verify (or watches the session's status on the oob service first). The user's bound
 /// phone claims the code and accepts it, proving its device key (`Device-Proof`); verify then
 /// reads the session: 409 `qr_pending` while it is not answered (not a failure: the guess is
@@ -22,7 +23,10 @@ struct QRMethod: AuthenticationMethod {
     let calls: InternalCalls
     /// The oob-notification service (`SIGNET_OOB_URL`).
     let oobURL: String
+    /// A code lives this long unless the page asks for less (`expiresInSeconds`, at least
+    /// ``minimumLifetime``, the oob service's shortest).
     static let lifetime = 120
+    static let minimumLifetime = 30
     /// `pending` starts with this byte, then the QR session id.
     static let marker: UInt8 = 7
 
@@ -30,7 +34,12 @@ struct QRMethod: AuthenticationMethod {
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
         guard flow.transactionId == nil else { throw HTTPError(.methodUnavailable, detail: "qr does not confirm transactions.") }
-        let ask = QRSessionCreateRequest(purpose: QRSessionPurpose.authenticate, username: flow.username, signinId: flow.id, expiresInSeconds: Self.lifetime)
+        let asked = request.body.isEmpty ? QRChallengeRequest() : try request.decode(QRChallengeRequest.self)
+        let lifetime = asked.expiresInSeconds ?? Self.lifetime
+        guard (Self.minimumLifetime...Self.lifetime).contains(lifetime) else {
+            throw HTTPError.invalid("expiresInSeconds", "expiresInSeconds is \(Self.minimumLifetime)-\(Self.lifetime).")
+        }
+        let ask = QRSessionCreateRequest(purpose: QRSessionPurpose.authenticate, username: flow.username, signinId: flow.id, expiresInSeconds: lifetime)
         let created: QRSessionCreated
         do {
             created = try await calls.post("\(oobURL)/v1/internal/tenants/\(flow.tenant)/qr-sessions", ask, as: QRSessionCreated.self)

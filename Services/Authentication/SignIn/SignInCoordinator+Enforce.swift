@@ -65,7 +65,7 @@ extension SignInCoordinator {
                 issuer: issuer.issuer, audience: SessionTokenVerifier.registrationAudience(tenant: tenant),
                 requiredClaims: ["sub", "jti", "sign_up", "signin"]))
         let invalid = HTTPError(.invalidRegistrationToken, detail: "Sign in again.")
-        guard token.utf8.count <= 4096, let jwt = try? verifier.verify(token, now: Date()), jwt.claims[claim: "sign_up"] == .bool(true),
+        guard token.utf8.count <= 4096, let jwt = try? verifier.verify(token, now: Date()), RegistrationTokenKind(claims: jwt.claims) == .enforcedRegistration,
             jwt.claims[claim: "signin"] == .string(id), let username = jwt.claims.subject, let jti = jwt.claims.id, let expires = jwt.claims.expiresAt
         else { throw invalid }
         let flow = try await flows.load(id, tenant: tenant)
