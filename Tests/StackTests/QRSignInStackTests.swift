@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Schema
 import Testing
@@ -102,6 +103,13 @@ struct QRSignInStackTests {
         let pending = try await verify(t, signin.signinId)
         #expect(pending.status == 409 && (pending.fields["code"] as? String) == "qr_pending", "\(pending.text)")
 
+        // The watch token as a bearer reads the session as the query parameter does; another
+        // 32-byte bearer is no watch token and no API key.
+        let viewURL = "\(Self.gateway)/oob/v1/tenants/\(t.id)/qr-sessions/\(shown.id)"
+        let byHeader = try await TestHTTP.send("GET", viewURL, headers: ["Authorization": "Bearer \(shown.watch)"])
+        #expect(byHeader.status == 200 && byHeader.text.contains(#""status":"PENDING""#), "\(byHeader.text)")
+        let wrong = Base64URL.encode([UInt8](repeating: 7, count: 32))
+        #expect(try await TestHTTP.send("GET", viewURL, headers: ["Authorization": "Bearer \(wrong)"]).status == 401)
         // The page's EventSource, through the gateway: the first event at once.
         let sse = ["Accept": "text/event-stream"]
         let first = try await watch(t, shown, headers: sse)

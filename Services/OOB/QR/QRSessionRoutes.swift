@@ -75,16 +75,19 @@ struct QRSessionRoutes: Sendable {
         let pool = context.pool
         return RouteGuard(name: "relyingPartyOrWatcher") { request, ctx in
             let tenant = ctx.parameter("tenant")
-            if let token = request.query["watchToken"] {
-                guard token.utf8.count <= 64, let presented = Base64URL.decode(token), presented.count == 32 else {
-                    throw HTTPError(.unauthorized, detail: "The watch token is not valid for this QR session.")
-                }
+            /// Whether `token` is the watch token of the path's session (a wrong one is simply no).
+            func watches(_ token: String) async throws -> Bool {
+                guard token.utf8.count <= 64, let presented = Base64URL.decode(token), presented.count == 32 else { return false }
                 let session = try await pool.withConnection { try await StoredQRSession.load(ctx.parameter("qrSessionId"), on: $0) }
-                guard let session, session.tenant == tenant, ConstantTime.equals(SHA256.hash(presented), session.watchTokenHash) else {
-                    throw HTTPError(.unauthorized, detail: "The watch token is not valid for this QR session.")
-                }
+                guard let session, session.tenant == tenant else { return false }
+                return ConstantTime.equals(SHA256.hash(presented), session.watchTokenHash)
+            }
+            if let token = request.query["watchToken"] {
+                guard try await watches(token) else { throw HTTPError(.unauthorized, detail: "The watch token is not valid for this QR session.") }
                 return .anonymous
             }
+            // A bearer is the watch token when it is one (32 bytes, base64url), else an API key.
+            if let bearer = request.bearerToken, try await watches(bearer) { return .anonymous }
             return try await tenants.authenticateRelyingParty(request, tenant: tenant)
         }
     }
