@@ -4,7 +4,7 @@ import Platform
 /// (which may quote values) is in `debugDescription`, for debugging, not for logs.
 public struct PostgresError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed, textContainsNUL }
+        enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed, textContainsNUL, deadlineExceeded }
         let base: Base
         public static let connectFailed = Code(base: .connectFailed)
         /// The session ended (server restart, terminated backend, network) before the
@@ -19,6 +19,11 @@ public struct PostgresError: CodedError {
         /// A bound text value contains U+0000, which PostgreSQL text cannot hold (and a C
         /// string would silently cut short): refused before anything is sent.
         public static let textContainsNUL = Code(base: .textContainsNUL)
+        /// The request's deadline passed while waiting for the server's answer (a call made on
+        /// a connection thread, see `BlockingExecutor.currentBlockingDeadline`): the
+        /// connection was closed, so the server rolls back what it had not committed. Not
+        /// retried: the request is out of time.
+        public static let deadlineExceeded = Code(base: .deadlineExceeded)
         public var description: String { base.rawValue }
     }
 

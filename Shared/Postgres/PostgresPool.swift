@@ -210,6 +210,8 @@ public final class PostgresPool: Sendable {
             if !s.closed { s.idle.append(connection) } else { s.created -= 1 }
             return nil
         }
-        waiter?.resume(returning: connection)
+        // The waiter goes on on the handler threads, not inline after the request that is
+        // returning the connection on its receiving thread.
+        if let waiter { BlockingExecutor.sendingJobsToThreads { waiter.resume(returning: connection) } }
     }
 }

@@ -52,6 +52,43 @@ struct PostgresPoolTests {
         }
     }
 
+    /// On a connection's own HTTP thread (`runInline` with the request's deadline) a call
+    /// waits for the database until that deadline only: the connection is then closed (the
+    /// server rolls back what it had not committed), the call fails with `deadlineExceeded`,
+    /// which is not retried, and the pool reconnects before the next use.
+    @Test func aCallOnAConnectionThreadEndsAtTheRequestDeadline() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let pool = TestStack.pool(database: scratch.name, size: 1)
+        defer { pool.close() }
+        try await pool.withConnection { try await $0.execute("CREATE TABLE t (n integer)") }
+        let executor = BlockingExecutor(threads: 2, name: "pgtest")
+        let outcome: String = await withCheckedContinuation { c in
+            Thread {
+                _ = executor.runInline(blockingUntil: .now + .milliseconds(300)) {
+                    Task(executorPreference: executor) {
+                        do {
+                            try await pool.withTransaction { conn in
+                                try await conn.query("INSERT INTO t VALUES (1)")
+                                try await conn.query("SELECT pg_sleep(3)")
+                            }
+                            c.resume(returning: "answered")
+                        } catch let error as PostgresError {
+                            c.resume(returning: "\(error.code)")
+                        } catch {
+                            c.resume(returning: "\(error)")
+                        }
+                    }
+                }
+            }.start()
+        }
+        #expect(outcome == "deadlineExceeded")
+        // The pool's one connection works again, and the abandoned transaction left nothing.
+        let count = try await pool.withConnection { try await $0.query("SELECT count(*) AS n FROM t").first?.string("n") }
+        #expect(count == "0")
+    }
+
     @Test func transactionsRollBackOnThrow() async throws {
         try TestStack.require()
         let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
