@@ -19,10 +19,10 @@ public struct PostgresError: CodedError {
         /// A bound text value contains U+0000, which PostgreSQL text cannot hold (and a C
         /// string would silently cut short): refused before anything is sent.
         public static let textContainsNUL = Code(base: .textContainsNUL)
-        /// The request's deadline passed while waiting for the server's answer (a call made on
-        /// a connection thread, see `BlockingExecutor.currentBlockingDeadline`): the
-        /// connection was closed, so the server rolls back what it had not committed. Not
-        /// retried: the request is out of time.
+        /// The request's deadline passed (a call made on an HTTP connection's own thread, see
+        /// `BlockingExecutor.currentBlockingDeadline`) while waiting for a pool connection, or
+        /// for the server's answer: that connection was then closed, so the server rolls back
+        /// what it had not committed. Not retried: the request is out of time.
         public static let deadlineExceeded = Code(base: .deadlineExceeded)
         public var description: String { base.rawValue }
     }

@@ -89,6 +89,53 @@ struct PostgresPoolTests {
         #expect(count == "0")
     }
 
+    /// On a connection's own HTTP thread a lease that finds the pool empty waits there, without
+    /// a hand-off to another thread, until the request's deadline: it gets a connection
+    /// returned meanwhile, and goes on on the same thread; or `deadlineExceeded`.
+    @Test func aLeaseOnAConnectionThreadWaitsThereUntilTheDeadline() async throws {
+        try TestStack.require()
+        let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
+        defer { Task { await scratch.drop() } }
+        let pool = TestStack.pool(database: scratch.name, size: 1)
+        defer { pool.close() }
+        let executor = BlockingExecutor(threads: 2, name: "pgtest")
+        // "1 true": the query answered, and the task still ran with its thread's deadline,
+        // i.e. on the connection thread (on a handler thread there is none).
+        @Sendable func leaseOnConnectionThread(within timeout: Duration) async -> String {
+            await withCheckedContinuation { c in
+                Thread {
+                    _ = executor.runInline(blockingUntil: .now + timeout) {
+                        Task(executorPreference: executor) {
+                            do {
+                                let one = try await pool.withConnection { try await $0.query("SELECT 1 AS one").first?.string("one") }
+                                c.resume(returning: "\(one ?? "-") \(BlockingExecutor.currentBlockingDeadline != nil)")
+                            } catch let error as PostgresError {
+                                c.resume(returning: "\(error.code)")
+                            } catch {
+                                c.resume(returning: "\(error)")
+                            }
+                        }
+                    }
+                }.start()
+            }
+        }
+        let (held, heldSignal) = AsyncStream.makeStream(of: Void.self)
+        let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
+        let holder = Task {
+            try await pool.withConnection { _ in
+                heldSignal.yield()
+                for await _ in gate {}
+            }
+        }
+        for await _ in held { break }
+        #expect(await leaseOnConnectionThread(within: .milliseconds(200)) == "deadlineExceeded")
+        let waiting = Task { await leaseOnConnectionThread(within: .seconds(30)) }
+        try await Task.sleep(for: .milliseconds(100))  // most likely waiting by now; either order must pass
+        openGate.finish()
+        try await holder.value
+        #expect(await waiting.value == "1 true")
+    }
+
     @Test func transactionsRollBackOnThrow() async throws {
         try TestStack.require()
         let scratch = try await TestStack.scratchDatabase(prefix: "pgtest")
