@@ -242,9 +242,7 @@ start_services() {
     for entry in $SERVICES; do
         local name="${entry%%:*}" port="${entry##*:}"
         port_free "$port" || { log "port $port is taken; is another stack running?"; exit 1; }
-        # Behind the gateway's bounded keep-alive pool: a thread per connection, so a request
-        # runs on the thread that received it, libpq included (README, SIGNET_HTTP_CONNECTION_THREADS).
-        SIGNET_HTTP_CONNECTION_THREADS="${SIGNET_HTTP_CONNECTION_THREADS:-true}" SIGNET_HTTP_PORT="$port" "$bin/signet-$name" >>"$DATA/logs/$name.log" 2>&1 &
+        SIGNET_HTTP_PORT="$port" "$bin/signet-$name" >>"$DATA/logs/$name.log" 2>&1 &
         echo $! >"$DATA/run/$name.pid"
     done
     for entry in $SERVICES; do

@@ -152,6 +152,13 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         queue.deadline = deadline
         defer { queue.deadline = nil }
         let value = start()
+        // A connection's thread runs the jobs `start` enqueued (its request's task) and no
+        // later ones: a job enqueued from here afterwards may be another request's or a
+        // consumer's continuation, resumed by this request; run here, it could block this
+        // thread while holding what this request then waits for (a pool connection, a row
+        // lock), or hold up this response. It goes to the executor's threads instead.
+        if deadline != nil { queue.elsewhere = true }
+        defer { queue.elsewhere = false }
         var next = 0
         while next < queue.jobs.count {
             let job = queue.jobs[next]
