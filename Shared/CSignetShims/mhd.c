@@ -34,40 +34,20 @@ void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind
     if (bind_ipv4 == NULL || inet_pton(AF_INET, bind_ipv4, &addr.sin_addr) != 1) {
         addr.sin_addr.s_addr = htonl(INADDR_ANY);
     }
-    // thread_pool_size 0: a thread per connection (libmicrohttpd's poll mode; it has no epoll
-    // variant), each thread serving its own connection alone, so the handler may block there.
-    const int per_connection = thread_pool_size == 0;
-    unsigned int flags = (per_connection ? (MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD)
-                                         : MHD_USE_EPOLL_INTERNAL_THREAD) |
-                         MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | extra_flags;
-    // The one option that differs: each connection thread's stack (1 MiB reserved, touched as
-    // used: a Swift handler runs there, blocking calls included), or the pool's size.
-    size_t stack_size = (size_t)1 << 20;
-    struct MHD_Daemon *d = per_connection
-        ? MHD_start_daemon(
-              flags, port, (MHD_AcceptPolicyCallback)accept_policy, connection_cls,
-              (MHD_AccessHandlerCallback)access_handler, access_cls,
-              MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-              MHD_OPTION_THREAD_STACK_SIZE, stack_size,
-              MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-              MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
-              MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
-              MHD_OPTION_UNESCAPE_CALLBACK, signet_keep_escapes, NULL,
-              MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)completed_handler, completed_cls,
-              MHD_OPTION_NOTIFY_CONNECTION, (MHD_NotifyConnectionCallback)notify_connection, connection_cls,
-              MHD_OPTION_END)
-        : MHD_start_daemon(
-              flags, port, (MHD_AcceptPolicyCallback)accept_policy, connection_cls,
-              (MHD_AccessHandlerCallback)access_handler, access_cls,
-              MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-              MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
-              MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-              MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
-              MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
-              MHD_OPTION_UNESCAPE_CALLBACK, signet_keep_escapes, NULL,
-              MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)completed_handler, completed_cls,
-              MHD_OPTION_NOTIFY_CONNECTION, (MHD_NotifyConnectionCallback)notify_connection, connection_cls,
-              MHD_OPTION_END);
+    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                         MHD_USE_ERROR_LOG | extra_flags;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, port, (MHD_AcceptPolicyCallback)accept_policy, connection_cls,
+        (MHD_AccessHandlerCallback)access_handler, access_cls,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+        MHD_OPTION_UNESCAPE_CALLBACK, signet_keep_escapes, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)completed_handler, completed_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, (MHD_NotifyConnectionCallback)notify_connection, connection_cls,
+        MHD_OPTION_END);
     return d;
 }
 

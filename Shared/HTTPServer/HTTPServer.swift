@@ -7,14 +7,8 @@ import Platform
 public struct HTTPServerConfiguration: Sendable {
     public var host: String
     public var port: Int
-    /// libmicrohttpd's epoll thread pool size (unused with `threadPerConnection`).
+    /// libmicrohttpd's epoll thread pool size.
     public var threads: Int
-    /// A thread per connection instead of the epoll pool (`SIGNET_HTTP_CONNECTION_THREADS`):
-    /// each connection's thread serves it alone, so a handler runs there to the end, its
-    /// libpq calls included, without a hand-off to a handler thread and back. Threads are
-    /// bounded by `maxConnections`; meant for a service behind a gateway's bounded pool of
-    /// kept-alive connections.
-    public var threadPerConnection: Bool
     public var maxBodyBytes: Int
     /// Open connections at most, all clients together.
     public var maxConnections: Int
@@ -40,12 +34,11 @@ public struct HTTPServerConfiguration: Sendable {
         host: String = "127.0.0.1", port: Int, threads: Int = 2, maxBodyBytes: Int = 64 * 1024,
         maxConnections: Int = 1024, idleTimeoutSeconds: Int = 30, requestTimeout: Duration = .seconds(10),
         maxConnectionsPerAddress: Int = 256, unlimitedAddresses: [AddressRange] = [], pressureHighWater: Int? = nil,
-        pressureIdleTimeoutSeconds: Int = 2, healthPort: Int? = nil, threadPerConnection: Bool = false
+        pressureIdleTimeoutSeconds: Int = 2, healthPort: Int? = nil
     ) {
         self.host = host
         self.port = port
         self.threads = threads
-        self.threadPerConnection = threadPerConnection
         self.maxBodyBytes = maxBodyBytes
         self.maxConnections = maxConnections
         self.idleTimeoutSeconds = idleTimeoutSeconds
@@ -152,7 +145,7 @@ public final class HTTPServer: Service, @unchecked Sendable {
         let cls = Unmanaged.passUnretained(self).toOpaque()
         let d = signet_mhd_start(
             0, UInt16(configuration.port), configuration.host,
-            configuration.threadPerConnection ? 0 : UInt32(configuration.threads), UInt32(configuration.maxConnections),
+            UInt32(configuration.threads), UInt32(configuration.maxConnections),
             UInt32(configuration.idleTimeoutSeconds),
             unsafeBitCast(mhdAccessHandler, to: UnsafeMutableRawPointer.self), cls,
             unsafeBitCast(mhdCompletedHandler, to: UnsafeMutableRawPointer.self), cls,
@@ -288,40 +281,20 @@ final class RequestState: @unchecked Sendable {
         var response: HTTPResponse?
         var suspended: ConnectionHandle?
         var deadline: RequestDeadlines.Entry?
-        /// A connection thread waiting for the response (thread-per-connection mode).
-        var waiter: DispatchSemaphore?
     }
 
     /// Records the first response; resumes the connection when it is suspended (a response
     /// that arrives while the handler still runs inline is queued by the receiving thread).
     func finish(_ response: HTTPResponse, server: HTTPServer) {
-        let action = completion.withLock { c -> (ConnectionHandle?, RequestDeadlines.Entry?, DispatchSemaphore?)? in
+        let action = completion.withLock { c -> (ConnectionHandle, RequestDeadlines.Entry?)? in
             if c.response != nil { return nil }
             c.response = response
-            if c.suspended == nil && c.waiter == nil { return nil }
-            return (c.suspended, c.deadline, c.waiter)
+            guard let suspended = c.suspended else { return nil }
+            return (suspended, c.deadline)
         }
-        guard let (connection, deadline, waiter) = action else { return }
-        waiter?.signal()
+        guard let (connection, deadline) = action else { return }
         if let deadline { server.deadlines.remove(deadline) }
-        if let connection { server.resume(connection.pointer) }
-    }
-
-    /// The response, waited for by the connection's own thread until `deadline` (nil: none by
-    /// then). Only a handler that went on off this thread (a pool lease, a sleep) makes it wait.
-    func response(waitingUntil deadline: ContinuousClock.Instant) -> HTTPResponse? {
-        let waiter = completion.withLock { c -> DispatchSemaphore? in
-            if c.response != nil { return nil }
-            let semaphore = DispatchSemaphore(value: 0)
-            c.waiter = semaphore
-            return semaphore
-        }
-        if let waiter {
-            let left = max(deadline - ContinuousClock.now, .zero)
-            let (seconds, attoseconds) = left.components
-            _ = waiter.wait(timeout: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)))
-        }
-        return completion.withLock { $0.response }
+        server.resume(connection.pointer)
     }
 }
 
@@ -419,10 +392,6 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
         return queue(r, on: connection, closing: true)
     }
     state.counted = true
-    let arrived = ContinuousClock.now
-    if server.configuration.threadPerConnection {
-        return answerOnConnectionThread(request, state: state, arrived: arrived, server: server, connection: connection)
-    }
     // Inline first: the handler's task starts on this thread, and runs here for as long as it
     // neither waits for another thread nor blocks. A handler that completes here is answered
     // at once, without suspending the connection: no hand-off to a handler thread and back,
@@ -430,6 +399,7 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
     // poll) or is about to block (a libpq call moves itself, see PostgresConnection) goes on
     // on the handler threads, and its connection is suspended until it answers or its
     // deadline passes. This thread never blocks, so the deadline is always answered on time.
+    let arrived = ContinuousClock.now
     let respond = server.respond
     let executor = server.handlerExecutor
     let work = executor.runInline {
@@ -457,36 +427,6 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
     guard let answered else { return MHD_Result.YES }
     server.answeredInline()
     return queue(answered, on: connection, closing: server.isDraining)
-}
-
-/// Thread-per-connection mode: this thread serves this connection alone, so the handler runs
-/// here to the end, its blocking calls included (each bounded by the request's deadline, see
-/// ``BlockingExecutor/runInline(blockingUntil:_:)``), and a handler that went on elsewhere (a
-/// pool lease, a sleep) is waited for here until the deadline. No suspend, no resume, no
-/// deadline sweep: one wake-up per request, the socket's (and the database's answer).
-private func answerOnConnectionThread(
-    _ request: HTTPRequest, state: RequestState, arrived: ContinuousClock.Instant, server: HTTPServer, connection: OpaquePointer
-) -> MHD_Result {
-    let deadline = arrived + server.configuration.requestTimeout
-    let respond = server.respond
-    let executor = server.handlerExecutor
-    let work = executor.runInline(blockingUntil: deadline) {
-        Task(executorPreference: executor) {
-            let response = await respond(request)
-            state.finish(response, server: server)
-        }
-    }
-    var response = state.response(waitingUntil: deadline)
-    if response == nil {
-        work.cancel()
-        var r = HTTPResponse.problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: request.requestID)
-        r.headers.append(("X-Request-Id", request.requestID))
-        state.finish(r, server: server)  // unless the handler's came first
-        response = state.completion.withLock { $0.response }
-    }
-    server.answeredInline()
-    guard let response else { return MHD_Result.NO }
-    return queue(response, on: connection, closing: server.isDraining)
 }
 
 /// A header name lower-cased (ASCII) while it is copied: one pass, one allocation at most.

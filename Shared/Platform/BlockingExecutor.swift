@@ -14,7 +14,7 @@ import Synchronization
 /// There are up to as many threads as calls that may block at once (the database pool's
 /// size), so a blocked thread never keeps a runnable job waiting for long. Threads start when
 /// a job finds none idle, not before: HTTP handlers mostly run inline on the server's
-/// receiving threads (``runInline(blockingUntil:_:)``), so an idle service holds only the few its consumers
+/// receiving threads (``runInline(_:)``), so an idle service holds only the few its consumers
 /// and background work have needed.
 public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     // @unchecked Sendable: `queue` is behind a PlainLock, `available` is a semaphore, the
@@ -36,18 +36,8 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     /// Threads started so far.
     public var startedThreads: Int { queue.withLock { $0.started } }
 
-    /// Whether the calling thread may block: it belongs to a `BlockingExecutor`, or it runs jobs
-    /// inline for a connection it serves alone (``runInline(blockingUntil:_:)`` with a deadline).
-    public static var currentThreadMayBlock: Bool {
-        pthread_getspecific(Self.key) != nil || InlineJobs.current?.mayBlockHere == true
-    }
-
-    /// The deadline a blocking call on this thread must return by, when the thread runs a
-    /// request's jobs inline with one (``runInline(blockingUntil:_:)``); nil elsewhere.
-    public static var currentBlockingDeadline: ContinuousClock.Instant? {
-        guard let inline = InlineJobs.current, inline.owner != nil else { return nil }
-        return inline.deadline
-    }
+    /// Whether the calling thread belongs to a `BlockingExecutor`.
+    public static var currentThreadMayBlock: Bool { pthread_getspecific(Self.key) != nil }
 
     private static let key: pthread_key_t = {
         var k = pthread_key_t()
@@ -98,12 +88,11 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         // A job enqueued by a thread that is running this executor's jobs inline (see
         // runInline) stays on that thread: no hand-off, no wake-up.
         if let inline = InlineJobs.current, inline.owner === self {
-            if inline.leaving {
-                inline.leaving = false  // this job goes to the executor's threads (leaveReceivingThread)
-            } else if !inline.elsewhere {
+            if !inline.leaving {
                 inline.jobs.append(unowned)
                 return
             }
+            inline.leaving = false  // this job goes to the executor's threads (leaveReceivingThread)
         }
         // A new thread when every started one is busy (or about to be: jobs waiting outnumber
         // the idle threads), up to threadCount.
@@ -137,28 +126,13 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     /// ran libpq inline there lost ceremonies/s to that head-of-line blocking), and a request
     /// timeout is always answered on time.
     ///
-    /// With `deadline`, the calling thread serves one client alone (libmicrohttpd's thread per
-    /// connection), so blocking there holds up nobody else: the jobs run here to the end,
-    /// blocking calls included (``currentThreadMayBlock`` is true), and a blocking call must
-    /// return by `deadline` (``currentBlockingDeadline``), so the request's timeout is still
-    /// answered on time.
-    ///
     /// - Important: the caller must not hold a lock that the jobs could take. Calls do not
     ///   nest: an inner call only runs `start`, and the outer call runs the jobs.
-    public func runInline<T>(blockingUntil deadline: ContinuousClock.Instant? = nil, _ start: () -> T) -> T {
+    public func runInline<T>(_ start: () -> T) -> T {
         let queue = InlineJobs.forCurrentThread()
         if queue.owner != nil { return start() }
         queue.owner = self
-        queue.deadline = deadline
-        defer { queue.deadline = nil }
         let value = start()
-        // A connection's thread runs the jobs `start` enqueued (its request's task) and no
-        // later ones: a job enqueued from here afterwards may be another request's or a
-        // consumer's continuation, resumed by this request; run here, it could block this
-        // thread while holding what this request then waits for (a pool connection, a row
-        // lock), or hold up this response. It goes to the executor's threads instead.
-        if deadline != nil { queue.elsewhere = true }
-        defer { queue.elsewhere = false }
         var next = 0
         while next < queue.jobs.count {
             let job = queue.jobs[next]
@@ -171,14 +145,14 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
         return value
     }
 
-    /// Whether the calling thread is running jobs inline (``runInline(blockingUntil:_:)``).
+    /// Whether the calling thread is running jobs inline (``runInline(_:)``).
     public static var currentThreadRunsInline: Bool { InlineJobs.current?.owner != nil }
 
     /// Moves the calling task from the receiving thread that runs it inline to its executor's
     /// own threads, where it may block: one hand-off, made only by a task about to block.
     /// Elsewhere it returns at once.
     public static func leaveReceivingThread() async {
-        guard let inline = InlineJobs.current, inline.owner != nil, inline.deadline == nil else { return }
+        guard let inline = InlineJobs.current, inline.owner != nil else { return }
         // The yield re-enqueues this task's job on its executor from this thread; `leaving`
         // sends that one job to the executor's threads instead of this thread's inline queue.
         inline.leaving = true
@@ -186,31 +160,13 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     }
 }
 
-extension BlockingExecutor {
-    /// Runs `body` with the jobs it enqueues (a continuation it resumes: a pool connection
-    /// handed to a waiting task) sent to the executor's threads, not run inline on the
-    /// calling receiving thread: another request's work must not hold up this thread's
-    /// response, nor block where this thread's deadline is not that request's.
-    public static func sendingJobsToThreads<T>(_ body: () throws -> T) rethrows -> T {
-        guard let inline = InlineJobs.current, inline.owner != nil, !inline.elsewhere else { return try body() }
-        inline.elsewhere = true
-        defer { inline.elsewhere = false }
-        return try body()
-    }
-}
-
-/// The jobs a thread runs inline for ``BlockingExecutor/runInline(blockingUntil:_:)``, one per thread that
+/// The jobs a thread runs inline for ``BlockingExecutor/runInline(_:)``, one per thread that
 /// ever called it (found through a thread-specific key, freed when the thread exits).
 private final class InlineJobs {
     /// The executor whose jobs run inline right now; nil outside `runInline`.
     var owner: BlockingExecutor?
     /// The next job enqueued goes to the executor's threads (see leaveReceivingThread).
     var leaving = false
-    /// Every job enqueued goes to the executor's threads (see sendingJobsToThreads).
-    var elsewhere = false
-    /// Set while the thread runs a connection's jobs that may block until then.
-    var deadline: ContinuousClock.Instant?
-    var mayBlockHere: Bool { owner != nil && deadline != nil }
     var jobs: [UnownedJob] = []
 
     init() { jobs.reserveCapacity(8) }

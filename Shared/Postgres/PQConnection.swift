@@ -88,13 +88,13 @@ final class PQConnection: @unchecked Sendable {
     ///
     /// - Throws: `connectionLost` when the connection was already known lost, so COMMIT was
     ///   never sent and the transaction cannot have committed (safe to run again);
-    ///   `commitOutcomeUnknown` when it was lost (or its deadline passed) while COMMIT was on
-    ///   its way: the server may have committed or not, and nothing may be repeated blindly.
+    ///   `commitOutcomeUnknown` when it was lost while COMMIT was on its way: the server may
+    ///   have committed or not, and nothing may be repeated blindly.
     func commit() throws {
         guard isHealthy else { throw PostgresError(.connectionLost, message: "connection lost before COMMIT was sent") }
         do {
             _ = try execSimple("COMMIT")
-        } catch let error as PostgresError where error.code == .connectionLost || error.code == .deadlineExceeded {
+        } catch let error as PostgresError where error.code == .connectionLost {
             throw PostgresError(.commitOutcomeUnknown, sqlState: error.sqlState, message: error.message)
         }
     }
@@ -118,22 +118,17 @@ final class PQConnection: @unchecked Sendable {
             nextStatement += 1
             // Parameter types are left to the server to infer, as for an unnamed statement. A
             // failed prepare (a syntax error, an aborted transaction) reports like the call.
-            _ = try consume(
-                try call(conn, send: { PQsendPrepare($0, candidate, query.sql, Int32(binds.count), nil) }, blocking: { PQprepare($0, candidate, query.sql, Int32(binds.count), nil) }))
+            _ = try consume(PQprepare(conn, candidate, query.sql, Int32(binds.count), nil))
             prepared[query.sql] = candidate
             name = candidate
         }
-        let result: OpaquePointer? = try cStrings.withUnsafeBufferPointer { buf in
-            try buf.withMemoryRebound(to: UnsafePointer<CChar>?.self) { params in
-                let n = Int32(binds.count)
+        let result: OpaquePointer? = cStrings.withUnsafeBufferPointer { buf in
+            buf.withMemoryRebound(to: UnsafePointer<CChar>?.self) { params in
                 if let name {
-                    return try call(
-                        conn, send: { PQsendQueryPrepared($0, name, n, params.baseAddress, nil, nil, 0) },
-                        blocking: { PQexecPrepared($0, name, n, params.baseAddress, nil, nil, 0) })
+                    PQexecPrepared(conn, name, Int32(binds.count), params.baseAddress, nil, nil, 0)
+                } else {
+                    PQexecParams(conn, query.sql, Int32(binds.count), nil, params.baseAddress, nil, nil, 0)
                 }
-                return try call(
-                    conn, send: { PQsendQueryParams($0, query.sql, n, nil, params.baseAddress, nil, nil, 0) },
-                    blocking: { PQexecParams($0, query.sql, n, nil, params.baseAddress, nil, nil, 0) })
             }
         }
         do {
@@ -151,62 +146,7 @@ final class PQConnection: @unchecked Sendable {
     @discardableResult
     func execSimple(_ sql: String) throws -> PostgresRows {
         guard let conn else { throw PostgresError(.connectionLost, message: "not connected") }
-        return try consume(try call(conn, send: { PQsendQuery($0, sql) }, blocking: { PQexec($0, sql) }))
-    }
-
-    /// Runs one call: libpq's blocking form; or, on a thread whose request must be answered by a
-    /// deadline (a connection thread, ``BlockingExecutor/currentBlockingDeadline``), its `send`
-    /// form, with the answer awaited by `poll` until that deadline. The result is what the
-    /// blocking form returns: the last one (nil when the send failed; the caller reads why).
-    ///
-    /// - Throws: `deadlineExceeded` when the deadline passed first. The connection is closed
-    ///   then (its state is unknown: the server rolls back what it had not committed, and the
-    ///   pool reconnects it before its next use).
-    private func call(
-        _ conn: OpaquePointer, send: (OpaquePointer) -> Int32, blocking: (OpaquePointer) -> OpaquePointer?
-    ) throws -> OpaquePointer? {
-        guard let deadline = BlockingExecutor.currentBlockingDeadline else { return blocking(conn) }
-        guard send(conn) == 1 else { return nil }
-        var last: OpaquePointer?
-        while true {
-            while PQisBusy(conn) == 1 {
-                guard Self.waitReadable(PQsocket(conn), until: deadline) else {
-                    if let last { PQclear(last) }
-                    abandon()
-                    throw PostgresError(.deadlineExceeded, message: "the request's deadline passed before the database answered")
-                }
-                // A broken connection: PQgetResult reports it without waiting.
-                if PQconsumeInput(conn) == 0 { break }
-            }
-            guard let result = PQgetResult(conn) else { break }
-            if let last { PQclear(last) }
-            last = result
-            if PQstatus(conn) == CONNECTION_BAD { break }
-        }
-        return last
-    }
-
-    /// Waits until `fd` is readable (or in error: the next read says why); false when the
-    /// deadline came first.
-    private static func waitReadable(_ fd: Int32, until deadline: ContinuousClock.Instant) -> Bool {
-        var pfd = pollfd(fd: fd, events: readable, revents: 0)
-        while true {
-            let left = deadline - ContinuousClock.now
-            if left <= .zero { return false }
-            let (seconds, attoseconds) = left.components
-            // Whole milliseconds, rounded up: a wait never ends just before the deadline.
-            let ms = Int32(clamping: seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000)
-            let n = poll(&pfd, 1, ms)
-            if n > 0 || (n < 0 && errno != EINTR) { return true }
-        }
-    }
-
-    /// Closes a connection whose state is unknown (a call abandoned at its deadline).
-    private func abandon() {
-        if let conn { PQfinish(conn) }
-        conn = nil
-        lost = true
-        prepared = [:]
+        return try consume(PQexec(conn, sql))
     }
 
     private func consume(_ result: OpaquePointer?) throws -> PostgresRows {
@@ -310,14 +250,11 @@ public final class PostgresConnection: Sendable {
 
     private func runBlockingPQ<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         // A handler running inline on the HTTP server's receiving thread first moves to the
-        // handler threads: that thread serves other connections and never blocks. Not on a
-        // thread of its own connection: there it stays, and the call waits until the request's
-        // deadline at most (see PQConnection.call).
+        // handler threads: that thread serves other connections and never blocks.
         if BlockingExecutor.currentThreadRunsInline { await BlockingExecutor.leaveReceivingThread() }
-        // On a BlockingExecutor thread (HTTP handlers run there), or a connection's own thread,
-        // the call runs inline: the thread may block, and the hop to the connection's queue and
-        // back is saved. The connection is leased to this task alone, so its queue has nothing
-        // else to order.
+        // On a BlockingExecutor thread (HTTP handlers run there) the call runs inline: the
+        // thread may block, and the hop to the connection's queue and back is saved. The
+        // connection is leased to this task alone, so its queue has nothing else to order.
         if BlockingExecutor.currentThreadMayBlock { return try body() }
         return try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
             queue.async {

@@ -4,7 +4,7 @@ import Platform
 /// (which may quote values) is in `debugDescription`, for debugging, not for logs.
 public struct PostgresError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed, textContainsNUL, deadlineExceeded }
+        enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed, textContainsNUL }
         let base: Base
         public static let connectFailed = Code(base: .connectFailed)
         /// The session ended (server restart, terminated backend, network) before the
@@ -19,11 +19,6 @@ public struct PostgresError: CodedError {
         /// A bound text value contains U+0000, which PostgreSQL text cannot hold (and a C
         /// string would silently cut short): refused before anything is sent.
         public static let textContainsNUL = Code(base: .textContainsNUL)
-        /// The request's deadline passed (a call made on an HTTP connection's own thread, see
-        /// `BlockingExecutor.currentBlockingDeadline`) while waiting for a pool connection, or
-        /// for the server's answer: that connection was then closed, so the server rolls back
-        /// what it had not committed. Not retried: the request is out of time.
-        public static let deadlineExceeded = Code(base: .deadlineExceeded)
         public var description: String { base.rawValue }
     }
 

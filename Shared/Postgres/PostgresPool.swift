@@ -1,4 +1,3 @@
-import Dispatch
 import Platform
 import Synchronization
 
@@ -52,23 +51,8 @@ public final class PostgresPool: Sendable {
     private struct State {
         var idle: [PostgresConnection] = []
         var created = 0
-        var waiters: [Waiter] = []
+        var waiters: [CheckedContinuation<PostgresConnection, any Error>] = []
         var closed = false
-    }
-
-    /// A lease waiting for a connection: a suspended task, or a thread that may block (an HTTP
-    /// connection's own thread, see `BlockingExecutor.currentBlockingDeadline`), which waits
-    /// where it is instead of going on on another thread: no hand-off when the pool runs short.
-    private enum Waiter {
-        case task(CheckedContinuation<PostgresConnection, any Error>)
-        case thread(ThreadWaiter)
-    }
-
-    private final class ThreadWaiter: @unchecked Sendable {
-        // @unchecked Sendable: `handed` is written under the pool's lock, and read under it or
-        // after `ready` was signalled (which happens after the write).
-        let ready = DispatchSemaphore(value: 0)
-        var handed: Result<PostgresConnection, PostgresError>?
     }
 
     private let state = PlainLock(State())
@@ -161,21 +145,14 @@ public final class PostgresPool: Sendable {
 
     /// Closes idle connections and fails waiters; leased connections close when returned.
     public func close() {
-        let closed = PostgresError(.poolClosed, message: "pool closed")
-        let waiters = state.withLock { s -> [Waiter] in
+        let waiters = state.withLock { s -> [CheckedContinuation<PostgresConnection, any Error>] in
             s.closed = true
             s.idle.removeAll()
             let w = s.waiters
             s.waiters.removeAll()
-            for case .thread(let t) in w { t.handed = .failure(closed) }
             return w
         }
-        for w in waiters {
-            switch w {
-            case .task(let c): c.resume(throwing: closed)
-            case .thread(let t): t.ready.signal()
-            }
-        }
+        for w in waiters { w.resume(throwing: PostgresError(.poolClosed, message: "pool closed")) }
     }
 
     private enum LeaseAction {
@@ -204,15 +181,11 @@ public final class PostgresPool: Sendable {
         case .create:
             connection = PostgresConnection(conninfo: configuration.conninfo, id: nextID.wrappingAdd(1, ordering: .relaxed).newValue)
         case .wait:
-            if let deadline = BlockingExecutor.currentBlockingDeadline {
-                connection = try waitOnThisThread(until: deadline)
-                break
-            }
             connection = try await withCheckedThrowingContinuation { continuation in
                 let immediate = state.withLock { s -> LeaseAction in
                     if s.closed { return .closed }
                     if let c = s.idle.popLast() { return .use(c) }
-                    s.waiters.append(.task(continuation))
+                    s.waiters.append(continuation)
                     return .wait
                 }
                 switch immediate {
@@ -231,58 +204,12 @@ public final class PostgresPool: Sendable {
         return connection
     }
 
-    /// Waits for a connection on this thread, which may block, until `deadline`.
-    ///
-    /// - Throws: `deadlineExceeded` when none became free by then; `poolClosed`.
-    private func waitOnThisThread(until deadline: ContinuousClock.Instant) throws -> PostgresConnection {
-        let waiter = ThreadWaiter()
-        let immediate = state.withLock { s -> LeaseAction in
-            if s.closed { return .closed }
-            if let c = s.idle.popLast() { return .use(c) }
-            s.waiters.append(.thread(waiter))
-            return .wait
-        }
-        switch immediate {
-        case .use(let c): return c
-        case .closed: throw PostgresError(.poolClosed, message: "pool closed")
-        default: break
-        }
-        let (seconds, attoseconds) = max(deadline - ContinuousClock.now, .zero).components
-        if waiter.ready.wait(timeout: .now() + .nanoseconds(Int(seconds * 1_000_000_000 + attoseconds / 1_000_000_000))) == .timedOut {
-            // Withdrawn, unless a connection (or the pool's closing) was handed over meanwhile.
-            let withdrawn = state.withLock { s -> Bool in
-                if waiter.handed != nil { return false }
-                s.waiters.removeAll { w in
-                    if case .thread(let t) = w { return t === waiter }
-                    return false
-                }
-                return true
-            }
-            if withdrawn { throw PostgresError(.deadlineExceeded, message: "no database connection became free before the request's deadline") }
-            waiter.ready.wait()  // signalled right after the hand-over
-        }
-        return try waiter.handed!.get()
-    }
-
     private func release(_ connection: PostgresConnection) {
-        let waiter = state.withLock { s -> Waiter? in
-            if !s.waiters.isEmpty {
-                let w = s.waiters.removeFirst()
-                if case .thread(let t) = w { t.handed = .success(connection) }
-                return w
-            }
+        let waiter = state.withLock { s -> CheckedContinuation<PostgresConnection, any Error>? in
+            if !s.waiters.isEmpty { return s.waiters.removeFirst() }
             if !s.closed { s.idle.append(connection) } else { s.created -= 1 }
             return nil
         }
-        switch waiter {
-        case .task(let continuation):
-            // The waiting task goes on on the handler threads, not inline after the request
-            // that is returning the connection on its receiving thread.
-            BlockingExecutor.sendingJobsToThreads { continuation.resume(returning: connection) }
-        case .thread(let t):
-            t.ready.signal()
-        case nil:
-            break
-        }
+        waiter?.resume(returning: connection)
     }
 }

@@ -26,10 +26,6 @@ extension PostgresError: HTTPErrorConvertible {
             // Client input that no text column can hold (JSON allows \u0000 in strings).
             return HTTPError(.invalidField, detail: "A text value contains the NUL character (U+0000), which cannot be stored.")
         }
-        if code == .deadlineExceeded {
-            // The request's own deadline passed while the database had not answered.
-            return HTTPError(.requestTimeout, detail: "The request did not finish in time.")
-        }
         guard isConnectionError || code == .poolClosed else { return nil }
         return HTTPError(.databaseUnavailable, detail: "The database is unavailable; retry.", headers: retry)
     }

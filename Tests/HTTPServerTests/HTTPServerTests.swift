@@ -10,7 +10,7 @@ import Testing
 /// The real libmicrohttpd server on an ephemeral loopback port.
 @Suite(.serialized) struct HTTPServerTests {
     func withServer(
-        maxBody: Int = 1024, timeout: Duration = .seconds(5), connectionThreads: Bool = false, _ body: (Int) async throws -> Void
+        maxBody: Int = 1024, timeout: Duration = .seconds(5), _ body: (Int) async throws -> Void
     ) async throws {
         var r = Router()
         r.post("/echo") { request, _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: request.body) }
@@ -25,13 +25,9 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
             return .text(currentThreadName())
         }
-        r.get("/may-block") { _, _ in
-            .text("\(BlockingExecutor.currentThreadMayBlock) \(BlockingExecutor.currentBlockingDeadline != nil) \(currentThreadName())")
-        }
         let app = HTTPApplication(router: r, logger: Logger(label: "test", level: .critical))
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(
-                host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: maxBody, requestTimeout: timeout, threadPerConnection: connectionThreads),
+            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: maxBody, requestTimeout: timeout),
             logger: Logger(label: "test", level: .critical)
         ) { await app.respond(to: $0) }
         try server.start()
@@ -56,8 +52,8 @@ import Testing
         return (http.statusCode, Array(data), http)
     }
 
-    @Test(arguments: [false, true]) func echoesBodiesAndQueries(connectionThreads: Bool) async throws {
-        try await withServer(connectionThreads: connectionThreads) { port in
+    @Test func echoesBodiesAndQueries() async throws {
+        try await withServer { port in
             let payload = Array((0..<1000).map { UInt8($0 % 251) })
             let (status, body, _) = try await send(port, "POST", "/echo", body: payload)
             #expect(status == 200 && body == payload)
@@ -66,8 +62,8 @@ import Testing
         }
     }
 
-    @Test(arguments: [false, true]) func oversizedBodiesAre413(connectionThreads: Bool) async throws {
-        try await withServer(maxBody: 100, connectionThreads: connectionThreads) { port in
+    @Test func oversizedBodiesAre413() async throws {
+        try await withServer(maxBody: 100) { port in
             let (status, body, http) = try await send(port, "POST", "/echo", body: Array(repeating: 1, count: 5000))
             #expect(status == 413)
             #expect(http.value(forHTTPHeaderField: "Content-Type") == "application/problem+json")
@@ -75,8 +71,8 @@ import Testing
         }
     }
 
-    @Test(arguments: [false, true]) func slowHandlersTimeOutWith503(connectionThreads: Bool) async throws {
-        try await withServer(timeout: .milliseconds(200), connectionThreads: connectionThreads) { port in
+    @Test func slowHandlersTimeOutWith503() async throws {
+        try await withServer(timeout: .milliseconds(200)) { port in
             let (status, body, _) = try await send(port, "GET", "/slow")
             #expect(status == 503)
             #expect(String(decoding: body, as: UTF8.self).contains("request_timeout"))
@@ -96,31 +92,11 @@ import Testing
             let (status, body, _) = try await send(port, "GET", "/thread-after-wait")
             #expect(status == 200)
             #expect(String(decoding: body, as: UTF8.self).hasPrefix("handler-"))
-            // The epoll pool's threads serve many connections: a handler there may not block.
-            let (_, mayBlock, _) = try await send(port, "GET", "/may-block")
-            #expect(String(decoding: mayBlock, as: UTF8.self).hasPrefix("false false "))
         }
     }
 
-    /// With a thread per connection, the handler runs on its connection's thread, which may
-    /// block there until the request's deadline (libpq waits no longer, see PQConnection);
-    /// one that waits for another thread goes on on the handler threads and is waited for.
-    @Test func connectionThreadsRunHandlersToTheEndAndMayBlock() async throws {
-        try await withServer(connectionThreads: true) { port in
-            for _ in 0..<3 {
-                let (status, body, _) = try await send(port, "GET", "/may-block")
-                #expect(status == 200)
-                let text = String(decoding: body, as: UTF8.self)
-                #expect(text.hasPrefix("true true ") && !text.contains("handler-"))
-            }
-            let (status, body, _) = try await send(port, "GET", "/thread-after-wait")
-            #expect(status == 200)
-            #expect(String(decoding: body, as: UTF8.self).hasPrefix("handler-"))
-        }
-    }
-
-    @Test(arguments: [false, true]) func manyConcurrentRequests(connectionThreads: Bool) async throws {
-        try await withServer(connectionThreads: connectionThreads) { port in
+    @Test func manyConcurrentRequests() async throws {
+        try await withServer { port in
             try await withThrowingTaskGroup(of: Int.self) { group in
                 for i in 0..<200 {
                     // Inline and suspended requests mixed on the same threads.
@@ -132,16 +108,16 @@ import Testing
         }
     }
 
-    @Test(arguments: [false, true]) func shutdownWaitsForInFlightRequests(connectionThreads: Bool) async throws {
+    @Test func shutdownWaitsForInFlightRequests() async throws {
         var r = Router()
         r.get("/work") { _, _ in
             try await Task.sleep(for: .milliseconds(300))
             return .text("done")
         }
         let app = HTTPApplication(router: r, logger: Logger(label: "test", level: .critical))
-        let server = HTTPServer(
-            configuration: HTTPServerConfiguration(port: 0, threadPerConnection: connectionThreads), logger: Logger(label: "test", level: .critical)
-        ) { await app.respond(to: $0) }
+        let server = HTTPServer(configuration: HTTPServerConfiguration(port: 0), logger: Logger(label: "test", level: .critical)) {
+            await app.respond(to: $0)
+        }
         try server.start()
         let port = server.boundPort
         let inFlight = Task { try await send(port, "GET", "/work") }

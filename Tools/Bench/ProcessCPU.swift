@@ -8,9 +8,8 @@ struct ProcessCPU {
     let seconds: [String: Double]
     /// Context switches (voluntary + involuntary, over the process's live threads) and
     /// threads, of the services' processes by part (not PostgreSQL's, nginx's or the client's).
-    /// A thread that exited during the run takes its count with it: with a thread per
-    /// connection (`SIGNET_HTTP_CONNECTION_THREADS`), connections the gateway closed (nginx
-    /// renews an upstream connection every 1,000 requests) make the figure an undercount.
+    /// A thread that exited during the run takes its count with it (an undercount for a
+    /// server whose threads come and go with connections).
     let switches: [String: Int]
     let threads: [String: Int]
 

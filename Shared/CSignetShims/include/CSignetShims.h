@@ -6,9 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/// Starts a libmicrohttpd daemon: epoll with an internal pool of `thread_pool_size` threads,
-/// or, when `thread_pool_size` is 0, a thread per connection (poll, 1 MiB stacks);
-/// suspend/resume, path escapes left in place (see mhd.c). `bind_ipv4` may be NULL (all interfaces). `accept_policy`
+/// Starts a libmicrohttpd daemon: epoll, internal thread pool, suspend/resume, path escapes
+/// left in place (see mhd.c). `bind_ipv4` may be NULL (all interfaces). `accept_policy`
 /// (an MHD_AcceptPolicyCallback) and `notify_connection` (an MHD_NotifyConnectionCallback)
 /// share `connection_cls`; either may be NULL. Returns the `struct MHD_Daemon *` or NULL.
 void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind_ipv4,
