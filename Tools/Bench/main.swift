@@ -230,6 +230,11 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     let parts = cpuBefore.millisecondsPerUnit(until: cpuAfter, units: counts.0)
     print("cpu_ms_per_\(kind == .ceremony ? "ceremony" : "flow") " + parts.map { "\($0.part) " + String(format: "%.3f", $0.ms) }.joined(separator: "  ")
         + String(format: "  total %.3f", parts.reduce(0) { $0 + $1.ms }))
+    // Context switches per unit of work in each service process (its threads together: every
+    // hand-off and wake-up is one), and each one's threads.
+    let switches = cpuBefore.switchesPerUnit(until: cpuAfter, units: counts.0)
+    print("context_switches_per_\(kind == .ceremony ? "ceremony" : "flow") " + switches.map { "\($0.part) " + String(format: "%.2f", $0.switches) }.joined(separator: "  "))
+    print("threads " + switches.map { "\($0.part) \($0.threads)" }.joined(separator: "  "))
 }
 
 /// The handle and request options of an options response, read with the strict parser.
