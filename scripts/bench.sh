@@ -165,6 +165,8 @@ run_signet() {
     cer_failed=$((cer_failed + ${failed:-1}))
     # Where the CPU went (signet-bench reads /proc around its measured loop); the last run's.
     cer_cpu=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p')
+    cer_switches=$(printf '%s\n' "$out" | sed -n 's/^context_switches_per_ceremony //p')
+    cer_threads=$(printf '%s\n' "$out" | sed -n 's/^threads //p')
     auth_cpu_runs="$auth_cpu_runs $(printf '%s\n' "$cer_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "authentication") print $(i + 1)}')"
     signet_total_runs="$signet_total_runs $(printf '%s\n' "$cer_cpu" | awk '{print $NF}')"
 }
@@ -277,6 +279,8 @@ awk -v c="$cer" -v p="$pg_auth_tps" -v s="$pg_auth_simple_tps" -v r="$pair_ratio
 vr=$(printf '%s\n' "$verify" | awk '/assertion_verify_per_s/ {print $2}')
 awk -v v="$vr" -v o="$openssl_verify" 'BEGIN { if (o > 0) printf "%-58s %11.1f%%  (target 90%%)\n", "assertion verification / openssl", 100 * v / o }'
 printf '%-58s %s\n' "CPU ms per ceremony (last run)" "$cer_cpu"
+printf '%-58s %s\n' "context switches per ceremony, services (last run)" "${cer_switches:-n/a}"
+printf '%-58s %s\n' "threads per service under load (last run)" "${cer_threads:-n/a}"
 printf '%-58s %s   runs:%s\n' "authentication CPU ms per ceremony (median; target 0.25)" "$auth_cpu" "$auth_cpu_runs"
 printf '%-58s %s   (pgbench -R %s: PostgreSQL %s ms per transaction; target within 10 %%)\n' "PostgreSQL CPU ms per ceremony (last run)" \
     "$(printf '%s\n' "$cer_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "postgres") print $(i + 1)}')" "$cer" "${pg_rated_cpu:-n/a}"
