@@ -44,8 +44,8 @@ let package = Package(
         // pointers and plain C types.
         .target(name: "CCurlShims", path: "Shared/CCurlShims", linkerSettings: [.linkedLibrary("curl")]),
         // Variadic and macro-only C calls (MHD_start_daemon, rd_kafka_producev, the mock
-        // cluster's TCP relay, glibc's mallopt). Its header exposes only void pointers so that no
-        // C type is declared by two Clang modules.
+        // cluster's TCP relay). Its header exposes only void pointers so that no C type is
+        // declared by two Clang modules.
         .target(
             name: "CSignetShims", path: "Shared/CSignetShims",
             linkerSettings: [
@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "Delivery", dependencies: ["Platform", "CCurl", "CCurlShims"], path: "Shared/Delivery"),
         .target(
             name: "ServiceKit",
-            dependencies: ["Platform", "JSON", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens", "CSignetShims"],
+            dependencies: ["Platform", "JSON", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
             path: "Shared/ServiceKit"),
 
         // MARK: - Services

@@ -42,8 +42,6 @@ public enum ServiceRuntime {
         let own: S.Configuration
         do {
             let env = Environment()
-            // Before the first thread starts: arenas already created would stay.
-            try ProcessMemory.configure(env)
             configuration = try ServiceConfiguration(service: S.name, environment: env)
             own = try await S.configuration(env, logger: logger)
         } catch {
@@ -93,8 +91,6 @@ public enum ServiceRuntime {
         services.append(DrainFlagService(flag: draining))
         services.append(http)
 
-        // What start-up allocated and freed (migrations, route tables) goes back to the system.
-        ProcessMemory.trim()
         let group = ServiceGroup(services: services, logger: logger, maximumShutdownDuration: configuration.shutdownGrace)
         logger.notice("service started", metadata: ["signet.instance": .string(configuration.instanceID)])
         try await group.run()

@@ -55,12 +55,4 @@ int signet_kafka_produce(void *rk, const char *topic, int32_t partition,
 int signet_tcp_relay_start(const char *listen_host, uint16_t listen_port,
                            const char *target_host, uint16_t target_port);
 
-/// glibc: caps the number of malloc arenas (mallopt M_ARENA_MAX). Returns 1 on success, 0 on
-/// error. Call before the process starts threads.
-int signet_malloc_arena_max(int arenas);
-
-/// glibc: returns the free memory at the top of the heap and the free pages inside every
-/// arena to the system (malloc_trim(0)). Returns 1 when memory was released.
-int signet_malloc_trim(void);
-
 #endif
