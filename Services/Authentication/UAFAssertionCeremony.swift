@@ -217,8 +217,9 @@ private struct CounterNotIncreased: Error {
 ///
 /// In a flow that confirms a transaction (`flow.transactionId`) the step signs its details, as
 /// a fido2 step does: the request's challenge is the dynamic-linking challenge of the details
-/// hash and a nonce, and its `text/plain` transaction is ``Schema/TransactionDetails/uafDisplayText``
-/// (``FIDO/UAFTransactionConfirmation``); verification derives both again from the transaction
+/// hash and a nonce, and its transaction list is ``Schema/TransactionDetails/uafDisplayText`` as
+/// `text/plain` plus the transaction's `image/png` forms (``FIDO/UAFTransactionConfirmation``):
+/// the signed content hash may be that of any of them; verification derives both again from the transaction
 /// as it is then (an amended transaction no longer matches), and the step's evidence goes to
 /// the transaction service, which verifies it once more before issuing the tcToken.
 struct UAFMethod: AuthenticationMethod {
@@ -250,7 +251,7 @@ struct UAFMethod: AuthenticationMethod {
             let nonce = SecureRandom.bytes(16)
             pending.challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: nonce)
             pending.nonce = Base64URL.encode(nonce)
-            transactions = [UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)]
+            transactions = tx.details.uafTransactions
         }
         let messages = try await ceremony.requestMessages(
             tenant: tenant, keys: flow.username == nil ? nil : keys.map { ($0.aaid, $0.keyID) }, challenge: pending.challenge,
@@ -283,7 +284,7 @@ struct UAFMethod: AuthenticationMethod {
             }
             let tx = try await PendingTransaction.load(id, tenant: flow.tenant, pool: ceremony.context.pool)
             challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: n)
-            shown = [UAFShownTransaction(content: Array(tx.details.uafDisplayText.utf8))]
+            shown = tx.details.uafShown
             nonce = n
         }
         let verified = try await ceremony.verify(

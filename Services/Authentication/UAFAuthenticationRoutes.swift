@@ -56,7 +56,8 @@ struct UAFAuthenticationRoutes: Sendable {
         switch body.transaction {
         case .reference(let reference)?:
             // A transaction of the transaction service: the user is its user, the challenge
-            // commits to its details hash, and the authenticator shows its display text.
+            // commits to its details hash, and the authenticator shows its display text or
+            // one of its images.
             guard body.transactionText == nil else {
                 throw HTTPError.invalid("transaction", "Send transaction or transactionText, not both.")
             }
@@ -71,7 +72,7 @@ struct UAFAuthenticationRoutes: Sendable {
             let n = SecureRandom.bytes(16)
             challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: n)
             // Its content is derived again from the transaction at verification (not sealed).
-            contents = UAFTransactionContents(transactions: [UAFTransactionConfirmation.transaction(text: tx.details.uafDisplayText)], shown: [])
+            contents = UAFTransactionContents(transactions: tx.details.uafTransactions, shown: [])
             nonce = n
             transactionId = reference.transactionId
         case .contents(let forms)?:
@@ -127,7 +128,7 @@ struct UAFAuthenticationRoutes: Sendable {
             }
             let tx = try await PendingTransaction.load(id, tenant: tenantID, pool: context.pool)
             challenge = UAFTransactionConfirmation.challenge(detailsHash: tx.detailsHash, nonce: nonce)
-            shown = [UAFShownTransaction(content: Array(tx.details.uafDisplayText.utf8))]
+            shown = tx.details.uafShown
             confirming = (tx, nonce)
         }
         let sessionID = SessionIssuer.newSessionID()

@@ -1,4 +1,5 @@
 import Crypto
+import FIDO
 import Foundation
 import HTTPServer
 import Platform
@@ -82,6 +83,7 @@ struct TransactionRoutes: Sendable {
         try UsernameRules.require(body.username)
         let details = body.details
         if let v = details.violation() { throw HTTPError.invalid(v.field, v.message) }
+        try Self.checkImages(details.images ?? [])
         let lifetime = body.expiresInSeconds ?? Self.defaultLifetime
         guard (5...Self.maximumLifetime).contains(lifetime) else { throw HTTPError.invalid("expiresInSeconds", "expiresInSeconds must be 5-86400.") }
         if let account = body.payerAccount, account.isEmpty || account.count > 64 { throw HTTPError.invalid("payerAccount", "payerAccount must be 1-64 characters.") }
@@ -101,6 +103,25 @@ struct TransactionRoutes: Sendable {
         }
         ctx.logger.info("transaction created")
         return try .json(tx.resource(), status: 201, headers: [("Cache-Control", "no-store")])
+    }
+
+    /// Each image must be a PNG a UAF authenticator may show (``FIDO/UAFTransactionPNG``: one
+    /// decodable image, no hidden chunks) of the size and pixel format its characteristics
+    /// announce, before it is sent to any client.
+    ///
+    /// - Throws: 400 `uaf_transaction_png_malformed`, `…_unsupported_chunk`, `…_too_large` or
+    ///   `…_characteristics_mismatch` with `field` `images[i].content`.
+    static func checkImages(_ images: [TransactionImage]) throws {
+        for (i, image) in images.enumerated() {
+            guard let bytes = Base64URL.decode(image.content), !bytes.isEmpty else {
+                throw HTTPError.invalid("images[\(i)].content", "content is the base64url of a PNG file, unpadded.")
+            }
+            do throws(UAFTransactionPNGError) {
+                try UAFTransactionPNG(bytes: bytes).check(UAFDisplayPNGCharacteristics(image.tcDisplayPNGCharacteristics))
+            } catch {
+                throw HTTPError(.transactionPNGRefused(error), detail: error.detail, field: "images[\(i)].content")
+            }
+        }
     }
 
     func amend(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {

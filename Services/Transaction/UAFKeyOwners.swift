@@ -70,7 +70,8 @@ enum UAFKeyOwners {
     /// Whether `step` (a `uaf` evidence step) was signed by an active UAF key of the user whose
     /// subject reference is `subjectRef` in
     /// `tenant`, registered with the public key the step names, over the dynamic-linking
-    /// challenge of `detailsHash` and the display text of `details`, for the tenant's AppID and
+    /// challenge of `detailsHash` and one of the forms of `details` (its display text or one of
+    /// its images: ``Schema/TransactionDetails/uafTransactions``), for the tenant's AppID and
     /// one of its trusted facets.
     static func verifies(
         _ step: SignedAssertionEvidence, of subjectRef: String, tenant: String, detailsHash: [UInt8], details: TransactionDetails,
@@ -98,7 +99,7 @@ enum UAFKeyOwners {
         do {
             try UAFTransactionConfirmation.verify(
                 assertion: assertion, fcParams: step.clientDataJSON, context: context, record: record, detailsHash: detailsHash, nonce: nonce,
-                content: Array(details.uafDisplayText.utf8))
+                transactions: details.uafTransactions)
             return true
         } catch {
             return false

@@ -8,8 +8,11 @@ import Foundation
 /// and control characters, the latter as `\u00XX`), UTF-8. `amount` is the canonical decimal
 /// string (no leading zeros, no `+`, `.` and 1-4 decimals only when the value has them as
 /// given); `currency` an ISO 4217 code in capitals; `batch` the list of `{"amount", "payee"}`
-/// in the order given. Any change of amount, currency, payee, text, type or batch changes
-/// the hash, and so the challenge the authenticator signs.
+/// in the order given; `images` the list of ``TransactionImage`` in the order given, each
+/// `{"content", "tcDisplayPNGCharacteristics"}` with the characteristics' members in ascending
+/// byte order (integers in decimal, `plte` entries `{"b","g","r"}`). Any change of amount,
+/// currency, payee, text, type, batch or an image changes the hash, and so the challenge the
+/// authenticator signs.
 public struct TransactionDetails: Codable, Sendable, Equatable {
     public struct BatchItem: Codable, Sendable, Equatable {
         public var payee: String
@@ -26,15 +29,25 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     public var payee: String
     public var type: String?
     public var batch: [BatchItem]?
+    /// PNG forms of the same transaction, for FIDO UAF authenticators that display images
+    /// (`image/png`, UAF Protocol §3.5.2); the text form (``uafDisplayText``) is always offered.
+    public var images: [TransactionImage]?
 
-    public init(text: String, amount: String, currency: String, payee: String, type: String? = nil, batch: [BatchItem]? = nil) {
+    public init(
+        text: String, amount: String, currency: String, payee: String, type: String? = nil, batch: [BatchItem]? = nil, images: [TransactionImage]? = nil
+    ) {
         self.text = text
         self.amount = amount
         self.currency = currency
         self.payee = payee
         self.type = type
         self.batch = batch
+        self.images = images
     }
+
+    /// Most images of one transaction: with the text form, the four forms a UAF
+    /// AuthenticationRequest carries at most.
+    public static let maximumImages = 3
 
     /// The canonical JSON text (see the type's documentation).
     public var canonicalJSON: String {
@@ -46,6 +59,7 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
             let items = batch.map { "{\"amount\":\(Self.quote($0.amount)),\"payee\":\(Self.quote($0.payee))}" }
             members.append(("batch", "[" + items.joined(separator: ",") + "]"))
         }
+        if let images { members.append(("images", "[" + images.map(\.canonicalJSON).joined(separator: ",") + "]")) }
         members.sort { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
         return "{" + members.map { "\(Self.quote($0.0)):\($0.1)" }.joined(separator: ",") + "}"
     }
@@ -108,7 +122,93 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
                 if item.payee.isEmpty || item.payee.count > 200 { return ("batch[\(i)].payee", "payee must be 1-200 characters.") }
             }
         }
+        if let images {
+            guard (1...Self.maximumImages).contains(images.count) else { return ("images", "images has 1-\(Self.maximumImages) PNG forms.") }
+            for (i, image) in images.enumerated() where !image.isWellFormed {
+                return ("images[\(i)].content", "content is the base64url of a PNG file of at most \(TransactionImage.maximumBytes) bytes, unpadded.")
+            }
+        }
         return nil
+    }
+}
+
+/// An `image/png` form of a transaction (UAF Protocol §3.5.2): the PNG file a FIDO UAF
+/// authenticator displays, and the `DisplayPNGCharacteristicsDescriptor` it was made for. Its
+/// shape is checked here (base64url, size); the transaction service checks the image itself
+/// strictly (`FIDO.UAFTransactionPNG`) when the transaction is created. It is transaction
+/// content like the text: it travels with the details in `TransactionChanged`.
+public struct TransactionImage: Codable, Sendable, Equatable {
+    /// `DisplayPNGCharacteristicsDescriptor` (UAF Authenticator Metadata §3.6).
+    public struct Characteristics: Codable, Sendable, Equatable {
+        public struct PaletteEntry: Codable, Sendable, Equatable {
+            public var r: UInt16
+            public var g: UInt16
+            public var b: UInt16
+            public init(r: UInt16, g: UInt16, b: UInt16) {
+                self.r = r
+                self.g = g
+                self.b = b
+            }
+        }
+        public var width: UInt32
+        public var height: UInt32
+        public var bitDepth: UInt8
+        public var colorType: UInt8
+        public var compression: UInt8
+        public var filter: UInt8
+        public var interlace: UInt8
+        public var plte: [PaletteEntry]?
+        public init(
+            width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, compression: UInt8 = 0, filter: UInt8 = 0, interlace: UInt8 = 0,
+            plte: [PaletteEntry]? = nil
+        ) {
+            self.width = width
+            self.height = height
+            self.bitDepth = bitDepth
+            self.colorType = colorType
+            self.compression = compression
+            self.filter = filter
+            self.interlace = interlace
+            self.plte = plte
+        }
+
+        /// Members in ascending byte order.
+        var canonicalJSON: String {
+            var out = "{\"bitDepth\":\(bitDepth),\"colorType\":\(colorType),\"compression\":\(compression),\"filter\":\(filter),\"height\":\(height),"
+            out += "\"interlace\":\(interlace)"
+            if let plte { out += ",\"plte\":[" + plte.map { "{\"b\":\($0.b),\"g\":\($0.g),\"r\":\($0.r)}" }.joined(separator: ",") + "]" }
+            return out + ",\"width\":\(width)}"
+        }
+    }
+
+    /// Largest PNG file (as `FIDO.UAFTransactionPNG.maximumBytes`).
+    public static let maximumBytes = 32 * 1024
+
+    /// base64url of the PNG file, unpadded.
+    public var content: String
+    public var tcDisplayPNGCharacteristics: Characteristics
+
+    public init(content: String, tcDisplayPNGCharacteristics: Characteristics) {
+        self.content = content
+        self.tcDisplayPNGCharacteristics = tcDisplayPNGCharacteristics
+    }
+
+    /// base64url (unpadded) of 1…``maximumBytes`` bytes.
+    var isWellFormed: Bool {
+        let n = content.utf8.count
+        return n >= 2 && n <= (Self.maximumBytes * 4 + 2) / 3 && n % 4 != 1
+            && content.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }
+    }
+
+    /// A 1×1 RGBA PNG, for documentation examples.
+    public static var example: TransactionImage {
+        TransactionImage(
+            content: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk-M9QDwADhgGAWjR9awAAAABJRU5ErkJggg",
+            tcDisplayPNGCharacteristics: Characteristics(width: 1, height: 1, bitDepth: 8, colorType: 6))
+    }
+
+    var canonicalJSON: String {
+        "{\"content\":\(TransactionDetails.quote(content)),\"tcDisplayPNGCharacteristics\":\(tcDisplayPNGCharacteristics.canonicalJSON)}"
     }
 }
 
@@ -129,11 +229,16 @@ public struct TransactionCreateRequest: Codable, Sendable, Equatable {
     public var batch: [TransactionDetails.BatchItem]?
     public var expiresInSeconds: Int?
     public var customFields: [String: String]?
+    /// PNG forms of the transaction for UAF authenticators that display images (1-3, each at
+    /// most 32 KiB, within the HTTP body limit); checked strictly when it is created.
+    public var images: [TransactionImage]?
 
     public init(
         username: String, text: String, amount: String, currency: String, payee: String, type: String? = nil, payerAccount: String? = nil,
-        batch: [TransactionDetails.BatchItem]? = nil, expiresInSeconds: Int? = nil, customFields: [String: String]? = nil
+        batch: [TransactionDetails.BatchItem]? = nil, expiresInSeconds: Int? = nil, customFields: [String: String]? = nil,
+        images: [TransactionImage]? = nil
     ) {
+        self.images = images
         self.username = username
         self.text = text
         self.amount = amount
@@ -146,13 +251,15 @@ public struct TransactionCreateRequest: Codable, Sendable, Equatable {
         self.customFields = customFields
     }
 
-    public var details: TransactionDetails { TransactionDetails(text: text, amount: amount, currency: currency, payee: payee, type: type, batch: batch) }
+    public var details: TransactionDetails {
+        TransactionDetails(text: text, amount: amount, currency: currency, payee: payee, type: type, batch: batch, images: images)
+    }
 
     public static var fullExample: TransactionCreateRequest {
         TransactionCreateRequest(
             username: "user-4711", text: "Pay €385.00 to 2 payees", amount: "385.00", currency: "EUR", payee: "2 payees", type: "batch",
             payerAccount: "DE89••••3000", batch: [.init(payee: "ACME Ltd", amount: "300.00"), .init(payee: "Globex", amount: "85.00")],
-            expiresInSeconds: 300, customFields: ["invoice": "INV-2026-0042"])
+            expiresInSeconds: 300, customFields: ["invoice": "INV-2026-0042"], images: [TransactionImage.example])
     }
 }
 
@@ -201,6 +308,8 @@ public struct TransactionResource: Codable, Sendable, Equatable {
     public var type: String?
     public var payerAccount: String?
     public var batch: [TransactionDetails.BatchItem]?
+    /// The PNG forms given at creation.
+    public var images: [TransactionImage]?
     public var customFields: [String: String]?
     public var createdAt: Date
     public var expiresAt: Date
@@ -222,6 +331,7 @@ public struct TransactionResource: Codable, Sendable, Equatable {
         payee = details.payee
         type = details.type
         batch = details.batch
+        images = details.images
         self.payerAccount = payerAccount
         self.customFields = customFields
         self.createdAt = createdAt
@@ -230,7 +340,9 @@ public struct TransactionResource: Codable, Sendable, Equatable {
         self.tcToken = tcToken
     }
 
-    public var details: TransactionDetails { TransactionDetails(text: text, amount: amount, currency: currency, payee: payee, type: type, batch: batch) }
+    public var details: TransactionDetails {
+        TransactionDetails(text: text, amount: amount, currency: currency, payee: payee, type: type, batch: batch, images: images)
+    }
 
     public static var fullExample: TransactionResource {
         TransactionResource(
@@ -238,7 +350,7 @@ public struct TransactionResource: Codable, Sendable, Equatable {
             username: "user-4711",
             details: TransactionDetails(
                 text: "Pay to several payees", amount: "385.00", currency: "EUR", payee: "2 payees", type: "batch",
-                batch: [.init(payee: "ACME Ltd", amount: "300.00"), .init(payee: "Globex", amount: "85.00")]),
+                batch: [.init(payee: "ACME Ltd", amount: "300.00"), .init(payee: "Globex", amount: "85.00")], images: [TransactionImage.example]),
             payerAccount: "DE89••••3000", customFields: ["invoice": "INV-2026-0042"], createdAt: Date(timeIntervalSince1970: 1_764_000_000),
             expiresAt: Date(timeIntervalSince1970: 1_764_000_300), updatedAt: Date(timeIntervalSince1970: 1_764_000_060),
             tcToken: "eyJhbGciOiJFUzI1NiJ9.e30.sig")
@@ -281,7 +393,7 @@ public struct TCTokenVerifyResult: Codable, Sendable, Equatable {
 /// (base64url of the FinalChallengeParams JSON), `signature` the assertion's signature and
 /// `publicKeyCose` the registered public key in `keyEncoding` (UAF Registry `UAF_ALG_KEY_*`),
 /// verified with `signatureAlgorithm` (`UAF_ALG_SIGN_*`). The transaction content the
-/// authenticator displayed is ``TransactionDetails/uafDisplayText``.
+/// authenticator displayed is ``TransactionDetails/uafDisplayText`` or one of the details' images.
 public struct SignedAssertionEvidence: Codable, Sendable, Equatable {
     public var credentialId: String
     public var authenticatorData: String

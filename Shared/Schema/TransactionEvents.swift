@@ -45,7 +45,8 @@ public struct TransactionChanged: EventPayload {
             tenantId: "demo", transactionId: "tx_0f1e2d3c4b5a69788796a5b4c3d2e1f0", revision: 1, status: "PENDING", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc",
             details: TransactionDetails(
                 text: "Pay €385.00 to ACME Ltd", amount: "385.00", currency: "EUR", payee: "ACME Ltd", type: "payment",
-                batch: [.init(payee: "ACME Ltd", amount: "385.00")]),
+                batch: [.init(payee: "ACME Ltd", amount: "385.00")],
+                images: [TransactionImage.example]),
             detailsHash: "q2v3AZ9wPp1xE0p0bqS6mT0nL8c4yWc7Gk3hD2sVb1U", expiresAt: Date(timeIntervalSince1970: 1_764_000_300),
             changedAt: Date(timeIntervalSince1970: 1_764_000_000))
     }
@@ -53,6 +54,7 @@ public struct TransactionChanged: EventPayload {
         var e = fullExample
         e.details.type = nil
         e.details.batch = nil
+        e.details.images = nil
         return e
     }
 

@@ -131,8 +131,8 @@ public struct UAFAuthenticationRequestBody: Codable, Sendable, Equatable {
     /// transaction confirmation.
     public var transactionText: String?
     /// `{"transactionId"}`: confirm a transaction created on the transaction service. The
-    /// authenticator shows ``TransactionDetails/uafDisplayText`` and signs the dynamic-linking
-    /// challenge of its details; the transaction service checks the step again and issues the
+    /// request offers ``TransactionDetails/uafDisplayText`` and the transaction's images; the
+    /// authenticator shows one, signs its hash and the dynamic-linking challenge of the details; the transaction service checks the step again and issues the
     /// tcToken. The user is the transaction's (a different `username` is refused).
     /// `[Transaction]`: text or PNG content to confirm, checked (a PNG strictly, against its
     /// characteristics) and bound to the request; the assertion must sign the hash of one form.

@@ -231,7 +231,7 @@ struct UAFSignInTests {
         try UAFTransactionConfirmation.verify(
             assertion: try #require(Base64URL.decode(evidence.authenticatorData)), fcParams: evidence.clientDataJSON,
             context: UAFResponseContext(appID: "http://localhost:8080/registration/v1/tenants/acme/uaf/facets", trustedFacetIDs: ["https://acme.example"]),
-            record: record, detailsHash: detailsHash, nonce: try #require(Base64URL.decode(evidence.nonce)), content: Array(details.uafDisplayText.utf8))
+            record: record, detailsHash: detailsHash, nonce: try #require(Base64URL.decode(evidence.nonce)), transactions: [UAFTransactionConfirmation.transaction(text: details.uafDisplayText)])
         #expect(published.contains { $0.type == AuthenticationSucceeded.eventType && $0.data.contains(#""method":"uaf""#) })
     }
 

@@ -33,13 +33,13 @@ import TestSupport
     }
 
     func code(
-        _ s: Step, detailsHash: [UInt8]? = nil, nonce: [UInt8]? = nil, content: String? = nil, appID: String = Self.appID,
-        facets: [String] = ["https://example.test"]
+        _ s: Step, detailsHash: [UInt8]? = nil, nonce: [UInt8]? = nil, content: String? = nil, forms: [UAFTransaction]? = nil,
+        appID: String = Self.appID, facets: [String] = ["https://example.test"]
     ) -> UAFError.Code? {
         do {
             try UAFTransactionConfirmation.verify(
                 assertion: s.assertion, fcParams: s.fcParams, context: UAFResponseContext(appID: appID, trustedFacetIDs: facets), record: s.record, detailsHash: detailsHash ?? self.detailsHash,
-                nonce: nonce ?? self.nonce, content: Array((content ?? text).utf8))
+                nonce: nonce ?? self.nonce, transactions: forms ?? [UAFTransactionConfirmation.transaction(text: content ?? text)])
             return nil
         } catch { return error.code }
     }
@@ -55,6 +55,30 @@ import TestSupport
         #expect(code(s, detailsHash: SHA256.hash(Array(#"{"amount":"99.00"}"#.utf8))) == .challengeMismatch)
         #expect(code(s, nonce: [UInt8](repeating: 8, count: 16)) == .challengeMismatch)
         #expect(code(s, content: "Pay 99.00 EUR to EVIL") == .transactionContentHashMismatch)
+    }
+
+    /// A transaction with PNG forms: the authenticator shows one form and signs its hash; the
+    /// step verifies against the list of every form (text first, then the images), and a step
+    /// that signed the hash of another image, or checked against no form, does not.
+    @Test func aStepThatSignedOneOfTheImagesVerifiesAndAnotherImageDoesNot() throws {
+        let authenticator = SoftUAFAuthenticator(facetID: "https://example.test")
+        let challenge = UAFTransactionConfirmation.challenge(detailsHash: detailsHash, nonce: nonce)
+        let png = TestPNG.make(width: 24, height: 12, colorType: 2)
+        let display = UAFDisplayPNGCharacteristics(width: 24, height: 12, bitDepth: 8, colorType: 2)
+        let forms = UAFTransactionConfirmation.transactions(text: text, images: [(Base64URL.encode(png), display)])
+        #expect(forms.map(\.contentType) == ["text/plain", "image/png"] && forms[1].tcDisplayPNGCharacteristics == display)
+        let signedImage = try step(authenticator, challenge: challenge, content: png)
+        #expect(code(signedImage, forms: forms) == nil)
+        let signedText = try step(authenticator, challenge: challenge, content: Array(text.utf8))
+        #expect(code(signedText, forms: forms) == nil)
+        // Only the text was offered: the image's hash matches none.
+        #expect(code(signedImage) == .transactionContentHashMismatch)
+        // The hash of another image than the transaction's.
+        let other = try step(authenticator, challenge: challenge, content: TestPNG.make(width: 24, height: 12, colorType: 0))
+        #expect(code(other, forms: forms) == .transactionContentHashMismatch)
+        // No form at all, or a form whose content is not base64url, is not "no transaction".
+        #expect(code(signedImage, forms: []) == .transactionContentHashMismatch)
+        #expect(code(signedImage, forms: forms + [UAFTransaction(contentType: "image/png", content: "%%")]) == .transactionContentHashMismatch)
     }
 
     @Test func refusesStepsThatDoNotBindTheTransaction() throws {

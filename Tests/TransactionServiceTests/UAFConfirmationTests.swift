@@ -48,9 +48,10 @@ struct UAFConfirmationTests {
         return registration
     }
 
-    /// The evidence of a step in which `authenticator` confirmed `tx` (or signed `shown` instead of its text).
+    /// The evidence of a step in which `authenticator` confirmed `tx` (or signed `shown`, or the
+    /// bytes `signed`, instead of its text).
     static func evidence(
-        _ authenticator: SoftUAFAuthenticator, _ tx: TransactionResource, shown: String? = nil, appID: String = Self.appID
+        _ authenticator: SoftUAFAuthenticator, _ tx: TransactionResource, shown: String? = nil, signed: [UInt8]? = nil, appID: String = Self.appID
     ) throws -> SignedAssertionEvidence {
         let nonce = SecureRandom.bytes(16)
         let hash = try #require(Base64URL.decode(tx.detailsHash))
@@ -58,7 +59,7 @@ struct UAFConfirmationTests {
             appID: appID,
             challenge: UAFTransactionConfirmation.challenge(detailsHash: hash, nonce: nonce))
         let text = shown ?? tx.details.uafDisplayText
-        let assertion = try authenticator.authenticationAssertion(fcParams: fc, transactionContent: Array(text.utf8))
+        let assertion = try authenticator.authenticationAssertion(fcParams: fc, transactionContent: signed ?? Array(text.utf8))
         let registration = try #require(authenticator.registrations.last)
         let point = Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65))
         return SignedAssertionEvidence(
@@ -96,6 +97,52 @@ struct UAFConfirmationTests {
         // The evidence keeps the UAF step as signed.
         let evidence = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)/evidence", bearer: Self.key)
         #expect(evidence.status == 200 && String(decoding: evidence.body, as: UTF8.self).contains(#""format":"uaf""#))
+    }
+
+    /// A transaction created with a PNG form: the image is checked at creation (a bad one is
+    /// refused with its code and creates nothing), it is part of the details hash, a step that
+    /// signed the image's hash confirms, and a step that signed another image's hash (over the
+    /// same, correct dynamic-linking challenge) leaves it PENDING.
+    @Test func aUAFStepThatSignedTheTransactionsImageConfirmsAndAnotherImageDoesNot() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await Self.seed(h)
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
+        _ = try await Self.registered(h, authenticator)
+        let png = TestPNG.make(width: 24, height: 12, colorType: 2)
+        func create(_ image: [UInt8], characteristics: String = #"{"width":24,"height":12,"bitDepth":8,"colorType":2,"compression":0,"filter":0,"interlace":0}"#) async -> HTTPResponse {
+            let body = #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME","images":[{"content":"\#(Base64URL.encode(image))","tcDisplayPNGCharacteristics":\#(characteristics)}]}"#
+            return await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
+        }
+        func problem(_ r: HTTPResponse) -> [String: Any] { (try? JSONSerialization.jsonObject(with: Data(r.body))) as? [String: Any] ?? [:] }
+        func code(_ r: HTTPResponse) -> String? { problem(r)["code"] as? String }
+        // Refused images, each with its code and the member it names.
+        let hidden = await create(TestPNG.make(width: 24, height: 12, colorType: 2, extra: [TestPNG.chunk("tEXt", Array("k\u{0}v".utf8))]))
+        #expect(hidden.status == 400 && code(hidden) == "uaf_transaction_png_unsupported_chunk", "\(String(decoding: hidden.body, as: UTF8.self))")
+        #expect(problem(hidden)["field"] as? String == "images[0].content")
+        let mismatch = await create(png, characteristics: #"{"width":32,"height":12,"bitDepth":8,"colorType":2,"compression":0,"filter":0,"interlace":0}"#)
+        #expect(mismatch.status == 400 && code(mismatch) == "uaf_transaction_png_characteristics_mismatch")
+        let notPNG = await create(Array("not a png".utf8))
+        #expect(notPNG.status == 400 && code(notPNG) == "uaf_transaction_png_malformed")
+        #expect(try await h.published().filter { $0.type == TransactionChanged.eventType }.isEmpty, "refused creations created nothing")
+
+        let created = await create(png)
+        // The event carries the image with the details (transaction content, as the text is).
+        let changed = try #require(try await h.published().last { $0.type == TransactionChanged.eventType })
+        #expect(try JSONValueDecoder().decode(TransactionChanged.self, from: Array(changed.data.utf8)).details.images?.first?.content == Base64URL.encode(png))
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        let tx = try JSONValueDecoder().decode(TransactionResource.self, from: created.body)
+        #expect(tx.images?.count == 1 && tx.images?.first.flatMap { Base64URL.decode($0.content) } == png)
+        // The image is in the details hash.
+        var withoutImage = tx.details
+        withoutImage.images = nil
+        #expect(tx.detailsHash == Base64URL.encode(SHA256.hash(Array(tx.details.canonicalJSON.utf8))))
+        #expect(tx.detailsHash != Base64URL.encode(SHA256.hash(Array(withoutImage.canonicalJSON.utf8))))
+
+        let other = try await Self.decide(h, tx, try Self.evidence(authenticator, tx, signed: TestPNG.make(width: 24, height: 12, colorType: 0)))
+        #expect(other.status == "PENDING" && other.tcToken == nil)
+        let confirmed = try await Self.decide(h, tx, try Self.evidence(authenticator, tx, signed: png))
+        #expect(confirmed.status == "CONFIRMED" && confirmed.tcToken != nil)
     }
 
     @Test func aUAFStepThatDoesNotBindTheTransactionConfirmsNothing() async throws {

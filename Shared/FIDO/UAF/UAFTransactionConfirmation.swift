@@ -7,10 +7,14 @@ import Crypto
 /// - its `challenge` is base64url of ``DynamicLinkingChallenge/derive(detailsHash:nonce:)``, so
 ///   the FinalChallengeParams the authenticator hashes into FINAL_CHALLENGE_HASH commit to the
 ///   details hash and a nonce, as a WebAuthn confirmation's client data does;
-/// - its `transaction` is the `text/plain` content the authenticator shows, whose hash it signs
-///   as TRANSACTION_CONTENT_HASH with authenticationMode 0x02 (UAF Protocol §3.5.7.5 step 4.d).
+/// - its `transaction` is the list of forms of the details the authenticator may show: the
+///   `text/plain` display text, then each `image/png` form the transaction carries
+///   (``transactions(text:images:)``); the authenticator shows one and signs its hash as
+///   TRANSACTION_CONTENT_HASH with authenticationMode 0x02 (UAF Protocol §3.5.7.5 step 4.d).
+///   The images are part of the details, so the details hash (and the challenge) commits to
+///   them too.
 ///
-/// ``verify(assertion:fcParams:context:record:detailsHash:nonce:content:keys:)`` checks both
+/// ``verify(assertion:fcParams:context:record:detailsHash:nonce:transactions:keys:)`` checks both
 /// again from stored evidence, without the request, and that fcParams name the tenant's AppID
 /// and one of its trusted facets: the transaction service runs it before issuing a tcToken, so
 /// that it does not take the authentication service's word for the signature.
@@ -23,6 +27,13 @@ public enum UAFTransactionConfirmation {
     /// The `text/plain` Transaction entry that shows `text`.
     public static func transaction(text: String) -> UAFTransaction {
         UAFTransaction(contentType: "text/plain", content: Base64URL.encode(Array(text.utf8)))
+    }
+
+    /// The Transaction entries of a confirmation: `text/plain` `text`, then one `image/png` entry
+    /// per image (base64url content and its characteristics), in the order given.
+    public static func transactions(text: String, images: [(content: String, characteristics: UAFDisplayPNGCharacteristics)]) -> [UAFTransaction] {
+        [transaction(text: text)]
+            + images.map { UAFTransaction(contentType: "image/png", content: $0.content, tcDisplayPNGCharacteristics: $0.characteristics) }
     }
 
     /// Verifies a stored confirmation step.
@@ -38,7 +49,8 @@ public enum UAFTransactionConfirmation {
     ///     that under the row lock when it accepted the assertion).
     ///   - detailsHash: the transaction's current details hash.
     ///   - nonce: the 16-byte nonce of the dynamic-linking challenge.
-    ///   - content: the content the authenticator must have shown.
+    ///   - transactions: every form of the content the authenticator may have shown
+    ///     (``transactions(text:images:)``): TransactionContentHash must be the hash of one of them.
     ///   - keys: where the registered key is parsed once.
     /// - Throws: ``UAFError``: `uaf_app_id_mismatch`, `uaf_facet_not_trusted`,
     ///   `uaf_challenge_mismatch` when fcParams' challenge is not the dynamic-linking challenge
@@ -46,7 +58,7 @@ public enum UAFTransactionConfirmation {
     ///   content hash, FinalChallengeHash, signature).
     public static func verify(
         assertion: [UInt8], fcParams: String, context: UAFResponseContext, record: UAFRegistrationRecord, detailsHash: [UInt8], nonce: [UInt8],
-        content: [UInt8], keys: UAFPublicKeyCache = .shared
+        transactions: [UAFTransaction], keys: UAFPublicKeyCache = .shared
     ) throws(UAFError) {
         let section = "Protocol §3.5.7.5"
         let parsed = try UAFAuthenticationAssertion(bytes: assertion)
@@ -59,8 +71,13 @@ public enum UAFTransactionConfirmation {
         let unjudgedCounter = UAFRegistrationRecord(
             aaid: record.aaid, keyID: record.keyID, publicKey: record.publicKey, keyEncoding: record.keyEncoding,
             signatureAlgorithm: record.signatureAlgorithm, signCounter: 0, attestationType: record.attestationType)
+        // Step 4.d against every form: a confirmation always shows one (an empty list, or a form
+        // whose content is not base64url, is refused rather than read as "no transaction").
+        let shown = transactions.compactMap(UAFShownTransaction.init)
+        guard !shown.isEmpty, shown.count == transactions.count else {
+            throw UAFError(.transactionContentHashMismatch, rule: "\(section) step 4.d", "no transaction content to compare with")
+        }
         _ = try UAFAuthenticationVerifier(context: context, policy: .acceptAll, keys: keys).verify(
-            parsed, fcParams: fcParams, transaction: UAFTransaction(contentType: "text/plain", content: Base64URL.encode(content)),
-            record: unjudgedCounter, section: section)
+            parsed, fcParams: fcParams, shown: shown, record: unjudgedCounter, section: section)
     }
 }
