@@ -47,7 +47,9 @@ install_engine() {
         skip "needs root or password-less sudo to install and run podman"
     fi
     local missing=()
-    for p in podman buildah runc mmdebstrap netavark aardvark-dns uidmap python3-venv; do
+    # iptables: netavark sets up the build and compose networks with it (a machine without it
+    # fails the first RUN step with "netavark: No such file or directory").
+    for p in podman buildah runc mmdebstrap netavark aardvark-dns iptables uidmap python3-venv; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
     done
     if [ ${#missing[@]} -gt 0 ]; then
