@@ -9,7 +9,7 @@
 \set c :client_id + 1
 \set n random(1, 9223372036854775806)
 SELECT credential_id, array_to_json(transports)::text AS transports FROM credentials
-  WHERE tenant_id = 'demo' AND username = 'bench-' || :c AND status = 'active' ORDER BY registered_at;
+  WHERE tenant_id = 'demo' AND subject_ref = 'bench-' || :c AND status = 'active' ORDER BY registered_at;
 SELECT outcome, stored_sign_count FROM record_assertion('demo', int4send(:c), '\x00'::bytea,
   sha256(int8send(:n) || int4send(:client_id) || int8send(:n)), now() + interval '5 minutes',
   CAST(extract(epoch from clock_timestamp()) * 1000000 AS bigint), true, now(),

@@ -90,7 +90,7 @@ BIN="$(swift build -c release --show-bin-path)"
 # credential and the challenge's use, then record the challenge and bump the counter.
 psql -h 127.0.0.1 -p "$PG_PORT" -U postgres -qAt -c "DROP DATABASE IF EXISTS signet_bench_auth" -c "CREATE DATABASE signet_bench_auth OWNER signet" >/dev/null
 pg_dump -h 127.0.0.1 -p "$PG_PORT" -U signet -s signet_authentication | psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth >/dev/null
-psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth -c "INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, backup_eligible, backup_state, transports, registered_at) SELECT 'demo', int4send(g), 'bench-' || g, int4send(g), '\\x00', -7, 0, true, true, ARRAY['internal'], now() FROM generate_series(1, 64) g" >/dev/null
+psql -h 127.0.0.1 -p "$PG_PORT" -U signet -q signet_bench_auth -c "INSERT INTO credentials (tenant_id, credential_id, subject_ref, user_handle, public_key_cose, algorithm, sign_count, backup_eligible, backup_state, transports, registered_at) SELECT 'demo', int4send(g), 'bench-' || g, int4send(g), '\\x00', -7, 0, true, true, ARRAY['internal'], now() FROM generate_series(1, 64) g" >/dev/null
 # CPU time (from /proc: user + system, with exited children's, so that PostgreSQL backends
 # that came and went are counted in the postmaster) of PostgreSQL, and of pgbench as a child
 # of this shell (`times` must run in this shell, not in a $(…) subshell, to see it).
