@@ -62,7 +62,7 @@ let package = Package(
         // Strict parsers of identity documents' machine-readable text (ICAO 9303 MRZ, AAMVA
         // PDF417). No dependencies.
         .target(name: "IdentityDocuments", path: "Shared/IdentityDocuments"),
-        .target(name: "Crypto", dependencies: ["COpenSSL", "CCryptoShims"], path: "Shared/Crypto"),
+        .target(name: "Crypto", dependencies: ["COpenSSL", "CCryptoShims", "Platform"], path: "Shared/Crypto"),
         .target(
             name: "HTTPServer", dependencies: ["Platform", "JSON", "CMicroHTTPD", "CSignetShims"],
             path: "Shared/HTTPServer"),
@@ -79,18 +79,18 @@ let package = Package(
         .target(name: "Delivery", dependencies: ["Platform", "CCurl", "CCurlShims"], path: "Shared/Delivery"),
         .target(
             name: "ServiceKit",
-            dependencies: ["Platform", "JSON", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
+            dependencies: ["Platform", "JSON", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens", "Delivery"],
             path: "Shared/ServiceKit"),
 
         // MARK: - Services
         // Each service is a library (its routes, stores, consumers, assembly) and an executable
         // whose main.swift only runs it; tests assemble the library in process.
         .target(
-            name: "RegistrationService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "FIDO", "Crypto", "Tokens", "OTP", "QRCode", "CZlib"],
+            name: "RegistrationService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "FIDO", "Crypto", "Tokens", "OTP", "QRCode", "CZlib", "Delivery"],
             path: "Services/Registration", exclude: ["main"]),
         .target(
             name: "AuthenticationService",
-            dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto", "Rules", "OTP"],
+            dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto", "Rules", "OTP", "Delivery"],
             path: "Services/Authentication", exclude: ["main"]),
         .target(
             name: "TransactionService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto"],

@@ -1,0 +1,154 @@
+@_spi(_Unicode) import Swift
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Text operations that Foundation's `NSString` bridge offered and FoundationEssentials does not
+// (issue 14: the services import FoundationEssentials only, so that Foundation,
+// FoundationInternationalization and ICU are not mapped into them). Each one keeps the
+// behaviour of the Foundation call it replaces, said at each.
+
+extension Unicode.Scalar {
+    /// In Foundation's `CharacterSet.whitespaces`: general category Zs and U+0009 (tab).
+    public var isFoundationWhitespace: Bool {
+        value == 0x09 || properties.generalCategory == .spaceSeparator
+    }
+
+    /// In Foundation's `CharacterSet.whitespacesAndNewlines`: general category Z (Zs, Zl, Zp),
+    /// U+0009–U+000D and U+0085.
+    public var isFoundationWhitespaceOrNewline: Bool {
+        if (0x09...0x0D).contains(value) || value == 0x85 { return true }
+        switch properties.generalCategory {
+        case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
+    }
+}
+
+extension StringProtocol {
+    /// Foundation's `trimmingCharacters(in: .whitespaces)`: without leading and trailing
+    /// tabs and Zs spaces.
+    public func trimmingWhitespace() -> String {
+        trimmingScalars(where: \.isFoundationWhitespace)
+    }
+
+    /// Foundation's `trimmingCharacters(in: .whitespacesAndNewlines)`.
+    public func trimmingWhitespaceAndNewlines() -> String {
+        trimmingScalars(where: \.isFoundationWhitespaceOrNewline)
+    }
+
+    private func trimmingScalars(where drop: (Unicode.Scalar) -> Bool) -> String {
+        let scalars = unicodeScalars
+        guard let first = scalars.firstIndex(where: { !drop($0) }) else { return "" }
+        let last = scalars.lastIndex(where: { !drop($0) })!
+        var kept = String.UnicodeScalarView()
+        kept.append(contentsOf: scalars[first...last])
+        return String(kept)
+    }
+}
+
+/// Unicode normalisation and folding, from the standard library's own tables.
+public enum TextFolding {
+    /// Whether `s` is in Unicode Normalization Form C: the bytes of Foundation's
+    /// `precomposedStringWithCanonicalMapping` (the standard library's NFC here).
+    public static func isNFC(_ s: String) -> Bool {
+        if s.utf8.allSatisfy({ $0 < 0x80 }) { return true }
+        return s.utf8.elementsEqual(s._nfcCodeUnits)
+    }
+
+    /// Foundation's `folding(options: [.diacriticInsensitive, .caseInsensitive,
+    /// .widthInsensitive], locale: nil)`: full-width ASCII forms (U+FF01–U+FF5E) as ASCII,
+    /// case folded (upper-cased then lower-cased: "ß" and "ss" fold alike, as ICU's case
+    /// folding does), then canonically decomposed (NFD) without the non-spacing marks (Mn:
+    /// the diacritics).
+    public static func folded(_ s: String) -> String {
+        var narrow = String.UnicodeScalarView()
+        for scalar in s.unicodeScalars {
+            if (0xFF01...0xFF5E).contains(scalar.value) {
+                narrow.append(Unicode.Scalar(scalar.value - 0xFEE0)!)
+            } else {
+                narrow.append(scalar)
+            }
+        }
+        var out = String.UnicodeScalarView()
+        for scalar in String(narrow).uppercased().lowercased()._nfd where scalar.properties.generalCategory != .nonspacingMark {
+            out.append(scalar)
+        }
+        return String(out)
+    }
+}
+
+/// Percent-encoding (RFC 3986 §2.1) as Foundation's `addingPercentEncoding` and
+/// `removingPercentEncoding` do it: upper-case hex digits, UTF-8 bytes.
+public enum PercentEncoding {
+    /// RFC 3986 unreserved: ASCII letters, digits, `-._~`.
+    public static func isUnreserved(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"): true
+        default: false
+        }
+    }
+
+    /// `text` with every UTF-8 byte that `allowed` refuses written as `%XX`.
+    public static func encode(_ text: String, allowed: (UInt8) -> Bool) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(text.utf8.count)
+        for byte in text.utf8 {
+            if allowed(byte) {
+                out.append(byte)
+            } else {
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `text` with its `%XX` sequences decoded; nil when one is malformed or the bytes are
+    /// not UTF-8 (Foundation's `removingPercentEncoding`). `+` stays `+`.
+    public static func decode(_ text: some StringProtocol) -> String? {
+        var out: [UInt8] = []
+        var bytes = text.utf8.makeIterator()
+        while let byte = bytes.next() {
+            guard byte == UInt8(ascii: "%") else {
+                out.append(byte)
+                continue
+            }
+            guard let high = bytes.next().flatMap(hexValue), let low = bytes.next().flatMap(hexValue) else { return nil }
+            out.append(high << 4 | low)
+        }
+        return String(validating: out, as: UTF8.self)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
+
+/// Number texts that `String(format:)` gave, from the same C formatter (`vsnprintf`).
+public enum NumberText {
+    /// `String(format: "%.2f", value)`.
+    public static func twoDecimals(_ value: Double) -> String {
+        formatted("%.2f", value)
+    }
+
+    /// `String(format: "%04x", value)`: lower-case hex, at least four digits.
+    public static func hex4(_ value: UInt32) -> String {
+        formatted("%04x", value)
+    }
+
+    private static func formatted(_ format: String, _ value: some CVarArg) -> String {
+        var buffer = [CChar](repeating: 0, count: 64)
+        let written = withVaList([value]) { arguments in
+            buffer.withUnsafeMutableBufferPointer { vsnprintf($0.baseAddress, $0.count, format, arguments) }
+        }
+        guard written >= 0 else { return "" }
+        return String(decoding: buffer.prefix(min(Int(written), buffer.count - 1)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
