@@ -1,9 +1,7 @@
 import Crypto
+import Delivery
 import FIDO
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import FoundationEssentials
 import Platform
 import Postgres
 import Schema
@@ -151,23 +149,22 @@ actor MetadataRefresher: Service {
 struct MetadataURLSource: MetadataSource {
     let url: URL
 
+    /// Its own lane: a download of up to a minute never holds up the shared client's calls.
+    static let client = HTTPClient(label: "signet.mds", lanes: 1)
+
     func fetchBLOB(maximumSize: Int) async throws(MetadataError) -> String {
-        var request = URLRequest(url: url, timeoutInterval: 60)
-        request.setValue("signet-registration", forHTTPHeaderField: "User-Agent")
-        let data: Data
+        let answer: HTTPClient.Response
         do {
-            let (body, response) = try await URLSession.shared.data(for: request)
-            guard let http = response as? HTTPURLResponse, http.statusCode == 200 else {
-                throw MetadataError(.sourceUnavailable, "the metadata URL did not answer 200")
-            }
-            data = body
-        } catch let error as MetadataError {
-            throw error
+            answer = try await Self.client.send(
+                "GET", url.absoluteString, headers: ["User-Agent: signet-registration"], timeout: .seconds(60), responseLimit: maximumSize,
+                followRedirects: true)
         } catch {
             throw MetadataError(.sourceUnavailable, "the metadata URL could not be read")
         }
-        guard data.count <= maximumSize else { throw MetadataError(.tooLarge, "the BLOB exceeds \(maximumSize) bytes") }
-        guard let text = String(data: data, encoding: .utf8) else { throw MetadataError(.malformed, "the BLOB is not UTF-8") }
+        guard answer.status == 200 else { throw MetadataError(.sourceUnavailable, "the metadata URL did not answer 200") }
+        guard !answer.truncated else { throw MetadataError(.tooLarge, "the BLOB exceeds \(maximumSize) bytes") }
+        let data = answer.body
+        guard let text = String(validating: data, as: UTF8.self) else { throw MetadataError(.malformed, "the BLOB is not UTF-8") }
         return text
     }
 }

@@ -1,8 +1,6 @@
 import Crypto
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Delivery
+import FoundationEssentials
 import HTTPServer
 import JSON
 import Platform
@@ -15,6 +13,10 @@ public struct InternalCalls: Sendable {
     public let service: String
 
     public static let developmentToken = "dev-internal-token"
+
+    /// Bytes of another service's answer read; a longer one is that service failing (the
+    /// largest are user-data exports).
+    static let answerLimit = 16 << 20
 
     public init(token: String, service: String) {
         self.token = token
@@ -57,38 +59,33 @@ public struct InternalCalls: Sendable {
 
     private func send<Answer: Decodable>(_ method: String, _ url: String, body: [UInt8]?, as: Answer.Type, timeout: TimeInterval) async throws -> Answer {
         guard let target = URL(string: url) else { throw HTTPError(.internalError) }
-        var request = URLRequest(url: target, timeoutInterval: timeout)
-        request.httpMethod = method
-        if let body {
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-            request.httpBody = Data(body)
-        }
-        request.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        request.setValue(service, forHTTPHeaderField: "X-Signet-Service")
+        var headers = ["Authorization: Bearer \(token)", "X-Signet-Service: \(service)"]
+        if body != nil { headers.append("Content-Type: application/json") }
         // W3C Trace Context: the call is a client span of the current work (or starts a
         // trace), and the callee's server span its child.
         let span = TraceContext.current?.child() ?? .root()
         let start = Tracer.now()
-        request.setValue(span.traceparent, forHTTPHeaderField: "traceparent")
-        if let state = span.traceState { request.setValue(state, forHTTPHeaderField: "tracestate") }
+        headers.append("traceparent: \(span.traceparent)")
+        if let state = span.traceState { headers.append("tracestate: \(state)") }
         let peer = "\(target.host ?? "?"):\(target.port ?? 80)"
         func unavailable(_ why: String) -> HTTPError {
             HTTPError(.unavailable, detail: "A service this request needs is unavailable; retry.", cause: "internal \(method) to \(peer): \(why)")
         }
-        let result: (Data, URLResponse)?
+        let result: HTTPClient.Response?
         var failure: String?
         do {
-            result = try await URLSession.shared.data(for: request)
-        } catch let error as URLError {
+            result = try await HTTPClient.shared.send(
+                method, url, headers: headers, body: body, timeout: .milliseconds(Int64(timeout * 1000)), responseLimit: Self.answerLimit)
+        } catch let error as HTTPClient.Failure {
             result = nil
-            failure = "no answer (URLError \(error.code.rawValue))"
+            failure = "no answer (curl \(error.code))"
         } catch {
             result = nil
             failure = "no answer (\(type(of: error)))"
         }
         if Tracer.shared.isEnabled {
             // The peer's address and the answer's status; never the path (it names users).
-            let status = (result?.1 as? HTTPURLResponse)?.statusCode
+            let status = result?.status
             var attributes: [(key: String, value: SpanRecord.Value)] = [
                 ("http.request.method", .string(method)), ("server.address", .string(target.host ?? "")), ("server.port", .int(target.port ?? 80)),
             ]
@@ -96,14 +93,16 @@ public struct InternalCalls: Sendable {
             Tracer.shared.record(
                 SpanRecord(name: "\(method) internal", kind: .client, context: span, startNanos: start, attributes: attributes, isError: status.map { $0 >= 500 } ?? true))
         }
-        guard let (data, response) = result, let http = response as? HTTPURLResponse else { throw unavailable(failure ?? "no HTTP answer") }
-        if (400..<500).contains(http.statusCode), let problem = try? JSONValueDecoder().decode(ProblemEcho.self, from: Array(data)) {
-            throw HTTPError(ProblemCode(problem.code, status: http.statusCode, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field)
+        guard let http = result, http.status > 0 else { throw unavailable(failure ?? "no HTTP answer") }
+        guard !http.truncated else { throw unavailable("an answer over \(Self.answerLimit) bytes") }
+        let data = http.body
+        if (400..<500).contains(http.status), let problem = try? JSONValueDecoder().decode(ProblemEcho.self, from: data) {
+            throw HTTPError(ProblemCode(problem.code, status: http.status, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field)
         }
-        guard (200..<300).contains(http.statusCode) else { throw unavailable("status \(http.statusCode)") }
+        guard (200..<300).contains(http.status) else { throw unavailable("status \(http.status)") }
         // Read by the strict parser, as requests are; another service's answer that does not
         // fit is that service failing.
-        guard let answer = try? JSONValueDecoder().decode(Answer.self, from: Array(data), maximumDepth: HTTPRequest.maximumJSONDepth) else {
+        guard let answer = try? JSONValueDecoder().decode(Answer.self, from: data, maximumDepth: HTTPRequest.maximumJSONDepth) else {
             throw unavailable("an answer that does not decode")
         }
         return answer

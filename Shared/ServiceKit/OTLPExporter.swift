@@ -1,7 +1,5 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Delivery
+import FoundationEssentials
 import Platform
 
 /// Where and how a service exports its spans: OTLP over HTTP with the JSON encoding
@@ -65,7 +63,8 @@ public final class OTLPExporter: Service {
     /// The `resource` member of every request, encoded once.
     let resourceJSON: String
     private let stopping = AtomicFlag(false)
-    private let session: URLSession
+    /// Its own client (one lane): exports go one at a time, and never wait behind internal calls.
+    private let client = HTTPClient(label: "signet.otlp", lanes: 1)
     /// Whether the last export failed (a failure is logged when it starts, not per batch).
     private let failing = AtomicFlag(false)
 
@@ -80,9 +79,6 @@ public final class OTLPExporter: Service {
             #"{"attributes":[{"key":"service.name","value":{"stringValue":"# + jsonString(service) + #"}},"#
             + #"{"key":"service.namespace","value":{"stringValue":"signet"}},"#
             + #"{"key":"service.instance.id","value":{"stringValue":"# + jsonString(instance) + "}}]}"
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        sessionConfiguration.timeoutIntervalForRequest = 5
-        session = URLSession(configuration: sessionConfiguration)
         tracer.enable(capacity: configuration.queueSize, batchSize: configuration.batchSize)
     }
 
@@ -111,11 +107,9 @@ public final class OTLPExporter: Service {
     }
 
     private func export(_ spans: [SpanRecord]) async {
-        var request = URLRequest(url: configuration.endpoint)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = Data(Self.encode(spans, resource: resourceJSON).utf8)
-        let status = ((try? await session.data(for: request))?.1 as? HTTPURLResponse)?.statusCode
+        let body = Array(Self.encode(spans, resource: resourceJSON).utf8)
+        let status = (try? await client.send(
+            "POST", configuration.endpoint.absoluteString, headers: ["Content-Type: application/json"], body: body, timeout: .seconds(5), responseLimit: 4096))?.status
         if let status, (200..<300).contains(status) {
             tracer.exported.increment(by: spans.count)
             if failing.isSet {

@@ -1,7 +1,5 @@
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Delivery
+import FoundationEssentials
 import HTTPServer
 import Platform
 import Schema
@@ -142,10 +140,8 @@ actor SessionKeyCache {
 
     private static func download(_ url: URL) async throws -> JWKSet {
         let unavailable = HTTPError(.unavailable, detail: "Session tokens cannot be checked right now; retry.")
-        var request = URLRequest(url: url, timeoutInterval: 5)
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        guard let (data, response) = try? await URLSession.shared.data(for: request), (response as? HTTPURLResponse)?.statusCode == 200,
-            data.count <= 64 * 1024, let keys = try? JWKSet(json: Array(data))
+        guard let answer = try? await HTTPClient.shared.send("GET", url.absoluteString, headers: ["Accept: application/json"], timeout: .seconds(5), responseLimit: 64 * 1024, followRedirects: true),
+            answer.status == 200, !answer.truncated, let keys = try? JWKSet(json: answer.body)
         else { throw unavailable }
         return keys
     }

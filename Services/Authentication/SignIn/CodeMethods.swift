@@ -1,8 +1,6 @@
 import Crypto
-import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import Delivery
+import FoundationEssentials
 import HTTPServer
 import OTP
 import Postgres
@@ -212,8 +210,8 @@ struct ExternalJWTMethod: AuthenticationMethod {
 
     private func keySet(_ url: String) async throws -> JWKSet {
         if let keys = await cache.fresh(url) { return keys }
-        guard let target = URL(string: url), let (data, response) = try? await URLSession.shared.data(for: URLRequest(url: target, timeoutInterval: 5)),
-            (response as? HTTPURLResponse)?.statusCode == 200, data.count <= 64 * 1024, let keys = try? JWKSet(json: Array(data))
+        guard URL(string: url) != nil, let answer = try? await HTTPClient.shared.send("GET", url, timeout: .seconds(5), responseLimit: 64 * 1024, followRedirects: true),
+            answer.status == 200, !answer.truncated, let keys = try? JWKSet(json: answer.body)
         else { throw HTTPError(.unavailable, detail: "The relying party's keys cannot be fetched.") }
         await cache.store(keys, for: url)
         return keys
@@ -263,12 +261,11 @@ struct ExternalPasswordMethod: AuthenticationMethod {
             for i in password.indices { password[i] = 0 }
             for i in outgoing.indices { outgoing[i] = 0 }
         }
-        var call = URLRequest(url: url, timeoutInterval: 5)
-        call.httpMethod = "POST"
-        call.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let token = settings.bearerToken { call.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization") }
-        call.httpBody = Data(outgoing)
-        guard let (_, response) = try? await URLSession.shared.data(for: call), let status = (response as? HTTPURLResponse)?.statusCode else {
+        var headers = ["Content-Type: application/json"]
+        if let token = settings.bearerToken { headers.append("Authorization: Bearer \(token)") }
+        // Redirects are not followed: a 3xx is no verdict on the password (URLSession, used
+        // before, followed them as a GET without the body and took the final status).
+        guard let status = try? await HTTPClient.shared.send("POST", url.absoluteString, headers: headers, body: outgoing, timeout: .seconds(5), responseLimit: 0).status else {
             throw HTTPError(.unavailable, detail: "The relying party's password check is unavailable.")
         }
         switch status {
