@@ -1,6 +1,9 @@
 import CMicroHTTPD
 import CSignetShims
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Platform
 
 /// Server limits and binding, from the environment (`SIGNET_HTTP_*`).

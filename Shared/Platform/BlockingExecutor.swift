@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Synchronization
 
 /// A task executor of its own threads, on which blocking calls are allowed.
@@ -56,7 +56,7 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     private func startThread(_ index: Int) {
-        let thread = Thread { [self] in
+        startDetachedThread { [self] in
             nameCurrentThread("\(name)-\(index)")
             pthread_setspecific(Self.key, UnsafeRawPointer(bitPattern: 1))
             while true {
@@ -80,7 +80,6 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
                 queue.withLock { $0.idle += 1 }
             }
         }
-        thread.start()
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

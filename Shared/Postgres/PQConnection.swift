@@ -1,7 +1,7 @@
 import Platform
 import CLibPQ
 import Dispatch
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

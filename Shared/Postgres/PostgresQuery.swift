@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A value that can be bound as a query parameter, sent in PostgreSQL's text format.
 public protocol PostgresEncodable: Sendable {
@@ -96,8 +96,17 @@ public struct PostgresArray<Element: PostgresEncodable>: PostgresEncodable {
     public let elements: [Element]
     public init(_ elements: [Element]) { self.elements = elements }
     public var postgresText: String {
+        // Every `\` and `"` escaped with a `\`, scalar by scalar (a quote followed by a
+        // combining mark is still a quote to PostgreSQL's array parser).
         "{" + elements.map { e in
-            "\"" + e.postgresText.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            var quoted = String.UnicodeScalarView()
+            quoted.append("\"")
+            for scalar in e.postgresText.unicodeScalars {
+                if scalar == "\\" || scalar == "\"" { quoted.append("\\") }
+                quoted.append(scalar)
+            }
+            quoted.append("\"")
+            return String(quoted)
         }.joined(separator: ",") + "}"
     }
 }

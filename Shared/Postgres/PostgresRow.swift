@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// One result row, in PostgreSQL's text format.
