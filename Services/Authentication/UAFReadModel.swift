@@ -1,6 +1,6 @@
 import Crypto
 import FIDO
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import JSON
 import Postgres

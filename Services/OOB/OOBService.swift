@@ -1,6 +1,6 @@
 import Crypto
 import Delivery
-import Foundation
+import FoundationEssentials
 import Platform
 import Postgres
 import Schema

@@ -1,5 +1,5 @@
 import FIDO
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import ServiceKit
 

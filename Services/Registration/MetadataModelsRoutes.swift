@@ -1,6 +1,7 @@
 import FIDO
-import Foundation
+import FoundationEssentials
 import HTTPServer
+import Platform
 import Schema
 import ServiceKit
 
@@ -37,13 +38,13 @@ struct MetadataModelsRoutes: Sendable {
     /// The entries with a metadata statement whose name contains `query` (case-insensitive),
     /// as models in (name, id) order.
     static func models(_ entries: [MetadataEntry], matching query: String) -> [MetadataModel] {
-        let day = DateFormatter()
-        day.locale = Locale(identifier: "en_US_POSIX")
-        day.timeZone = TimeZone(identifier: "UTC")
-        day.dateFormat = "yyyy-MM-dd"
+        // yyyy-MM-dd in UTC.
+        let day = Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day()
+        // Case- and diacritic-insensitive, as Foundation's range(of:options:) was.
+        let folded = TextFolding.folded(query)
         return entries.compactMap { entry -> MetadataModel? in
             guard let statement = entry.metadataStatement,
-                query.isEmpty || statement.description.range(of: query, options: [.caseInsensitive, .diacriticInsensitive]) != nil
+                query.isEmpty || TextFolding.folded(statement.description).contains(folded)
             else { return nil }
             let aaguid = entry.aaguid.map { "\($0)" }
             let keyIDs = entry.attestationCertificateKeyIdentifiers
@@ -53,7 +54,7 @@ struct MetadataModelsRoutes: Sendable {
                 id: id, aaguid: aaguid, aaid: entry.aaid, attestationCertificateKeyIdentifiers: keyIDs.isEmpty ? nil : keyIDs,
                 name: statement.description, icon: statement.icon, protocolFamily: statement.protocolFamily,
                 certificationLevel: entry.certificationLevel?.rawValue, status: latest?.status.rawValue,
-                statusDate: latest?.effectiveDate.map { day.string(from: $0) })
+                statusDate: latest?.effectiveDate.map { $0.formatted(day) })
         }.sorted { ($0.name, $0.id) < ($1.name, $1.id) }
     }
 

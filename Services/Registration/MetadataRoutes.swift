@@ -1,5 +1,5 @@
 import FIDO
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import Schema
 import ServiceKit
@@ -14,13 +14,11 @@ struct MetadataRoutes: Sendable {
     func register(on router: inout GuardedRouter) {
         router.get("/v1/admin/metadata", context.admin) { _, _ in
             let blob = metadata?.blob
-            let day = DateFormatter()
-            day.locale = Locale(identifier: "en_US_POSIX")
-            day.timeZone = TimeZone(identifier: "UTC")
-            day.dateFormat = "yyyy-MM-dd"
+            // yyyy-MM-dd in UTC.
+            let day = Date.ISO8601FormatStyle(timeZone: .gmt).year().month().day()
             return try .json(
                 MetadataStatus(
-                    configured: metadata != nil, number: blob?.number, nextUpdate: blob.map { day.string(from: $0.nextUpdate) },
+                    configured: metadata != nil, number: blob?.number, nextUpdate: blob.map { $0.nextUpdate.formatted(day) },
                     entries: blob?.entries.count ?? 0),
                 headers: [("Cache-Control", "no-store")])
         }

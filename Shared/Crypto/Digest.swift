@@ -1,6 +1,6 @@
 import CCryptoShims
 import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// SHA-256 and HMAC-SHA-256 through OpenSSL 3.
 public enum SHA256 {

@@ -1,6 +1,6 @@
 import CCryptoShims
 import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// A signing key held by OpenSSL: generated, or loaded from PEM (PKCS#8 or SEC1).
 ///

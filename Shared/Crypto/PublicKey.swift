@@ -1,6 +1,6 @@
 import CCryptoShims
 import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// Signature algorithms Signet verifies, named as COSE (RFC 9053) and JOSE (RFC 7518) do.
 public enum SignatureAlgorithm: Sendable, Hashable, CustomStringConvertible {

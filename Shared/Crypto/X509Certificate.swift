@@ -1,5 +1,6 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// An X.509 certificate held by OpenSSL (`X509`), parsed strictly and completely when it is
 /// created: attestation x5c chains (packed, fido-u2f, tpm, android-key, android-safetynet,
@@ -298,7 +299,7 @@ extension X509Certificate {
         var body: String?
         // Split on Character.isNewline: "\r\n" is one Character, so splitting on "\n" would miss it.
         for rawLine in pem.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
-            let line = rawLine.trimmingCharacters(in: .whitespaces)
+            let line = rawLine.trimmingWhitespace()
             if let collected = body {
                 if line == "-----END CERTIFICATE-----" {
                     guard !collected.isEmpty, let der = Data(base64Encoded: collected) else {

@@ -1,5 +1,5 @@
 import COpenSSL
-import Foundation
+import FoundationEssentials
 
 /// A fixed set of trust anchors and OpenSSL's path validation (`X509_STORE`,
 /// `X509_STORE_CTX`, `X509_verify_cert`) against them at a chosen time.

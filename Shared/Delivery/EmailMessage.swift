@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An e-mail to send: sender, recipients, subject, a plain-text body and optionally an HTML
 /// alternative, rendered to RFC 5322 by ``render(date:messageID:)``.

@@ -1,5 +1,5 @@
 import CCurl
-import Foundation
+import FoundationEssentials
 
 /// Submits ``EmailMessage``s to an SMTP server through libcurl.
 ///

@@ -16,12 +16,12 @@ struct TemplateText: Sendable {
     init(_ text: String, part: String) throws {
         var segments: [Segment] = []
         var rest = Substring(text)
-        while let open = rest.range(of: "{{") {
+        while let open = rest.firstRange(of: "{{") {
             if open.lowerBound > rest.startIndex {
                 segments.append(.literal(String(rest[..<open.lowerBound])))
             }
             let afterOpen = rest[open.upperBound...]
-            guard let close = afterOpen.range(of: "}}") else {
+            guard let close = afterOpen.firstRange(of: "}}") else {
                 throw DeliveryError(.templateInvalid, detail: "unclosed {{ in \(part)")
             }
             let name = afterOpen[..<close.lowerBound].trimmingWhiteSpace()

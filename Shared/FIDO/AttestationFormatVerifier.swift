@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Attestation types (WebAuthn L3 §6.5.4).
 public enum AttestationType: String, Sendable, Hashable, CaseIterable {

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Verifies a registration response: WebAuthn L3 §7.1 up to and including attestation
 /// verification, in the specification's order, each failing with its own

@@ -46,7 +46,7 @@ public struct RelyingParty: Sendable {
 
     static func normalise(_ origin: String) -> String {
         // Drop the "/" of an empty path: "https://example.com/" → "https://example.com".
-        guard origin.hasSuffix("/"), let schemeEnd = origin.range(of: "://") else { return origin }
+        guard origin.hasSuffix("/"), let schemeEnd = origin.firstRange(of: "://") else { return origin }
         let rest = origin[schemeEnd.upperBound...].dropLast()
         guard !rest.isEmpty, !rest.contains("/") else { return origin }
         return String(origin.dropLast())

@@ -3,7 +3,7 @@ import Glibc
 #endif
 import CSignetShims
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Platform
 import Synchronization
 
@@ -225,7 +225,7 @@ public struct AddressRange: Sendable, Equatable, CustomStringConvertible {
     public let description: String
 
     public init?(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         let parts = trimmed.split(separator: "/", maxSplits: 1)
         guard let first = parts.first, let address = ClientAddress(String(first)) else { return nil }
         let width = address.isIPv4 ? 32 : 128
@@ -250,7 +250,7 @@ public struct AddressRange: Sendable, Equatable, CustomStringConvertible {
     /// A comma-separated list; nil when an entry does not parse.
     public static func list(_ text: String) -> [AddressRange]? {
         var ranges: [AddressRange] = []
-        for item in text.split(separator: ",") where !item.trimmingCharacters(in: .whitespaces).isEmpty {
+        for item in text.split(separator: ",") where !item.trimmingWhitespace().isEmpty {
             guard let r = AddressRange(String(item)) else { return nil }
             ranges.append(r)
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 import Synchronization
 
@@ -114,7 +114,7 @@ public struct HTTPApplication: Sendable {
             level: response.status >= 500 ? .warning : quiet ? .debug : .info, "request",
             metadata: [
                 LogKey.method: .string(request.method), LogKey.route: .string(template), LogKey.status: .string(status),
-                LogKey.durationMs: .string(String(format: "%.2f", ms)),
+                LogKey.durationMs: .string(NumberText.twoDecimals(ms)),
             ])
         return response
     }

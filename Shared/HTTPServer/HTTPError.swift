@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// A stable, machine-readable problem code, returned as `code` in problem+json bodies.

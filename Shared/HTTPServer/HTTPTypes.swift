@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 import Platform
 
@@ -50,7 +50,7 @@ public struct HTTPRequest: Sendable {
         guard let auth = header("authorization") else { return nil }
         let parts = auth.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
-        let token = parts[1].trimmingCharacters(in: .whitespaces)
+        let token = parts[1].trimmingWhitespace()
         return token.isEmpty ? nil : token
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// Drives an ``HTTPApplication`` in process, through the same responder production uses.
 public struct HTTPTestClient: Sendable {
@@ -16,8 +17,8 @@ public struct HTTPTestClient: Sendable {
             p = String(path[..<q])
             for pair in path[path.index(after: q)...].split(separator: "&") {
                 let kv = pair.split(separator: "=", maxSplits: 1)
-                query[String(kv[0]).removingPercentEncoding ?? String(kv[0])] =
-                    kv.count > 1 ? (String(kv[1]).removingPercentEncoding ?? String(kv[1])) : ""
+                query[PercentEncoding.decode(kv[0]) ?? String(kv[0])] =
+                    kv.count > 1 ? (PercentEncoding.decode(kv[1]) ?? String(kv[1])) : ""
             }
         }
         return await application.respond(to: HTTPRequest(method: method, path: p, query: query, headers: headers, body: body))

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Decodes `Decodable` values from a ``JSONValue`` that ``JSONParser`` produced, so that a
 /// request body is read by one strict parser (duplicate member names, lone surrogates, invalid

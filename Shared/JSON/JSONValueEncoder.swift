@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Encodes `Encodable` values into a ``JSONValue``, and into compact JSON text through
 /// ``JSONWriter`` (no whitespace, members sorted by key, `/` not escaped).

@@ -1,6 +1,9 @@
 import CRDKafka
 import Dispatch
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Platform
 import Synchronization
 
@@ -174,14 +177,14 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// rest (only while shutting down) stay uncommitted and are delivered again.
     public func run(maxBatch: Int, _ handler: ([KafkaRecord]) async -> Int) async {
         let limit = max(1, maxBatch)
-        let thread = Thread { [self] in
+        let body: @Sendable () -> Void = { [self] in
             nameCurrentThread("kafka-consumer")
             pollLoop(maxBatch: limit)
         }
         health.watch.withLock { $0 = KafkaAssignmentWatch(startedAt: .now) }
         KafkaConsumerHealth.shared.register(health)
         defer { KafkaConsumerHealth.shared.unregister(health) }
-        thread.start()
+        startDetachedThread(body)
         for await batch in batches {
             let done = min(max(0, await handler(batch)), batch.count)
             if done > 0 { storeOffsets(batch[..<done]) }

@@ -1,7 +1,10 @@
 import CRDKafka
 import CSignetShims
 import Dispatch
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Platform
 
 /// A message to publish.
@@ -60,14 +63,13 @@ public final class KafkaProducer: @unchecked Sendable {
         let running = self.running
         let done = pollerDone
         // Delivery reports are served here, on a thread of our own, never the cooperative pool.
-        let thread = Thread {
+        startDetachedThread {
             nameCurrentThread("kafka-producer")
             while running.isSet {
                 rd_kafka_poll(handle.rk, 100)
             }
             done.signal()
         }
-        thread.start()
     }
 
     deinit {

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Time-based one-time passwords (RFC 6238): HOTP whose counter is the number of whole
 /// periods since T0.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What this process was built from, as `/healthz` and `/readyz` tell it.
 ///

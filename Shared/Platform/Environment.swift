@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Reads configuration from environment variables, with defaults, and reports bad values
 /// clearly instead of silently falling back.
@@ -32,7 +32,7 @@ public struct Environment: Sendable {
                 problems[name] = "\(name)_FILE names a file that cannot be read (or is over \(Self.maximumFileBytes) bytes)"
                 continue
             }
-            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            let text = String(decoding: data, as: UTF8.self).trimmingWhitespaceAndNewlines()
             if text.isEmpty {
                 problems[name] = "\(name)_FILE names an empty file"
             } else {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Glibc
 
 /// A structured logger shaped like swift-log's `Logger`: a label, a level, metadata, and
@@ -199,7 +199,7 @@ public func jsonString(_ s: String) -> String {
         case "\t": out += "\\t"
         default:
             if scalar.value < 0x20 {
-                out += String(format: "\\u%04x", scalar.value)
+                out += "\\u" + NumberText.hex4(scalar.value)
             } else {
                 out.unicodeScalars.append(scalar)
             }

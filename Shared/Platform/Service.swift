@@ -1,5 +1,8 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// A long-running part of a process, shaped like swift-service-lifecycle's `Service`.

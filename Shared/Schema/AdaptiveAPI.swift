@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // Wire types of adaptive authentication: sign-in flows, sessions, rulesets and settings.
 

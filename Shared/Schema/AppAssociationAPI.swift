@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A tenant's mobile apps and QR defaults, set by the admin API of the oob-notification service
 /// (`PUT /v1/admin/tenants/{tenant}/app-settings`, which answers it back as stored) and used

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An RP asks a user to approve something on a bound device
 /// (`POST /v1/tenants/{tenant}/approvals`): exactly one of `username` (any of the user's

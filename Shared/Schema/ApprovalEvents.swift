@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A device was created, updated (keys, push token, security), bound, unbound or revoked.
 /// Carries no key and no push token. Rules and RPs see `securityEnabled` and the binding.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A sign-in step succeeded with a credential: the registration service records it as the
 /// credential's last use. Carries no username; the credential id is the reference.

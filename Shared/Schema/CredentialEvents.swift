@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A WebAuthn credential was registered: what the authentication service needs to verify
 /// assertions with it. Carries the public key, never a secret.

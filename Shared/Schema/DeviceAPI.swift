@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// A mobile app creates or updates its device (`POST /v1/tenants/{tenant}/devices`, signed by

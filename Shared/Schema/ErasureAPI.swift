@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// `DELETE /v1/tenants/{tenant}/users/{username}` (registration service): 202, the erasure started.

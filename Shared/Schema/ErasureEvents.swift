@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The registration service asks every service to erase what it holds about a user (the
 /// purge saga of `DELETE /v1/tenants/{tenant}/users/{username}`). Each service deletes its rows

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A bound device registers the identity document it scanned for its user
 /// (`POST /v1/tenants/{tenant}/devices/{deviceId}/identity-documents`, with `Device-Proof`):

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A user's non-FIDO method became active, changed or was removed. The authentication service
 /// keeps what sign-in needs: the type, the vault reference of the destination (never the

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `POST /v1/tenants/{tenant}/users/{username}/methods` body.
 public struct MethodCreateRequest: Codable, Sendable, Equatable {

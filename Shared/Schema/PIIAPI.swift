@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `POST /v1/internal/tenants/{tenant}/pii` (pii service, internal token): store a value.
 public struct PIIStoreRequest: Codable, Sendable, Equatable {

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The two ways of device blessing (#17): `registerQr`, the old (bound) device shows the code
 /// and the new one scans it; `authenticateQr`, the new device shows it and the old one scans.

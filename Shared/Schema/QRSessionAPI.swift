@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A page asks for a QR code that the user's phone scans
 /// (`POST /v1/tenants/{tenant}/qr-sessions`, RP API key; or the internal route, for the

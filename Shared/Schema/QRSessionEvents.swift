@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A QR session was created or changed status (scanned, approved (a blessing), succeeded, failed, expired). Keeps the
 /// highest `revision`. Carries neither the payload nor the user: the device that claimed it

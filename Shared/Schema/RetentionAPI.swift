@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `PUT`/`GET /v1/admin/tenants/{tenant}/retention` (registration service, admin token): how
 /// long a tenant keeps history. A kind left out is kept (until the user's erasure). Each

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // Wire types of sign-up: the RP opens a sign-up (authentication service), optionally with the
 // user's profile and optionally without a username (a passkey-only account); the registration

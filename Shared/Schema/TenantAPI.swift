@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// `PUT /v1/admin/tenants/{tenant}` body.
 public struct TenantUpsertRequest: Codable, Sendable, Equatable {
@@ -14,7 +15,7 @@ public struct TenantUpsertRequest: Codable, Sendable, Equatable {
 
     /// The first rule the request breaks, as (field, message).
     public func violation() -> (field: String, message: String)? {
-        let name = displayName.trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = displayName.trimmingWhitespaceAndNewlines()
         if name.isEmpty || displayName.count > TenantValidation.maxDisplayName {
             return ("displayName", "displayName must be 1-\(TenantValidation.maxDisplayName) characters.")
         }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A tenant was created or its settings changed. Consumers keep the highest `revision`.
 public struct TenantUpserted: EventPayload {

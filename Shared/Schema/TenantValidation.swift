@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Rules for tenant fields, shared by the admin API and event consumers.
 public enum TenantValidation {

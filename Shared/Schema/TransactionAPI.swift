@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The details a user is shown and consents to, in the canonical form whose SHA-256 is the
 /// transaction's `detailsHash` (dynamic linking, PSD2 RTS art. 5).

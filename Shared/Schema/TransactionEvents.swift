@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A transaction was created or changed (amended, confirmed, rejected, expired, cancelled).
 /// The authentication service keeps what confirmation needs from it. Keeps the highest

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A login page's pairing code (TruCode): `POST /v1/tenants/{tenant}/trucodes` (RP API key).
 public struct TruCodeCreateRequest: Codable, Sendable, Equatable {

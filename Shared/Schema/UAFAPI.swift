@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// `POST /v1/tenants/{tenant}/uaf/registrations/requests` body.

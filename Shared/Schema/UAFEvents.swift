@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// A FIDO UAF authenticator key was registered: what the authentication service needs to

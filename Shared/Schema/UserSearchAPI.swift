@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// `GET /v1/admin/tenants/{tenant}/users?prefix=&after=&limit=` (registration service, admin
 /// token): a tenant's users whose username starts with `prefix`, in username order (bytes),

@@ -1,4 +1,5 @@
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// `POST /v1/tenants/{tenant}/webauthn/registrations/options` body.
 public struct RegistrationOptionsRequest: Codable, Sendable, Equatable {
@@ -209,7 +210,7 @@ public enum UsernameRules {
     /// composition. ASCII is NFC by definition (the common case, no allocation).
     public static func isNFC(_ s: String) -> Bool {
         if s.utf8.allSatisfy({ $0 < 0x80 }) { return true }
-        return s.utf8.elementsEqual(s.precomposedStringWithCanonicalMapping.utf8)
+        return TextFolding.isNFC(s)
     }
 
     /// Whether two usernames are the same account: byte-for-byte equality of their UTF-8, as

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 // WebAuthn Level 3 JSON forms (§5.1.8, §5.4 and §5.5 "…JSON" dictionaries), as browsers'
 // PublicKeyCredential.parseCreationOptionsFromJSON / parseRequestOptionsFromJSON accept them

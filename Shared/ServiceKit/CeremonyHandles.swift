@@ -1,6 +1,6 @@
 import JSON
 import Crypto
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import Platform
 

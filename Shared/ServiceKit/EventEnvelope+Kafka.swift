@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Kafka
 import Platform
 import Schema
@@ -31,7 +31,7 @@ extension EventEnvelope {
         let spec = try required(CloudEventHeader.specVersion)
         guard spec == EventEnvelope.specVersion else { throw EventDecodingError.unsupportedSpecVersion(spec) }
         if let ct = record.header(CloudEventHeader.contentType),
-            ct.split(separator: ";").first.map({ $0.trimmingCharacters(in: .whitespaces) }) != EventEnvelope.contentType
+            ct.split(separator: ";").first.map({ $0.trimmingWhitespace() }) != EventEnvelope.contentType
         {
             throw EventDecodingError.unsupportedContentType(String(ct.prefix(64)))
         }

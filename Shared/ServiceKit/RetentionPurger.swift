@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// Runs a service's retention pass (what a tenant keeps no longer than its settings say) every

@@ -1,5 +1,8 @@
 import Crypto
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPServer
 import Kafka
 import Platform
@@ -137,12 +140,12 @@ public struct ServiceConfiguration: Sendable {
     public static func kafkaProperties(_ env: Environment) throws -> [String: String] {
         var props: [String: String] = [:]
         if let extra = env.optionalString("SIGNET_KAFKA_PROPERTIES") {
-            for pair in extra.split(separator: ";") where !pair.trimmingCharacters(in: .whitespaces).isEmpty {
+            for pair in extra.split(separator: ";") where !pair.trimmingWhitespace().isEmpty {
                 let kv = pair.split(separator: "=", maxSplits: 1)
                 guard kv.count == 2 else {
                     throw Environment.ConfigurationError(variable: "SIGNET_KAFKA_PROPERTIES", reason: "expected key=value;key=value")
                 }
-                props[kv[0].trimmingCharacters(in: .whitespaces)] = kv[1].trimmingCharacters(in: .whitespaces)
+                props[kv[0].trimmingWhitespace()] = kv[1].trimmingWhitespace()
             }
         }
         return props

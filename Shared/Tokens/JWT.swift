@@ -1,5 +1,5 @@
 import JSON
-import Foundation
+import FoundationEssentials
 
 /// A verified JWT: its header and claims, available only from ``JWTVerifier/verify(_:now:)``
 /// (or after signing), so that holding a `JWT` means its signature and claims were checked.

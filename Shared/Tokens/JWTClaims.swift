@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// A JWT claim set (RFC 7519 §4): the registered claims as properties, every other claim

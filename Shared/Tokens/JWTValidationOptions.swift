@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// What a JWT must satisfy beyond its signature. Issuer and audience have no defaults:
 /// every verifier states whose tokens it accepts and for whom they must be meant.

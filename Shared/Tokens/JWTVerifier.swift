@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 
 /// Verifies JWTs: compact form, then the key chosen by `kid` from a JWK Set (or the one

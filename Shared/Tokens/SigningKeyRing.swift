@@ -1,5 +1,6 @@
 import Crypto
-import Foundation
+import FoundationEssentials
+import Platform
 
 /// The keys an issuer signs with: one current signer and the public halves of previous keys.
 ///
@@ -38,12 +39,12 @@ public struct SigningKeyRing: Sendable {
         /// The configuration named by the environment (see ``Configuration``).
         public init(environment: [String: String] = ProcessInfo.processInfo.environment) {
             func value(_ name: String) -> String? {
-                guard let v = environment[name]?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
+                guard let v = environment[name]?.trimmingWhitespace(), !v.isEmpty else { return nil }
                 return v
             }
             self.currentKeyFile = value("SIGNET_SIGNING_KEY_FILE")
             self.previousKeyFiles = (value("SIGNET_PREVIOUS_SIGNING_KEY_FILES") ?? "")
-                .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+                .split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
             let ephemeral = value("SIGNET_EPHEMERAL_SIGNING_KEY")?.lowercased()
             self.allowEphemeralKey = ephemeral == "1" || ephemeral == "true" || ephemeral == "yes"
         }

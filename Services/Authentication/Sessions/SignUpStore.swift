@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import Postgres
 
 /// What a sign-up needs of the database: whether the user has anything registered (in this

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import Platform
 import Rules

@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import Schema
 import ServiceKit
+import Platform
 
 /// Adaptive sign-in over HTTP; the flow itself is ``SignInCoordinator``'s.
 ///
@@ -78,7 +79,7 @@ struct SignInRoutes: Sendable {
     /// The address the gateway saw: the last `X-Forwarded-For` entry (the gateway appends it;
     /// earlier entries are the client's to write).
     static func clientIP(_ request: HTTPRequest) -> String {
-        request.header("X-Forwarded-For")?.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "direct"
+        request.header("X-Forwarded-For")?.split(separator: ",").last.map { $0.trimmingWhitespace() } ?? "direct"
     }
 
     /// A sign-in's signals and context, bounded (64 members each, 8 levels); `signals.ip`

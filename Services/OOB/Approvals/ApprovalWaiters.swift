@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Long polls parked on approvals: a `GET …/approvals/{id}?waitSeconds=` registers a ticket,
 /// reads the approval, and if it is still in progress waits on the ticket, suspended (no

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import IdentityDocuments
 import JSON
@@ -97,7 +97,7 @@ struct IdentityDocumentRoutes: Sendable {
 
     /// Upper-case words of `name`, diacritics removed, split at anything that is not a letter.
     static func words(_ name: String) -> [String] {
-        name.folding(options: [.diacriticInsensitive, .caseInsensitive, .widthInsensitive], locale: nil).uppercased()
+        TextFolding.folded(name).uppercased()
             .split(whereSeparator: { !$0.isLetter }).map(String.init)
     }
 
@@ -172,7 +172,6 @@ struct IdentityDocumentRoutes: Sendable {
     /// `value` percent-encoded as one path segment (usernames may hold any character).
     static func pathSegment(_ value: String) -> String {
         // ASCII letters and digits only: every other byte of the UTF-8 is percent-encoded.
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+        PercentEncoding.encode(value, allowed: PercentEncoding.isUnreserved)
     }
 }

@@ -1,5 +1,5 @@
 import Delivery
-import Foundation
+import FoundationEssentials
 import Platform
 import Postgres
 import Schema

@@ -1,6 +1,6 @@
 import Crypto
 import Delivery
-import Foundation
+import FoundationEssentials
 import JSON
 import Platform
 import Tokens

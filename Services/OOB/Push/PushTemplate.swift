@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import JSON
 import Postgres
@@ -35,9 +35,9 @@ struct PushTemplate: Sendable, Equatable {
         }
         var pieces: [Piece] = []
         var rest = Substring(text)
-        while let open = rest.range(of: "{{") {
+        while let open = rest.firstRange(of: "{{") {
             if open.lowerBound > rest.startIndex { pieces.append(.literal(String(rest[..<open.lowerBound]))) }
-            guard let close = rest[open.upperBound...].range(of: "}}") else {
+            guard let close = rest[open.upperBound...].firstRange(of: "}}") else {
                 throw HTTPError(.invalidTemplate, detail: "The push text has an unclosed {{.", field: "text")
             }
             switch rest[open.upperBound..<close.lowerBound] {

@@ -1,6 +1,7 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import HTTPServer
+import Platform
 import Schema
 import ServiceKit
 
@@ -52,8 +53,10 @@ extension QRSessionRoutes {
 
     /// A username as one percent-encoded path segment.
     static func pathSegment(_ username: String) -> String {
-        var allowed = CharacterSet.urlPathAllowed
-        allowed.remove(charactersIn: "/%?#")
-        return username.addingPercentEncoding(withAllowedCharacters: allowed) ?? username
+        // Foundation's `CharacterSet.urlPathAllowed` without "/", "%", "?" and "#": RFC 3986
+        // unreserved and the sub-delimiters, ":" and "@".
+        PercentEncoding.encode(username) { byte in
+            PercentEncoding.isUnreserved(byte) || "!$&'()*+,;=:@".utf8.contains(byte)
+        }
     }
 }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import JSON
 import Platform
 import Tokens
@@ -21,7 +21,7 @@ struct ErasureReceipts: Sendable {
     /// receipts signed before a restart no longer verify against the published JWKS).
     static func fromEnvironment(_ env: Environment, logger: Logger) throws -> ErasureReceipts {
         let previous = (env.optionalString("SIGNET_PREVIOUS_RECEIPT_SIGNING_KEY_FILES") ?? "")
-            .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            .split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }
         let file = env.optionalString("SIGNET_RECEIPT_SIGNING_KEY_FILE")
         if file == nil {
             logger.warning("SIGNET_RECEIPT_SIGNING_KEY_FILE is not set: erasure receipts are signed with a key that does not survive a restart")

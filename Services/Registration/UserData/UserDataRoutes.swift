@@ -1,7 +1,8 @@
-import Foundation
+import FoundationEssentials
 import HTTPServer
 import Schema
 import ServiceKit
+import Platform
 
 /// A user's data over HTTP: fetch it (``UserDataExport``), erase it (``ErasureStore``), follow
 /// an erasure, and the keys its receipts verify with.
@@ -93,7 +94,7 @@ struct UserDataRoutes: Sendable {
     static func wantsZip(_ accept: String?) -> Bool {
         guard let accept else { return false }
         for range in accept.lowercased().split(separator: ",") {
-            let type = range.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+            let type = range.split(separator: ";").first.map { $0.trimmingWhitespace() } ?? ""
             if type == "application/zip" { return true }
             if type == "application/json" { return false }
         }

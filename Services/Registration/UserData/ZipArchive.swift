@@ -1,5 +1,5 @@
 import CZlib
-import Foundation
+import FoundationEssentials
 
 /// A minimal ZIP writer (APPNOTE 6.3.x): stored entries (no compression), UTF-8 names, no
 /// ZIP64 (an archive stays well under 4 GiB: it carries one user's data). CRC-32 from zlib.

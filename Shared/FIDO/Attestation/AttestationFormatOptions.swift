@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// The relying-party choices the attestation formats leave open, in one place, for
 /// ``AttestationFormatRegistry/standard(_:)``. The defaults are the strict production ones.

@@ -1,7 +1,8 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import Tokens
 import JSON
+import Platform
 
 /// A FIDO Metadata Service BLOB (FIDO MDS 3.0 §3.1.6–3.1.7): a JWS whose payload lists every
 /// authenticator model's metadata statement and status, verified on creation.
@@ -90,7 +91,7 @@ public struct MetadataBLOB: Sendable {
         let jws: JWS
         do {
             jws = try JWS(
-                compact: jwt.trimmingCharacters(in: .whitespacesAndNewlines),
+                compact: jwt.trimmingWhitespaceAndNewlines(),
                 limits: JWS.Limits(maximumLength: configuration.maximumSize, maximumHeaderLength: configuration.maximumHeaderSize))
         } catch {
             switch error.code {

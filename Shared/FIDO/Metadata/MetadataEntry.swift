@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One entry of an MDS3 BLOB (FIDO MDS 3.0 §3.1.1, `MetadataBLOBPayloadEntry`): an
 /// authenticator model's identity, its metadata statement and its status history.

@@ -1,5 +1,8 @@
 import Dispatch
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A BLOB in a file (e.g. one downloaded by a cron job, or shipped with the deployment).
 ///
@@ -26,16 +29,23 @@ public struct MetadataFileSource: MetadataSource {
     /// Reads at most `maximumSize` + 1 bytes, so an oversized (or growing) file is refused
     /// without being read whole.
     static func read(path: String, maximumSize: Int) -> Result<String, MetadataError> {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
             return .failure(MetadataError(.sourceUnavailable, "metadata file cannot be opened"))
         }
-        defer { try? handle.close() }
-        let data: Data
-        do {
-            data = try handle.read(upToCount: maximumSize + 1) ?? Data()
-        } catch {
-            return .failure(MetadataError(.sourceUnavailable, "metadata file cannot be read"))
+        defer { close(fd) }
+        var data = [UInt8](repeating: 0, count: maximumSize + 1)
+        var filled = 0
+        while filled < data.count {
+            let count = data.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + filled, $0.count - filled) }
+            if count == 0 { break }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return .failure(MetadataError(.sourceUnavailable, "metadata file cannot be read"))
+            }
+            filled += count
         }
+        data.removeSubrange(filled...)
         guard data.count <= maximumSize else { return .failure(MetadataError(.tooLarge, "metadata file over \(maximumSize) bytes")) }
         guard let text = String(validating: data, as: UTF8.self) else {
             return .failure(MetadataError(.malformed, "metadata file is not UTF-8"))

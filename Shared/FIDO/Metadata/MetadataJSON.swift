@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Tokens
 import JSON
 
@@ -27,7 +27,16 @@ struct MetadataJSON {
 
     /// RFC 6901 escaping of one reference token.
     static func escape(_ token: String) -> String {
-        token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        // Scalar by scalar, so that a "~" or "/" followed by a combining mark is escaped too.
+        var escaped = String.UnicodeScalarView()
+        for scalar in token.unicodeScalars {
+            switch scalar {
+            case "~": escaped.append(contentsOf: "~0".unicodeScalars)
+            case "/": escaped.append(contentsOf: "~1".unicodeScalars)
+            default: escaped.append(scalar)
+            }
+        }
+        return String(escaped)
     }
 
     // MARK: - Navigation

@@ -1,6 +1,6 @@
 import Crypto
 import Dispatch
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// The authenticator metadata in force: the last verified MDS3 BLOB, its lookups, and the

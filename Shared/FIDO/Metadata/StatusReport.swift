@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One status report of a metadata entry (FIDO MDS 3.0 §3.1.3, `StatusReport`): the fields
 /// Signet uses, decoded strictly; the rest of the report is ignored.

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 
 /// A registration the server may store: what one verified registration assertion yields.
 public struct UAFVerifiedRegistration: Sendable {

@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// A TLS server certificate that UAF clients see, in the two forms a client may put into
