@@ -9,15 +9,16 @@ import Glibc
 // behaviour of the Foundation call it replaces, said at each.
 
 extension Unicode.Scalar {
-    /// In Foundation's `CharacterSet.whitespaces`: general category Zs and U+0009 (tab).
+    /// In Foundation's `CharacterSet.whitespaces`: general category Zs, U+0009 (tab) and
+    /// U+200B (zero width space).
     public var isFoundationWhitespace: Bool {
-        value == 0x09 || properties.generalCategory == .spaceSeparator
+        value == 0x09 || value == 0x200B || properties.generalCategory == .spaceSeparator
     }
 
     /// In Foundation's `CharacterSet.whitespacesAndNewlines`: general category Z (Zs, Zl, Zp),
-    /// U+0009–U+000D and U+0085.
+    /// U+0009–U+000D, U+0085 and U+200B.
     public var isFoundationWhitespaceOrNewline: Bool {
-        if (0x09...0x0D).contains(value) || value == 0x85 { return true }
+        if (0x09...0x0D).contains(value) || value == 0x85 || value == 0x200B { return true }
         switch properties.generalCategory {
         case .spaceSeparator, .lineSeparator, .paragraphSeparator: return true
         default: return false

@@ -1,4 +1,6 @@
+import Foundation
 import Glibc
+import Synchronization
 
 /// A TCP socket bound to 127.0.0.1 on a free port, for the failure paths of the clients.
 ///
@@ -17,6 +19,9 @@ final class LoopbackSocket: Sendable {
     }
 
     deinit { close(descriptor) }
+
+    /// The socket's descriptor (owned by this object).
+    var fileDescriptor: Int32 { descriptor }
 
     /// A socket listening on a free loopback port that never accepts.
     static func listening() throws -> LoopbackSocket {
@@ -61,4 +66,55 @@ struct SocketFailure: Error, CustomStringConvertible {
     let call: String
     let errno: Int32
     var description: String { "\(call) failed with errno \(errno)" }
+}
+
+/// A loopback HTTP server for ``HTTPClient``'s tests: accepts connections one after another on
+/// a thread of its own, reads each request (head and `Content-Length` body) and writes the next
+/// canned response, then closes the connection. The requests it read are kept, as text.
+final class CannedHTTPServer: Sendable {
+    /// The bound port.
+    let port: Int
+    private let socket: LoopbackSocket
+    private let received = Mutex<[String]>([])
+
+    /// A server that answers the connections it accepts with `responses`, in order, and then
+    /// stops accepting. `{port}` in a response is replaced by the server's port.
+    init(responses: [String]) throws {
+        socket = try LoopbackSocket.listening()
+        port = socket.port
+        let descriptor = socket.fileDescriptor
+        let port = port
+        let thread = Thread { [self] in
+            for response in responses {
+                let connection = accept(descriptor, nil, nil)
+                guard connection >= 0 else { return }
+                let request = Self.readRequest(connection)
+                self.received.withLock { $0.append(request) }
+                let bytes = Array(response.replacingOccurrences(of: "{port}", with: "\(port)").utf8)
+                _ = bytes.withUnsafeBytes { send(connection, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                close(connection)
+            }
+        }
+        thread.start()
+    }
+
+    /// The requests read so far.
+    var requests: [String] { received.withLock { $0 } }
+
+    private static func readRequest(_ connection: Int32) -> String {
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(connection, $0.baseAddress, $0.count, 0) }
+            guard count > 0 else { break }
+            bytes += buffer[..<count]
+            let text = String(decoding: bytes, as: UTF8.self)
+            guard let end = text.range(of: "\r\n\r\n") else { continue }
+            let head = text[..<end.lowerBound].lowercased()
+            let length = head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            if text.utf8.distance(from: text.utf8.startIndex, to: end.upperBound) + length <= bytes.count { break }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
 }
