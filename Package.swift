@@ -72,7 +72,8 @@ let package = Package(
             path: "Shared/Kafka"),
         .target(name: "Schema", dependencies: ["JSON", "Platform"], path: "Shared/Schema"),
         .target(name: "Tokens", dependencies: ["Crypto", "JSON", "Platform"], path: "Shared/Tokens"),
-        .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON", "Platform", "COpenSSL", "CZlib"], path: "Shared/FIDO"),
+        // FIDO reads the Schema types that carry UAF structures (UAFDisplayPNGCharacteristics).
+        .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON", "Platform", "Schema", "COpenSSL", "CZlib"], path: "Shared/FIDO"),
         .target(name: "Rules", dependencies: ["JSON", "Platform"], path: "Shared/Rules"),
         .target(name: "OTP", dependencies: ["Crypto", "Platform"], path: "Shared/OTP"),
         .target(name: "QRCode", dependencies: ["Platform", "CQREncode", "CZlib"], path: "Shared/QRCode"),
@@ -134,7 +135,7 @@ let package = Package(
         .testTarget(name: "OTPTests", dependencies: ["OTP"], path: "Tests/OTPTests"),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "CZlib"], path: "Tests/QRCodeTests"),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "CCurl", "TestRandom"], path: "Tests/DeliveryTests"),
-        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "Platform", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
+        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "Platform", "Schema", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform", "Postgres", "Tokens", "JSON", "TestSupport"],
@@ -186,7 +187,7 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
         ("TPMFuzz", ["FIDO"]),
         ("MDSFuzz", ["FIDO", "JSON"]),
         ("UAFFuzz", ["FIDO"]),
-        ("UAFPNGFuzz", ["FIDO"]),
+        ("UAFPNGFuzz", ["FIDO", "Schema"]),
         ("X509Fuzz", ["Crypto"]),
         ("JWSFuzz", ["Tokens", "Crypto", "JSON"]),
         ("JWKSFuzz", ["Tokens"]),

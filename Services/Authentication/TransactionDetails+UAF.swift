@@ -8,18 +8,9 @@ extension TransactionDetails {
     /// all, and verification accepts the hash of any of them, as the transaction service does.
     var uafTransactions: [UAFTransaction] {
         UAFTransactionConfirmation.transactions(
-            text: uafDisplayText, images: (images ?? []).map { ($0.content, UAFDisplayPNGCharacteristics($0.tcDisplayPNGCharacteristics)) })
+            text: uafDisplayText, images: (images ?? []).map { ($0.content, $0.tcDisplayPNGCharacteristics) })
     }
 
     /// What TransactionContentHash may be the hash of (one entry per form of ``uafTransactions``).
     var uafShown: [UAFShownTransaction] { uafTransactions.compactMap(UAFShownTransaction.init) }
-}
-
-extension UAFDisplayPNGCharacteristics {
-    /// The descriptor as ``Schema/TransactionImage`` carries it.
-    init(_ c: TransactionImage.Characteristics) {
-        self.init(
-            width: c.width, height: c.height, bitDepth: c.bitDepth, colorType: c.colorType, compression: c.compression, filter: c.filter,
-            interlace: c.interlace, plte: c.plte?.map { UAFRGBPaletteEntry(r: $0.r, g: $0.g, b: $0.b) })
-    }
 }

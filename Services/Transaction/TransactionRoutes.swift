@@ -117,7 +117,7 @@ struct TransactionRoutes: Sendable {
                 throw HTTPError.invalid("images[\(i)].content", "content is the base64url of a PNG file, unpadded.")
             }
             do throws(UAFTransactionPNGError) {
-                try UAFTransactionPNG(bytes: bytes).check(UAFDisplayPNGCharacteristics(image.tcDisplayPNGCharacteristics))
+                try UAFTransactionPNG(bytes: bytes).check(image.tcDisplayPNGCharacteristics)
             } catch {
                 throw HTTPError(.transactionPNGRefused(error), detail: error.detail, field: "images[\(i)].content")
             }
