@@ -82,6 +82,9 @@ let package = Package(
             name: "ServiceKit",
             dependencies: ["Platform", "JSON", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens"],
             path: "Shared/ServiceKit"),
+        // FIDO refusals as problem codes that more than one service answers with (a refused
+        // transaction image).
+        .target(name: "FIDOProblems", dependencies: ["FIDO", "HTTPServer"], path: "Shared/FIDOProblems"),
 
         // MARK: - Services
         // Each service is a library (its routes, stores, consumers, assembly) and an executable
@@ -91,10 +94,10 @@ let package = Package(
             path: "Services/Registration", exclude: ["main"]),
         .target(
             name: "AuthenticationService",
-            dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto", "Rules", "OTP"],
+            dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "FIDOProblems", "Tokens", "JSON", "Crypto", "Rules", "OTP"],
             path: "Services/Authentication", exclude: ["main"]),
         .target(
-            name: "TransactionService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto"],
+            name: "TransactionService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "FIDOProblems", "Tokens", "JSON", "Crypto"],
             path: "Services/Transaction", exclude: ["main"]),
         .target(
             name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto", "Tokens", "QRCode", "IdentityDocuments"],
