@@ -1,5 +1,6 @@
 import FIDO
 import HTTPServer
+import Schema
 import Tokens
 
 /// The problem codes the authentication service answers with, beyond the shared ones
@@ -136,6 +137,14 @@ extension ProblemCode {
     static let invalidEmail = ProblemCode("invalid_email", status: 400, title: "Invalid profile")
     /// A sign-up profile's phone number is not E.164.
     static let invalidPhone = ProblemCode("invalid_phone", status: 400, title: "Invalid profile")
+    /// The problem for a profile member that `SignUpProfile.refusal` names.
+    static func profileRefused(_ member: SignUpProfile.Member) -> ProblemCode {
+        switch member {
+        case .fullName: invalidFullName
+        case .email: invalidEmail
+        case .phone: invalidPhone
+        }
+    }
     /// The sign-up token is invalid or was already used.
     static let invalidSignUpToken = ProblemCode("invalid_sign_up_token", status: 401, title: "Invalid sign-up token")
     /// A sign-up finished before any method was active.
