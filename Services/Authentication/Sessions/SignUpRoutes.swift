@@ -95,7 +95,7 @@ struct SignUpRoutes: Sendable {
                     tenant: tenant, username: username, userHandle: nil, amr: ["sign_up"], acr: "sign_up", credentialID: nil, at: now, on: conn)
             }
             ctx.logger.info("sign-up finished")
-            return try .json(SessionTokens(sessionToken: issued.accessToken, refreshToken: issued.refreshToken, expiresAt: issued.expiresAt), headers: [("Cache-Control", "no-store")])
+            return try .json(try issued.refreshableTokens(), headers: [("Cache-Control", "no-store")])
         }
     }
 
