@@ -18,20 +18,14 @@ import Tokens
 /// these leaves the transaction PENDING.
 @Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
 struct UAFConfirmationTests {
-    static let key = "sk_harness_0123456789abcdefghijklmnopqrstuv"
+    typealias Harness = ConfirmationSteps.Harness
+    static let key = ConfirmationSteps.key
     static let appID = "http://localhost:8080/registration/v1/tenants/shop/uaf/facets"
 
-    /// The tenant `shop`, whose web origin is the facet of the test authenticators.
-    static func seed(_ h: Harness) async throws {
-        try await h.seedTenant("shop", apiKey: Self.key, rpId: "shop.example", origins: ["https://shop.example"])
-    }
-    typealias Harness = ServiceHarness<TransactionService>
+    static func seed(_ h: Harness) async throws { try await ConfirmationSteps.seed(h) }
 
     static func create(_ h: Harness, username: String = "alice") async throws -> TransactionResource {
-        let body = #"{"username":"\#(username)","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME","type":"payment"}"#
-        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
-        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
-        return try JSONValueDecoder().decode(TransactionResource.self, from: created.body)
+        try await ConfirmationSteps.create(h, username: username)
     }
 
     /// Registers a key with `authenticator` and gives the service registration's event.
@@ -69,13 +63,7 @@ struct UAFConfirmationTests {
     }
 
     static func decide(_ h: Harness, _ tx: TransactionResource, _ evidence: SignedAssertionEvidence) async throws -> TransactionResource {
-        try await h.consume(
-            TransactionDecision(
-                tenantId: "shop", transactionId: tx.transactionId, decision: "confirmed", detailsHash: tx.detailsHash, signinId: "si_1",
-                amr: ["uaf"], assertions: [evidence], decidedAt: Date()),
-            source: .authentication)
-        let read = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)", bearer: Self.key)
-        return try JSONValueDecoder().decode(TransactionResource.self, from: read.body)
+        try await ConfirmationSteps.decide(h, tx, evidence, amr: "uaf")
     }
 
     @Test func aUAFStepThatSignedTheDetailsConfirmsTheTransaction() async throws {
@@ -87,16 +75,11 @@ struct UAFConfirmationTests {
         let tx = try await Self.create(h)
         let confirmed = try await Self.decide(h, tx, try Self.evidence(authenticator, tx))
         #expect(confirmed.status == "CONFIRMED")
-        let token = try #require(confirmed.tcToken)
-        let jwks = await h.send("GET", "/v1/tenants/shop/.well-known/jwks.json")
-        let verifier = JWTVerifier(
-            keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/transaction", audience: "shop"))
-        let claims = try verifier.verify(token, now: Date()).claims
+        let claims = try await ConfirmationSteps.tcTokenClaims(h, try #require(confirmed.tcToken))
         #expect(claims.subject == "alice")
         #expect(claims[claim: "amr"] == .array(["uaf"]) && claims[claim: "cid"] == .string(Base64URL.encode(registration.keyID)))
         // The evidence keeps the UAF step as signed.
-        let evidence = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)/evidence", bearer: Self.key)
-        #expect(evidence.status == 200 && String(decoding: evidence.body, as: UTF8.self).contains(#""format":"uaf""#))
+        await ConfirmationSteps.expectEvidence(h, tx, format: "uaf")
     }
 
     /// A transaction created with a PNG form: the image is checked at creation (a bad one is
