@@ -226,10 +226,13 @@ public struct TransactionAmendRequest: Codable, Sendable, Equatable {
     public var text: String?
     public var amount: String?
     public var payee: String?
-    public init(text: String? = nil, amount: String? = nil, payee: String? = nil) {
+    /// Replaces the transaction's PNG forms (1–3, checked as at creation).
+    public var images: [TransactionImage]?
+    public init(text: String? = nil, amount: String? = nil, payee: String? = nil, images: [TransactionImage]? = nil) {
         self.text = text
         self.amount = amount
         self.payee = payee
+        self.images = images
     }
 }
 
