@@ -111,6 +111,42 @@ extension UAFStackTests {
     }
 
     /// A transaction whose image hides a text chunk is refused at creation with its code.
+    /// Three images of nearly the largest size (31.4 KB each, 125 KB of base64url: twice the
+    /// 64 KiB other services take) pass the gateway and the transaction service's body limit, at
+    /// creation and in a PATCH that replaces them.
+    @Test func threeImagesOfNearlyTheLargestSizeFitTheTransactionBodyLimit() async throws {
+        let t = try await tenant()
+        let username = "uaf-big-\(UInt32.random(in: 0...UInt32.max))"
+        func image(_ fill: UInt8) -> (png: [UInt8], json: String) {
+            let row = [UInt8(0)] + [UInt8](repeating: fill, count: 300)
+            let png = TestPNG.make(width: 100, height: 104, colorType: 2, raw: Array((0..<104).map { _ in row }.joined()))
+            let json = #"{"content":"\#(Base64URL.encode(png))","tcDisplayPNGCharacteristics":{"width":100,"height":104,"bitDepth":8,"colorType":2,"compression":0,"filter":0,"interlace":0}}"#
+            return (png, json)
+        }
+        let first = [image(1), image(2), image(3)]
+        #expect(first.allSatisfy { $0.png.count > 31_000 && $0.png.count <= TransactionImage.maximumBytes })
+        var created: TestHTTP.Response?
+        #expect(await TestStack.eventually {
+            created = try? await TestHTTP.json(
+                "POST", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions", token: t.key,
+                json: #"{"username":"\#(username)","text":"Pay €42.00 to ACME Ltd","amount":"42.00","currency":"EUR","payee":"ACME Ltd","images":[\#(first.map(\.json).joined(separator: ","))]}"#)
+            return created?.status == 201
+        })
+        let response = try #require(created)
+        #expect(response.body.count > 0 && response.status == 201, "\(response.status)")
+        let tx = try JSONValueDecoder().decode(TransactionResource.self, from: response.body)
+        #expect(tx.images?.map { Base64URL.decode($0.content) ?? [] } == first.map(\.png))
+
+        let second = [image(4), image(5), image(6)]
+        let patched = try await TestHTTP.send(
+            "PATCH", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions/\(tx.transactionId)",
+            headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"],
+            body: Array(#"{"images":[\#(second.map(\.json).joined(separator: ","))]}"#.utf8))
+        #expect(patched.status == 200, "\(String(decoding: patched.body.prefix(300), as: UTF8.self))")
+        let amended = try JSONValueDecoder().decode(TransactionResource.self, from: patched.body)
+        #expect(amended.images?.map { Base64URL.decode($0.content) ?? [] } == second.map(\.png) && amended.detailsHash != tx.detailsHash)
+    }
+
     @Test func aTransactionImageWithAHiddenChunkIsRefusedAtCreation() async throws {
         let t = try await tenant()
         let hidden = TestPNG.make(width: 24, height: 12, colorType: 2, extra: [TestPNG.chunk("tEXt", Array("k\u{0}v".utf8))])
