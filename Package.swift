@@ -72,7 +72,8 @@ let package = Package(
             path: "Shared/Kafka"),
         .target(name: "Schema", dependencies: ["JSON", "Platform"], path: "Shared/Schema"),
         .target(name: "Tokens", dependencies: ["Crypto", "JSON", "Platform"], path: "Shared/Tokens"),
-        .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON", "Platform", "COpenSSL", "CZlib"], path: "Shared/FIDO"),
+        // FIDO reads the Schema types that carry UAF structures (UAFDisplayPNGCharacteristics).
+        .target(name: "FIDO", dependencies: ["Crypto", "Tokens", "JSON", "Platform", "Schema", "COpenSSL", "CZlib"], path: "Shared/FIDO"),
         .target(name: "Rules", dependencies: ["JSON", "Platform"], path: "Shared/Rules"),
         .target(name: "OTP", dependencies: ["Crypto", "Platform"], path: "Shared/OTP"),
         .target(name: "QRCode", dependencies: ["Platform", "CQREncode", "CZlib"], path: "Shared/QRCode"),
@@ -81,6 +82,9 @@ let package = Package(
             name: "ServiceKit",
             dependencies: ["Platform", "JSON", "HTTPServer", "Postgres", "Kafka", "Schema", "Crypto", "Tokens", "Delivery"],
             path: "Shared/ServiceKit"),
+        // FIDO refusals as problem codes that more than one service answers with (a refused
+        // transaction image).
+        .target(name: "FIDOProblems", dependencies: ["FIDO", "HTTPServer"], path: "Shared/FIDOProblems"),
 
         // MARK: - Services
         // Each service is a library (its routes, stores, consumers, assembly) and an executable
@@ -90,10 +94,10 @@ let package = Package(
             path: "Services/Registration", exclude: ["main"]),
         .target(
             name: "AuthenticationService",
-            dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto", "Rules", "OTP", "Delivery"],
+            dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "FIDOProblems", "Tokens", "JSON", "Crypto", "Rules", "OTP", "Delivery"],
             path: "Services/Authentication", exclude: ["main"]),
         .target(
-            name: "TransactionService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "Tokens", "JSON", "Crypto"],
+            name: "TransactionService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "FIDO", "FIDOProblems", "Tokens", "JSON", "Crypto"],
             path: "Services/Transaction", exclude: ["main"]),
         .target(
             name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto", "Tokens", "QRCode", "IdentityDocuments"],
@@ -134,7 +138,7 @@ let package = Package(
         .testTarget(name: "OTPTests", dependencies: ["OTP"], path: "Tests/OTPTests"),
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "CZlib"], path: "Tests/QRCodeTests"),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "CCurl", "TestRandom"], path: "Tests/DeliveryTests"),
-        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "Platform", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
+        .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "Platform", "Schema", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer"], path: "Tests/SchemaTests"),
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform", "Postgres", "Tokens", "JSON", "TestSupport"],
@@ -186,7 +190,7 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
         ("TPMFuzz", ["FIDO"]),
         ("MDSFuzz", ["FIDO", "JSON"]),
         ("UAFFuzz", ["FIDO"]),
-        ("UAFPNGFuzz", ["FIDO"]),
+        ("UAFPNGFuzz", ["FIDO", "Schema"]),
         ("X509Fuzz", ["Crypto"]),
         ("JWSFuzz", ["Tokens", "Crypto", "JSON"]),
         ("JWKSFuzz", ["Tokens"]),

@@ -1,11 +1,12 @@
 import FIDO
 import HTTPServer
+import Schema
 import Tokens
 
 /// The problem codes the authentication service answers with, beyond the shared ones
-/// (`HTTPServer`'s and `ServiceKit`'s). Every code here is listed in
-/// `schemas/openapi/authentication.yaml` (checked by `ProblemCodeTests` in SchemaTests), and no
-/// other file of the service spells a problem code.
+/// (`HTTPServer`'s and `ServiceKit`'s) and the refused transaction image's (`FIDOProblems`).
+/// Every code here and in `FIDOProblems` is listed in `schemas/openapi/authentication.yaml` (checked by
+/// `ProblemCodeTests` in SchemaTests), and no other file of the service spells a problem code.
 ///
 /// A step refused by a method's check answers 400 with the title "Sign-in refused"; only those
 /// count towards anti-hammering.
@@ -116,30 +117,6 @@ extension ProblemCode {
     /// The transaction is confirmed, rejected, cancelled or expired.
     static let transactionNotPending = ProblemCode("transaction_not_pending", status: 409, title: "Transaction not pending")
 
-    // MARK: - UAF transaction content (`image/png`, FIDO.UAFTransactionPNG)
-
-    /// Not a PNG file the specification allows (signature, chunks, CRCs, header, order, image data).
-    static let transactionPNGMalformed = ProblemCode("uaf_transaction_png_malformed", status: 400, title: "Invalid transaction image")
-    /// A PNG chunk other than IHDR, PLTE, tRNS, IDAT, IEND, sRGB, gAMA and pHYs (text, profiles,
-    /// animation), or a gamma or pixel aspect a transaction image may not carry.
-    static let transactionPNGUnsupportedChunk = ProblemCode(
-        "uaf_transaction_png_unsupported_chunk", status: 400, title: "Invalid transaction image")
-    /// The PNG file, a dimension or its image data is past the bounds.
-    static let transactionPNGTooLarge = ProblemCode("uaf_transaction_png_too_large", status: 400, title: "Invalid transaction image")
-    /// The PNG is not what its tcDisplayPNGCharacteristics announce.
-    static let transactionPNGCharacteristicsMismatch = ProblemCode(
-        "uaf_transaction_png_characteristics_mismatch", status: 400, title: "Invalid transaction image")
-
-    /// The problem for a refused PNG.
-    static func transactionPNGRefused(_ error: UAFTransactionPNGError) -> ProblemCode {
-        switch error.code {
-        case .unsupportedChunk: transactionPNGUnsupportedChunk
-        case .tooLarge: transactionPNGTooLarge
-        case .characteristicsMismatch: transactionPNGCharacteristicsMismatch
-        default: transactionPNGMalformed
-        }
-    }
-
     // MARK: - Users known by subject reference
 
     /// A sign-in found a credential or UAF key without a username and the registration service
@@ -160,6 +137,14 @@ extension ProblemCode {
     static let invalidEmail = ProblemCode("invalid_email", status: 400, title: "Invalid profile")
     /// A sign-up profile's phone number is not E.164.
     static let invalidPhone = ProblemCode("invalid_phone", status: 400, title: "Invalid profile")
+    /// The problem for a profile member that `SignUpProfile.refusal` names.
+    static func profileRefused(_ member: SignUpProfile.Member) -> ProblemCode {
+        switch member {
+        case .fullName: invalidFullName
+        case .email: invalidEmail
+        case .phone: invalidPhone
+        }
+    }
     /// The sign-up token is invalid or was already used.
     static let invalidSignUpToken = ProblemCode("invalid_sign_up_token", status: 401, title: "Invalid sign-up token")
     /// A sign-up finished before any method was active.

@@ -2,24 +2,7 @@ import FIDO
 import Schema
 
 extension TransactionDetails {
-    /// The forms a FIDO UAF authenticator may show of these details: ``uafDisplayText`` as
-    /// `text/plain`, then each image as `image/png` with its characteristics
-    /// (``FIDO/UAFTransactionConfirmation/transactions(text:images:)``). The request sends them
-    /// all, and verification accepts the hash of any of them, as the transaction service does.
-    var uafTransactions: [UAFTransaction] {
-        UAFTransactionConfirmation.transactions(
-            text: uafDisplayText, images: (images ?? []).map { ($0.content, UAFDisplayPNGCharacteristics($0.tcDisplayPNGCharacteristics)) })
-    }
-
-    /// What TransactionContentHash may be the hash of (one entry per form of ``uafTransactions``).
+    /// What TransactionContentHash may be the hash of (one entry per form of
+    /// ``FIDO/Schema/TransactionDetails/uafTransactions``).
     var uafShown: [UAFShownTransaction] { uafTransactions.compactMap(UAFShownTransaction.init) }
-}
-
-extension UAFDisplayPNGCharacteristics {
-    /// The descriptor as ``Schema/TransactionImage`` carries it.
-    init(_ c: TransactionImage.Characteristics) {
-        self.init(
-            width: c.width, height: c.height, bitDepth: c.bitDepth, colorType: c.colorType, compression: c.compression, filter: c.filter,
-            interlace: c.interlace, plte: c.plte?.map { UAFRGBPaletteEntry(r: $0.r, g: $0.g, b: $0.b) })
-    }
 }

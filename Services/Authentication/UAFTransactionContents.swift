@@ -1,5 +1,6 @@
 import Crypto
 import FIDO
+import FIDOProblems
 import HTTPServer
 import JSON
 import Schema

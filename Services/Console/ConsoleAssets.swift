@@ -18,6 +18,9 @@ public struct ConsoleAssets: Sendable {
     static let files: [(name: String, path: String, contentType: String)] = [
         ("index.html", "/console/index.html", "text/html; charset=utf-8"),
         ("console.js", "/console/console.js", "text/javascript; charset=utf-8"),
+        // base64url and the WebAuthn JSON forms, shared with the demo page (the local gateway
+        // serves the same file at /demo/webauthn-json.js).
+        ("webauthn-json.js", "/console/webauthn-json.js", "text/javascript; charset=utf-8"),
         ("console.css", "/console/console.css", "text/css; charset=utf-8"),
     ]
 

@@ -1,5 +1,6 @@
 import FIDO
 import HTTPServer
+import Schema
 
 /// The problem codes the registration service answers with, beyond the shared ones
 /// (`HTTPServer`'s and `ServiceKit`'s). Every code here is listed in
@@ -65,6 +66,14 @@ extension ProblemCode {
     static let invalidEmail = ProblemCode("invalid_email", status: 400, title: "Invalid profile")
     /// A sign-up profile's phone number is not E.164.
     static let invalidPhone = ProblemCode("invalid_phone", status: 400, title: "Invalid profile")
+    /// The problem for a profile member that `SignUpProfile.refusal` names.
+    static func profileRefused(_ member: SignUpProfile.Member) -> ProblemCode {
+        switch member {
+        case .fullName: invalidFullName
+        case .email: invalidEmail
+        case .phone: invalidPhone
+        }
+    }
     /// The account was opened by a username-less sign-up: it registers passkeys only.
     static let passkeyOnlyAccount = ProblemCode("passkey_only_account", status: 409, title: "Passkey-only account")
     /// A passkey-only account's new passkey is not discoverable (the client reported

@@ -58,7 +58,7 @@ struct SignUpAccounts: Sendable {
     ///   credentials or methods; 503 when the vault cannot be reached.
     func open(_ body: SignUpAccountRequest, tenant: String) async throws -> SignUpAccount {
         try UsernameRules.require(body.username)
-        if let profile = body.profile { try Self.check(profile) }
+        if let refusal = body.profile?.refusal { throw HTTPError(.profileRefused(refusal.member), detail: refusal.detail, field: refusal.field) }
         guard try await context.tenants.find(tenant) != nil else { throw HTTPError(.tenantNotFound) }
         let handle = try await context.withTransaction { conn -> [UInt8] in
             try await UserStore.insert(tenant: tenant, username: body.username, handle: SecureRandom.bytes(32), displayName: body.username, on: conn)
@@ -96,20 +96,5 @@ struct SignUpAccounts: Sendable {
             }
         }
         return SignUpAccount(userHandle: subject)
-    }
-
-    /// Refuses a profile member that ``SignUpProfileRules`` or ``PIIRules`` refuse.
-    ///
-    /// - Throws: 400 `invalid_full_name`, `invalid_email` or `invalid_phone`.
-    static func check(_ profile: SignUpProfile) throws {
-        if let name = profile.fullName, !SignUpProfileRules.isValidFullName(name) {
-            throw HTTPError(.invalidFullName, detail: "fullName must be 1-200 characters without control characters.", field: "profile.fullName")
-        }
-        if let email = profile.email, !PIIRules.isValidEmail(email) {
-            throw HTTPError(.invalidEmail, detail: "Not an e-mail address.", field: "profile.email")
-        }
-        if let phone = profile.phone, !PIIRules.isValidPhone(phone) {
-            throw HTTPError(.invalidPhone, detail: "Phone numbers are E.164: + and 7-15 digits.", field: "profile.phone")
-        }
     }
 }

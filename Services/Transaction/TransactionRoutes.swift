@@ -1,5 +1,6 @@
 import Crypto
 import FIDO
+import FIDOProblems
 import FoundationEssentials
 import HTTPServer
 import Platform
@@ -117,7 +118,7 @@ struct TransactionRoutes: Sendable {
                 throw HTTPError.invalid("images[\(i)].content", "content is the base64url of a PNG file, unpadded.")
             }
             do throws(UAFTransactionPNGError) {
-                try UAFTransactionPNG(bytes: bytes).check(UAFDisplayPNGCharacteristics(image.tcDisplayPNGCharacteristics))
+                try UAFTransactionPNG(bytes: bytes).check(image.tcDisplayPNGCharacteristics)
             } catch {
                 throw HTTPError(.transactionPNGRefused(error), detail: error.detail, field: "images[\(i)].content")
             }
@@ -135,7 +136,10 @@ struct TransactionRoutes: Sendable {
             if let text = body.text { tx.details.text = text }
             if let amount = body.amount { tx.details.amount = amount }
             if let payee = body.payee { tx.details.payee = payee }
+            if let images = body.images { tx.details.images = images }
             if let v = tx.details.violation() { throw HTTPError.invalid(v.field, v.message) }
+            // New images are checked as at creation, before anything is stored or published.
+            if let images = body.images { try Self.checkImages(images) }
             tx.revision += 1
             tx.updatedAt = now
             try await tx.update(on: conn)

@@ -53,6 +53,34 @@ public struct SignUpProfile: Codable, Sendable, Equatable {
     public static var fullExample: SignUpProfile {
         SignUpProfile(fullName: "Ada Lovelace", email: "ada@example.org", phone: "+447700900123")
     }
+
+    /// A member of a profile, as a refusal names it.
+    public enum Member: String, Sendable, CaseIterable {
+        case fullName, email, phone
+    }
+
+    /// A profile member that the rules refuse: which one, its field (`profile.<member>`) and a
+    /// fixed detail (never the value).
+    public struct Refusal: Sendable, Equatable {
+        public let member: Member
+        public let detail: String
+        public var field: String { "profile.\(member.rawValue)" }
+    }
+
+    /// The first given member, in the order fullName, email, phone, that
+    /// ``SignUpProfileRules/isValidFullName(_:)``, ``PIIRules/isValidEmail(_:)`` or
+    /// ``PIIRules/isValidPhone(_:)`` refuses; nil when every given member passes. The one check
+    /// of a profile: the authentication service runs it when a sign-up starts and the
+    /// registration service again when it opens the account, each answering 400 with the
+    /// member's problem code (`invalid_full_name`, `invalid_email`, `invalid_phone`).
+    public var refusal: Refusal? {
+        if let fullName, !SignUpProfileRules.isValidFullName(fullName) {
+            return Refusal(member: .fullName, detail: "fullName must be 1-200 characters without control characters.")
+        }
+        if let email, !PIIRules.isValidEmail(email) { return Refusal(member: .email, detail: "Not an e-mail address.") }
+        if let phone, !PIIRules.isValidPhone(phone) { return Refusal(member: .phone, detail: "Phone numbers are E.164: + and 7-15 digits.") }
+        return nil
+    }
 }
 
 /// The checks of a sign-up profile's members, shared by the services that take one.

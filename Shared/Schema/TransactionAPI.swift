@@ -138,57 +138,14 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
 /// strictly (`FIDO.UAFTransactionPNG`) when the transaction is created. It is transaction
 /// content like the text: it travels with the details in `TransactionChanged`.
 public struct TransactionImage: Codable, Sendable, Equatable {
-    /// `DisplayPNGCharacteristicsDescriptor` (UAF Authenticator Metadata §3.6).
-    public struct Characteristics: Codable, Sendable, Equatable {
-        public struct PaletteEntry: Codable, Sendable, Equatable {
-            public var r: UInt16
-            public var g: UInt16
-            public var b: UInt16
-            public init(r: UInt16, g: UInt16, b: UInt16) {
-                self.r = r
-                self.g = g
-                self.b = b
-            }
-        }
-        public var width: UInt32
-        public var height: UInt32
-        public var bitDepth: UInt8
-        public var colorType: UInt8
-        public var compression: UInt8
-        public var filter: UInt8
-        public var interlace: UInt8
-        public var plte: [PaletteEntry]?
-        public init(
-            width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, compression: UInt8 = 0, filter: UInt8 = 0, interlace: UInt8 = 0,
-            plte: [PaletteEntry]? = nil
-        ) {
-            self.width = width
-            self.height = height
-            self.bitDepth = bitDepth
-            self.colorType = colorType
-            self.compression = compression
-            self.filter = filter
-            self.interlace = interlace
-            self.plte = plte
-        }
-
-        /// Members in ascending byte order.
-        var canonicalJSON: String {
-            var out = "{\"bitDepth\":\(bitDepth),\"colorType\":\(colorType),\"compression\":\(compression),\"filter\":\(filter),\"height\":\(height),"
-            out += "\"interlace\":\(interlace)"
-            if let plte { out += ",\"plte\":[" + plte.map { "{\"b\":\($0.b),\"g\":\($0.g),\"r\":\($0.r)}" }.joined(separator: ",") + "]" }
-            return out + ",\"width\":\(width)}"
-        }
-    }
-
     /// Largest PNG file (as `FIDO.UAFTransactionPNG.maximumBytes`).
     public static let maximumBytes = 32 * 1024
 
     /// base64url of the PNG file, unpadded.
     public var content: String
-    public var tcDisplayPNGCharacteristics: Characteristics
+    public var tcDisplayPNGCharacteristics: UAFDisplayPNGCharacteristics
 
-    public init(content: String, tcDisplayPNGCharacteristics: Characteristics) {
+    public init(content: String, tcDisplayPNGCharacteristics: UAFDisplayPNGCharacteristics) {
         self.content = content
         self.tcDisplayPNGCharacteristics = tcDisplayPNGCharacteristics
     }
@@ -204,7 +161,7 @@ public struct TransactionImage: Codable, Sendable, Equatable {
     public static var example: TransactionImage {
         TransactionImage(
             content: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk-M9QDwADhgGAWjR9awAAAABJRU5ErkJggg",
-            tcDisplayPNGCharacteristics: Characteristics(width: 1, height: 1, bitDepth: 8, colorType: 6))
+            tcDisplayPNGCharacteristics: UAFDisplayPNGCharacteristics(width: 1, height: 1, bitDepth: 8, colorType: 6))
     }
 
     var canonicalJSON: String {
@@ -269,10 +226,13 @@ public struct TransactionAmendRequest: Codable, Sendable, Equatable {
     public var text: String?
     public var amount: String?
     public var payee: String?
-    public init(text: String? = nil, amount: String? = nil, payee: String? = nil) {
+    /// Replaces the transaction's PNG forms (1–3, checked as at creation).
+    public var images: [TransactionImage]?
+    public init(text: String? = nil, amount: String? = nil, payee: String? = nil, images: [TransactionImage]? = nil) {
         self.text = text
         self.amount = amount
         self.payee = payee
+        self.images = images
     }
 }
 

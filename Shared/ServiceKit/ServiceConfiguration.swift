@@ -53,7 +53,7 @@ public struct ServiceConfiguration: Sendable {
     public init(service: ServiceName, environment env: Environment = Environment()) throws {
         self.service = service
         let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
-        http = try Self.http(env, defaultPort: service.defaultPort)
+        http = try Self.http(env, defaultPort: service.defaultPort, defaultMaxBodyBytes: Self.defaultMaxBodyBytes(service))
         let pgHost = env.string("SIGNET_PG_HOST", default: "127.0.0.1")
         let pgPort = try env.int("SIGNET_PG_PORT", default: 54329, range: 1...65535)
         let pgUser = env.string("SIGNET_PG_USER", default: "signet")
@@ -117,15 +117,22 @@ public struct ServiceConfiguration: Sendable {
         }
     }
 
+    /// The default request body limit (`SIGNET_HTTP_MAX_BODY_BYTES`): 64 KiB, and 192 KiB for
+    /// the transaction service, whose create and PATCH bodies carry up to three PNG images of
+    /// 32 KiB each as base64url (about 43.7 KiB each, 131 KiB together, plus the details).
+    public static func defaultMaxBodyBytes(_ service: ServiceName) -> Int {
+        service == .transaction ? 192 * 1024 : 64 * 1024
+    }
+
     /// The HTTP listener's settings (`SIGNET_HTTP_*`), for a service and for the console,
     /// which shares them without being one of the five services.
-    public static func http(_ env: Environment, defaultPort: Int) throws -> HTTPServerConfiguration {
+    public static func http(_ env: Environment, defaultPort: Int, defaultMaxBodyBytes: Int = 64 * 1024) throws -> HTTPServerConfiguration {
         let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
         let port = try env.int("SIGNET_HTTP_PORT", default: defaultPort, range: 0...65535)
         return HTTPServerConfiguration(
             host: host, port: port,
             threads: try env.int("SIGNET_HTTP_THREADS", default: max(2, ProcessInfo.processInfo.activeProcessorCount), range: 1...256),
-            maxBodyBytes: try env.int("SIGNET_HTTP_MAX_BODY_BYTES", default: 64 * 1024, range: 1024...(16 * 1024 * 1024)),
+            maxBodyBytes: try env.int("SIGNET_HTTP_MAX_BODY_BYTES", default: defaultMaxBodyBytes, range: 1024...(16 * 1024 * 1024)),
             maxConnections: try env.int("SIGNET_HTTP_MAX_CONNECTIONS", default: 1024, range: 1...100_000),
             idleTimeoutSeconds: try env.int("SIGNET_HTTP_IDLE_TIMEOUT_SECONDS", default: 30, range: 1...3600),
             requestTimeout: .milliseconds(try env.int("SIGNET_HTTP_REQUEST_TIMEOUT_MS", default: 10_000, range: 100...600_000)),

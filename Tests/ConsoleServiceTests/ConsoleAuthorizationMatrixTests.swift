@@ -12,6 +12,7 @@ import Testing
         ("GET", "/metrics", "public"),
         ("GET", "/console/index.html", "public"),
         ("GET", "/console/console.js", "public"),
+        ("GET", "/console/webauthn-json.js", "public"),
         ("GET", "/console/console.css", "public"),
         ("POST", "/console/api/sign-in/options", "public"),
         ("POST", "/console/api/sign-in", "public"),

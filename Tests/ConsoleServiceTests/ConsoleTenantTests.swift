@@ -59,7 +59,7 @@ import Testing
 
     @Test func thePageIsServedWithAStrictContentSecurityPolicy() async throws {
         let fixture = try ConsoleFixture()
-        for path in ["/console/", "/console/console.js", "/console/console.css", "/console/api/session"] {
+        for path in ["/console/", "/console/console.js", "/console/webauthn-json.js", "/console/console.css", "/console/api/session"] {
             let response = await fixture.send("GET", path)
             let csp = try #require(response.header("Content-Security-Policy"), "\(path)")
             #expect(csp.contains("default-src 'none'") && csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"))

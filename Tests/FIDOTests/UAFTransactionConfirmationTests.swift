@@ -2,6 +2,7 @@ import Crypto
 import FIDO
 import Foundation
 import JSON
+import Schema
 import Testing
 import TestSupport
 

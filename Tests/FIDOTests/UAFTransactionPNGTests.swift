@@ -1,6 +1,7 @@
 import Crypto
 import FIDO
 import JSON
+import Schema
 import Testing
 import TestSupport
 

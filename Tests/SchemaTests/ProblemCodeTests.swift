@@ -2,7 +2,8 @@ import Foundation
 import Schema
 import Testing
 
-/// Each service's problem codes (`Services/<Name>/<Name>Problems.swift`) against its OpenAPI
+/// Each service's problem codes (`Services/<Name>/<Name>Problems.swift`, plus a shared problem
+/// target's such as `Shared/FIDOProblems` when the service imports it) against its OpenAPI
 /// document: the document's `ProblemCode` enum is exactly the set the service declares, and
 /// no other file of the service spells a problem code.
 ///
@@ -31,10 +32,29 @@ import Testing
         source.matches(of: /ProblemCode\(\s*"([a-z0-9_]+)"\s*,\s*status:/).map { String($0.output.1) }
     }
 
-    /// The codes `Services/<Name>/<Name>Problems.swift` declares.
+    /// The shared target whose problem codes a service answers with when one of its files imports
+    /// it (`Shared/FIDOProblems`: the refused transaction image's codes).
+    static let sharedProblemTargets = ["FIDOProblems"]
+
+    /// The codes `Services/<Name>/<Name>Problems.swift` declares, and those of every shared
+    /// problem target (``sharedProblemTargets``) a file of the service imports.
     static func declaredCodes(_ service: ServiceName) throws -> Set<String> {
         let file = serviceDirectory(service).appendingPathComponent("\(folder(service))Problems.swift")
-        return Set(literals(in: String(decoding: try SchemaDocuments.read(file), as: UTF8.self)))
+        var codes = Set(literals(in: String(decoding: try SchemaDocuments.read(file), as: UTF8.self)))
+        let sources = try Self.sources(service).map {
+            String(decoding: try SchemaDocuments.read(serviceDirectory(service).appendingPathComponent($0)), as: UTF8.self)
+        }
+        for target in sharedProblemTargets where sources.contains(where: { $0.contains("\nimport \(target)\n") || $0.hasPrefix("import \(target)\n") }) {
+            codes.formUnion(try sharedCodes(target))
+        }
+        return codes
+    }
+
+    /// The codes the Swift files of `Shared/<target>` declare.
+    static func sharedCodes(_ target: String) throws -> Set<String> {
+        let directory = SchemaDocuments.repositoryRoot.appendingPathComponent("Shared/\(target)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".swift") }
+        return Set(try files.flatMap { literals(in: String(decoding: try SchemaDocuments.read(directory.appendingPathComponent($0)), as: UTF8.self)) })
     }
 
     /// The Swift files of a service, relative to its folder.
@@ -65,6 +85,20 @@ import Testing
         for file in files where file != problemsFile {
             let source = String(decoding: try SchemaDocuments.read(Self.serviceDirectory(service).appendingPathComponent(file)), as: UTF8.self)
             #expect(!source.contains("ProblemCode("), "Services/\(Self.folder(service))/\(file) spells a problem code: declare it in \(problemsFile)")
+        }
+    }
+
+    /// The shared codes count only for the services that import them: the transaction image's
+    /// four for authentication and transaction, none for the others.
+    @Test func sharedProblemCodesCountForTheServicesThatImportThem() throws {
+        let png = try Self.sharedCodes("FIDOProblems")
+        #expect(png == [
+            "uaf_transaction_png_malformed", "uaf_transaction_png_unsupported_chunk", "uaf_transaction_png_too_large",
+            "uaf_transaction_png_characteristics_mismatch",
+        ])
+        for service in ServiceName.allCases {
+            let declared = try Self.declaredCodes(service)
+            #expect(declared.isSuperset(of: png) == [.authentication, .transaction].contains(service), "\(service)")
         }
     }
 

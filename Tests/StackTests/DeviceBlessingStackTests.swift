@@ -37,8 +37,7 @@ struct DeviceBlessingStackTests {
     }
 
     static func scan(_ phone: SoftwareDevice, _ device: String, _ t: Tenant, payload: String) async throws -> TestHTTP.Response {
-        let id = try #require(QRPayloadType.sessionId(in: payload))
-        return try await OOBApprovalStackTests.device(phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/qr-sessions/\(id)/claim", json: "{}")
+        try await BoundPhone.scan(phone, device, t, payload: payload)
     }
 
     static func read(_ phone: SoftwareDevice, _ device: String, _ t: Tenant, _ id: String, query: String = "") async throws -> TestHTTP.Response {
@@ -92,12 +91,8 @@ struct DeviceBlessingStackTests {
     }
 
     @Test func registerQrTheOldDeviceShowsTheNewOneScansAndIsBlessed() async throws {
-        try TestStack.require()
-        let t = try await adaptive.tenant()
-        await approvals.waitForOOBKey(t)
-        let username = "bless-\(UInt32.random(in: 0...UInt32.max))"
-        let old = try SoftwareDevice(platform: "ios")
-        let oldId = try await OOBApprovalStackTests.enrol(old, as: username, tenant: t, appId: "com.example.bank")
+        let bound = try await BoundPhone.make("bless", platform: "ios")
+        let (t, username, old, oldId) = (bound.tenant, bound.username, bound.phone, bound.device)
         let new = try SoftwareDevice(platform: "android")
         let newId = try await Self.newDevice(new, t)
 
@@ -142,12 +137,8 @@ struct DeviceBlessingStackTests {
     }
 
     @Test func authenticateQrTheNewDeviceShowsTheOldOneScansAndApproves() async throws {
-        try TestStack.require()
-        let t = try await adaptive.tenant()
-        await approvals.waitForOOBKey(t)
-        let username = "bless-\(UInt32.random(in: 0...UInt32.max))"
-        let old = try SoftwareDevice(platform: "android")
-        let oldId = try await OOBApprovalStackTests.enrol(old, as: username, tenant: t, appId: "com.example.bank")
+        let bound = try await BoundPhone.make("bless", platform: "android")
+        let (t, username, old, oldId) = (bound.tenant, bound.username, bound.phone, bound.device)
         let new = try SoftwareDevice(platform: "ios")
         let newId = try await Self.newDevice(new, t)
 
@@ -171,12 +162,8 @@ struct DeviceBlessingStackTests {
     }
 
     @Test func refusalsOtherTenantWrongDevicesRejectionAndExpiry() async throws {
-        try TestStack.require()
-        let t = try await adaptive.tenant()
-        await approvals.waitForOOBKey(t)
-        let username = "bless-\(UInt32.random(in: 0...UInt32.max))"
-        let old = try SoftwareDevice(platform: "ios")
-        let oldId = try await OOBApprovalStackTests.enrol(old, as: username, tenant: t, appId: "com.example.bank")
+        let bound = try await BoundPhone.make("bless", platform: "ios")
+        let (t, username, old, oldId) = (bound.tenant, bound.username, bound.phone, bound.device)
         let new = try SoftwareDevice(platform: "android")
         let newId = try await Self.newDevice(new, t)
         // Created first, so that its 30 s run out while the rest is tested.

@@ -45,8 +45,7 @@ struct QRRegistrationStackTests {
     }
 
     func scan(_ phone: SoftwareDevice, _ device: String, _ t: AdaptiveSignInStackTests.Tenant, payload: String) async throws -> TestHTTP.Response {
-        let id = try #require(QRPayloadType.sessionId(in: payload))
-        return try await OOBApprovalStackTests.device(phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/qr-sessions/\(id)/claim", json: "{}")
+        try await BoundPhone.scan(phone, device, t, payload: payload)
     }
 
     func answer(_ phone: SoftwareDevice, _ device: String, _ t: AdaptiveSignInStackTests.Tenant, _ s: Shown, _ json: String) async throws -> TestHTTP.Response {
@@ -71,12 +70,8 @@ struct QRRegistrationStackTests {
     }
 
     @Test func thePhoneRegistersAPasskeyForThePagesUserAndThePageSeesIt() async throws {
-        try TestStack.require()
-        let t = try await adaptive.tenant()
-        await approvals.waitForOOBKey(t)
-        let username = "qrreg-\(UInt32.random(in: 0...UInt32.max))"
-        let phone = try SoftwareDevice(platform: "ios")
-        let device = try await OOBApprovalStackTests.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        let bound = try await BoundPhone.make("qrreg", platform: "ios")
+        let (t, username, phone, device) = (bound.tenant, bound.username, bound.phone, bound.device)
 
         // A register session names its user.
         let nameless = try await TestHTTP.json("POST", "\(Self.oob)/v1/tenants/\(t.id)/qr-sessions", token: t.key, json: #"{"purpose":"register"}"#)
@@ -142,12 +137,8 @@ struct QRRegistrationStackTests {
     /// registration's (403 `registration_token_not_accepted`); the routes that read a token from
     /// their body refuse it as theirs (401); WebAuthn registration options and finish take it.
     @Test func aQRRegistrationTokenReachesOnlyTheRoutesOfQRRegistration() async throws {
-        try TestStack.require()
-        let t = try await adaptive.tenant()
-        await approvals.waitForOOBKey(t)
-        let username = "qrscope-\(UInt32.random(in: 0...UInt32.max))"
-        let phone = try SoftwareDevice(platform: "ios")
-        let device = try await OOBApprovalStackTests.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        let bound = try await BoundPhone.make("qrscope", platform: "ios")
+        let (t, username, phone, device) = (bound.tenant, bound.username, bound.phone, bound.device)
         let shown = try await show(t, for: username)
         let claimed = try await scan(phone, device, t, payload: shown.payload)
         let token = try #require(claimed.fields["registrationToken"] as? String, "\(claimed.text)")
@@ -185,12 +176,8 @@ struct QRRegistrationStackTests {
     }
 
     @Test func aCredentialThatIsNotTheUsersFailsAndOtherPhonesAreRefused() async throws {
-        try TestStack.require()
-        let t = try await adaptive.tenant()
-        await approvals.waitForOOBKey(t)
-        let username = "qrreg-\(UInt32.random(in: 0...UInt32.max))"
-        let phone = try SoftwareDevice(platform: "android")
-        let device = try await OOBApprovalStackTests.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        let bound = try await BoundPhone.make("qrreg", platform: "android")
+        let (t, username, phone, device) = (bound.tenant, bound.username, bound.phone, bound.device)
 
         // Another user's phone of the same tenant cannot take this user's code (and gets no token).
         let neighbour = try SoftwareDevice(platform: "ios")
@@ -231,12 +218,8 @@ struct QRRegistrationStackTests {
     /// checkRegPossible / checkAuthPossible from the software phone; the tenant's qrPurposes
     /// turn register off, for the page's creation too.
     @Test func thePhoneAsksWhetherItCanRegisterOrSignInByQR() async throws {
-        try TestStack.require()
-        let t = try await adaptive.tenant()
-        await approvals.waitForOOBKey(t)
-        let username = "qrcap-\(UInt32.random(in: 0...UInt32.max))"
-        let phone = try SoftwareDevice(platform: "ios")
-        let device = try await OOBApprovalStackTests.enrol(phone, as: username, tenant: t, appId: "com.example.bank")
+        let bound = try await BoundPhone.make("qrcap", platform: "ios")
+        let (t, username, phone, device) = (bound.tenant, bound.username, bound.phone, bound.device)
         let path = "/v1/tenants/\(t.id)/devices/\(device)/qr-capabilities"
         let ready = try await OOBApprovalStackTests.device(phone, "GET", path)
         #expect(ready.fields["registerPossible"] as? Bool == true && ready.fields["authenticatePossible"] as? Bool == true, "\(ready.text)")

@@ -40,8 +40,8 @@ struct QRSignInStackTests {
         "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins/\(signinId)/methods/qr"
     }
 
-    func verify(_ t: AdaptiveSignInStackTests.Tenant, _ signinId: String) async throws -> TestHTTP.Response {
-        try await TestHTTP.json("POST", "\(Self.methods(t, signinId))/verify", json: "{}")
+    func verify(_ t: AdaptiveSignInStackTests.Tenant, _ signinId: String, query: String = "") async throws -> TestHTTP.Response {
+        try await TestHTTP.json("POST", "\(Self.methods(t, signinId))/verify\(query)", json: "{}")
     }
 
     /// The page's view of the session through the gateway, by its watch token.
@@ -141,6 +141,7 @@ struct QRSignInStackTests {
         #expect(progress["status"] as? String == "SUCCEEDED" && progress["completedMethods"] as? [String] == ["qr"], "\(done.text)")
         let token = try #require(progress["sessionToken"] as? String)
         #expect(try await subject(of: token, tenant: t.id) == username)
+        #expect((progress["refreshToken"] as? String)?.hasPrefix("rt_") == true, "\(done.text)")
 
         // The code is single-use; the finished stream ends (204).
         let again = try await scan(phone, device, t, payload: shown.payload)
@@ -163,9 +164,14 @@ struct QRSignInStackTests {
         let shown = try await challenge(t, anonymous.signinId)
         #expect(try await scan(phone, device, t, payload: shown.payload).status == 200)
         #expect(try await answer(phone, device, t, shown, "ACCEPT").status == 200)
-        let done = try await verify(t, anonymous.signinId)
+        // A page that would only keep a refresh token in its memory asks for none (as the demo's
+        // gateway route does); anything but true or false is refused before the step is used.
+        let unclear = try await verify(t, anonymous.signinId, query: "?refreshToken=no")
+        #expect(unclear.status == 400 && (unclear.fields["field"] as? String) == "refreshToken", "\(unclear.text)")
+        let done = try await verify(t, anonymous.signinId, query: "?refreshToken=false")
         let token = try #require(done.fields["sessionToken"] as? String, "\(done.text)")
         #expect(try await subject(of: token, tenant: t.id) == username)
+        #expect(done.fields["refreshToken"] == nil && !done.text.contains("rt_"), "\(done.text)")
 
         // Rejected on the phone: the step is refused.
         let second = try await adaptive.start(t, username: username)

@@ -59,6 +59,72 @@ struct UAFStackTests {
         return (r.status, (try? r.json()) ?? [:])
     }
 
+    /// A software authenticator of `aaid` (showing `display`, when given) that registered one key
+    /// of `username` (201), once the authentication service knows the key (its request offers it).
+    func registeredAuthenticator(_ t: Tenant, username: String, aaid: String, display: UAFDisplayPNGCharacteristics? = nil) async throws
+        -> SoftUAFAuthenticator
+    {
+        let authenticator = SoftUAFAuthenticator(aaid: aaid, facetID: Self.origin)
+        authenticator.display = display
+        let registered = try await finish(
+            "\(t.registration)/uaf/registrations", key: t.key, try authenticator.register(try await registrationRequest(t, username: username)))
+        #expect(registered.status == 201, "\(registered.json)")
+        // The authentication service knows the key once registration's event has arrived.
+        let keyID = Base64URL.encode(authenticator.registrations[0].keyID)
+        #expect(await TestStack.eventually {
+            (try? await authenticationRequest(t, username: username))?.policy.accepted.first?.first?.keyIDs == [keyID]
+        })
+        return authenticator
+    }
+
+    /// The tenant's authentication ruleset: every sign-in is the sequence `uaf`.
+    func signInWithUAF(_ t: Tenant) async throws {
+        let rules = try await TestHTTP.json(
+            "PUT", "http://127.0.0.1:8082/v1/admin/tenants/\(t.id)/rulesets/authentication", token: TestStack.adminToken,
+            json: #"{"rules": [{"name": "uaf", "action": "TRIGGER_AUTHENTICATION", "sequences": [["uaf"]]}]}"#)
+        #expect(rules.status == 200, "\(String(decoding: rules.body, as: UTF8.self))")
+    }
+
+    /// A payment of `username` (with `png` as its image when given) created through the gateway,
+    /// once the transaction service knows the tenant's RP key from registration's event.
+    func transaction(_ t: Tenant, username: String, png: [UInt8]? = nil) async throws -> TransactionResource {
+        let images = png.map { #","images":[{"content":"\#(Base64URL.encode($0))","tcDisplayPNGCharacteristics":\#(Self.imageCharacteristics)}]"# } ?? ""
+        var created: TestHTTP.Response?
+        #expect(await TestStack.eventually {
+            created = try? await TestHTTP.json(
+                "POST", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions", token: t.key,
+                json: #"{"username":"\#(username)","text":"Pay €42.00 to ACME Ltd","amount":"42.00","currency":"EUR","payee":"ACME Ltd","type":"payment"\#(images)}"#)
+            return created?.status == 201
+        })
+        let tx = try JSONValueDecoder().decode(TransactionResource.self, from: try #require(created).body)
+        if let png { #expect(tx.images?.first.flatMap { Base64URL.decode($0.content) } == png) }
+        return tx
+    }
+
+    /// The tcToken the transaction service issues once it has checked the step again, verified
+    /// by the RP (the verify route and the JWKS).
+    func expectTCTokenVerifies(_ t: Tenant, _ tx: TransactionResource, username: String) async throws {
+        var token: String?
+        #expect(await TestStack.eventually {
+            let r = try? await TestHTTP.send(
+                "GET", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions/\(tx.transactionId)", headers: ["Authorization": "Bearer \(t.key)"])
+            token = r.flatMap { try? JSONValueDecoder().decode(TransactionResource.self, from: $0.body) }?.tcToken
+            return token != nil
+        })
+        let tcToken = try #require(token)
+        let check = try await TestHTTP.json(
+            "POST", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions/\(tx.transactionId)/tctoken/verify", token: t.key,
+            json: String(decoding: try JSONValueEncoder().encodeToBytes(TCTokenVerifyRequest(tcToken: tcToken)), as: UTF8.self))
+        #expect(check.status == 200, "\(String(decoding: check.body, as: UTF8.self))")
+        #expect(try JSONValueDecoder().decode(TCTokenVerifyResult.self, from: check.body) == TCTokenVerifyResult(valid: true, alreadyConsumed: false))
+        let jwks = try await TestHTTP.send("GET", "http://127.0.0.1:8083/v1/tenants/\(t.id)/.well-known/jwks.json")
+        let jwt = try JWTVerifier(
+            keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/transaction", audience: t.id)
+        ).verify(tcToken, now: Date())
+        #expect(jwt.claims[claim: "amr"] == .array(["uaf"]) && jwt.claims[claim: "txn"] == .string(tx.transactionId) && jwt.claims.subject == username)
+        #expect(jwt.claims[claim: "txn_hash"] == .string(tx.detailsHash))
+    }
+
     @Test func registerSignInAndRefusals() async throws {
         let t = try await tenant()
         // The AppID is served through the gateway: the TrustedFacets document.
@@ -170,14 +236,7 @@ struct UAFStackTests {
     @Test func aPNGTransactionIsConfirmedAndAnotherImageRefused() async throws {
         let t = try await tenant()
         let username = "uaf-png-\(UInt32.random(in: 0...UInt32.max))"
-        let authenticator = SoftUAFAuthenticator(aaid: "FFFF#0A03", facetID: Self.origin)
-        let registered = try await finish(
-            "\(t.registration)/uaf/registrations", key: t.key, try authenticator.register(try await registrationRequest(t, username: username)))
-        #expect(registered.status == 201, "\(registered.json)")
-        let keyID = Base64URL.encode(authenticator.registrations[0].keyID)
-        #expect(await TestStack.eventually {
-            (try? await authenticationRequest(t, username: username))?.policy.accepted.first?.first?.keyIDs == [keyID]
-        })
+        let authenticator = try await registeredAuthenticator(t, username: username, aaid: "FFFF#0A03")
         let display = UAFDisplayPNGCharacteristics(width: 24, height: 12, bitDepth: 8, colorType: 2)
         authenticator.display = display
         let png = TestPNG.make(width: 24, height: 12, colorType: 2)
@@ -214,28 +273,9 @@ struct UAFStackTests {
     @Test func uafConfirmsATransactionWhoseTCTokenTheRPVerifies() async throws {
         let t = try await tenant()
         let username = "uaf-tx-\(UInt32.random(in: 0...UInt32.max))"
-        let authenticator = SoftUAFAuthenticator(aaid: "FFFF#0A02", facetID: Self.origin)
-        let registered = try await finish(
-            "\(t.registration)/uaf/registrations", key: t.key, try authenticator.register(try await registrationRequest(t, username: username)))
-        #expect(registered.status == 201, "\(registered.json)")
-        // The authentication service knows the key once registration's event has arrived.
-        let keyID = Base64URL.encode(authenticator.registrations[0].keyID)
-        #expect(await TestStack.eventually {
-            (try? await authenticationRequest(t, username: username))?.policy.accepted.first?.first?.keyIDs == [keyID]
-        })
-        let rules = try await TestHTTP.json(
-            "PUT", "http://127.0.0.1:8082/v1/admin/tenants/\(t.id)/rulesets/authentication", token: TestStack.adminToken,
-            json: #"{"rules": [{"name": "uaf", "action": "TRIGGER_AUTHENTICATION", "sequences": [["uaf"]]}]}"#)
-        #expect(rules.status == 200, "\(String(decoding: rules.body, as: UTF8.self))")
-        // The transaction service knows the tenant's RP key once registration's event has arrived.
-        var created: TestHTTP.Response?
-        #expect(await TestStack.eventually {
-            created = try? await TestHTTP.json(
-                "POST", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions", token: t.key,
-                json: #"{"username":"\#(username)","text":"Pay €42.00 to ACME Ltd","amount":"42.00","currency":"EUR","payee":"ACME Ltd","type":"payment"}"#)
-            return created?.status == 201
-        })
-        let tx = try JSONValueDecoder().decode(TransactionResource.self, from: try #require(created).body)
+        let authenticator = try await registeredAuthenticator(t, username: username, aaid: "FFFF#0A02")
+        try await signInWithUAF(t)
+        let tx = try await transaction(t, username: username)
 
         // The sign-in starts once the authentication service knows the transaction, and offers
         // uaf once it knows the key.
@@ -263,23 +303,7 @@ struct UAFStackTests {
         let done = (try? verified.json()) ?? [:]
         #expect(verified.status == 200 && done["status"] as? String == "SUCCEEDED", "\(done)")
 
-        // The transaction service checks the UAF step again and issues the tcToken.
-        var token: String?
-        #expect(await TestStack.eventually {
-            let r = try? await TestHTTP.send("GET", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions/\(tx.transactionId)", headers: ["Authorization": "Bearer \(t.key)"])
-            token = r.flatMap { try? JSONValueDecoder().decode(TransactionResource.self, from: $0.body) }?.tcToken
-            return token != nil
-        })
-        let tcToken = try #require(token)
-        let check = try await TestHTTP.json(
-            "POST", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions/\(tx.transactionId)/tctoken/verify", token: t.key,
-            json: String(decoding: try JSONValueEncoder().encodeToBytes(TCTokenVerifyRequest(tcToken: tcToken)), as: UTF8.self))
-        #expect(check.status == 200, "\(String(decoding: check.body, as: UTF8.self))")
-        #expect(try JSONValueDecoder().decode(TCTokenVerifyResult.self, from: check.body) == TCTokenVerifyResult(valid: true, alreadyConsumed: false))
-        let jwks = try await TestHTTP.send("GET", "http://127.0.0.1:8083/v1/tenants/\(t.id)/.well-known/jwks.json")
-        let jwt = try JWTVerifier(
-            keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/transaction", audience: t.id)
-        ).verify(tcToken, now: Date())
-        #expect(jwt.claims[claim: "amr"] == .array(["uaf"]) && jwt.claims[claim: "txn"] == .string(tx.transactionId) && jwt.claims.subject == username)
+        // The transaction service checks the UAF step again and issues the tcToken; the RP verifies it.
+        try await expectTCTokenVerifies(t, tx, username: username)
     }
 }

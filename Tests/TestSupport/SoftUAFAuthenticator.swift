@@ -2,6 +2,7 @@ import Crypto
 import FIDO
 import Foundation
 import JSON
+import Schema
 
 /// A software FIDO UAF authenticator (with the bits of a UAF client and ASM it needs) for
 /// tests: it answers RegistrationRequest and AuthenticationRequest messages with UAFV1TLV

@@ -17,8 +17,8 @@ import Tokens
 /// issues a tcToken; a step that fails any check leaves the transaction PENDING.
 @Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
 struct PushConfirmationTests {
-    typealias Harness = ServiceHarness<TransactionService>
-    static let key = UAFConfirmationTests.key
+    typealias Harness = ConfirmationSteps.Harness
+    static let key = ConfirmationSteps.key
     static let deviceId = "dv_" + String(repeating: "ab", count: 16)
 
     /// The oob service's event: `phone` bound to `username` (nil: unbound), with its user-auth key
@@ -57,41 +57,30 @@ struct PushConfirmationTests {
     }
 
     static func decide(_ h: Harness, _ tx: TransactionResource, _ evidence: SignedAssertionEvidence) async throws -> TransactionResource {
-        try await h.consume(
-            TransactionDecision(
-                tenantId: "shop", transactionId: tx.transactionId, decision: "confirmed", detailsHash: tx.detailsHash, signinId: "si_1",
-                amr: ["oob_push"], assertions: [evidence], decidedAt: Date()),
-            source: .authentication)
-        let read = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)", bearer: Self.key)
-        return try JSONValueDecoder().decode(TransactionResource.self, from: read.body)
+        try await ConfirmationSteps.decide(h, tx, evidence, amr: "oob_push")
     }
 
     @Test func aBoundDevicesUserAuthSignatureOverTheDetailsConfirmsTheTransaction() async throws {
         let h = try await Harness.withDatabase()
         defer { Task { await h.close() } }
-        try await UAFConfirmationTests.seed(h)
+        try await ConfirmationSteps.seed(h)
         let phone = try SoftwareDevice()
         try await Self.device(h, phone)
-        let tx = try await UAFConfirmationTests.create(h)
+        let tx = try await ConfirmationSteps.create(h)
         let confirmed = try await Self.decide(h, tx, try Self.evidence(phone, tx))
         #expect(confirmed.status == "CONFIRMED")
-        let token = try #require(confirmed.tcToken)
-        let jwks = await h.send("GET", "/v1/tenants/shop/.well-known/jwks.json")
-        let verifier = JWTVerifier(
-            keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/transaction", audience: "shop"))
-        let claims = try verifier.verify(token, now: Date()).claims
+        let claims = try await ConfirmationSteps.tcTokenClaims(h, try #require(confirmed.tcToken))
         #expect(claims.subject == "alice" && claims[claim: "txn_hash"] == .string(tx.detailsHash))
         #expect(claims[claim: "amr"] == .array(["oob_push"]) && claims[claim: "cid"] == .string(Self.deviceId))
-        let evidence = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)/evidence", bearer: Self.key)
-        #expect(evidence.status == 200 && String(decoding: evidence.body, as: UTF8.self).contains(#""format":"oob_push""#))
+        await ConfirmationSteps.expectEvidence(h, tx, format: "oob_push")
     }
 
     @Test func aStepThatIsNotTheBoundDevicesSignatureOverTheseDetailsConfirmsNothing() async throws {
         let h = try await Harness.withDatabase()
         defer { Task { await h.close() } }
-        try await UAFConfirmationTests.seed(h)
+        try await ConfirmationSteps.seed(h)
         let phone = try SoftwareDevice()
-        let tx = try await UAFConfirmationTests.create(h)
+        let tx = try await ConfirmationSteps.create(h)
 
         // The service does not know the device yet.
         #expect(try await Self.decide(h, tx, try Self.evidence(phone, tx)).status == "PENDING")
@@ -127,13 +116,13 @@ struct PushConfirmationTests {
     @Test func anOlderDeviceEventDoesNotReplaceANewerOne() async throws {
         let h = try await Harness.withDatabase()
         defer { Task { await h.close() } }
-        try await UAFConfirmationTests.seed(h)
+        try await ConfirmationSteps.seed(h)
         let phone = try SoftwareDevice()
         let now = Date()
         try await Self.device(h, phone, at: now)
         // A late event of the device bound to bob, older than the current binding to alice.
         try await Self.device(h, phone, username: "bob", at: now.addingTimeInterval(-60))
-        let tx = try await UAFConfirmationTests.create(h)
+        let tx = try await ConfirmationSteps.create(h)
         #expect(try await Self.decide(h, tx, try Self.evidence(phone, tx)).status == "CONFIRMED")
     }
 }

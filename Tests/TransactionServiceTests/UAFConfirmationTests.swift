@@ -18,20 +18,14 @@ import Tokens
 /// these leaves the transaction PENDING.
 @Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
 struct UAFConfirmationTests {
-    static let key = "sk_harness_0123456789abcdefghijklmnopqrstuv"
+    typealias Harness = ConfirmationSteps.Harness
+    static let key = ConfirmationSteps.key
     static let appID = "http://localhost:8080/registration/v1/tenants/shop/uaf/facets"
 
-    /// The tenant `shop`, whose web origin is the facet of the test authenticators.
-    static func seed(_ h: Harness) async throws {
-        try await h.seedTenant("shop", apiKey: Self.key, rpId: "shop.example", origins: ["https://shop.example"])
-    }
-    typealias Harness = ServiceHarness<TransactionService>
+    static func seed(_ h: Harness) async throws { try await ConfirmationSteps.seed(h) }
 
     static func create(_ h: Harness, username: String = "alice") async throws -> TransactionResource {
-        let body = #"{"username":"\#(username)","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME","type":"payment"}"#
-        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
-        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
-        return try JSONValueDecoder().decode(TransactionResource.self, from: created.body)
+        try await ConfirmationSteps.create(h, username: username)
     }
 
     /// Registers a key with `authenticator` and gives the service registration's event.
@@ -69,13 +63,7 @@ struct UAFConfirmationTests {
     }
 
     static func decide(_ h: Harness, _ tx: TransactionResource, _ evidence: SignedAssertionEvidence) async throws -> TransactionResource {
-        try await h.consume(
-            TransactionDecision(
-                tenantId: "shop", transactionId: tx.transactionId, decision: "confirmed", detailsHash: tx.detailsHash, signinId: "si_1",
-                amr: ["uaf"], assertions: [evidence], decidedAt: Date()),
-            source: .authentication)
-        let read = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)", bearer: Self.key)
-        return try JSONValueDecoder().decode(TransactionResource.self, from: read.body)
+        try await ConfirmationSteps.decide(h, tx, evidence, amr: "uaf")
     }
 
     @Test func aUAFStepThatSignedTheDetailsConfirmsTheTransaction() async throws {
@@ -87,16 +75,11 @@ struct UAFConfirmationTests {
         let tx = try await Self.create(h)
         let confirmed = try await Self.decide(h, tx, try Self.evidence(authenticator, tx))
         #expect(confirmed.status == "CONFIRMED")
-        let token = try #require(confirmed.tcToken)
-        let jwks = await h.send("GET", "/v1/tenants/shop/.well-known/jwks.json")
-        let verifier = JWTVerifier(
-            keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/transaction", audience: "shop"))
-        let claims = try verifier.verify(token, now: Date()).claims
+        let claims = try await ConfirmationSteps.tcTokenClaims(h, try #require(confirmed.tcToken))
         #expect(claims.subject == "alice")
         #expect(claims[claim: "amr"] == .array(["uaf"]) && claims[claim: "cid"] == .string(Base64URL.encode(registration.keyID)))
         // The evidence keeps the UAF step as signed.
-        let evidence = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)/evidence", bearer: Self.key)
-        #expect(evidence.status == 200 && String(decoding: evidence.body, as: UTF8.self).contains(#""format":"uaf""#))
+        await ConfirmationSteps.expectEvidence(h, tx, format: "uaf")
     }
 
     /// A transaction created with a PNG form: the image is checked at creation (a bad one is
@@ -143,6 +126,50 @@ struct UAFConfirmationTests {
         #expect(other.status == "PENDING" && other.tcToken == nil)
         let confirmed = try await Self.decide(h, tx, try Self.evidence(authenticator, tx, signed: png))
         #expect(confirmed.status == "CONFIRMED" && confirmed.tcToken != nil)
+    }
+
+    /// PATCH replaces the images as creation sets them: checked first (a refused image amends
+    /// nothing), then in the recomputed details hash; a step that signed the old image over the
+    /// new hash leaves the transaction PENDING, one that signed the new image confirms it.
+    @Test func amendingTheImagesChecksThemAndRecomputesTheHash() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await Self.seed(h)
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
+        _ = try await Self.registered(h, authenticator)
+        let colour = TestPNG.make(width: 24, height: 12, colorType: 2)
+        let grey = TestPNG.make(width: 24, height: 12, colorType: 0)
+        func images(_ png: [UInt8], colorType: Int) -> String {
+            #"[{"content":"\#(Base64URL.encode(png))","tcDisplayPNGCharacteristics":{"width":24,"height":12,"bitDepth":8,"colorType":\#(colorType),"compression":0,"filter":0,"interlace":0}}]"#
+        }
+        let created = await h.send(
+            "POST", "/v1/tenants/shop/transactions", bearer: Self.key,
+            json: #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME","images":\#(images(colour, colorType: 2))}"#)
+        #expect(created.status == 201, "\(String(decoding: created.body, as: UTF8.self))")
+        let tx = try JSONValueDecoder().decode(TransactionResource.self, from: created.body)
+        let path = "/v1/tenants/shop/transactions/\(tx.transactionId)"
+        func read() async throws -> TransactionResource {
+            try JSONValueDecoder().decode(TransactionResource.self, from: await h.send("GET", path, bearer: Self.key).body)
+        }
+
+        // A refused image amends nothing.
+        let hidden = TestPNG.make(width: 24, height: 12, colorType: 0, extra: [TestPNG.chunk("tEXt", Array("k\u{0}v".utf8))])
+        let refused = await h.send("PATCH", path, bearer: Self.key, json: #"{"text":"Pay €11 to ACME","images":\#(images(hidden, colorType: 0))}"#)
+        let problem = (try? JSONSerialization.jsonObject(with: Data(refused.body))) as? [String: Any] ?? [:]
+        #expect(refused.status == 400 && problem["code"] as? String == "uaf_transaction_png_unsupported_chunk" && problem["field"] as? String == "images[0].content", "\(problem)")
+        let unchanged = try await read()
+        #expect(unchanged.detailsHash == tx.detailsHash && unchanged.text == tx.text && unchanged.images == tx.images)
+
+        let patched = await h.send("PATCH", path, bearer: Self.key, json: #"{"images":\#(images(grey, colorType: 0))}"#)
+        #expect(patched.status == 200, "\(String(decoding: patched.body, as: UTF8.self))")
+        let amended = try JSONValueDecoder().decode(TransactionResource.self, from: patched.body)
+        #expect(amended.images?.count == 1 && amended.images?.first.flatMap { Base64URL.decode($0.content) } == grey)
+        #expect(amended.images?.first?.tcDisplayPNGCharacteristics == UAFDisplayPNGCharacteristics(width: 24, height: 12, bitDepth: 8, colorType: 0))
+        #expect(amended.detailsHash != tx.detailsHash && amended.detailsHash == Base64URL.encode(SHA256.hash(Array(amended.details.canonicalJSON.utf8))))
+        #expect(try await read().detailsHash == amended.detailsHash)
+
+        #expect(try await Self.decide(h, amended, try Self.evidence(authenticator, amended, signed: colour)).status == "PENDING")
+        #expect(try await Self.decide(h, amended, try Self.evidence(authenticator, amended, signed: grey)).status == "CONFIRMED")
     }
 
     @Test func aUAFStepThatDoesNotBindTheTransactionConfirmsNothing() async throws {

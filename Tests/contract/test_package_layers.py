@@ -28,7 +28,7 @@ LAYERS: list[set[str]] = [
     {"Crypto", "QRCode", "Delivery"},
     {"Schema", "Tokens", "OTP", "Postgres", "Kafka", "HTTPServer"},
     {"FIDO", "Rules"},
-    {"ServiceKit"},
+    {"ServiceKit", "FIDOProblems"},
 ]
 LAYER_OF = {name: i for i, layer in enumerate(LAYERS) for name in layer}
 

@@ -159,6 +159,19 @@ def start_phone_sign_in(driver, username: str = "") -> str:
     return read_code_from_page(driver)
 
 
+# Wraps the page's fetch to keep the body of every answer to a qr verify call.
+RECORD_VERIFY_ANSWERS = """
+window.__verifyAnswers = [];
+const original = window.fetch;
+window.fetch = async (input, init) => {
+  const response = await original(input, init);
+  const url = typeof input === "string" ? input : input.url;
+  if (url.includes("/methods/qr/verify")) window.__verifyAnswers.push(await response.clone().text());
+  return response;
+};
+"""
+
+
 # ---- tests ----
 
 def test_the_phone_scans_the_code_on_the_page_and_the_page_is_signed_in(browser, jwks_client):
@@ -168,6 +181,9 @@ def test_the_phone_scans_the_code_on_the_page_and_the_page_is_signed_in(browser,
     phone.enrol(username)
     open_demo(driver)
     assert page(driver)["state"] == "signed-out"
+    # What the page's verify calls answer, as the page's own fetch receives it (recorded by a
+    # wrapper the test installs; the page's CSP does not apply to WebDriver's scripts).
+    driver.execute_script(RECORD_VERIFY_ANSWERS)
 
     # Without a username: the phone's user is the one who signs in.
     payload = start_phone_sign_in(driver)
@@ -200,8 +216,13 @@ def test_the_phone_scans_the_code_on_the_page_and_the_page_is_signed_in(browser,
     shown_claims = {td.get_attribute("data-claim"): td.text for td in driver.find_elements(By.CSS_SELECTOR, "#claims-body td")}
     assert shown_claims["sub"] == username and shown_claims["aud"] in (AUDIENCE, json.dumps([AUDIENCE]))
     assert shown_claims["iss"] == ISSUER
-    # The page keeps the session token only (no refresh token anywhere on it).
+    # The page keeps the session token only (no refresh token anywhere on it), and never
+    # receives one: the gateway's verify route asks for a session without it.
     assert "refresh" not in driver.find_element(By.TAG_NAME, "main").text.lower()
+    answers = driver.execute_script("return window.__verifyAnswers")
+    done = [json.loads(a) for a in answers if '"SUCCEEDED"' in a]
+    assert len(done) == 1 and done[0]["sessionToken"] == token, answers
+    assert "refreshToken" not in done[0] and "rt_" not in "".join(answers), answers
 
     # The same code, scanned again (a photograph of it): refused.
     status, again = phone.scan(payload)

@@ -497,11 +497,15 @@ def test_tampered_responses_are_refused_and_the_page_shows_the_code(browser, jwk
 
 def test_the_demo_backend_keeps_the_rp_key_and_exposes_only_its_routes(stack):
     # The page and its script carry no key; the gateway adds it, whatever the browser sends.
-    for asset in ("", "demo.js", "index.html"):
+    for asset in ("", "demo.js", "webauthn-json.js", "index.html"):
         status, headers, body = http("GET", DEMO + asset)
         assert status == 200 and DEMO_RP_API_KEY.encode() not in body
     status, headers, _ = http("GET", DEMO)
     assert "script-src 'self'" in headers.get("Content-Security-Policy", "")
+    # The shared script is the console's file, served as a script under the same policy.
+    status, headers, body = http("GET", DEMO + "webauthn-json.js")
+    assert "javascript" in headers.get("Content-Type", "") and "script-src 'self'" in headers.get("Content-Security-Policy", "")
+    assert b"window.SignetWebAuthnJSON" in body
     # The key opens a sign-up only (for a username with nothing registered); registering needs
     # that sign-up token or the user's own session token, never the RP key.
     username = f"e2e-{secrets.token_hex(4)}"

@@ -30,25 +30,41 @@ struct SessionStore: Sendable {
     struct Issued: Sendable {
         let sid: String
         let accessToken: String
-        let refreshToken: String
+        /// nil for a session created without one (`refreshable` false).
+        let refreshToken: String?
         let expiresAt: Date
+
+        /// The answer of a route whose sessions are always refreshable (sign-up finish, the
+        /// session after an enforced registration).
+        ///
+        /// - Throws: 500 for a session created without a refresh token (a bug of the caller).
+        func refreshableTokens() throws -> SessionTokens {
+            guard let refreshToken else { throw HTTPError(.internalError) }
+            return SessionTokens(sessionToken: accessToken, refreshToken: refreshToken, expiresAt: expiresAt)
+        }
     }
 
     /// Creates a session in the caller's transaction, with its `SessionIssued` event.
+    ///
+    /// - Parameter refreshable: false for a session without a refresh token (none is made or
+    ///   stored): a sign-in whose verify asked `refreshToken=false`, such as a web page's that
+    ///   would only hold it in its memory.
     func create(
-        tenant: String, username: String, userHandle: String?, amr: [String], acr: String, credentialID: String?, at now: Date,
+        tenant: String, username: String, userHandle: String?, amr: [String], acr: String, credentialID: String?, refreshable: Bool = true, at now: Date,
         on conn: PostgresConnection
     ) async throws -> Issued {
         let sid = SessionIssuer.newSessionID()
-        let refresh = "rt_" + SecureRandom.token(byteCount: 32)
+        let refresh = refreshable ? "rt_" + SecureRandom.token(byteCount: 32) : nil
         let expires = now.addingTimeInterval(Self.sessionLifetime)
         try await conn.query(
             """
             INSERT INTO sessions (sid, tenant_id, username, amr, acr, created_at, expires_at)
             VALUES (\(sid), \(tenant), \(username), \(PostgresArray(amr)), \(acr), \(now), \(expires))
             """)
-        try await conn.query(
-            "INSERT INTO refresh_tokens (token_hash, sid, issued_at) VALUES (\(PostgresBytes(SHA256.hash(Array(refresh.utf8)))), \(sid), \(now))")
+        if let refresh {
+            try await conn.query(
+                "INSERT INTO refresh_tokens (token_hash, sid, issued_at) VALUES (\(PostgresBytes(SHA256.hash(Array(refresh.utf8)))), \(sid), \(now))")
+        }
         try await Outbox.enqueue(
             SessionIssued(tenantId: tenant, sessionId: sid, userHandle: userHandle, amr: amr, acr: acr, issuedAt: now, expiresAt: expires),
             source: .authentication, subject: tenant, key: tenant, on: conn)

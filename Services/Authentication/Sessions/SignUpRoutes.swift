@@ -40,7 +40,8 @@ struct SignUpRoutes: Sendable {
         router.post("/v1/tenants/{tenant}/signups", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
             let body = try request.decode(SignUpStartRequest.self)
-            if let profile = body.profile { try Self.check(profile) }
+            // The registration service checks the profile again when it opens the account.
+            if let refusal = body.profile?.refusal { throw HTTPError(.profileRefused(refusal.member), detail: refusal.detail, field: refusal.field) }
             let passkeyOnly = body.username == nil
             // A passkey-only account's username: opaque, 128 random bits, never shown as a name.
             let username = body.username ?? "u_" + Hex.encode(SecureRandom.bytes(16))
@@ -94,23 +95,7 @@ struct SignUpRoutes: Sendable {
                     tenant: tenant, username: username, userHandle: nil, amr: ["sign_up"], acr: "sign_up", credentialID: nil, at: now, on: conn)
             }
             ctx.logger.info("sign-up finished")
-            return try .json(SessionTokens(sessionToken: issued.accessToken, refreshToken: issued.refreshToken, expiresAt: issued.expiresAt), headers: [("Cache-Control", "no-store")])
-        }
-    }
-
-    /// Refuses a profile member that ``SignUpProfileRules`` or ``PIIRules`` refuse (the
-    /// registration service checks again).
-    ///
-    /// - Throws: 400 `invalid_full_name`, `invalid_email` or `invalid_phone`, naming the field.
-    static func check(_ profile: SignUpProfile) throws {
-        if let name = profile.fullName, !SignUpProfileRules.isValidFullName(name) {
-            throw HTTPError(.invalidFullName, detail: "fullName must be 1-200 characters without control characters.", field: "profile.fullName")
-        }
-        if let email = profile.email, !PIIRules.isValidEmail(email) {
-            throw HTTPError(.invalidEmail, detail: "Not an e-mail address.", field: "profile.email")
-        }
-        if let phone = profile.phone, !PIIRules.isValidPhone(phone) {
-            throw HTTPError(.invalidPhone, detail: "Phone numbers are E.164: + and 7-15 digits.", field: "profile.phone")
+            return try .json(try issued.refreshableTokens(), headers: [("Cache-Control", "no-store")])
         }
     }
 

@@ -38,7 +38,7 @@ extension SignInCoordinator {
     /// the sign-in counts as the user's last.
     func grant(
         signin: String, tenant: String, username: String, userHandle: String?, amr: [String], acr: String, credentialID: String?,
-        suggestion: RegistrationSuggestion?, at now: Date, on conn: PostgresConnection
+        suggestion: RegistrationSuggestion?, refreshable: Bool = true, at now: Date, on conn: PostgresConnection
     ) async throws -> Granted {
         try await flows.recordSignIn(tenant: tenant, username: username, at: now, on: conn)
         if suggestion?.action == "ENFORCE_REGISTRATION" {
@@ -48,7 +48,8 @@ extension SignInCoordinator {
         }
         return .session(
             try await sessions.create(
-                tenant: tenant, username: username, userHandle: userHandle, amr: amr, acr: acr, credentialID: credentialID, at: now, on: conn))
+                tenant: tenant, username: username, userHandle: userHandle, amr: amr, acr: acr, credentialID: credentialID, refreshable: refreshable,
+                at: now, on: conn))
     }
 
     /// Exchanges the registration-only token of the sign-in `id` for its session, once the
@@ -85,6 +86,6 @@ extension SignInCoordinator {
                 on: conn)
         }
         logger.info("session granted after an enforced registration")
-        return SessionTokens(sessionToken: issued.accessToken, refreshToken: issued.refreshToken, expiresAt: issued.expiresAt)
+        return try issued.refreshableTokens()
     }
 }

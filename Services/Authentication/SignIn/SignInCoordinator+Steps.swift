@@ -42,12 +42,22 @@ extension SignInCoordinator {
     /// completes a sequence issues the session (and, for a transaction, publishes the
     /// confirmation with the signed evidence).
     ///
+    /// The query `refreshToken=false` asks for a session without a refresh token (none is made):
+    /// for a caller that would only keep it in a web page's memory, such as the demo page's
+    /// gateway route for the `qr` step.
+    ///
     /// - Returns: the progress, with the session and a registration suggestion when it succeeded.
-    /// - Throws: ``challenge(signin:tenant:method:request:client:)``'s; 409 `no_pending_challenge`;
-    ///   400 with the method's refusal, or `credential_not_allowed` for another user's credential.
+    /// - Throws: ``challenge(signin:tenant:method:request:client:)``'s; 400 `invalid_field`
+    ///   (`refreshToken` other than true or false); 409 `no_pending_challenge`; 400 with the
+    ///   method's refusal, or `credential_not_allowed` for another user's credential.
     func verify(signin id: String, tenant: String, method methodName: String, request: HTTPRequest, client: String, logger: Logger) async throws
         -> SignInProgress
     {
+        var refreshable = true
+        if let text = request.query["refreshToken"] {
+            guard text == "true" || text == "false" else { throw HTTPError.invalid("refreshToken", "refreshToken is true or false.") }
+            refreshable = text == "true"
+        }
         var flow = try await activeFlow(id, tenant: tenant)
         let method = try resolve(methodName, flow: flow)
         guard let tenant = try await context.tenants.find(flow.tenant) else { throw HTTPError(.tenantNotFound) }
@@ -131,7 +141,8 @@ extension SignInCoordinator {
             // A session, or under ENFORCE_REGISTRATION a registration-only token.
             let granted = try await grant(
                 signin: flow.id, tenant: flow.tenant, username: outcome.username, userHandle: outcome.userHandle, amr: flow.completed,
-                acr: satisfied.joined(separator: "+"), credentialID: outcome.credentialID, suggestion: suggestion, at: now, on: conn)
+                acr: satisfied.joined(separator: "+"), credentialID: outcome.credentialID, suggestion: suggestion, refreshable: refreshable, at: now,
+                on: conn)
             return (flow, granted)
         }
         logger.info("sign-in succeeded", metadata: ["signet.signin.acr": .string(satisfied.joined(separator: "+"))])

@@ -9,45 +9,8 @@
   const $ = (id) => document.getElementById(id);
   let session = null;
 
-  // ---- the WebAuthn JSON forms (fallbacks for browsers without the L3 helpers) ----
-
-  function b64urlToBuffer(s) {
-    const b64 = s.replace(/-/g, "+").replace(/_/g, "/") + "===".slice((s.length + 3) % 4);
-    const bin = atob(b64);
-    const out = new Uint8Array(bin.length);
-    for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
-    return out.buffer;
-  }
-  function bufferToB64url(buf) {
-    const bytes = new Uint8Array(buf);
-    let bin = "";
-    for (let i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]);
-    return btoa(bin).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-  }
-  const descriptors = (list) => (list || []).map((d) => ({ ...d, id: b64urlToBuffer(d.id) }));
-  function creationOptions(json) {
-    if (typeof PublicKeyCredential.parseCreationOptionsFromJSON === "function") return PublicKeyCredential.parseCreationOptionsFromJSON(json);
-    return { ...json, challenge: b64urlToBuffer(json.challenge), user: { ...json.user, id: b64urlToBuffer(json.user.id) },
-      excludeCredentials: descriptors(json.excludeCredentials) };
-  }
-  function requestOptions(json) {
-    if (typeof PublicKeyCredential.parseRequestOptionsFromJSON === "function") return PublicKeyCredential.parseRequestOptionsFromJSON(json);
-    return { ...json, challenge: b64urlToBuffer(json.challenge), allowCredentials: descriptors(json.allowCredentials) };
-  }
-  function credentialJSON(c) {
-    if (typeof c.toJSON === "function") return c.toJSON();
-    const r = c.response;
-    const response = { clientDataJSON: bufferToB64url(r.clientDataJSON) };
-    if (r.attestationObject) {
-      response.attestationObject = bufferToB64url(r.attestationObject);
-      if (typeof r.getTransports === "function") response.transports = r.getTransports();
-    } else {
-      response.authenticatorData = bufferToB64url(r.authenticatorData);
-      response.signature = bufferToB64url(r.signature);
-      if (r.userHandle) response.userHandle = bufferToB64url(r.userHandle);
-    }
-    return { id: c.id, rawId: bufferToB64url(c.rawId), type: c.type, response, clientExtensionResults: c.getClientExtensionResults() };
-  }
+  // The WebAuthn JSON forms: webauthn-json.js, shared with the demo page.
+  const { creationOptions, requestOptions, credentialJSON } = window.SignetWebAuthnJSON;
 
   // ---- calls to the console backend; failures are problem+json with a `code` ----
 

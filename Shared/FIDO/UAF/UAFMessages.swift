@@ -1,5 +1,6 @@
 import Crypto
 import JSON
+import Schema
 
 // The UAF protocol messages (FIDO UAF Protocol v1.2 §3), as JSON. Decoding goes through the
 // strict parser (`Shared/JSON`): duplicate member names, lone surrogates and invalid UTF-8
@@ -143,32 +144,6 @@ public struct UAFAssertionMessage: Codable, Sendable, Hashable {
     public init(assertionScheme: String = "UAFV1TLV", assertion: String) {
         self.assertionScheme = assertionScheme
         self.assertion = assertion
-    }
-}
-
-/// `DisplayPNGCharacteristicsDescriptor` (Metadata §3.5).
-public struct UAFDisplayPNGCharacteristics: Codable, Sendable, Hashable {
-    public var width: UInt32
-    public var height: UInt32
-    public var bitDepth: UInt8
-    public var colorType: UInt8
-    public var compression: UInt8
-    public var filter: UInt8
-    public var interlace: UInt8
-    /// The palette of a colour-type 3 image (`rgbPaletteEntry[]`), when the display has a fixed one.
-    public var plte: [UAFRGBPaletteEntry]?
-    public init(
-        width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, compression: UInt8 = 0, filter: UInt8 = 0, interlace: UInt8 = 0,
-        plte: [UAFRGBPaletteEntry]? = nil
-    ) {
-        self.width = width
-        self.height = height
-        self.bitDepth = bitDepth
-        self.colorType = colorType
-        self.compression = compression
-        self.filter = filter
-        self.interlace = interlace
-        self.plte = plte
     }
 }
 

@@ -1,4 +1,5 @@
 import Crypto
+import Schema
 
 /// A FIDO UAF transaction confirmation bound to a transaction's details (dynamic linking), and
 /// its offline re-verification.

@@ -1,5 +1,6 @@
 import CZlib
 import Platform
+import Schema
 
 /// An `image/png` transaction content (UAF Protocol §3.5.2), checked strictly before the server
 /// sends it for the user to confirm: what the authenticator shows must be exactly one decodable
@@ -418,18 +419,6 @@ public struct UAFTransactionPNG: Sendable, Hashable {
                 }
             }
         }
-    }
-}
-
-/// `rgbPaletteEntry` (Metadata Statement §3.6): one palette colour.
-public struct UAFRGBPaletteEntry: Codable, Sendable, Hashable {
-    public var r: UInt16
-    public var g: UInt16
-    public var b: UInt16
-    public init(r: UInt16, g: UInt16, b: UInt16) {
-        self.r = r
-        self.g = g
-        self.b = b
     }
 }
 

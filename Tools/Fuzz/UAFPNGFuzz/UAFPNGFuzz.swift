@@ -1,5 +1,6 @@
 import FIDO
 import FuzzSupport
+import Schema
 
 /// `image/png` transaction content: `UAFTransactionPNG(bytes:)`, the strict PNG checker that runs
 /// on every PNG a relying party asks a UAF authenticator to show.
