@@ -314,30 +314,5 @@ printf '\nlatency, PUT (full stack):\n%s\n' "$(printf '%s\n' "$tx" | sed -n '/La
 printf 'latency, PUT (registration alone):\n%s\n' "$(printf '%s\n' "$tx_alone" | sed -n '/Latency/,/Req\/Sec/p')"
 printf '\nidle service processes, before load (goal: RSS < 40 MB each; issue #14 measured 40-46 MB and 27-33 threads):\n%s\n' "$footprint"
 
-# --- FIDO UAF (#15) ------------------------------------------------------------------------
-# UAF AuthenticationResponse verifications per second in process (UAF Protocol §3.5.7.5, one
-# thread), beside `openssl speed` verify for the same curve and the raw Crypto verify of the
-# same signature. In process only: this block needs no stack. Both signet-bench figures are
-# per second of the thread's CPU time, as `openssl speed` counts (user CPU time, not
-# wall-clock), measured in alternating slices so that both see the same machine load.
-# `openssl speed` is another process and cannot share the slices: it and signet-bench run
-# one after the other, UAF_PAIRS times per curve (3 by default), and the ratio printed is the
-# median of the pairs' ratios, each pair's beside it (one pair moved by ±8 % between runs here
-# at a load of 1).
-printf '\n%-58s %12s\n' "FIDO UAF (1 thread)" "per second"
-for curve in 256 384 521; do
-    uaf_ratios=""; uaf_fulls=""; uaf_raws=""; uaf_openssls=""
-    for _ in $(seq "${UAF_PAIRS:-3}"); do
-        uaf_verify=$("$BIN/signet-bench" uaf-verify 5 "p$curve")
-        uaf_openssl=$(openssl speed -seconds 5 "ecdsap$curve" 2>/dev/null | awk "/nistp$curve/" | tail -n 1 | awk '{print $NF}')
-        uaf_full=$(printf '%s\n' "$uaf_verify" | awk -v k="uaf_verify_p${curve}_per_s" '$1 == k {print $2}')
-        uaf_raw=$(printf '%s\n' "$uaf_verify" | awk -v k="crypto_p${curve}_verify_per_s" '$1 == k {print $2}')
-        uaf_fulls="$uaf_fulls $uaf_full"; uaf_raws="$uaf_raws $uaf_raw"; uaf_openssls="$uaf_openssls $uaf_openssl"
-        uaf_ratios="$uaf_ratios $(awk -v v="$uaf_full" -v o="$uaf_openssl" 'BEGIN { if (o > 0) printf "%.1f", 100 * v / o }')"
-    done
-    printf '%-58s %12s   runs:%s\n' "UAF assertion verification, P-$curve (median)" "$(printf '%s' "$uaf_fulls" | median)" "$uaf_fulls"
-    printf '%-58s %12s   runs:%s\n' "Crypto P-$curve verify alone (median)" "$(printf '%s' "$uaf_raws" | median)" "$uaf_raws"
-    printf '%-58s %12s   runs:%s\n' "openssl speed ecdsap$curve verify (anchor, 1 core; median)" "$(printf '%s' "$uaf_openssls" | median)" "$uaf_openssls"
-    printf '%-58s %11s%%  (median of the pairs; per pair:%s; target 90%%)\n' "UAF verification / openssl, P-$curve" "$(printf '%s' "$uaf_ratios" | median)" "$uaf_ratios"
-done
-# --- end FIDO UAF ---------------------------------------------------------------------------
+# --- FIDO UAF (#15): in process, no stack needed (scripts/bench-uaf.sh says what it prints) --
+BIN="$BIN" bash scripts/bench-uaf.sh

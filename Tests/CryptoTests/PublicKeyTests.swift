@@ -45,6 +45,40 @@ import Testing
         #expect(!pub.verify(signature: sig, message: message, algorithm: .es384))
     }
 
+    /// Every ECDSA algorithm's DER signature goes through the key's EC_KEY and ECDSA_verify
+    /// (`signet_ecdsa_verify_der`) with the algorithm's own digest, no longer through
+    /// EVP_DigestVerifyInit: a signature made through the EVP path verifies, and what the EVP
+    /// path refuses is refused (BER, trailing bytes, a changed bit, another key, another
+    /// digest, another algorithm). The raw r‖s path agrees on the same signature.
+    @Test(arguments: zip([Curve.p256, .p384, .p521, .secp256k1], [SignatureAlgorithm.es256, .es384, .es512, .es256k]))
+    func ecdsaDERVerificationOnEveryCurve(curve: Curve, algorithm: SignatureAlgorithm) throws {
+        let key = try PrivateKey.generateEC(curve)
+        let pub = try key.publicKey()
+        let message = Array("signed data on \(curve)".utf8)
+        let sig = try key.sign(message, algorithm: algorithm)
+        #expect(pub.verify(signature: sig, message: message, algorithm: algorithm))
+        #expect(!pub.verify(signature: sig, message: message + [0], algorithm: algorithm))
+        #expect(!pub.verify(signature: sig + [0], message: message, algorithm: algorithm))
+        // The same SEQUENCE with a longer length form than DER allows.
+        let ber: [UInt8] = sig[1] < 0x80 ? [0x30, 0x81, sig[1]] + sig[2...] : [0x30, 0x82, 0x00, sig[2]] + sig[3...]
+        #expect(!pub.verify(signature: ber, message: message, algorithm: algorithm))
+        var flipped = sig
+        flipped[flipped.count - 1] ^= 0x01
+        #expect(!pub.verify(signature: flipped, message: message, algorithm: algorithm))
+        let other = try PrivateKey.generateEC(curve).publicKey()
+        #expect(!other.verify(signature: sig, message: message, algorithm: algorithm))
+        // Signed over another digest of the same message: the verifier hashes with the
+        // algorithm's own digest, never one that would make this pass.
+        let otherDigest: SignatureAlgorithm = algorithm == .es256 ? .es384 : algorithm == .es256k ? .es512 : .es256
+        let otherDigestSig = try key.sign(message, algorithm: otherDigest)
+        #expect(!pub.verify(signature: otherDigestSig, message: message, algorithm: algorithm))
+        for wrong in [SignatureAlgorithm.es256, .es384, .es512, .es256k] where wrong != algorithm {
+            #expect(!pub.verify(signature: sig, message: message, algorithm: wrong))
+        }
+        let raw = try #require(ECDSASignature.raw(fromDER: sig, size: curve.coordinateSize))
+        #expect(pub.verifyRawECDSA(signature: raw, message: message, algorithm: algorithm))
+    }
+
     @Test func pointsOffTheCurveAreRefused() throws {
         let x = [UInt8](repeating: 1, count: 32)
         let y = [UInt8](repeating: 2, count: 32)

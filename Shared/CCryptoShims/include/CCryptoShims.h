@@ -1,6 +1,6 @@
 #ifndef SIGNET_CCRYPTOSHIMS_H
 #define SIGNET_CCRYPTOSHIMS_H
-// OpenSSL calls that the Crypto module makes through C: the low-level ECDSA sign and verify of ES256,
+// OpenSSL calls that the Crypto module makes through C: the low-level ECDSA sign (ES256) and verify,
 // whose API OpenSSL 3 marks deprecated (Swift would warn at every call). Only void pointers
 // and plain C types cross this header, so no OpenSSL type is declared by two Clang modules.
 #include <stddef.h>
@@ -12,10 +12,12 @@ void *signet_ec_key_from_pkey(void *evp_pkey);
 /// Frees what signet_ec_key_from_pkey returned.
 void signet_ec_key_free(void *ec_key);
 
-/// ECDSA verification of a DER signature over SHA-256(message) with an EC_KEY.
-/// Returns 1 for a valid signature, 0 otherwise (errors included; the error queue is cleared).
-int signet_ecdsa_verify_sha256(void *ec_key, const uint8_t *message, size_t message_length,
-                               const uint8_t *signature, size_t signature_length);
+/// ECDSA verification of a DER signature (`ECDSA-Sig-Value`, canonical encoding only) over
+/// SHA-2(message) with an EC_KEY, the digest chosen by `digest_length` (32, 48 or 64: SHA-256,
+/// -384, -512) and computed by signet_sha2. Returns 1 for a valid signature, 0 otherwise (errors
+/// included; the error queue is cleared).
+int signet_ecdsa_verify_der(void *ec_key, size_t digest_length, const uint8_t *message, size_t message_length,
+                            const uint8_t *signature, size_t signature_length);
 
 /// ECDSA verification of a raw r‖s signature (two big-endian halves of the curve order's
 /// length) over md(message), `md` an EVP_MD fetched once by the caller (SHA-256, -384 or
