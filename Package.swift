@@ -56,7 +56,7 @@ let package = Package(
         .target(name: "CCryptoShims", path: "Shared/CCryptoShims", linkerSettings: [.linkedLibrary("crypto")]),
 
         // MARK: - Shared libraries
-        .target(name: "Platform", path: "Shared/Platform"),
+        .target(name: "Platform", dependencies: ["CSignetShims"], path: "Shared/Platform"),
         // Strict JSON: parser, writer, value tree and Codable over it. No dependencies.
         .target(name: "JSON", path: "Shared/JSON"),
         // Strict parsers of identity documents' machine-readable text (ICAO 9303 MRZ, AAMVA

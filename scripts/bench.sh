@@ -7,9 +7,65 @@
 #
 #   DURATION=10 CONNECTIONS=16 RUNS=3 bash scripts/bench.sh
 #   PEER=0 bash scripts/bench.sh        without the peer (skipped anyway when ../shared/peer is absent)
+#   PAIRS=3 bash scripts/bench.sh modes  only the A/B of SIGNET_HTTP_MODE (pool, loop) on the
+#                                        authentication service: see http_modes below
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+
+# The request path's two modes side by side (README "The request path"): one release stack; the
+# authentication service is restarted in each mode in turn (alternating, PAIRS pairs, the order
+# swapped every other pair), and each run prints the sign-in ceremonies' figures for it: CPU ms
+# and context switches per ceremony of the authentication process (signet-bench reads /proc),
+# ceremonies/s, threads, then `GET /healthz` on it (wrk, 64 connections), with the load average.
+http_modes() {
+    local BIN pairs="${PAIRS:-3}" duration="${DURATION:-10}" workers="${CONNECTIONS:-16}"
+    BIN="$(swift build -c release --show-bin-path)"
+    export SIGNET_LOG_LEVEL="${SIGNET_LOG_LEVEL:-warning}" SIGNET_OTLP_ENDPOINT="${SIGNET_OTLP_ENDPOINT:-}"
+    command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+    trap 'bash scripts/stack.sh down >/dev/null 2>&1' EXIT
+    bash scripts/stack.sh up release >/dev/null 2>&1 || { echo "stack failed to start; see .data/logs" >&2; exit 1; }
+    local pidfile="$ROOT/.data/run/authentication.pid" envfile="$ROOT/.data/run/authentication.env"
+    # The environment stack.sh gave the service (keys, broker, database), kept for restarts.
+    grep -zv '^SIGNET_HTTP_MODE=' "/proc/$(cat "$pidfile")/environ" >"$envfile"
+    restart_auth() { # mode
+        local pid
+        pid=$(cat "$pidfile")
+        kill -TERM "$pid" 2>/dev/null || true
+        while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+        local vars
+        mapfile -d '' vars <"$envfile"
+        env -i "${vars[@]}" SIGNET_HTTP_MODE="$1" "$BIN/signet-authentication" >>"$ROOT/.data/logs/authentication.log" 2>&1 &
+        echo $! >"$pidfile"
+        local deadline=$((SECONDS + 60))
+        until curl -fsS http://127.0.0.1:8082/metrics 2>/dev/null | grep -qE '^signet_kafka_consumer_assigned_partitions\{group="signet-authentication"\} [1-9]'; do
+            [ $SECONDS -lt $deadline ] || { echo "authentication did not come back in mode $1" >&2; exit 1; }
+            sleep 0.2
+        done
+    }
+    one() { # mode
+        restart_auth "$1"
+        "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" 2 "$workers" >/dev/null 2>&1 || true
+        local out load rps
+        load=$(cut -d' ' -f1-3 /proc/loadavg)
+        out=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$duration" "$workers" 2>>"$ROOT/.data/logs/bench-ceremonies.log")
+        rps=$(wrk -t2 -c64 -d5s http://127.0.0.1:8082/healthz | awk '/Requests\/sec/ {print $2}')
+        printf '%s\n' "$out" | awk -v m="$1" -v l="$load" -v h="$rps" '
+            /^ceremonies_per_s/ { c = $2 } /^ceremonies_failed/ { f = $2 } /^latency_ms/ { p50 = $3; p99 = $7 }
+            /^cpu_ms_per_ceremony/ { for (i = 2; i < NF; i += 2) if ($i == "authentication") a = $(i + 1); t = $NF }
+            /^context_switches_per_ceremony/ { for (i = 2; i < NF; i += 2) if ($i == "authentication") s = $(i + 1) }
+            /^threads/ { for (i = 2; i < NF; i += 2) if ($i == "authentication") th = $(i + 1) }
+            END { printf "%-5s auth CPU ms/ceremony %6s  switches/ceremony %6s  ceremonies/s %8s (failed %s)  p50/p99 %s/%s ms  stack CPU ms %s  threads %s  /healthz %s/s  load %s\n", m, a, s, c, f, p50, p99, t, th, h, l }'
+    }
+    echo "SIGNET_HTTP_MODE A/B on the authentication service ($pairs pairs, ${duration} s, $workers workers; anchors: issue #14 goal 0.25 ms/ceremony; main's pool mode 0.55-1.28 ms in earlier stops)"
+    for p in $(seq "$pairs"); do
+        if [ $((p % 2)) = 1 ]; then one pool; one loop; else one loop; one pool; fi
+    done
+}
+if [ "${1:-}" = modes ]; then
+    http_modes
+    exit 0
+fi
 DURATION="${DURATION:-10}"
 CONNECTIONS="${CONNECTIONS:-16}"
 PG_PORT="${SIGNET_PG_PORT:-54329}"

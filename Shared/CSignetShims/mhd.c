@@ -130,3 +130,49 @@ void *signet_mhd_connection_context(void *connection) {
         MHD_get_connection_info((struct MHD_Connection *)connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
     return info ? info->socket_context : NULL;
 }
+
+// MARK: - External epoll mode, one daemon per event loop
+
+void *signet_mhd_start_external(uint16_t port, const char *bind_ipv4, unsigned int connection_limit,
+                                unsigned int connection_timeout_seconds,
+                                void *access_handler, void *access_cls,
+                                void *completed_handler, void *completed_cls,
+                                void *accept_policy, void *notify_connection, void *connection_cls) {
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    if (bind_ipv4 == NULL || inet_pton(AF_INET, bind_ipv4, &addr.sin_addr) != 1) {
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    }
+    // No MHD_USE_INTERNAL_POLLING_THREAD: the caller's loop runs the daemon. Suspend/resume
+    // makes libmicrohttpd keep an eventfd in its epoll set, which MHD_resume_connection from
+    // any thread writes: the loop, waiting on the daemon's epoll descriptor, wakes up.
+    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, port, (MHD_AcceptPolicyCallback)accept_policy, connection_cls,
+        (MHD_AccessHandlerCallback)access_handler, access_cls,
+        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
+        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+        MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+        // SO_REUSEPORT: the kernel spreads new connections over the loops' listening sockets.
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+        MHD_OPTION_UNESCAPE_CALLBACK, signet_keep_escapes, NULL,
+        MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)completed_handler, completed_cls,
+        MHD_OPTION_NOTIFY_CONNECTION, (MHD_NotifyConnectionCallback)notify_connection, connection_cls,
+        MHD_OPTION_END);
+    return d;
+}
+
+int signet_mhd_epoll_fd(void *daemon) {
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info((struct MHD_Daemon *)daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    return info ? info->epoll_fd : -1;
+}
+
+int64_t signet_mhd_timeout_ms(void *daemon) {
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    if (MHD_get_timeout((struct MHD_Daemon *)daemon, &ms) != MHD_YES) return -1;
+    return ms > INT32_MAX ? INT32_MAX : (int64_t)ms;
+}
+
+int signet_mhd_run(void *daemon) { return MHD_run((struct MHD_Daemon *)daemon) == MHD_YES ? 1 : 0; }

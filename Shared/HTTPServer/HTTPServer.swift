@@ -32,12 +32,14 @@ public struct HTTPServerConfiguration: Sendable {
     /// connections of its own, so that probes are answered when the main listener's
     /// connections are all taken (nil: none).
     public var healthPort: Int?
+    /// How requests are received and where handlers run (`SIGNET_HTTP_MODE`).
+    public var mode: HTTPServerMode
 
     public init(
         host: String = "127.0.0.1", port: Int, threads: Int = 2, maxBodyBytes: Int = 64 * 1024,
         maxConnections: Int = 1024, idleTimeoutSeconds: Int = 30, requestTimeout: Duration = .seconds(10),
         maxConnectionsPerAddress: Int = 256, unlimitedAddresses: [AddressRange] = [], pressureHighWater: Int? = nil,
-        pressureIdleTimeoutSeconds: Int = 2, healthPort: Int? = nil
+        pressureIdleTimeoutSeconds: Int = 2, healthPort: Int? = nil, mode: HTTPServerMode = .fromEnvironment
     ) {
         self.host = host
         self.port = port
@@ -51,6 +53,7 @@ public struct HTTPServerConfiguration: Sendable {
         self.pressureHighWater = pressureHighWater
         self.pressureIdleTimeoutSeconds = pressureIdleTimeoutSeconds
         self.healthPort = healthPort
+        self.mode = mode
     }
 
     /// Paths the health listener serves.
@@ -61,7 +64,7 @@ public struct HTTPServerConfiguration: Sendable {
         HTTPServerConfiguration(
             host: host, port: port, threads: 1, maxBodyBytes: 1024, maxConnections: 64, idleTimeoutSeconds: 5,
             requestTimeout: requestTimeout, maxConnectionsPerAddress: 16, unlimitedAddresses: [], pressureHighWater: 48,
-            pressureIdleTimeoutSeconds: 1, healthPort: nil)
+            pressureIdleTimeoutSeconds: 1, healthPort: nil, mode: .pool)
     }
 }
 
@@ -80,6 +83,8 @@ public final class HTTPServer: Service, @unchecked Sendable {
     let respond: @Sendable (HTTPRequest) async -> HTTPResponse
     let logger: Logger
     private var daemon: OpaquePointer?
+    /// Loop mode: one event loop and daemon per receiving thread (see HTTPServer+EventLoops).
+    var loopDaemons: [LoopDaemon] = []
     private let state = PlainLock(ServerState())
     let deadlines = RequestDeadlines()
     /// Where handlers run: threads that may block (see ``BlockingExecutor``), shared by every
@@ -141,10 +146,15 @@ public final class HTTPServer: Service, @unchecked Sendable {
     }
 
     /// The port bound (differs from the configured one when that was 0).
-    public private(set) var boundPort: Int = 0
+    public internal(set) var boundPort: Int = 0
 
     /// Binds and starts serving. Throws when the port cannot be bound.
     public func start() throws {
+        if configuration.mode == .loop {
+            try startLoops()
+            try startHealthListener()
+            return
+        }
         let cls = Unmanaged.passUnretained(self).toOpaque()
         let d = signet_mhd_start(
             0, UInt16(configuration.port), configuration.host,
@@ -161,15 +171,23 @@ public final class HTTPServer: Service, @unchecked Sendable {
         boundPort = Int(signet_mhd_bound_port(d))
         connections.start()
         logger.notice("listening", metadata: ["signet.http.address": "\(configuration.host):\(boundPort)"])
-        if let healthListener {
-            do {
-                try healthListener.start()
-            } catch {
-                MHD_stop_daemon(daemon)
-                daemon = nil
-                connections.stop()
-                throw error
-            }
+        do {
+            try startHealthListener()
+        } catch {
+            MHD_stop_daemon(daemon)
+            daemon = nil
+            connections.stop()
+            throw error
+        }
+    }
+
+    private func startHealthListener() throws {
+        guard let healthListener else { return }
+        do {
+            try healthListener.start()
+        } catch {
+            if configuration.mode == .loop { stopLoopsAfterFailedStart() }
+            throw error
         }
     }
 
@@ -178,19 +196,23 @@ public final class HTTPServer: Service, @unchecked Sendable {
 
     /// Serves until ``shutdown()``.
     public func run() async throws {
-        if daemon == nil { try start() }
+        if daemon == nil && loopDaemons.isEmpty { try start() }
         for await _ in stopped { break }
     }
 
     /// Stops accepting connections, waits for in-flight requests (bounded by the request
     /// timeout, after which every handler has answered), then stops the daemon.
     public func shutdown() async {
-        guard let daemon else { return }
+        guard daemon != nil || !loopDaemons.isEmpty else { return }
         state.withLock { $0.draining = true }
         var listenFD: Int32 = -1
         var handedOver: UInt32 = 0
         if quiescesOnShutdown {
-            listenFD = signet_mhd_quiesce_draining_backlog(UnsafeMutableRawPointer(daemon), &handedOver)
+            if let daemon {
+                listenFD = signet_mhd_quiesce_draining_backlog(UnsafeMutableRawPointer(daemon), &handedOver)
+            } else {
+                handedOver = await quiesceLoops()
+            }
             if handedOver > 0 {
                 logger.info("shutdown: serving the connections queued before the listener closed", metadata: ["signet.http.connections": "\(handedOver)"])
             }
@@ -217,9 +239,13 @@ public final class HTTPServer: Service, @unchecked Sendable {
         }) {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        MHD_stop_daemon(daemon)
-        if listenFD >= 0 { close(listenFD) }
-        self.daemon = nil
+        if let daemon {
+            MHD_stop_daemon(daemon)
+            if listenFD >= 0 { close(listenFD) }
+            self.daemon = nil
+        } else {
+            await stopLoops()
+        }
         deadlines.stop()
         connections.stop()
         // Probes are answered (readiness says "draining") until the main listener has stopped.
@@ -244,8 +270,11 @@ public final class HTTPServer: Service, @unchecked Sendable {
     /// `MHD_resume_connection` runs (it is thread-safe, and it writes to the daemon's wake-up
     /// pipe, a system call that is not worth holding the lock for), so the final phase of
     /// shutdown cannot stop the daemon under it; the count drops afterwards.
-    func resume(_ connection: OpaquePointer) {
+    func resume(_ connection: OpaquePointer, home: LoopDaemon?) {
         MHD_resume_connection(connection)
+        // On the loop's own thread, its daemon runs before the next wait (from another thread,
+        // the daemon's eventfd wakes the loop).
+        if let home, home.loop.isCurrent { home.ready = true }
         state.withLock { $0.suspended -= 1 }
     }
 
@@ -267,6 +296,8 @@ public struct HTTPServerError: Error, CustomStringConvertible {
 /// one connection on one thread at a time; the handler task (or the request's timeout) only
 /// touches `completion`, under its lock, before resuming the connection.
 final class RequestState: @unchecked Sendable {
+    /// Loop mode: the loop and daemon that received the request (nil in pool mode).
+    let home: LoopDaemon?
     var method = ""
     var path = ""
     var headers: [(name: String, value: String)] = []
@@ -277,6 +308,10 @@ final class RequestState: @unchecked Sendable {
     var counted = false
     let completion = PlainLock(Completion())
 
+    init(home: LoopDaemon?) {
+        self.home = home
+    }
+
     /// The end of a dispatched request: the response (the first of the handler's and the
     /// timeout's wins), and, once the handler went on off the receiving thread, the suspended
     /// connection and the request's deadline.
@@ -284,20 +319,23 @@ final class RequestState: @unchecked Sendable {
         var response: HTTPResponse?
         var suspended: ConnectionHandle?
         var deadline: RequestDeadlines.Entry?
+        /// Loop mode: the deadline on the receiving loop's timer queue.
+        var timer: EventLoop.Timer?
     }
 
     /// Records the first response; resumes the connection when it is suspended (a response
     /// that arrives while the handler still runs inline is queued by the receiving thread).
     func finish(_ response: HTTPResponse, server: HTTPServer) {
-        let action = completion.withLock { c -> (ConnectionHandle, RequestDeadlines.Entry?)? in
+        let action = completion.withLock { c -> (ConnectionHandle, RequestDeadlines.Entry?, EventLoop.Timer?)? in
             if c.response != nil { return nil }
             c.response = response
             guard let suspended = c.suspended else { return nil }
-            return (suspended, c.deadline)
+            return (suspended, c.deadline, c.timer)
         }
-        guard let (connection, deadline) = action else { return }
+        guard let (connection, deadline, timer) = action else { return }
         if let deadline { server.deadlines.remove(deadline) }
-        server.resume(connection.pointer)
+        if let timer, let home { home.loop.cancel(timer) }
+        server.resume(connection.pointer, home: home)
     }
 }
 
@@ -323,13 +361,27 @@ private let headerIterator: MHD_KeyValueIterator = { cls, kind, key, value in
 private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
     guard let cls, let connection, let conCls, let uploadDataSize else { return MHD_Result.NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    return handleAccess(server: server, home: nil, connection, url, method, uploadData, uploadDataSize, conCls)
+}
 
+/// Loop mode: the daemon's context is its LoopDaemon, and the callback runs on its loop.
+let mhdLoopAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url, method, _, uploadData, uploadDataSize, conCls in
+    guard let cls, let connection, let conCls, let uploadDataSize else { return MHD_Result.NO }
+    let home = Unmanaged<LoopDaemon>.fromOpaque(cls).takeUnretainedValue()
+    guard let server = home.server else { return MHD_Result.NO }
+    return handleAccess(server: server, home: home, connection, url, method, uploadData, uploadDataSize, conCls)
+}
+
+private func handleAccess(
+    server: HTTPServer, home: LoopDaemon?, _ connection: OpaquePointer, _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
+    _ uploadData: UnsafePointer<CChar>?, _ uploadDataSize: UnsafeMutablePointer<Int>, _ conCls: UnsafeMutablePointer<UnsafeMutableRawPointer?>
+) -> MHD_Result {
     // First call for this request: headers are in.
     guard let existing = conCls.pointee else {
         if let record = signet_mhd_connection_context(UnsafeMutableRawPointer(connection)) {
             Unmanaged<ConnectionLimiter.Record>.fromOpaque(record).takeUnretainedValue().requestStarted()
         }
-        let state = RequestState()
+        let state = RequestState(home: home)
         state.headers.reserveCapacity(16)  // a gateway's request carries about ten
         state.method = method.map { String(cString: $0) } ?? "GET"
         state.path = url.map(requestPath) ?? "/"
@@ -404,11 +456,22 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
     // deadline passes. This thread never blocks, so the deadline is always answered on time.
     let arrived = ContinuousClock.now
     let respond = server.respond
-    let executor = server.handlerExecutor
-    let work = executor.runInline {
-        Task(executorPreference: executor) {
+    let work: Task<Void, Never>
+    if let home {
+        // Loop mode: the task prefers this loop, so it runs here now (runQueued) and, after
+        // any wait, here again; its libpq statements wait on this loop's epoll set.
+        work = Task(executorPreference: home.loop) {
             let response = await respond(request)
             state.finish(response, server: server)
+        }
+        home.loop.runQueued()
+    } else {
+        let executor = server.handlerExecutor
+        work = executor.runInline {
+            Task(executorPreference: executor) {
+                let response = await respond(request)
+                state.finish(response, server: server)
+            }
         }
     }
     let timeout = server.configuration.requestTimeout
@@ -419,11 +482,18 @@ private let mhdAccessHandler: MHD_AccessHandlerCallback = { cls, connection, url
         // the deadline counts from the request's arrival.
         MHD_suspend_connection(connection)
         c.suspended = ConnectionHandle(pointer: connection)
-        c.deadline = server.deadlines.add(at: arrived + timeout) {
+        let fire: @Sendable () -> Void = {
+            // Cancelling the task also cancels a statement it awaits on a loop (the
+            // connection is closed, see PostgresConnection).
             work.cancel()
             var r = HTTPResponse.problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: rid)
             r.headers.append(("X-Request-Id", rid))
             state.finish(r, server: server)
+        }
+        if let home {
+            c.timer = home.loop.schedule(at: arrived + timeout, fire)
+        } else {
+            c.deadline = server.deadlines.add(at: arrived + timeout, fire)
         }
         return nil
     }
@@ -500,7 +570,7 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closi
     return rc
 }
 
-private let mhdCompletedHandler: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
+let mhdCompletedHandler: MHD_RequestCompletedCallback = { cls, connection, conCls, _ in
     if let connection, let record = signet_mhd_connection_context(UnsafeMutableRawPointer(connection)) {
         Unmanaged<ConnectionLimiter.Record>.fromOpaque(record).takeUnretainedValue().requestFinished()
     }
@@ -513,7 +583,7 @@ private let mhdCompletedHandler: MHD_RequestCompletedCallback = { cls, connectio
 
 // MARK: - Connection admission (see ConnectionLimiter)
 
-private let mhdAcceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
+let mhdAcceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
     guard let cls else { return MHD_Result.NO }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     var bytes = [UInt8](repeating: 0, count: 16)
@@ -526,7 +596,7 @@ private let mhdAcceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
 
 /// Started: the connection's record becomes its socket context (retained until closed).
 /// Closed: called before libmicrohttpd closes the socket (the sweeper relies on that).
-private let mhdConnectionNotification: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
+let mhdConnectionNotification: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
     guard let cls, let connection, let socketContext else { return }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
     // MHD_CONNECTION_NOTIFY_STARTED = 0, MHD_CONNECTION_NOTIFY_CLOSED = 1 (an open C enum).

@@ -83,7 +83,11 @@ public final class BlockingExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
-        let unowned = UnownedJob(job)
+        enqueueUnowned(UnownedJob(job))
+    }
+
+    /// Also where a stopped ``EventLoop`` sends the jobs that still arrive for it.
+    func enqueueUnowned(_ unowned: UnownedJob) {
         // A job enqueued by a thread that is running this executor's jobs inline (see
         // runInline) stays on that thread: no hand-off, no wake-up.
         if let inline = InlineJobs.current, inline.owner === self {

@@ -9,16 +9,19 @@ import Glibc
 /// Owns one libpq connection. Every method blocks and must run on the connection's own
 /// queue (see ``PostgresConnection``), never on the cooperative pool.
 final class PQConnection: @unchecked Sendable {
-    // @unchecked Sendable: only ever touched from its PostgresConnection's serial queue.
-    private var conn: OpaquePointer?
+    // @unchecked Sendable: touched by one thread at a time: the task that leased it, on an
+    // event loop's thread (PQConnection+EventLoop), or its PostgresConnection's serial queue.
+    var conn: OpaquePointer?
     let conninfo: String
     /// Statements prepared on this session, by SQL text: a statement the service runs again
     /// is parsed and planned by the server once per connection, not on every call.
-    private var prepared: [String: String] = [:]
-    private var nextStatement = 0
+    var prepared: [String: String] = [:]
+    var nextStatement = 0
     /// Set when a call reported the session over (SQLSTATE 57P…/08…) while libpq still says
     /// CONNECTION_OK (it has not read the end of the stream yet): reconnect before next use.
-    private var lost = false
+    var lost = false
+    /// libpq's non-blocking mode, on while a statement is sent from an event loop.
+    private var nonBlocking = false
     /// Beyond this many, new statements run unnamed (the text of a statement may vary, e.g.
     /// with the length of a list; the cache must not grow without bound).
     static let maxPreparedStatements = 512
@@ -75,6 +78,7 @@ final class PQConnection: @unchecked Sendable {
             throw PostgresError(.connectFailed, message: message)
         }
         PQsetNoticeProcessor(conn, { _, _ in }, nil)
+        nonBlocking = false
         _ = try execSimple("SET TIME ZONE 'UTC'; SET DateStyle = 'ISO, YMD'; SET client_min_messages = warning")
     }
 
@@ -103,6 +107,7 @@ final class PQConnection: @unchecked Sendable {
     /// prepared on this connection the first time its text is seen.
     func exec(_ query: PostgresQuery) throws -> PostgresRows {
         guard let conn else { throw PostgresError(.connectionLost, message: "not connected") }
+        setNonBlocking(false)
         let binds = query.binds
         // A NUL byte would end the C string early: the server would receive (and store, or
         // match on) a shorter value than the caller gave. Refused instead, nothing sent.
@@ -146,10 +151,28 @@ final class PQConnection: @unchecked Sendable {
     @discardableResult
     func execSimple(_ sql: String) throws -> PostgresRows {
         guard let conn else { throw PostgresError(.connectionLost, message: "not connected") }
+        setNonBlocking(false)
         return try consume(PQexec(conn, sql))
     }
 
-    private func consume(_ result: OpaquePointer?) throws -> PostgresRows {
+    /// Switches libpq's non-blocking mode (the blocking calls above need it off: in it, a
+    /// PQsendQuery could return before the whole statement is sent).
+    func setNonBlocking(_ on: Bool) {
+        guard on != nonBlocking, let conn else { return }
+        if PQsetnonblocking(conn, on ? 1 : 0) == 0 { nonBlocking = on }
+    }
+
+    /// Closes the session at once (a statement was cancelled mid-way: what the server did is
+    /// unknown, and the connection cannot be reused). The next lease reconnects.
+    func drop() {
+        if let conn { PQfinish(conn) }
+        conn = nil
+        lost = true
+        nonBlocking = false
+        prepared = [:]
+    }
+
+    func consume(_ result: OpaquePointer?) throws -> PostgresRows {
         guard let result else {
             throw lostOrServer(sqlState: nil, message: conn.map { String(cString: PQerrorMessage($0)) } ?? "no result")
         }
@@ -185,7 +208,7 @@ final class PQConnection: @unchecked Sendable {
         }
     }
 
-    private func lostOrServer(sqlState: String?, message: String) -> PostgresError {
+    func lostOrServer(sqlState: String?, message: String) -> PostgresError {
         if conn == nil || PQstatus(conn) != CONNECTION_OK {
             lost = true
             return PostgresError(.connectionLost, sqlState: sqlState, message: message)
@@ -204,6 +227,10 @@ final class PQConnection: @unchecked Sendable {
 /// A leased connection. Its calls run libpq on the connection's own serial dispatch queue
 /// and are awaited through continuations.
 public final class PostgresConnection: Sendable {
+    /// Whether statements issued on an ``EventLoop`` use libpq's non-blocking API there
+    /// (`SIGNET_DB_NONBLOCKING`, on unless `0`); off, they block on the connection's queue.
+    static let nonBlockingOnLoops = ProcessInfo.processInfo.environment["SIGNET_DB_NONBLOCKING"] != "0"
+
     let pq: PQConnection
     let queue: DispatchQueue
 
@@ -215,6 +242,9 @@ public final class PostgresConnection: Sendable {
     /// Runs a statement with bound parameters.
     @discardableResult
     public func query(_ query: PostgresQuery) async throws -> PostgresRows {
+        // On an event loop (an HTTP handler in loop mode): sent without blocking, awaited on
+        // the loop's epoll set.
+        if Self.nonBlockingOnLoops, let loop = EventLoop.current { return try await pq.execOnLoop(query, loop: loop) }
         let pq = self.pq
         // Blocking libpq call: runs on this connection's queue, not the cooperative pool.
         return try await runBlockingPQ { try pq.exec(query) }
@@ -222,12 +252,23 @@ public final class PostgresConnection: Sendable {
 
     /// Runs statements without parameters (simple protocol).
     public func execute(_ sql: String) async throws {
+        if Self.nonBlockingOnLoops, let loop = EventLoop.current {
+            _ = try await pq.execSimpleOnLoop(sql, loop: loop)
+            return
+        }
         let pq = self.pq
         _ = try await runBlockingPQ { try pq.execSimple(sql) }
     }
 
     func ensureConnected() async throws {
         let pq = self.pq
+        if Self.nonBlockingOnLoops, EventLoop.current != nil {
+            // The checks do not block (a poll with a zero timeout); a connect does, and runs on
+            // the connection's queue (rare: a new or lost connection).
+            if pq.isHealthy && !pq.endedWhileIdle() { return }
+            try await onQueue { try pq.connect() }
+            return
+        }
         try await runBlockingPQ { try pq.ensureConnected() }
     }
 
@@ -237,6 +278,7 @@ public final class PostgresConnection: Sendable {
     }
 
     func commit() async throws {
+        if Self.nonBlockingOnLoops, let loop = EventLoop.current { return try await pq.commitOnLoop(loop: loop) }
         let pq = self.pq
         try await runBlockingPQ { try pq.commit() }
     }
@@ -256,7 +298,12 @@ public final class PostgresConnection: Sendable {
         // thread may block, and the hop to the connection's queue and back is saved. The
         // connection is leased to this task alone, so its queue has nothing else to order.
         if BlockingExecutor.currentThreadMayBlock { return try body() }
-        return try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
+        return try await onQueue(body)
+    }
+
+    /// Runs a blocking libpq call on this connection's queue and awaits it.
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (c: CheckedContinuation<T, any Error>) in
             queue.async {
                 do { c.resume(returning: try body()) } catch { c.resume(throwing: error) }
             }

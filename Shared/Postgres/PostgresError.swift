@@ -4,7 +4,7 @@ import Platform
 /// (which may quote values) is in `debugDescription`, for debugging, not for logs.
 public struct PostgresError: CodedError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed, textContainsNUL }
+        enum Base: String, Sendable { case connectFailed, connectionLost, commitOutcomeUnknown, server, protocolViolation, poolClosed, textContainsNUL, queryCancelled }
         let base: Base
         public static let connectFailed = Code(base: .connectFailed)
         /// The session ended (server restart, terminated backend, network) before the
@@ -19,6 +19,10 @@ public struct PostgresError: CodedError {
         /// A bound text value contains U+0000, which PostgreSQL text cannot hold (and a C
         /// string would silently cut short): refused before anything is sent.
         public static let textContainsNUL = Code(base: .textContainsNUL)
+        /// The task awaiting the statement on an event loop was cancelled (its request's
+        /// deadline passed): the connection was closed mid-statement, so the server rolled back
+        /// any open transaction. Never retried by the pool (the caller is gone).
+        public static let queryCancelled = Code(base: .queryCancelled)
         public var description: String { base.rawValue }
     }
 

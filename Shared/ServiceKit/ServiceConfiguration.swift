@@ -139,7 +139,17 @@ public struct ServiceConfiguration: Sendable {
             maxConnectionsPerAddress: try env.int("SIGNET_HTTP_MAX_CONNECTIONS_PER_IP", default: 256, range: 1...100_000),
             unlimitedAddresses: try Self.addressRanges(env, "SIGNET_HTTP_UNLIMITED_ADDRESSES", default: "127.0.0.0/8,::1"),
             pressureIdleTimeoutSeconds: try env.int("SIGNET_HTTP_PRESSURE_IDLE_TIMEOUT_SECONDS", default: 2, range: 1...3600),
-            healthPort: try env.optionalString("SIGNET_HTTP_HEALTH_PORT").map { _ in try env.int("SIGNET_HTTP_HEALTH_PORT", default: 0, range: 0...65535) })
+            healthPort: try env.optionalString("SIGNET_HTTP_HEALTH_PORT").map { _ in try env.int("SIGNET_HTTP_HEALTH_PORT", default: 0, range: 0...65535) },
+            mode: try httpMode(env))
+    }
+
+    /// `SIGNET_HTTP_MODE`: `pool` (default) or `loop` (see ``HTTPServerMode``).
+    static func httpMode(_ env: Environment) throws -> HTTPServerMode {
+        let raw = env.string("SIGNET_HTTP_MODE", default: HTTPServerMode.pool.rawValue)
+        guard let mode = HTTPServerMode(rawValue: raw) else {
+            throw Environment.ConfigurationError(variable: "SIGNET_HTTP_MODE", reason: "expected pool or loop")
+        }
+        return mode
     }
 
     /// Extra librdkafka properties (`SIGNET_KAFKA_PROPERTIES`, `key=value;key=value`), for a

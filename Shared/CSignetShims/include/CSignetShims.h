@@ -55,4 +55,50 @@ int signet_kafka_produce(void *rk, const char *topic, int32_t partition,
 int signet_tcp_relay_start(const char *listen_host, uint16_t listen_port,
                            const char *target_host, uint16_t target_port);
 
+
+// MARK: - Event loops (loop.c)
+
+#define SIGNET_EPOLLIN 0x001u
+#define SIGNET_EPOLLOUT 0x004u
+#define SIGNET_EPOLLERR 0x008u
+#define SIGNET_EPOLLHUP 0x010u
+#define SIGNET_EPOLLRDHUP 0x2000u
+#define SIGNET_EPOLLONESHOT (1u << 30)
+
+/// epoll_create1(EPOLL_CLOEXEC).
+int signet_epoll_create(void);
+/// EPOLL_CTL_ADD of `fd` with `events`, its data the 64-bit `token`. 0, or -1 (errno).
+int signet_epoll_add(int epfd, int fd, uint32_t events, uint64_t token);
+/// EPOLL_CTL_MOD, or EPOLL_CTL_ADD when `fd` is not in the set yet (a new socket, or one
+/// whose earlier registration ended when it was closed). 0, or -1 (errno).
+int signet_epoll_arm(int epfd, int fd, uint32_t events, uint64_t token);
+/// EPOLL_CTL_DEL. 0, or -1 (errno).
+int signet_epoll_del(int epfd, int fd);
+/// epoll_wait into parallel arrays (at most 64 events). The count, 0 on EINTR, -1 on error.
+int signet_epoll_wait(int epfd, uint64_t *tokens, uint32_t *events, int max, int timeout_ms);
+/// A non-blocking, close-on-exec eventfd, or -1.
+int signet_eventfd(void);
+/// Adds 1 to an eventfd (wakes its reader).
+void signet_eventfd_signal(int fd);
+/// Resets an eventfd to 0 (non-blocking read).
+void signet_eventfd_drain(int fd);
+
+// MARK: - libmicrohttpd in external epoll mode (mhd.c)
+
+/// Like signet_mhd_start, without internal threads: `MHD_USE_EPOLL` and suspend/resume, driven
+/// by the caller's loop through signet_mhd_epoll_fd, MHD_run and signet_mhd_timeout_ms, on one
+/// thread. The listening socket has SO_REUSEPORT, so that several daemons (one per loop) share
+/// `port`. Returns the `struct MHD_Daemon *` or NULL.
+void *signet_mhd_start_external(uint16_t port, const char *bind_ipv4, unsigned int connection_limit,
+                                unsigned int connection_timeout_seconds,
+                                void *access_handler, void *access_cls,
+                                void *completed_handler, void *completed_cls,
+                                void *accept_policy, void *notify_connection, void *connection_cls);
+/// The daemon's epoll descriptor (MHD_DAEMON_INFO_EPOLL_FD), or -1.
+int signet_mhd_epoll_fd(void *daemon);
+/// Milliseconds until the daemon must run again (MHD_get_timeout), -1 for no limit.
+int64_t signet_mhd_timeout_ms(void *daemon);
+/// MHD_run: processes what is ready without blocking. 1 (MHD_YES) or 0.
+int signet_mhd_run(void *daemon);
+
 #endif
