@@ -23,6 +23,7 @@ SERVICES = ["registration", "authentication", "transaction", "oob", "pii"]
 REASONS = [
     (r"^signet-", "the main thread: runs the service group until shutdown"),
     (r"^MHD-", "libmicrohttpd: its epoll threads (SIGNET_HTTP_THREADS), where requests are received"),
+    (r"^http-loop", "event loops (SIGNET_HTTP_MODE=loop, SIGNET_HTTP_THREADS of them): each receives requests on its own libmicrohttpd daemon and runs their handlers and libpq statements"),
     (r"^handler", "handler threads (BlockingExecutor), started on demand up to SIGNET_HANDLER_THREADS: "
                   "handlers that wait or block in libpq, and the event consumers' handlers"),
     (r"^rdk:main", "librdkafka: one per client (the producer, the group consumer, the broadcast listener)"),

@@ -167,7 +167,8 @@ public struct EmailMessage: Sendable, Hashable, CustomStringConvertible {
     /// hand rather than with a `DateFormatter` so that no locale can change the names.
     static func rfc5322Date(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        // .gmt, not TimeZone(identifier: "UTC"): named zones need FoundationInternationalization.
+        calendar.timeZone = .gmt
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
         func two(_ value: Int?) -> String {
             let value = value ?? 0

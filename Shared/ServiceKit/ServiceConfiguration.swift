@@ -143,9 +143,9 @@ public struct ServiceConfiguration: Sendable {
             mode: try httpMode(env))
     }
 
-    /// `SIGNET_HTTP_MODE`: `pool` (default) or `loop` (see ``HTTPServerMode``).
+    /// `SIGNET_HTTP_MODE`: `loop` (default) or `pool` (see ``HTTPServerMode``).
     static func httpMode(_ env: Environment) throws -> HTTPServerMode {
-        let raw = env.string("SIGNET_HTTP_MODE", default: HTTPServerMode.pool.rawValue)
+        let raw = env.string("SIGNET_HTTP_MODE", default: HTTPServerMode.loop.rawValue)
         guard let mode = HTTPServerMode(rawValue: raw) else {
             throw Environment.ConfigurationError(variable: "SIGNET_HTTP_MODE", reason: "expected pool or loop")
         }

@@ -1,5 +1,11 @@
 import Crypto
 import FoundationEssentials
+// IANA time zones (the tenant's `timeZone` setting, here and in Schema's
+// AdaptiveSettings.violation(), which this service runs) come from ICU's data through
+// FoundationInternationalization: with FoundationEssentials alone TimeZone(identifier:) knows
+// only GMT offsets. Linking it costs this service about 4.5 MB of idle RSS (issue 14); the other
+// services need no named zone and do not link it.
+import FoundationInternationalization
 import Postgres
 import Rules
 import Schema
@@ -108,7 +114,7 @@ struct UserFactsLoader: Sendable {
         if let last = user.lastSignIn { userFacts["daysSinceLastSignIn"] = .int(Int64(max(0, now.timeIntervalSince(last)) / 86_400)) }
         if let answer = user.registrationAnswer { userFacts["registrationAnswer"] = .string(answer) }
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: settings.timeZone) ?? TimeZone(identifier: "UTC")!
+        calendar.timeZone = TimeZone(identifier: settings.timeZone) ?? .gmt
         let parts = calendar.dateComponents([.hour, .weekday], from: now)
         // ISO weekday: Monday 1 … Sunday 7 (Calendar counts Sunday 1).
         let isoWeekday = ((parts.weekday ?? 1) + 5) % 7 + 1

@@ -64,7 +64,8 @@ struct IdentityDocumentRoutes: Sendable {
     /// Today in UTC, the day a document's expiry is compared with.
     static func today(_ now: Date = Date()) -> CalendarDate {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
+        // .gmt, not TimeZone(identifier: "UTC"): named zones need FoundationInternationalization.
+        calendar.timeZone = .gmt
         let parts = calendar.dateComponents([.year, .month, .day], from: now)
         return CalendarDate(year: parts.year ?? 1970, month: parts.month ?? 1, day: parts.day ?? 1) ?? CalendarDate(year: 1970, month: 1, day: 1)!
     }

@@ -13,7 +13,8 @@ struct ZipArchive {
     /// An empty archive whose entries carry `modified` (MS-DOS time, UTC, 2-second precision).
     init(modified: Date = Date()) {
         var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        // .gmt, not TimeZone(identifier: "UTC"): named zones need FoundationInternationalization.
+        calendar.timeZone = .gmt
         let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: modified)
         time = UInt16((c.hour ?? 0) << 11 | (c.minute ?? 0) << 5 | (c.second ?? 0) / 2)
         date = UInt16(max(0, (c.year ?? 1980) - 1980) << 9 | (c.month ?? 1) << 5 | (c.day ?? 1))
