@@ -1,6 +1,6 @@
 import CMicroHTTPD
 import CSignetShims
-import Foundation
+import FoundationEssentials
 import Platform
 
 /// How the server receives requests and where their handlers run.

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import CSignetShims
-import Foundation
+import FoundationEssentials
 
 /// A thread with its own epoll set that runs Swift jobs (a `TaskExecutor`), descriptor
 /// callbacks and timers, all on that one thread.
