@@ -21,12 +21,14 @@ static size_t signet_keep_escapes(void *cls, struct MHD_Connection *connection, 
     return strlen(s);
 }
 
-void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind_ipv4,
-                       unsigned int thread_pool_size, unsigned int connection_limit,
-                       unsigned int connection_timeout_seconds,
-                       void *access_handler, void *access_cls,
-                       void *completed_handler, void *completed_cls,
-                       void *accept_policy, void *notify_connection, void *connection_cls) {
+// One daemon on an IPv4 address, with the options both modes share. `thread_pool_size` 0 leaves
+// MHD_OPTION_THREAD_POOL_SIZE out (a daemon without an internal thread refuses a pool).
+static struct MHD_Daemon *start_daemon(unsigned int flags, uint16_t port, const char *bind_ipv4,
+                                       unsigned int thread_pool_size, unsigned int connection_limit,
+                                       unsigned int connection_timeout_seconds,
+                                       void *access_handler, void *access_cls,
+                                       void *completed_handler, void *completed_cls,
+                                       void *accept_policy, void *notify_connection, void *connection_cls) {
     struct sockaddr_in addr;
     memset(&addr, 0, sizeof addr);
     addr.sin_family = AF_INET;
@@ -34,21 +36,36 @@ void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind
     if (bind_ipv4 == NULL || inet_pton(AF_INET, bind_ipv4, &addr.sin_addr) != 1) {
         addr.sin_addr.s_addr = htonl(INADDR_ANY);
     }
-    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
-                         MHD_USE_ERROR_LOG | extra_flags;
-    struct MHD_Daemon *d = MHD_start_daemon(
+    struct MHD_OptionItem pool[] = {
+        {thread_pool_size > 0 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)thread_pool_size, NULL},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    return MHD_start_daemon(
         flags, port, (MHD_AcceptPolicyCallback)accept_policy, connection_cls,
         (MHD_AccessHandlerCallback)access_handler, access_cls,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
+        MHD_OPTION_ARRAY, pool,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+        // SO_REUSEPORT: in loop mode the kernel spreads new connections over the loops' sockets.
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
         MHD_OPTION_UNESCAPE_CALLBACK, signet_keep_escapes, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)completed_handler, completed_cls,
         MHD_OPTION_NOTIFY_CONNECTION, (MHD_NotifyConnectionCallback)notify_connection, connection_cls,
         MHD_OPTION_END);
-    return d;
+}
+
+void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind_ipv4,
+                       unsigned int thread_pool_size, unsigned int connection_limit,
+                       unsigned int connection_timeout_seconds,
+                       void *access_handler, void *access_cls,
+                       void *completed_handler, void *completed_cls,
+                       void *accept_policy, void *notify_connection, void *connection_cls) {
+    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
+                         MHD_USE_ERROR_LOG | extra_flags;
+    return start_daemon(flags, port, bind_ipv4, thread_pool_size, connection_limit, connection_timeout_seconds,
+                        access_handler, access_cls, completed_handler, completed_cls,
+                        accept_policy, notify_connection, connection_cls);
 }
 
 uint16_t signet_mhd_bound_port(void *daemon) {
@@ -138,30 +155,13 @@ void *signet_mhd_start_external(uint16_t port, const char *bind_ipv4, unsigned i
                                 void *access_handler, void *access_cls,
                                 void *completed_handler, void *completed_cls,
                                 void *accept_policy, void *notify_connection, void *connection_cls) {
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    if (bind_ipv4 == NULL || inet_pton(AF_INET, bind_ipv4, &addr.sin_addr) != 1) {
-        addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    }
     // No MHD_USE_INTERNAL_POLLING_THREAD: the caller's loop runs the daemon. Suspend/resume
     // makes libmicrohttpd keep an eventfd in its epoll set, which MHD_resume_connection from
     // any thread writes: the loop, waiting on the daemon's epoll descriptor, wakes up.
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, port, (MHD_AcceptPolicyCallback)accept_policy, connection_cls,
-        (MHD_AccessHandlerCallback)access_handler, access_cls,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-        MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
-        // SO_REUSEPORT: the kernel spreads new connections over the loops' listening sockets.
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
-        MHD_OPTION_UNESCAPE_CALLBACK, signet_keep_escapes, NULL,
-        MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)completed_handler, completed_cls,
-        MHD_OPTION_NOTIFY_CONNECTION, (MHD_NotifyConnectionCallback)notify_connection, connection_cls,
-        MHD_OPTION_END);
-    return d;
+    return start_daemon(flags, port, bind_ipv4, 0, connection_limit, connection_timeout_seconds,
+                        access_handler, access_cls, completed_handler, completed_cls,
+                        accept_policy, notify_connection, connection_cls);
 }
 
 int signet_mhd_epoll_fd(void *daemon) {

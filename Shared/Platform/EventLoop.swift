@@ -97,20 +97,8 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         wakeFD = signet_eventfd()
         precondition(epfd >= 0 && wakeFD >= 0, "epoll/eventfd unavailable")
         _ = signet_epoll_add(epfd, wakeFD, SIGNET_EPOLLIN, 0)
-        let box = Unmanaged.passRetained(self).toOpaque()
-        var attributes = pthread_attr_t()
-        pthread_attr_init(&attributes)
         // The stack of a handler task's synchronous frames: as for the cooperative pool's.
-        pthread_attr_setstacksize(&attributes, 1 << 20)
-        var thread = pthread_t()
-        let rc = pthread_create(&thread, &attributes, { raw in
-            let loop = Unmanaged<EventLoop>.fromOpaque(raw!).takeRetainedValue()
-            loop.runThread()
-            return nil
-        }, box)
-        pthread_attr_destroy(&attributes)
-        precondition(rc == 0, "pthread_create failed")
-        pthread_detach(thread)
+        startDetachedThread(stackSize: 1 << 20) { [self] in runThread() }
     }
 
     deinit {

@@ -9,15 +9,18 @@ import Glibc
 /// it (issue 14: the services import FoundationEssentials only, so that Foundation and ICU are
 /// not mapped into them, and `Thread` lives in Foundation).
 ///
-/// - Parameter body: The thread's work; the thread ends when it returns.
+/// - Parameters:
+///   - stackSize: The thread's stack in bytes (nil: the default attributes').
+///   - body: The thread's work; the thread ends when it returns.
 /// - Important: Traps when the thread cannot be created (no memory or thread limit reached),
 ///   as `Thread.start()` did: a service without its poll or handler threads cannot run.
-public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
+public func startDetachedThread(stackSize: Int? = nil, _ body: @escaping @Sendable () -> Void) {
     let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
     var attributes = pthread_attr_t()
     pthread_attr_init(&attributes)
     defer { pthread_attr_destroy(&attributes) }
     pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+    if let stackSize { pthread_attr_setstacksize(&attributes, stackSize) }
     var thread = pthread_t()
     let result = pthread_create(&thread, &attributes, { context in
         let body = Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue()
