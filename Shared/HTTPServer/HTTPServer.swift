@@ -529,14 +529,7 @@ private func requestPath(_ url: UnsafePointer<CChar>) -> String {
 private func percentDecoded(_ c: UnsafePointer<CChar>) -> String {
     let raw = UnsafeBufferPointer(start: UnsafeRawPointer(c).assumingMemoryBound(to: UInt8.self), count: strlen(c))
     guard raw.contains(UInt8(ascii: "%")) else { return String(decoding: raw, as: UTF8.self) }
-    func hex(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x41...0x46: c - 0x41 + 10
-        case 0x61...0x66: c - 0x61 + 10
-        default: nil
-        }
-    }
+    let hex = PercentEncoding.hexValue
     var out: [UInt8] = []
     out.reserveCapacity(raw.count)
     var i = 0

@@ -174,7 +174,7 @@ public struct Router: Sendable {
                 if b == UInt8(ascii: "%") {
                     let h = raw.index(after: i)
                     guard h != raw.endIndex, raw.index(after: h) != raw.endIndex,
-                        let hi = hexValue(raw[h]), let lo = hexValue(raw[raw.index(after: h)])
+                        let hi = PercentEncoding.hexValue(raw[h]), let lo = PercentEncoding.hexValue(raw[raw.index(after: h)])
                     else { return .failure(PathError(reason: "broken percent escape")) }
                     let decoded = hi << 4 | lo
                     if decoded == UInt8(ascii: "/") { return .failure(PathError(reason: "encoded slash")) }
@@ -192,15 +192,6 @@ public struct Router: Sendable {
             result.append(segment)
         }
         return .success(result)
-    }
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): c - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): c - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): c - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
 

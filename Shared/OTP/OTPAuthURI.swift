@@ -1,3 +1,5 @@
+import Platform
+
 /// An `otpauth://` URI in the Key Uri Format that Google Authenticator introduced and other
 /// authenticator apps follow: what the enrolment QR code carries.
 ///
@@ -254,7 +256,7 @@ public struct OTPAuthURI: Sendable, Hashable {
             let byte = bytes[index]
             if byte == UInt8(ascii: "%") {
                 guard index + 2 < bytes.endIndex,
-                    let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                    let high = PercentEncoding.hexValue(bytes[index + 1]), let low = PercentEncoding.hexValue(bytes[index + 2])
                 else { throw OTPError(.invalidURI, "bad percent escape") }
                 out.append(high << 4 | low)
                 index += 3
@@ -269,14 +271,6 @@ public struct OTPAuthURI: Sendable, Hashable {
         return text
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        default: nil
-        }
-    }
 
     private static func lowercased(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
         bytes.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }

@@ -122,7 +122,9 @@ public enum PercentEncoding {
         return String(validating: out, as: UTF8.self)
     }
 
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
+    /// The value of one hexadecimal digit (`0-9`, `a-f`, `A-F`), nil for any other byte: the
+    /// one helper of every percent-decoder (paths, query arguments, otpauth URIs).
+    public static func hexValue(_ byte: UInt8) -> UInt8? {
         switch byte {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
