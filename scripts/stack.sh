@@ -427,6 +427,12 @@ test)
     swift test --skip-build --no-parallel 2>&1 | tee "$DATA/logs/swift-test.log" || status=$?
     # The demo relying party in Debian's Chromium with a virtual authenticator, through the gateway.
     "$DATA/venv/bin/python" -m pytest -q -p no:cacheprovider "$ROOT/Tests/e2e" || status=$?
+    # The Swift run prints its failures among 1,200 tests' lines: repeat them last, so the tail
+    # of the output (all a CI summary may keep) names the failing test and what it recorded.
+    if grep -qE '✘|: error:' "$DATA/logs/swift-test.log"; then
+        echo "--- Swift test failures (from $DATA/logs/swift-test.log) ---"
+        grep -E '✘|recorded an issue|Expectation failed|error:' "$DATA/logs/swift-test.log" | grep -v 'Test run with' | head -n 40
+    fi
     exit $status
     ;;
 *)
