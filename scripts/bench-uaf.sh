@@ -27,7 +27,7 @@ printf 'load average: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 # keygen'd key, one EVP_PKEY_CTX, EVP_PKEY_verify over 20 bytes) in the same slices as the UAF
 # verification: the ratio to it is free of the machine's drift between the two processes. The
 # UAF figure hits the key cache (the bench's key is always the same); the line under it parses
-# the key on every call.
+# the key on every call. The key-parse block at the end prints the parse alone.
 printf '\n%-58s %12s\n' "FIDO UAF (1 thread)" "per second"
 for curve in ${UAF_CURVES:-256 384 521}; do
     uaf_ratios=""; uaf_fulls=""; uaf_raws=""; uaf_openssls=""; uaf_loops=""; uaf_loop_ratios=""; uaf_uncached=""
@@ -49,4 +49,20 @@ for curve in ${UAF_CURVES:-256 384 521}; do
     printf '%-58s %12s   runs:%s\n' "openssl speed ecdsap$curve verify (anchor, 1 core; median)" "$(printf '%s' "$uaf_openssls" | median)" "$uaf_openssls"
     printf '%-58s %11s%%  (median of the pairs; per pair:%s; target 90%%)\n' "UAF verification / openssl, P-$curve" "$(printf '%s' "$uaf_ratios" | median)" "$uaf_ratios"
     printf '%-58s %11s%%  (median; per run:%s)\n' "UAF verification / openssl's loop in process, P-$curve" "$(printf '%s' "$uaf_loop_ratios" | median)" "$uaf_loop_ratios"
+done
+# Building a public key from its parts beside one verification with it (issue #14: a sign-in
+# whose credential is not cached parses the stored key before it verifies), one thread, in the
+# same alternating slices: the key as Signet builds it, the same key from its
+# SubjectPublicKeyInfo through OpenSSL 3's decoders (d2i_PUBKEY: how EC keys were built before),
+# and a verification (`signet-bench key-parse`). KEY_CASES picks the cases.
+printf '\n%-30s %12s %12s %12s %10s %14s\n' "Public key parse (1 thread)" "parse/s" "decoders/s" "verify/s" "parse µs" "parse/verify"
+for c in ${KEY_CASES:-p256 p384 p521 secp256k1 rsa2048 ed25519}; do
+    out=$("$BIN/signet-bench" key-parse "${KEY_SECONDS:-2}" "$c")
+    printf '%s\n' "$out" | awk -v c="$c" '
+        $1 == "key_parse_" c "_per_s" { p = $2 } $1 == "key_parse_decoder_" c "_per_s" { d = $2 } $1 == "verify_" c "_per_s" { v = $2 }
+        $1 == "cose_key_parse_" c "_per_s" { k = $2 }
+        END {
+            if (p > 0 && v > 0) printf "%-30s %12s %12s %12s %10.1f %13.2fx\n", c, p, d, v, 1e6 / p, v / p
+            if (k > 0) printf "%-30s %12s %12s %12s %10.1f %13.2fx\n", "  COSE_Key of it (WebAuthn)", k, "", "", 1e6 / k, v / k
+        }'
 done

@@ -15,12 +15,13 @@ struct AssertionCeremony: Sendable {
     let context: ServiceContext
     /// The tenants' FIDO policies: user verification, algorithms and models apply to sign-in.
     let fidoPolicies: FIDOSignInPolicyStore
-    let credentials = CredentialCache()
+    let credentials: CredentialCache
     /// The usernames of credentials found without one (the read model is keyed by subject reference).
     let usernames: SubjectUsernames
 
-    init(context: ServiceContext) {
+    init(context: ServiceContext, credentialCacheSize: Int = CredentialCache.defaultCapacity) {
         self.context = context
+        credentials = CredentialCache(capacity: credentialCacheSize)
         fidoPolicies = FIDOSignInPolicyStore(pool: context.pool)
         usernames = SubjectUsernames(context: context)
     }

@@ -30,6 +30,8 @@ public enum AuthenticationService: SignetService {
         /// A user's device without a call for this long is inactive to rules
         /// (`SIGNET_OOB_INACTIVE_DAYS`, the oob service's setting).
         let deviceInactiveAfter: TimeInterval
+        /// Credentials kept parsed for sign-in (`SIGNET_CREDENTIAL_CACHE_SIZE`; 0 keeps none).
+        let credentialCacheSize: Int
     }
 
     public static let name = ServiceName.authentication
@@ -50,7 +52,8 @@ public enum AuthenticationService: SignetService {
             oobURL: env.string("SIGNET_OOB_URL", default: "http://127.0.0.1:8084"),
             transactionURL: env.string("SIGNET_TRANSACTION_URL", default: "http://127.0.0.1:8083"),
             registrationURL: env.string("SIGNET_REGISTRATION_URL", default: "http://127.0.0.1:8081"),
-            deviceInactiveAfter: Double(try env.int("SIGNET_OOB_INACTIVE_DAYS", default: 90, range: 1...3650)) * 86_400)
+            deviceInactiveAfter: Double(try env.int("SIGNET_OOB_INACTIVE_DAYS", default: 90, range: 1...3650)) * 86_400,
+            credentialCacheSize: try env.int("SIGNET_CREDENTIAL_CACHE_SIZE", default: CredentialCache.defaultCapacity, range: 0...10_000_000))
     }
 
     /// `SIGNET_UAF_APP_ID_BASE`, read as the registration service reads it: both must agree.
@@ -65,7 +68,7 @@ public enum AuthenticationService: SignetService {
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
         let codeKeys = configuration.codeKeys
         let issuer = configuration.issuer
-        let ceremony = AssertionCeremony(context: context)
+        let ceremony = AssertionCeremony(context: context, credentialCacheSize: configuration.credentialCacheSize)
         let policies = PolicyStore(pool: context.pool)
         let antiHammering = AntiHammering(context: context)
         let sessions = SessionStore(context: context, issuer: issuer)

@@ -21,8 +21,9 @@ struct CachedCredential: Sendable {
     let aaguid: String?
 }
 
-/// Credentials by tenant and credential id, per process. Bounded: cleared wholesale when full
-/// (entries are cheap to read again).
+/// Credentials by tenant and credential id, per process. Bounded (`SIGNET_CREDENTIAL_CACHE_SIZE`):
+/// cleared wholesale when full (entries are cheap to read again); size 0 keeps nothing, so that
+/// every sign-in reads and parses its credential (`make bench`'s cache-missed figure).
 final class CredentialCache: Sendable {
     private struct Key: Hashable {
         let tenant: String
@@ -35,13 +36,17 @@ final class CredentialCache: Sendable {
     private let entries = PlainLock<[Key: CachedCredential]>([:])
     private let capacity: Int
 
-    init(capacity: Int = 100_000) { self.capacity = capacity }
+    init(capacity: Int = CredentialCache.defaultCapacity) { self.capacity = capacity }
+
+    /// `SIGNET_CREDENTIAL_CACHE_SIZE`'s default.
+    static let defaultCapacity = 100_000
 
     func credential(tenant: String, id: [UInt8]) -> CachedCredential? {
         entries.withLock { $0[Key(tenant: tenant, credentialID: id)] }
     }
 
     func store(_ credential: CachedCredential, tenant: String, id: [UInt8]) {
+        guard capacity > 0 else { return }
         entries.withLock { e in
             if e.count >= capacity { e.removeAll(keepingCapacity: true) }
             e[Key(tenant: tenant, credentialID: id)] = credential

@@ -1,8 +1,10 @@
-// ECDSA signing (ES256) and verification (every curve) through OpenSSL's low-level ECDSA API,
-// the ECDSA_verify that `openssl speed ecdsapNNN` ends in. The EVP path (EVP_DigestVerifyInit
-// per signature) allocates two contexts and fetches the algorithm implementations from the
-// provider on every signature; the EC_KEY here is extracted once per public key. Deprecated in
-// OpenSSL 3.0, not removed.
+// EC public keys built from their point, and ECDSA signing (ES256) and verification (every
+// curve), through OpenSSL's low-level EC_KEY and ECDSA API: the ECDSA_verify that `openssl speed
+// ecdsapNNN` ends in. The EVP path (EVP_DigestVerifyInit per signature) allocates two contexts
+// and fetches the algorithm implementations from the provider on every signature; the EC_KEY
+// here is made once per public key. A key built from its point skips OpenSSL 3's decoders
+// (d2i_PUBKEY of a SubjectPublicKeyInfo: about 240 µs for P-256 here, 2.7 verifications).
+// Deprecated in OpenSSL 3.0, not removed.
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "CCryptoShims.h"
 
@@ -13,53 +15,122 @@
 #include <openssl/ecdsa.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/core_names.h>
 #include <openssl/obj_mac.h>
+#include <openssl/param_build.h>
 #include <openssl/sha.h>
+#include <openssl/x509.h>
 
-// MARK: - Curves verified through the generic Montgomery method: one precomputed group each
+// MARK: - One shared group per curve
 
+// Every EC public key Signet builds from a point (signet_ec_public_key_from_point) takes its group
+// from here: EC_GROUP_new_by_curve_name per key builds the curve from its parameters again
+// (field, order, generator, Montgomery constants), where EC_KEY_set_group's EC_GROUP_dup of a
+// shared group copies them.
+//
 // OpenSSL 3.0 verifies P-384 and secp256k1 with the generic prime-field method (no built-in
 // table of generator multiples, unlike P-256's nistz256 and P-521's nistp521), so every
-// verification computes the generator's odd multiples again for u1*G + u2*Q. One group per such
-// curve, with EC_GROUP_precompute_mult done once per process, is shared (by reference: each
-// key's EC_GROUP_dup takes a reference on the same immutable table) by every key on the curve:
-// callgrind counts 2.5 % fewer instructions per P-384 verification and 3.5 % per secp256k1 one.
-// The table depends only on the curve's public parameters; each key keeps its own point, and
-// the point is checked on the curve again when it is moved to the shared group.
-struct precomputed_curve {
+// verification computes the generator's odd multiples again for u1*G + u2*Q. The shared group of
+// such a curve has EC_GROUP_precompute_mult done once per process, and is shared (by reference:
+// each key's EC_GROUP_dup takes a reference on the same immutable table) by every key on the
+// curve: callgrind counts 2.5 % fewer instructions per P-384 verification and 3.5 % per
+// secp256k1 one. The table depends only on the curve's public parameters; each key keeps its
+// own point, and the point is checked on the curve when it is set on that group.
+struct shared_curve {
     int nid;
+    int precompute;  // whether to precompute the generator's multiples (generic method only)
     pthread_once_t once;
     EC_GROUP *group;
+    int precomputed;  // whether `group` holds the precomputed table
 };
 
-static struct precomputed_curve precomputed_curves[] = {
-    {NID_secp384r1, PTHREAD_ONCE_INIT, NULL},
-    {NID_secp256k1, PTHREAD_ONCE_INIT, NULL},
+static struct shared_curve shared_curves[] = {
+    {NID_X9_62_prime256v1, 0, PTHREAD_ONCE_INIT, NULL, 0},
+    {NID_secp384r1, 1, PTHREAD_ONCE_INIT, NULL, 0},
+    {NID_secp521r1, 0, PTHREAD_ONCE_INIT, NULL, 0},
+    {NID_secp256k1, 1, PTHREAD_ONCE_INIT, NULL, 0},
 };
 
-#define PRECOMPUTED_CURVE_INIT(i) \
-    static void precomputed_curve_init_##i(void) { \
-        EC_GROUP *g = EC_GROUP_new_by_curve_name(precomputed_curves[i].nid); \
-        if (g != NULL && EC_GROUP_method_of(g) == EC_GFp_mont_method() && EC_GROUP_precompute_mult(g, NULL) == 1) { \
-            precomputed_curves[i].group = g; \
-        } else { \
-            EC_GROUP_free(g); \
-        } \
-        ERR_clear_error(); \
+static void shared_curve_init(struct shared_curve *c) {
+    EC_GROUP *g = EC_GROUP_new_by_curve_name(c->nid);
+    if (g != NULL && c->precompute && EC_GROUP_method_of(g) == EC_GFp_mont_method()) {
+        if (EC_GROUP_precompute_mult(g, NULL) == 1) {
+            c->precomputed = 1;
+        } else {
+            // A failed precomputation may leave the group half-built: start again without it.
+            EC_GROUP_free(g);
+            g = EC_GROUP_new_by_curve_name(c->nid);
+        }
     }
-PRECOMPUTED_CURVE_INIT(0)
-PRECOMPUTED_CURVE_INIT(1)
-static void (*const precomputed_curve_inits[])(void) = {precomputed_curve_init_0, precomputed_curve_init_1};
+    c->group = g;
+    ERR_clear_error();
+}
+
+#define SHARED_CURVE_INIT(i) \
+    static void shared_curve_init_##i(void) { shared_curve_init(&shared_curves[i]); }
+SHARED_CURVE_INIT(0)
+SHARED_CURVE_INIT(1)
+SHARED_CURVE_INIT(2)
+SHARED_CURVE_INIT(3)
+static void (*const shared_curve_inits[])(void) = {shared_curve_init_0, shared_curve_init_1, shared_curve_init_2, shared_curve_init_3};
+
+/// The shared curve of `nid`, initialised, or NULL (another curve, or no memory).
+static const struct shared_curve *shared_curve(int nid) {
+    for (size_t i = 0; i < sizeof shared_curves / sizeof shared_curves[0]; i++) {
+        if (shared_curves[i].nid != nid) continue;
+        if (pthread_once(&shared_curves[i].once, shared_curve_inits[i]) != 0) return NULL;
+        return shared_curves[i].group == NULL ? NULL : &shared_curves[i];
+    }
+    return NULL;
+}
 
 /// The shared precomputed group of curve `nid`, or NULL (another curve, or the method has its
 /// own table, or the precomputation failed: keys then keep their own group).
 static const EC_GROUP *precomputed_group(int nid) {
-    for (size_t i = 0; i < sizeof precomputed_curves / sizeof precomputed_curves[0]; i++) {
-        if (precomputed_curves[i].nid != nid) continue;
-        if (pthread_once(&precomputed_curves[i].once, precomputed_curve_inits[i]) != 0) return NULL;
-        return precomputed_curves[i].group;
-    }
+    const struct shared_curve *c = shared_curve(nid);
+    return c != NULL && c->precomputed ? c->group : NULL;
+}
+
+void *signet_ec_public_key_from_point(int nid, const uint8_t *point, size_t point_length) {
+    const struct shared_curve *curve = shared_curve(nid);
+    if (curve == NULL || point == NULL) return NULL;
+    // The uncompressed form only (X9.62 §4.3.6: 0x04 ‖ x ‖ y, each coordinate the field's
+    // length): no compressed (0x02/0x03) or hybrid (0x06/0x07) form, no infinity (0x00).
+    size_t field = ((size_t)EC_GROUP_get_degree(curve->group) + 7) / 8;
+    if (field == 0 || point_length != 1 + 2 * field || point[0] != POINT_CONVERSION_UNCOMPRESSED) return NULL;
+    EC_KEY *key = EC_KEY_new();
+    EC_POINT *q = NULL;
+    if (key == NULL || EC_KEY_set_group(key, curve->group) != 1) goto refused;
+    const EC_GROUP *group = EC_KEY_get0_group(key);
+    q = EC_POINT_new(group);
+    // EC_POINT_oct2point refuses a coordinate not below the field's prime and a point not on
+    // the curve (EC_POINT_set_affine_coordinates checks it); both are checked again below, so
+    // that this never rests on one OpenSSL version's internals. The curves here have cofactor 1:
+    // every point on the curve but infinity has the group's order, so EC_KEY_check_key's
+    // n·Q = O (a scalar multiplication, as costly as a verification) adds nothing.
+    if (q == NULL || EC_POINT_oct2point(group, q, point, point_length, NULL) != 1) goto refused;
+    if (EC_POINT_is_at_infinity(group, q) || EC_POINT_is_on_curve(group, q, NULL) != 1) goto refused;
+    if (EC_KEY_set_public_key(key, q) != 1) goto refused;
+    EC_POINT_free(q);
+    return key;
+refused:
+    EC_POINT_free(q);
+    EC_KEY_free(key);
+    ERR_clear_error();
     return NULL;
+}
+
+size_t signet_ec_public_key_spki(void *ec_key, uint8_t **der) {
+    if (ec_key == NULL || der == NULL) return 0;
+    *der = NULL;
+    int n = i2d_EC_PUBKEY((const EC_KEY *)ec_key, der);
+    if (n <= 0) {
+        ERR_clear_error();
+        OPENSSL_free(*der);
+        *der = NULL;
+        return 0;
+    }
+    return (size_t)n;
 }
 
 void *signet_ec_key_from_pkey(void *evp_pkey) {
@@ -205,4 +276,33 @@ size_t signet_ecdsa_sign_sha256(void *ec_key, const uint8_t *message, size_t mes
         return 0;
     }
     return length;
+}
+
+// MARK: - RSA public keys from their parts
+
+void *signet_rsa_public_key(const uint8_t *modulus, size_t modulus_length, const uint8_t *exponent, size_t exponent_length) {
+    if (modulus == NULL || exponent == NULL || modulus_length == 0 || exponent_length == 0 || modulus_length > INT_MAX
+        || exponent_length > INT_MAX) {
+        return NULL;
+    }
+    EVP_PKEY *key = NULL;
+    BIGNUM *n = BN_bin2bn(modulus, (int)modulus_length, NULL);
+    BIGNUM *e = BN_bin2bn(exponent, (int)exponent_length, NULL);
+    OSSL_PARAM_BLD *builder = OSSL_PARAM_BLD_new();
+    OSSL_PARAM *params = NULL;
+    EVP_PKEY_CTX *context = NULL;
+    if (n == NULL || e == NULL || builder == NULL || OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_N, n) != 1
+        || OSSL_PARAM_BLD_push_BN(builder, OSSL_PKEY_PARAM_RSA_E, e) != 1 || (params = OSSL_PARAM_BLD_to_param(builder)) == NULL
+        || (context = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL)) == NULL || EVP_PKEY_fromdata_init(context) != 1
+        || EVP_PKEY_fromdata(context, &key, EVP_PKEY_PUBLIC_KEY, params) != 1) {
+        EVP_PKEY_free(key);
+        key = NULL;
+    }
+    EVP_PKEY_CTX_free(context);
+    OSSL_PARAM_free(params);
+    OSSL_PARAM_BLD_free(builder);
+    BN_free(n);
+    BN_free(e);
+    ERR_clear_error();
+    return key;
 }

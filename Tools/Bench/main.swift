@@ -18,6 +18,9 @@ import JSON
 //                                            verification (p256, p384, p521, secp256k1, or only
 //                                            the named case, e.g. for perf), one thread, and raw
 //                                            Crypto verification of the same signature
+//   signet-bench key-parse [seconds] [case]  building a public key from its parts (and through
+//                                            OpenSSL's decoders) beside a verification with it
+//                                            (p256, p384, p521, secp256k1, rsa2048, ed25519)
 //   signet-bench uaf-breakdown               the CPU time of each step of a P-256 UAF
 //                                            verification (ns per call)
 //   signet-bench json [seconds]              the HTTP server's JSON coding of sign-in bodies
@@ -279,6 +282,8 @@ case "verify":
     try verifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5)
 case "uaf-breakdown":
     try uafBreakdown()
+case "key-parse":
+    try keyParseBenchmark(seconds: Double(args.dropFirst(2).first ?? "3") ?? 3, only: args.dropFirst(3).first)
 case "uaf-verify":
     try uafVerifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5, only: args.dropFirst(3).first)
 case "json":
@@ -298,6 +303,6 @@ case "flows":
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16, kind: .flow)
 default:
-    print("usage: signet-bench verify [seconds] | uaf-verify [seconds] [case] | uaf-breakdown | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers] [rate]")
+    print("usage: signet-bench verify [seconds] | uaf-verify [seconds] [case] | key-parse [seconds] [case] | uaf-breakdown | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers] [rate]")
     exit(2)
 }

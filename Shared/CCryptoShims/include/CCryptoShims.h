@@ -1,10 +1,30 @@
 #ifndef SIGNET_CCRYPTOSHIMS_H
 #define SIGNET_CCRYPTOSHIMS_H
-// OpenSSL calls that the Crypto module makes through C: the low-level ECDSA sign (ES256) and verify,
-// whose API OpenSSL 3 marks deprecated (Swift would warn at every call). Only void pointers
+// OpenSSL calls that the Crypto module makes through C: the low-level EC key, ECDSA sign (ES256)
+// and verify, whose API OpenSSL 3 marks deprecated (Swift would warn at every call), and the
+// RSA key import whose OSSL_PARAM building reads better in C. Only void pointers
 // and plain C types cross this header, so no OpenSSL type is declared by two Clang modules.
 #include <stddef.h>
 #include <stdint.h>
+
+/// A new EC_KEY holding the public point `point` on curve `nid` (NID_X9_62_prime256v1,
+/// NID_secp384r1, NID_secp521r1 or NID_secp256k1), on that curve's shared group (precomputed
+/// for P-384 and secp256k1), without OpenSSL 3's decoders. `point` must be the uncompressed
+/// X9.62 form, 0x04 ‖ x ‖ y with coordinates of the field's length, below the field's prime, on
+/// the curve and not at infinity. Returns NULL for anything else (the error queue is cleared).
+/// Free with signet_ec_key_free.
+void *signet_ec_public_key_from_point(int nid, const uint8_t *point, size_t point_length);
+
+/// The DER SubjectPublicKeyInfo of an EC_KEY (named curve, the point in the key's conversion
+/// form: uncompressed for keys from signet_ec_public_key_from_point) into `*der`, allocated by
+/// OpenSSL (free with OPENSSL_free / CRYPTO_free). Returns its length, or 0 (and `*der` NULL).
+size_t signet_ec_public_key_spki(void *ec_key, uint8_t **der);
+
+/// A new EVP_PKEY holding the RSA public key (n, e), big-endian unsigned, through
+/// EVP_PKEY_fromdata (OpenSSL 3's key import, without its decoders: d2i_PUBKEY of the same key's
+/// SubjectPublicKeyInfo cost about 190 µs here, seven RS256 verifications). No check beyond
+/// what the DER path made (none on n or e: callers bound them). NULL on failure.
+void *signet_rsa_public_key(const uint8_t *modulus, size_t modulus_length, const uint8_t *exponent, size_t exponent_length);
 
 /// The EC_KEY of an EVP_PKEY holding an EC key (a new reference), or NULL.
 void *signet_ec_key_from_pkey(void *evp_pkey);
