@@ -7,6 +7,8 @@
 #
 #   DURATION=10 CONNECTIONS=16 RUNS=3 bash scripts/bench.sh
 #   PEER=0 bash scripts/bench.sh        without the peer (skipped anyway when ../shared/peer is absent)
+#   COLD_PAIRS=3 bash scripts/bench.sh cache  only the sign-ins with the credential cache missed
+#                                        and hit (see credential_cache_pairs below)
 #   PAIRS=3 bash scripts/bench.sh modes  only the A/B of SIGNET_HTTP_MODE (pool, loop) on the
 #                                        authentication service: see http_modes below
 set -euo pipefail
@@ -62,6 +64,71 @@ http_modes() {
         if [ $((p % 2)) = 1 ]; then one pool; one loop; else one loop; one pool; fi
     done
 }
+# WebAuthn sign-in with the credential cache missed (issue #14): the authentication service
+# restarted with SIGNET_CREDENTIAL_CACHE_SIZE=0 keeps no credential, so every sign-in reads its
+# credential from the read model (one more query) and parses the stored COSE key, as nearly
+# every sign-in does for users who sign in once a day (the 16 workers' credentials otherwise stay
+# cached: the figures above are the cache's hit path). Then restarted with the default cache and
+# run again: COLD_PAIRS alternating pairs (1), each run after a 2 s warm-up, same client.
+# `bash scripts/bench.sh cache` runs only this, on its own release stack. Needs BIN, DURATION,
+# CONNECTIONS; sets cold_runs, cold_cpu_runs, warm_runs, warm_cpu_runs, cache_loads, and adds
+# failed ceremonies to cer_failed.
+auth_pidfile="$ROOT/.data/run/authentication.pid"
+restart_auth_cache() { # the cache size, or "" for the service's default
+    local pid vars deadline=$((SECONDS + 60))
+    pid=$(cat "$auth_pidfile")
+    kill -TERM "$pid" 2>/dev/null || true
+    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
+    mapfile -d '' vars <"$ROOT/.data/run/authentication.bench.env"
+    if [ -n "$1" ]; then vars+=("SIGNET_CREDENTIAL_CACHE_SIZE=$1"); fi
+    env -i "${vars[@]}" "$BIN/signet-authentication" >>"$ROOT/.data/logs/authentication.log" 2>&1 &
+    echo $! >"$auth_pidfile"
+    until curl -fsS http://127.0.0.1:8082/metrics 2>/dev/null | grep -qE '^signet_kafka_consumer_assigned_partitions\{group="signet-authentication"\} [1-9]'; do
+        [ $SECONDS -lt $deadline ] || { echo "authentication did not come back (credential cache ${1:-default})" >&2; exit 1; }
+        sleep 0.2
+    done
+}
+cache_run() { # prints: ceremonies/s, authentication CPU ms per ceremony, failed
+    "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" 2 "$CONNECTIONS" >/dev/null 2>&1 || true
+    "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log" |
+        awk '/^ceremonies_per_s/ { c = $2 } /^ceremonies_failed/ { f = $2 }
+            /^cpu_ms_per_ceremony/ { for (i = 2; i < NF; i += 2) if ($i == "authentication") a = $(i + 1) }
+            END { print c, a, f }'
+}
+credential_cache_pairs() {
+    # The environment stack.sh gave the service (keys, broker, database), kept for restarts.
+    grep -zv '^SIGNET_CREDENTIAL_CACHE_SIZE=' "/proc/$(cat "$auth_pidfile")/environ" >"$ROOT/.data/run/authentication.bench.env"
+    cold_runs=""; cold_cpu_runs=""; warm_runs=""; warm_cpu_runs=""; cache_loads=""
+    local c a f
+    for _ in $(seq "${COLD_PAIRS:-1}"); do
+        cache_loads="$cache_loads $(cut -d' ' -f1 /proc/loadavg)"
+        restart_auth_cache 0
+        read -r c a f < <(cache_run)
+        cold_runs="$cold_runs $c"; cold_cpu_runs="$cold_cpu_runs $a"; cer_failed=$((cer_failed + ${f:-1}))
+        restart_auth_cache ""
+        read -r c a f < <(cache_run)
+        warm_runs="$warm_runs $c"; warm_cpu_runs="$warm_cpu_runs $a"; cer_failed=$((cer_failed + ${f:-1}))
+    done
+}
+credential_cache_lines() {
+    printf '%-58s %12s   runs:%s  (auth CPU ms/ceremony %s; load%s)\n' "sign-in ceremonies, credential cache missed (cache size 0)" \
+        "$(printf '%s' "$cold_runs" | median)" "$cold_runs" "$(printf '%s' "$cold_cpu_runs" | median)" "$cache_loads"
+    printf '%-58s %12s   runs:%s  (auth CPU ms/ceremony %s; paired with the line above)\n' "sign-in ceremonies, credential cache hit (default)" \
+        "$(printf '%s' "$warm_runs" | median)" "$warm_runs" "$(printf '%s' "$warm_cpu_runs" | median)"
+}
+if [ "${1:-}" = cache ]; then
+    BIN="$(swift build -c release --show-bin-path)"
+    DURATION="${DURATION:-10}" CONNECTIONS="${CONNECTIONS:-16}" cer_failed=0
+    median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+    export SIGNET_LOG_LEVEL="${SIGNET_LOG_LEVEL:-warning}" SIGNET_OTLP_ENDPOINT="${SIGNET_OTLP_ENDPOINT:-}"
+    trap 'bash scripts/stack.sh down >/dev/null 2>&1' EXIT
+    bash scripts/stack.sh up release >/dev/null 2>&1 || { echo "stack failed to start; see .data/logs" >&2; exit 1; }
+    credential_cache_pairs
+    echo "WebAuthn sign-in, credential cache missed and hit (${COLD_PAIRS:-1} pairs, ${DURATION} s, $CONNECTIONS workers)"
+    credential_cache_lines
+    [ "$cer_failed" = 0 ] || printf 'note: %s ceremonies failed\n' "$cer_failed"
+    exit 0
+fi
 if [ "${1:-}" = modes ]; then
     http_modes
     exit 0
@@ -290,45 +357,7 @@ openssl_speed=$(openssl speed -seconds 5 ecdsap256 2>/dev/null | awk '/nistp256/
 openssl_verify=$(printf '%s\n' "$openssl_speed" | awk '{print $NF}')
 openssl_sign=$(printf '%s\n' "$openssl_speed" | awk '{print $(NF - 1)}')
 
-# WebAuthn sign-in with the credential cache missed (issue #14): the authentication service
-# restarted with SIGNET_CREDENTIAL_CACHE_SIZE=0 keeps no credential, so every sign-in reads its
-# credential from the read model (one more query) and parses the stored COSE key, as nearly
-# every sign-in does for users who sign in once a day (the 16 workers' credentials otherwise stay
-# cached: the figures above are the cache's hit path). Then restarted with the default cache and
-# run again: COLD_PAIRS alternating pairs (1), each run after a 2 s warm-up, same client.
-auth_pidfile="$ROOT/.data/run/authentication.pid"
-grep -zv '^SIGNET_CREDENTIAL_CACHE_SIZE=' "/proc/$(cat "$auth_pidfile")/environ" >"$ROOT/.data/run/authentication.bench.env"
-restart_auth_cache() { # the cache size, or "" for the service's default
-    local pid vars deadline=$((SECONDS + 60))
-    pid=$(cat "$auth_pidfile")
-    kill -TERM "$pid" 2>/dev/null || true
-    while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
-    mapfile -d '' vars <"$ROOT/.data/run/authentication.bench.env"
-    if [ -n "$1" ]; then vars+=("SIGNET_CREDENTIAL_CACHE_SIZE=$1"); fi
-    env -i "${vars[@]}" "$BIN/signet-authentication" >>"$ROOT/.data/logs/authentication.log" 2>&1 &
-    echo $! >"$auth_pidfile"
-    until curl -fsS http://127.0.0.1:8082/metrics 2>/dev/null | grep -qE '^signet_kafka_consumer_assigned_partitions\{group="signet-authentication"\} [1-9]'; do
-        [ $SECONDS -lt $deadline ] || { echo "authentication did not come back (credential cache ${1:-default})" >&2; exit 1; }
-        sleep 0.2
-    done
-}
-cache_run() { # prints: ceremonies/s, authentication CPU ms per ceremony, failed
-    "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" 2 "$CONNECTIONS" >/dev/null 2>&1 || true
-    "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log" |
-        awk '/^ceremonies_per_s/ { c = $2 } /^ceremonies_failed/ { f = $2 }
-            /^cpu_ms_per_ceremony/ { for (i = 2; i < NF; i += 2) if ($i == "authentication") a = $(i + 1) }
-            END { print c, a, f }'
-}
-cold_runs=""; cold_cpu_runs=""; warm_runs=""; warm_cpu_runs=""; cache_loads=""
-for _ in $(seq "${COLD_PAIRS:-1}"); do
-    cache_loads="$cache_loads $(cut -d' ' -f1 /proc/loadavg)"
-    restart_auth_cache 0
-    read -r c a f < <(cache_run)
-    cold_runs="$cold_runs $c"; cold_cpu_runs="$cold_cpu_runs $a"; cer_failed=$((cer_failed + ${f:-1}))
-    restart_auth_cache ""
-    read -r c a f < <(cache_run)
-    warm_runs="$warm_runs $c"; warm_cpu_runs="$warm_cpu_runs $a"; cer_failed=$((cer_failed + ${f:-1}))
-done
+credential_cache_pairs
 
 # The same with the four consuming services stopped: registration, its relay and PostgreSQL
 # alone on the two cores, as pgbench has them.
@@ -374,10 +403,7 @@ printf '%-58s %s   runs:%s\n' "authentication CPU ms per ceremony (median; targe
 printf '%-58s %s   (pgbench -R %s: PostgreSQL %s ms per transaction; target within 10 %%)\n' "PostgreSQL CPU ms per ceremony (last run)" \
     "$(printf '%s\n' "$cer_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "postgres") print $(i + 1)}')" "$cer" "${pg_rated_cpu:-n/a}"
 printf '%-58s %s\n' "ceremony latency at half the peak rate" "$signet_latency"
-printf '%-58s %12s   runs:%s  (auth CPU ms/ceremony %s; load%s)\n' "sign-in ceremonies, credential cache missed (cache size 0)" \
-    "$(printf '%s' "$cold_runs" | median)" "$cold_runs" "$(printf '%s' "$cold_cpu_runs" | median)" "$cache_loads"
-printf '%-58s %12s   runs:%s  (auth CPU ms/ceremony %s; paired with the line above)\n' "sign-in ceremonies, credential cache hit (default)" \
-    "$(printf '%s' "$warm_runs" | median)" "$warm_runs" "$(printf '%s' "$warm_cpu_runs" | median)"
+credential_cache_lines
 printf '\n%-58s %s\n' "Python peer" "$peer_note"
 if [ "$peer" = 1 ]; then
     printf '%-58s %12s   runs:%s\n' "peer sign-in ceremonies (same client, no gateway)" "$peer_med" "$peer_runs"

@@ -217,7 +217,17 @@ public final class PublicKey: @unchecked Sendable {
     }
 
     /// A key from DER SubjectPublicKeyInfo (as in certificates and `i2d_PUBKEY`).
+    ///
+    /// An EC key on a named curve with an uncompressed point, in DER, is built from its point
+    /// as ``ec(curve:x:y:)`` builds it; everything else (compressed points, other key types,
+    /// explicit curve parameters, other encodings), and an EC point that build refuses, goes
+    /// through `d2i_PUBKEY` as before, so that what is accepted does not change.
     public static func fromSubjectPublicKeyInfo(_ der: [UInt8], expected: Kind? = nil) throws -> PublicKey {
+        if let curve = ECSubjectPublicKeyInfo.curve(of: der), expected == nil || expected == .ec(curve),
+            let key = try? ec(curve: curve, point: Array(der.suffix(ECSubjectPublicKeyInfo.pointLength(curve))))
+        {
+            return key
+        }
         let key: OpaquePointer? = der.withUnsafeBufferPointer { buf in
             var p: UnsafePointer<UInt8>? = buf.baseAddress
             return d2i_PUBKEY(nil, &p, buf.count)
@@ -390,6 +400,29 @@ public enum ECDSASignature {
         }
         guard let pr = pad(r), let ps = pad(s) else { return nil }
         return pr + ps
+    }
+}
+
+/// The DER SubjectPublicKeyInfo of an EC key on a named curve with an uncompressed point (RFC
+/// 5480 §2): a fixed prefix per curve, then the point.
+enum ECSubjectPublicKeyInfo {
+    static func pointLength(_ curve: Curve) -> Int { 1 + 2 * curve.coordinateSize }
+
+    /// Each curve's prefix: SEQUENCE { SEQUENCE { id-ecPublicKey, the curve }, BIT STRING
+    /// (no unused bits) 0x04 }, the point's first byte included.
+    private static let prefixes: [(Curve, [UInt8])] = [Curve.p256, .p384, .p521, .secp256k1].map { curve in
+        let length = pointLength(curve)
+        let spki = DER.sequence(
+            DER.sequence(DER.oid("1.2.840.10045.2.1"), DER.oid(curve.oid)), DER.bitString([0x04] + [UInt8](repeating: 0, count: length - 1)))
+        return (curve, Array(spki.prefix(spki.count - length + 1)))
+    }
+
+    /// The curve when `der` is exactly such a SubjectPublicKeyInfo, else nil.
+    static func curve(of der: [UInt8]) -> Curve? {
+        for (curve, prefix) in prefixes where der.count == prefix.count - 1 + pointLength(curve) && der.starts(with: prefix) {
+            return curve
+        }
+        return nil
     }
 }
 

@@ -50,6 +50,31 @@ extension PublicKeyTests {
         #expect(!fromPoint.verify(signature: try otherKey.sign(message, algorithm: algorithm), message: message, algorithm: algorithm))
     }
 
+    /// A SubjectPublicKeyInfo with a named curve and an uncompressed point is built from its
+    /// point too; a compressed one, which OpenSSL's decoders accepted, still is accepted (through
+    /// them), and a kind other than the expected one is still refused.
+    @Test(arguments: curves)
+    func subjectPublicKeyInfosTakeTheSamePath(curve: Curve) throws {
+        let (key, point) = try Self.generatedPoint(curve)
+        let spki = Self.spki(curve: curve, point: point)
+        let fast = try PublicKey.fromSubjectPublicKeyInfo(spki, expected: .ec(curve))
+        #expect(fast.pkey == nil && fast.kind == .ec(curve) && fast.subjectPublicKeyInfo == spki)
+        let size = curve.coordinateSize
+        let compressed = Self.spki(curve: curve, point: [0x02 | (point.last! & 1)] + point[1...size])
+        let decoded = try PublicKey.fromSubjectPublicKeyInfo(compressed)
+        #expect(decoded.pkey != nil && decoded.kind == .ec(curve))
+        let algorithm: SignatureAlgorithm = [.p256: .es256, .p384: .es384, .p521: .es512, .secp256k1: .es256k][curve]!
+        let signature = try key.sign([7], algorithm: algorithm)
+        #expect(fast.verify(signature: signature, message: [7], algorithm: algorithm))
+        #expect(decoded.verify(signature: signature, message: [7], algorithm: algorithm))
+        let other: Curve = curve == .p256 ? .p384 : .p256
+        #expect(throws: CryptoError("unexpected key type")) { try PublicKey.fromSubjectPublicKeyInfo(spki, expected: .ec(other)) }
+        #expect(throws: CryptoError("unexpected key type")) { try PublicKey.fromSubjectPublicKeyInfo(spki, expected: .ed25519) }
+        var offCurve = spki
+        offCurve[offCurve.count - 1] ^= 1
+        #expect(throws: CryptoError.self) { try PublicKey.fromSubjectPublicKeyInfo(offCurve) }
+    }
+
     /// A point off the curve (y changed by one bit): refused from its coordinates, from the
     /// point, and by the decoders.
     @Test(arguments: curves)
