@@ -2,8 +2,9 @@ import FIDO
 import Platform
 
 /// What a sign-in needs of a credential that never changes once registered: its owner, user
-/// handle, public key (parsed: building an OpenSSL key costs more than verifying a signature
-/// with it), backup eligibility and model.
+/// handle, public key (parsed: about 5 µs for a P-256 COSE key since the key is built from its
+/// point, 0.06 of a verification; through OpenSSL's decoders it cost about 2), backup
+/// eligibility and model. A hit saves the read-model query above all.
 ///
 /// Mutable state (counter, status, clone flag) is never taken from here: `record_assertion`
 /// checks it in the database, in the transaction that consumes the challenge, and also
