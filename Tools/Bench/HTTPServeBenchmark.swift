@@ -2,6 +2,7 @@ import FoundationEssentials
 import HTTPServer
 import Platform
 import Schema
+import ServiceKit
 
 #if canImport(Glibc)
 import Glibc
@@ -9,13 +10,13 @@ import Glibc
 
 /// `signet-bench serve-healthz PORT [seconds]`: serves `GET /healthz` exactly as a service does
 /// (``HTTPServer`` in the mode `SIGNET_HTTP_MODE` names, `SIGNET_HTTP_THREADS` loops or
-/// workers, the same ``HTTPApplication`` responder, an open ``GuardedRouter`` route answering
-/// the service's `HealthStatus`), without PostgreSQL, Kafka or a stack, on 127.0.0.1:PORT
-/// for `seconds` (then it drains and exits). `scripts/bench.sh healthz` runs wrk against it
+/// workers, the same ``HTTPApplication`` responder, the services' own `/healthz` handler
+/// ``HealthRoutes/liveness(version:)`` on an open ``GuardedRouter`` route), without PostgreSQL,
+/// Kafka or a stack, on 127.0.0.1:PORT for `seconds` (then it drains and exits). `scripts/bench.sh healthz` runs wrk against it
 /// beside nginx's `return 200`, so the HTTP layer's figure needs no stack and no lock.
 func serveHealthz(port: Int, seconds: Double) async throws {
     var router = GuardedRouter()
-    router.get("/healthz", .open) { _, _ in try .json(HealthStatus(status: "ok", checks: nil, version: "bench")) }
+    router.get("/healthz", .open, HealthRoutes.liveness(version: BuildInfo.version))
     let logger = Logger(label: "signet-bench.http", level: .warning)
     let app = HTTPApplication(router: router.router, logger: logger)
     let env = ProcessInfo.processInfo.environment
