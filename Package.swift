@@ -120,7 +120,7 @@ let package = Package(
             path: "Tools/DevBroker"),
 
         .executableTarget(
-            name: "Bench", dependencies: ["FIDO", "Crypto", "COpenSSL", "Schema", "TestSupport", "TestRandom", "Rules", "Tokens", "JSON", "Platform"], path: "Tools/Bench"),
+            name: "Bench", dependencies: ["FIDO", "Crypto", "COpenSSL", "Schema", "TestSupport", "TestRandom", "Rules", "Tokens", "JSON", "Platform", "HTTPServer", "ServiceKit"], path: "Tools/Bench"),
 
         // MARK: - Tests
         // SplitMix64, the seeded generator of fuzz tests and benchmark workloads. No dependencies.

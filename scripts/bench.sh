@@ -11,6 +11,8 @@
 #                                        and hit (see credential_cache_pairs below)
 #   PAIRS=3 bash scripts/bench.sh modes  only the A/B of SIGNET_HTTP_MODE (pool, loop) on the
 #                                        authentication service: see http_modes below
+#   PAIRS=3 bash scripts/bench.sh healthz  GET /healthz through the HTTP layer alone (no stack,
+#                                        no lock), both modes, beside nginx: see http_healthz
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -129,8 +131,61 @@ if [ "${1:-}" = cache ]; then
     [ "$cer_failed" = 0 ] || printf 'note: %s ceremonies failed\n' "$cer_failed"
     exit 0
 fi
+# GET /healthz through the HTTP layer alone, without the stack (so without the stack lock):
+# `signet-bench serve-healthz` serves the services' own /healthz handler through HTTPServer and
+# HTTPApplication on a private port; wrk (2 threads, 64 connections, as make bench runs it)
+# measures it in each SIGNET_HTTP_MODE, alternating, PAIRS pairs (the order swapped every other
+# pair), beside nginx answering `return 200` itself (two workers: the ceiling on these cores).
+http_healthz() {
+    local BIN pairs="${PAIRS:-3}" duration="${DURATION:-5}" port="${HEALTHZ_PORT:-18181}" nport="${BENCH_NGINX_PORT:-18099}"
+    swift build -c release --product signet-bench >/dev/null 2>&1 || { echo "signet-bench did not build" >&2; exit 1; }
+    BIN="$(swift build -c release --show-bin-path)"
+    command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+    local dir="$ROOT/.data/bench-nginx"
+    mkdir -p "$dir" "$ROOT/.data/logs"
+    cat >"$dir/nginx.conf" <<NGINX
+user $(id -un) $(id -gn);
+worker_processes 2;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $dir/tmp;
+    proxy_temp_path $dir/tmp;
+    fastcgi_temp_path $dir/tmp;
+    uwsgi_temp_path $dir/tmp;
+    scgi_temp_path $dir/tmp;
+    server { listen 127.0.0.1:$nport; location = /healthz { return 200; } }
+}
+NGINX
+    one() { # mode
+        SIGNET_HTTP_MODE="$1" "$BIN/signet-bench" serve-healthz "$port" $((duration + 20)) >>"$ROOT/.data/logs/bench-healthz.log" 2>&1 &
+        local s=$! load rps
+        until curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; do sleep 0.1; done
+        wrk -t2 -c64 -d2s "http://127.0.0.1:$port/healthz" >/dev/null
+        load=$(cut -d' ' -f1-3 /proc/loadavg)
+        rps=$(wrk -t2 -c64 -d"${duration}s" "http://127.0.0.1:$port/healthz" | awk '/Requests\/sec/ {print $2}')
+        kill -TERM "$s" 2>/dev/null; wait "$s" 2>/dev/null || true
+        printf '%-5s GET /healthz %10s/s   load %s\n' "$1" "$rps" "$load"
+    }
+    echo "GET /healthz, HTTP layer alone (signet-bench serve-healthz; wrk -t2 -c64 -d${duration}s; $pairs pairs; goal 80,000/s, issue #14)"
+    for p in $(seq "$pairs"); do
+        if [ $((p % 2)) = 1 ]; then one loop; one pool; else one pool; one loop; fi
+    done
+    if nginx -c "$dir/nginx.conf" -p "$dir" 2>>"$ROOT/.data/logs/bench-nginx.log"; then
+        sleep 0.5
+        printf '%-5s GET /healthz %10s/s   load %s  (nginx return 200: the ceiling)\n' nginx \
+            "$(wrk -t2 -c64 -d"${duration}s" "http://127.0.0.1:$nport/healthz" | awk '/Requests\/sec/ {print $2}')" "$(cut -d' ' -f1-3 /proc/loadavg)"
+        kill -QUIT "$(cat "$dir/nginx.pid")" 2>/dev/null || true
+    fi
+}
 if [ "${1:-}" = modes ]; then
     http_modes
+    exit 0
+fi
+if [ "${1:-}" = healthz ]; then
+    http_healthz
     exit 0
 fi
 DURATION="${DURATION:-10}"

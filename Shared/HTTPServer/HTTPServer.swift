@@ -5,6 +5,7 @@ import FoundationEssentials
 import Glibc
 #endif
 import Platform
+import Synchronization
 
 /// Server limits and binding, from the environment (`SIGNET_HTTP_*`).
 public struct HTTPServerConfiguration: Sendable {
@@ -77,7 +78,8 @@ public struct HTTPServerConfiguration: Sendable {
 /// libmicrohttpd's threads, and no libmicrohttpd call blocks the cooperative pool.
 public final class HTTPServer: Service, @unchecked Sendable {
     // @unchecked Sendable: `daemon` is written once in start() before any request can arrive
-    // and read in shutdown(); every other mutable field is behind a PlainLock.
+    // and read in shutdown(); the request accounting is atomic (AdmissionGate); every other
+    // mutable field is behind a PlainLock.
     public let name = "http"
     let configuration: HTTPServerConfiguration
     let respond: @Sendable (HTTPRequest) async -> HTTPResponse
@@ -85,7 +87,10 @@ public final class HTTPServer: Service, @unchecked Sendable {
     private var daemon: OpaquePointer?
     /// Loop mode: one event loop and daemon per receiving thread (see HTTPServer+EventLoops).
     var loopDaemons: [LoopDaemon] = []
-    private let state = PlainLock(ServerState())
+    /// Admission, in-flight and suspended counts and the drain flags: atomics, touched 4 times
+    /// per request by every receiving thread (a shared mutex there was lock traffic between
+    /// the loops on every request).
+    private let gate = AdmissionGate()
     let deadlines = RequestDeadlines()
     /// Where handlers run: threads that may block (see ``BlockingExecutor``), shared by every
     /// server of the process, as many as the blocking calls that may run at once.
@@ -103,16 +108,47 @@ public final class HTTPServer: Service, @unchecked Sendable {
     /// be answered until the daemon stops.
     let quiescesOnShutdown: Bool
 
-    struct ServerState {
+    /// The server's request accounting, lock-free. `suspended` carries the final phase as a
+    /// flag bit, so that admitting a request and entering the final phase exclude each other
+    /// (one compare-and-exchange each) as they did under one lock.
+    final class AdmissionGate: Sendable {
+        /// Set once the final phase began: no new request is admitted, so none can be suspended
+        /// when the daemon stops (libmicrohttpd aborts if a connection is still suspended then).
+        private static let stoppingBit = 1 << 62
+        /// Requests whose connection is suspended (handler running, not yet resumed), plus
+        /// `stoppingBit`.
+        private let suspended = Atomic<Int>(0)
         /// Admitted requests whose responses have not completed.
-        var inFlight = 0
-        /// Requests whose connection is suspended (handler running, not yet resumed).
-        var suspended = 0
+        private let inFlight = Atomic<Int>(0)
         /// Listener closed; responses carry `Connection: close`.
-        var draining = false
-        /// Final phase: no new request is admitted, so none can be suspended when the
-        /// daemon stops (libmicrohttpd aborts if a connection is still suspended then).
-        var stopping = false
+        private let draining = Atomic<Bool>(false)
+
+        /// Admits a request for suspension, unless the final phase began.
+        func admit() -> Bool {
+            var current = suspended.load(ordering: .relaxed)
+            while true {
+                if current & Self.stoppingBit != 0 { return false }
+                let (exchanged, original) = suspended.compareExchange(
+                    expected: current, desired: current + 1, successOrdering: .acquiringAndReleasing, failureOrdering: .relaxed)
+                if exchanged { break }
+                current = original
+            }
+            inFlight.wrappingAdd(1, ordering: .relaxed)
+            return true
+        }
+
+        func unsuspended() { suspended.wrappingSubtract(1, ordering: .acquiringAndReleasing) }
+        func finished() { inFlight.wrappingSubtract(1, ordering: .relaxed) }
+        var inFlightCount: Int { inFlight.load(ordering: .relaxed) }
+        var isDraining: Bool { draining.load(ordering: .relaxed) }
+        func startDraining() { draining.store(true, ordering: .releasing) }
+
+        /// Enters the final phase when nothing is suspended; returns whether it is entered.
+        func enterFinalPhase() -> Bool {
+            let (exchanged, original) = suspended.compareExchange(
+                expected: 0, desired: Self.stoppingBit, successOrdering: .acquiringAndReleasing, failureOrdering: .relaxed)
+            return exchanged || original & Self.stoppingBit != 0
+        }
     }
 
     /// - Parameters:
@@ -204,7 +240,7 @@ public final class HTTPServer: Service, @unchecked Sendable {
     /// timeout, after which every handler has answered), then stops the daemon.
     public func shutdown() async {
         guard daemon != nil || !loopDaemons.isEmpty else { return }
-        state.withLock { $0.draining = true }
+        gate.startDraining()
         var listenFD: Int32 = -1
         var handedOver: UInt32 = 0
         if quiescesOnShutdown {
@@ -226,17 +262,14 @@ public final class HTTPServer: Service, @unchecked Sendable {
         let firstRequestDeadline = now + .seconds(2)
         while ContinuousClock.now < deadline {
             let open = connections.unfinished
-            let waiting = state.withLock({ $0.inFlight }) > 0 || open.requests > 0
+            let waiting = gate.inFlightCount > 0 || open.requests > 0
                 || (open.awaitingFirstRequest > 0 && ContinuousClock.now < firstRequestDeadline)
             if !waiting { break }
             try? await Task.sleep(for: .milliseconds(5))
         }
         // Enter the final phase only when nothing is suspended, atomically with admission;
         // the deadline sweeper guarantees every suspended request is resumed in time.
-        while !state.withLock({ s -> Bool in
-            if s.suspended == 0 { s.stopping = true }
-            return s.stopping
-        }) {
+        while !gate.enterFinalPhase() {
             try? await Task.sleep(for: .milliseconds(5))
         }
         if let daemon {
@@ -254,17 +287,10 @@ public final class HTTPServer: Service, @unchecked Sendable {
         stoppedContinuation.finish()
     }
 
-    var isDraining: Bool { state.withLock { $0.draining } }
+    var isDraining: Bool { gate.isDraining }
 
     /// Admits a request for suspension, unless the server is in its final phase.
-    func admit() -> Bool {
-        state.withLock { s in
-            if s.stopping { return false }
-            s.inFlight += 1
-            s.suspended += 1
-            return true
-        }
-    }
+    func admit() -> Bool { gate.admit() }
 
     /// Resumes a suspended connection. The connection still counts as suspended while
     /// `MHD_resume_connection` runs (it is thread-safe, and it writes to the daemon's wake-up
@@ -275,14 +301,14 @@ public final class HTTPServer: Service, @unchecked Sendable {
         // On the loop's own thread, its daemon runs before the next wait (from another thread,
         // the daemon's eventfd wakes the loop).
         if let home, home.loop.isCurrent { home.ready = true }
-        state.withLock { $0.suspended -= 1 }
+        gate.unsuspended()
     }
 
     /// A request admitted by ``admit()`` was answered on its receiving thread: its connection
     /// was never suspended.
-    func answeredInline() { state.withLock { $0.suspended -= 1 } }
+    func answeredInline() { gate.unsuspended() }
 
-    func requestFinished() { state.withLock { $0.inFlight -= 1 } }
+    func requestFinished() { gate.finished() }
 }
 
 /// The server could not start.
@@ -306,7 +332,10 @@ final class RequestState: @unchecked Sendable {
     var tooLarge = false
     var dispatched = false
     var counted = false
-    let completion = PlainLock(Completion())
+    /// A `Mutex` (stored inline) rather than a PlainLock (a separately allocated pthread mutex,
+    /// two more allocations per request): the handler and the timeout are its only other
+    /// users, so it is contended only when a timeout races an answer.
+    let completion = Mutex(Completion())
 
     init(home: LoopDaemon?) {
         self.home = home

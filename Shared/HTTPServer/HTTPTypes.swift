@@ -56,7 +56,7 @@ public struct HTTPRequest: Sendable {
 
     /// A request id: the client's `X-Request-Id` when it is short and plain, else a new one.
     static func newRequestID() -> String {
-        RandomUUID.string()
+        RandomUUID.keyed()
     }
 
     static func acceptableRequestID(_ s: String) -> Bool {

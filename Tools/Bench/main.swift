@@ -33,6 +33,9 @@ import JSON
 //                                            (ceremonies/s, all workers together) each worker
 //                                            keeps its share of it, and the latencies are
 //                                            measured from each ceremony's planned start
+//   signet-bench serve-healthz PORT [seconds]
+//                                            GET /healthz through HTTPServer and HTTPApplication
+//                                            as a service serves it, without a stack, for wrk
 
 let args = CommandLine.arguments
 
@@ -297,6 +300,9 @@ case "ceremonies":
     try await ceremonies(
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16, rate: args.dropFirst(6).first.flatMap(Double.init))
+case "serve-healthz":
+    guard args.count >= 3, let port = Int(args[2]) else { print("usage: signet-bench serve-healthz PORT [seconds]"); exit(2) }
+    try await serveHealthz(port: port, seconds: Double(args.dropFirst(3).first ?? "60") ?? 60)
 case "flows":
     guard args.count >= 4 else { print("usage: signet-bench flows BASE_URL RP_KEY [seconds] [workers]"); exit(2) }
     try await ceremonies(
