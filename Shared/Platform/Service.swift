@@ -144,8 +144,10 @@ public final class ServiceGroup: @unchecked Sendable {
                 sequence?.cancel()
                 tasks.forEach { $0.cancel() }
             case .boundReached:
+                // Listed: the services whose run() has not returned; the sequence is the
+                // shutdown() calls, one of which may be what holds the shutdown.
                 logger.error(
-                    "services still running after cancellation; the shutdown ends without them",
+                    "graceful shutdown reached its bound; returning without what has not stopped",
                     metadata: ["signet.services.running": .string(stillRunning()), "signet.shutdown.sequence_ended": .string(String(sequenceEnded))])
             }
             if case .boundReached = event { break }
