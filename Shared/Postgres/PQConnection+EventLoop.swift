@@ -23,43 +23,27 @@ extension PQConnection {
     ///   task is cancelled meanwhile (the connection is then closed).
     func execOnLoop(_ query: PostgresQuery, loop: EventLoop) async throws -> PostgresRows {
         guard conn != nil else { throw PostgresError(.connectionLost, message: "not connected") }
-        let binds = query.binds
-        // As in exec(_:): a NUL byte would end the C string early. Refused, nothing sent.
-        if binds.contains(where: { $0?.utf8.contains(0) == true }) {
-            throw PostgresError(.textContainsNUL, message: "a bound text value contains U+0000")
-        }
-        var name = prepared[query.sql]
-        if name == nil, prepared.count < Self.maxPreparedStatements {
-            let candidate = "s\(nextStatement)"
-            nextStatement += 1
-            let prepare = try await roundTrip(on: loop) { PQsendPrepare($0, candidate, query.sql, Int32(binds.count), nil) }
+        let plan = try self.plan(query)
+        if plan.mustPrepare, let name = plan.name {
+            let prepare = try await roundTrip(on: loop) { PQsendPrepare($0, name, plan.sql, plan.parameterCount, nil) }
             _ = try consume(prepare.pointer)
-            prepared[query.sql] = candidate
-            name = candidate
+            didPrepare(plan)
         }
-        let statement = name
         let result = try await roundTrip(on: loop) { conn in
-            // libpq copies the parameters into its output buffer: they live for this call only.
-            let cStrings: [UnsafeMutablePointer<CChar>?] = binds.map { $0.flatMap { strdup($0) } }
-            defer { cStrings.forEach { free($0) } }
-            return cStrings.withUnsafeBufferPointer { buf in
-                buf.withMemoryRebound(to: UnsafePointer<CChar>?.self) { params in
-                    if let statement {
-                        PQsendQueryPrepared(conn, statement, Int32(binds.count), params.baseAddress, nil, nil, 0)
-                    } else {
-                        PQsendQueryParams(conn, query.sql, Int32(binds.count), nil, params.baseAddress, nil, nil, 0)
-                    }
+            Self.withParameters(plan.binds) { params in
+                if let name = plan.name {
+                    PQsendQueryPrepared(conn, name, plan.parameterCount, params, nil, nil, 0)
+                } else {
+                    PQsendQueryParams(conn, plan.sql, plan.parameterCount, nil, params, nil, nil, 0)
                 }
             }
         }
         do {
             return try consume(result.pointer)
-        } catch let error as PostgresError where error.sqlState == "0A000" && statement != nil {
-            // As in exec(_:): the table changed under the statement; prepare it afresh.
-            if let statement, let r = try? await roundTrip(on: loop, { PQsendQuery($0, "DEALLOCATE \(statement)") }) {
+        } catch let error as PostgresError {
+            if let deallocate = forgetIfStale(plan, after: error), let r = try? await roundTrip(on: loop, { PQsendQuery($0, deallocate) }) {
                 _ = try? consume(r.pointer)
             }
-            prepared[query.sql] = nil
             throw error
         }
     }

@@ -108,41 +108,24 @@ final class PQConnection: @unchecked Sendable {
     func exec(_ query: PostgresQuery) throws -> PostgresRows {
         guard let conn else { throw PostgresError(.connectionLost, message: "not connected") }
         setNonBlocking(false)
-        let binds = query.binds
-        // A NUL byte would end the C string early: the server would receive (and store, or
-        // match on) a shorter value than the caller gave. Refused instead, nothing sent.
-        if binds.contains(where: { $0?.utf8.contains(0) == true }) {
-            throw PostgresError(.textContainsNUL, message: "a bound text value contains U+0000")
-        }
-        // Keep C strings alive for the duration of the call.
-        let cStrings: [UnsafeMutablePointer<CChar>?] = binds.map { $0.flatMap { strdup($0) } }
-        defer { cStrings.forEach { free($0) } }
-        var name = prepared[query.sql]
-        if name == nil, prepared.count < Self.maxPreparedStatements {
-            let candidate = "s\(nextStatement)"
-            nextStatement += 1
+        let plan = try self.plan(query)
+        if plan.mustPrepare, let name = plan.name {
             // Parameter types are left to the server to infer, as for an unnamed statement. A
             // failed prepare (a syntax error, an aborted transaction) reports like the call.
-            _ = try consume(PQprepare(conn, candidate, query.sql, Int32(binds.count), nil))
-            prepared[query.sql] = candidate
-            name = candidate
+            _ = try consume(PQprepare(conn, name, plan.sql, plan.parameterCount, nil))
+            didPrepare(plan)
         }
-        let result: OpaquePointer? = cStrings.withUnsafeBufferPointer { buf in
-            buf.withMemoryRebound(to: UnsafePointer<CChar>?.self) { params in
-                if let name {
-                    PQexecPrepared(conn, name, Int32(binds.count), params.baseAddress, nil, nil, 0)
-                } else {
-                    PQexecParams(conn, query.sql, Int32(binds.count), nil, params.baseAddress, nil, nil, 0)
-                }
+        let result = Self.withParameters(plan.binds) { params in
+            if let name = plan.name {
+                PQexecPrepared(conn, name, plan.parameterCount, params, nil, nil, 0)
+            } else {
+                PQexecParams(conn, plan.sql, plan.parameterCount, nil, params, nil, nil, 0)
             }
         }
         do {
             return try consume(result)
-        } catch let error as PostgresError where error.sqlState == "0A000" && name != nil {
-            // "cached plan must not change result type": the table changed under the statement
-            // (a migration by another replica). Prepare it afresh next time.
-            if let name { _ = try? execSimple("DEALLOCATE \(name)") }
-            prepared[query.sql] = nil
+        } catch let error as PostgresError {
+            if let deallocate = forgetIfStale(plan, after: error) { _ = try? execSimple(deallocate) }
             throw error
         }
     }

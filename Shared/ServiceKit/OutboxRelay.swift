@@ -38,6 +38,8 @@ public actor OutboxRelay: Service {
     /// Publishing turns taken (a turn may find nothing to send): tests check that
     /// notifications coalesce.
     private(set) var turns = 0
+    /// Whether ``run()`` has returned (tests of the drain).
+    var hasReturned: Bool { finished }
     private nonisolated let backlog: Gauge
     private nonisolated let published: Counter
     private nonisolated let failures: Counter
@@ -64,6 +66,15 @@ public actor OutboxRelay: Service {
     /// Synchronous and cheap, from any thread: it never waits for the relay.
     public nonisolated func notify() { wakeups.signal() }
 
+    /// Publishes until ``shutdown()`` has been asked and nothing is left unsent, or until the
+    /// task is cancelled.
+    ///
+    /// Cancellation ends it at the top of the next turn or in its wait, whatever the turn
+    /// before found: the service group cancels its services when a shutdown outlives its
+    /// maximum duration (PostgreSQL or Kafka unreachable while draining, or an earlier service
+    /// slow to stop, so that ``shutdown()`` was never reached). The rows not yet published
+    /// stay unsent in the outbox table for the next start or another replica; nothing is lost.
+    /// The relay then logs one line saying so.
     public func run() async throws {
         running = true
         defer {
@@ -75,7 +86,11 @@ public actor OutboxRelay: Service {
         var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         var lastBacklog = ContinuousClock.now - .seconds(10)
         var lastMaintenance = ContinuousClock.now
+        var lastFailure: (any Error)?
         while true {
+            // Checked before every turn: a cancelled wait returns at once (its stream has ended),
+            // so a relay that ignored cancellation here would retry in a loop with no pause.
+            if Task.isCancelled { return stopCancelled(lastFailure: lastFailure) }
             let isDraining = draining
             turns += 1
             do {
@@ -83,6 +98,7 @@ public actor OutboxRelay: Service {
                 if failed > 0 {
                     throw OutboxPublishError(failed: failed, attempted: sent + failed)
                 }
+                lastFailure = nil
                 backoff.reset()
                 if ContinuousClock.now - lastBacklog > .seconds(1) {
                     try await recordBacklog()
@@ -103,17 +119,33 @@ public actor OutboxRelay: Service {
                 }
             } catch {
                 failures.increment()
+                lastFailure = error
+                // A turn that failed because it was cancelled (a sleep, a statement cut short)
+                // is no reason to retry: the loop's check ends the relay without waiting.
+                if Task.isCancelled { continue }
                 let delay = backoff.next()
-                logger.warning("outbox relay: publish failed; will retry", metadata: [LogKey.error: "\(error)", "signet.retry_in_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)"])
+                logger.warning(
+                    draining ? "outbox relay: publish failed while draining; will retry until the shutdown's maximum duration" : "outbox relay: publish failed; will retry",
+                    metadata: [LogKey.error: "\(error)", "signet.retry_in_ms": "\(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000)"])
                 await waiter.wait(timeout: delay)
-                if isDraining && Task.isCancelled { return }
             }
         }
     }
 
+    /// Logs, once, that the relay stops on cancellation and what stays behind.
+    private func stopCancelled(lastFailure: (any Error)?) {
+        var metadata: Logger.Metadata = ["signet.outbox.draining": .string(String(draining))]
+        if let lastFailure { metadata[LogKey.error] = "\(lastFailure)" }
+        logger.warning(
+            lastFailure == nil
+                ? "outbox relay: cancelled; events not yet published stay in the outbox for the next start"
+                : "outbox relay: cancelled while publishing failed; events not yet published stay in the outbox for the next start",
+            metadata: metadata)
+    }
+
     /// Stops after everything unsent has been published (bounded by the service group's
     /// maximum shutdown duration, after which the task is cancelled and rows stay for the
-    /// next start or another replica).
+    /// next start or another replica). Returns when ``run()`` has returned.
     public func shutdown() async {
         draining = true
         wakeups.signal()

@@ -15,34 +15,6 @@ struct PostgresRestartStackTests {
         var transportErrors = 0
     }
 
-    /// `pg_ctl restart -m fast` on the stack's cluster, as the postgres user when root (as
-    /// scripts/stack.sh starts it). Waits for the restart to finish.
-    static func restartPostgreSQL() async throws {
-        let env = TestStack.environment
-        let dir = try #require(env["SIGNET_PG_DIR"], "SIGNET_PG_DIR is not set (scripts/stack.sh test sets it)")
-        let bin = try #require(env["SIGNET_PG_BIN"], "SIGNET_PG_BIN is not set")
-        let pgctl = ["\(bin)/pg_ctl", "-D", dir, "-m", "fast", "-w", "-t", "60", "-l", "\(dir)/server.log", "restart"]
-        let runuser = FileManager.default.fileExists(atPath: "/usr/sbin/runuser") ? "/usr/sbin/runuser" : "/sbin/runuser"
-        let argv = getuid() == 0 ? [runuser, "-u", "postgres", "--"] + pgctl : pgctl
-        // posix_spawn and a polled waitpid: Foundation's Process did not report this child's
-        // exit here (it stayed a zombie), which hung the test.
-        var cArgs: [UnsafeMutablePointer<CChar>?] = argv.map { strdup($0) } + [nil]
-        defer { cArgs.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], nil, nil, &cArgs, environ)
-        try #require(spawned == 0, "could not start pg_ctl (\(spawned))")
-        var status: Int32 = 0
-        let deadline = ContinuousClock.now + .seconds(90)
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            guard ContinuousClock.now < deadline else {
-                Issue.record("pg_ctl restart did not finish")
-                return
-            }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        #expect(status == 0, "pg_ctl restart exited with status \(status)")
-    }
-
     @Test func requestsDuringARestartAnswerSuccessOr503AndServiceRecovers() async throws {
         try TestStack.require()
         let tally = PlainLock(Tally())
@@ -94,7 +66,7 @@ struct PostgresRestartStackTests {
         }
         defer { stop.set(true) }  // the load ends even when the test fails or times out
         try await Task.sleep(for: .milliseconds(500))
-        try await Self.restartPostgreSQL()
+        try await TestStack.restartPostgreSQL()  // pg_ctl restart -m fast, waited for
         try await Task.sleep(for: .seconds(2))
         stop.set(true)
         await load.value

@@ -30,7 +30,8 @@ import Schema
 ///   the stream. It is inflated in a fixed 16 KiB window, never held whole: a small file that
 ///   claims a large image costs time bounded by ``maximumRawBytes``, not memory.
 ///
-/// ``check(_:)`` then compares the header (and the palette, when given) with the characteristics.
+/// ``check(_:)`` then compares the header (and the palette, when given) with the characteristics
+/// the display announces.
 public struct UAFTransactionPNG: Sendable, Hashable {
     /// Largest PNG file accepted.
     public static let maximumBytes = 32 * 1024
@@ -39,15 +40,9 @@ public struct UAFTransactionPNG: Sendable, Hashable {
     /// Largest decompressed image data (scanlines with their filter bytes) accepted.
     public static let maximumRawBytes = 4 * 1024 * 1024
 
-    public let width: UInt32
-    public let height: UInt32
-    public let bitDepth: UInt8
-    public let colorType: UInt8
-    public let compression: UInt8
-    public let filter: UInt8
-    public let interlace: UInt8
-    /// The `PLTE` entries, when the image has a palette.
-    public let palette: [UAFRGBPaletteEntry]?
+    /// What the image is, in the terms a display announces it can show: the `IHDR` fields,
+    /// and the `PLTE` entries as `plte` when the image has a palette (nil otherwise).
+    public let characteristics: UAFDisplayPNGCharacteristics
 
     static let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
 
@@ -146,9 +141,9 @@ public struct UAFTransactionPNG: Sendable, Hashable {
                 guard idat != .before else { throw UAFTransactionPNGError(.malformed, "no IDAT") }
                 guard reader.atEnd else { throw UAFTransactionPNGError(.malformed, "bytes after IEND") }
                 try inflater.finish()
-                self.init(
+                characteristics = UAFDisplayPNGCharacteristics(
                     width: width, height: height, bitDepth: bitDepth, colorType: colorType, compression: compression, filter: filter,
-                    interlace: interlace, palette: palette)
+                    interlace: interlace, plte: palette)
                 return
             default:
                 throw UAFTransactionPNGError(.unsupportedChunk, "chunk \(chunk.type) is not one of IHDR, PLTE, tRNS, IDAT, IEND, sRGB, gAMA, pHYs")
@@ -157,35 +152,23 @@ public struct UAFTransactionPNG: Sendable, Hashable {
         }
     }
 
-    private init(
-        width: UInt32, height: UInt32, bitDepth: UInt8, colorType: UInt8, compression: UInt8, filter: UInt8, interlace: UInt8,
-        palette: [UAFRGBPaletteEntry]?
-    ) {
-        self.width = width
-        self.height = height
-        self.bitDepth = bitDepth
-        self.colorType = colorType
-        self.compression = compression
-        self.filter = filter
-        self.interlace = interlace
-        self.palette = palette
-    }
-
-    /// Checks that the image is what `characteristics` announce (Metadata Statement
-    /// `DisplayPNGCharacteristicsDescriptor`): every IHDR field, and the palette when `plte` is given.
+    /// Checks that the image is what `announced` (Metadata Statement
+    /// `DisplayPNGCharacteristicsDescriptor`) says: every IHDR field, and the palette when
+    /// `plte` is given.
     ///
     /// - Throws: ``UAFTransactionPNGError`` `characteristicsMismatch` naming the first field that differs.
-    public func check(_ characteristics: UAFDisplayPNGCharacteristics) throws(UAFTransactionPNGError) {
+    public func check(_ announced: UAFDisplayPNGCharacteristics) throws(UAFTransactionPNGError) {
+        let image = characteristics
         let fields: [(String, UInt32, UInt32)] = [
-            ("width", width, characteristics.width), ("height", height, characteristics.height),
-            ("bitDepth", UInt32(bitDepth), UInt32(characteristics.bitDepth)), ("colorType", UInt32(colorType), UInt32(characteristics.colorType)),
-            ("compression", UInt32(compression), UInt32(characteristics.compression)),
-            ("filter", UInt32(filter), UInt32(characteristics.filter)), ("interlace", UInt32(interlace), UInt32(characteristics.interlace)),
+            ("width", image.width, announced.width), ("height", image.height, announced.height),
+            ("bitDepth", UInt32(image.bitDepth), UInt32(announced.bitDepth)), ("colorType", UInt32(image.colorType), UInt32(announced.colorType)),
+            ("compression", UInt32(image.compression), UInt32(announced.compression)),
+            ("filter", UInt32(image.filter), UInt32(announced.filter)), ("interlace", UInt32(image.interlace), UInt32(announced.interlace)),
         ]
-        for (name, actual, announced) in fields where actual != announced {
+        for (name, actual, expected) in fields where actual != expected {
             throw UAFTransactionPNGError(.characteristicsMismatch, "IHDR \(name) differs from tcDisplayPNGCharacteristics.\(name)")
         }
-        if let plte = characteristics.plte, plte != (palette ?? []) {
+        if let plte = announced.plte, plte != (image.plte ?? []) {
             throw UAFTransactionPNGError(.characteristicsMismatch, "PLTE differs from tcDisplayPNGCharacteristics.plte")
         }
     }
