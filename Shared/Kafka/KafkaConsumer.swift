@@ -192,14 +192,32 @@ public final class KafkaConsumer: @unchecked Sendable {
         }
     }
 
+    /// How long ``shutdown()`` waits for librdkafka's close. With the broker or the group
+    /// coordinator gone, `rd_kafka_consumer_close` waits up to the session timeout (10 s here)
+    /// for a coordinator that will not answer, and every service stopped after the consumer
+    /// waits behind it.
+    static let closeWaitSeconds = 3
+
     /// Stops polling, commits stored offsets and leaves the group. Waits (on a dedicated
-    /// queue) for librdkafka's close to finish.
-    public func shutdown() async {
+    /// queue) for librdkafka's close, at most ``closeWaitSeconds``: past that the close goes
+    /// on on the poll thread while the shutdown proceeds. Nothing is lost either way: offsets
+    /// not committed are read again by the partitions' next owner, and handlers are idempotent.
+    /// Returns whether the close finished in time.
+    @discardableResult
+    public func shutdown() async -> Bool {
         KafkaConsumerHealth.shared.unregister(health)
         running.set(false)
         processed.signal()  // wake the poll thread if it waits for a handler
         let closed = self.closed
-        await runBlocking(on: DispatchQueue(label: "signet.kafka.consumer.close")) { closed.wait() }
+        let finished = await runBlocking(on: DispatchQueue(label: "signet.kafka.consumer.close")) {
+            closed.wait(timeout: .now() + .seconds(Self.closeWaitSeconds)) == .success
+        }
+        if !finished {
+            logger.warning(
+                "Kafka consumer: leaving the group did not finish in \(Self.closeWaitSeconds) s (broker or coordinator unreachable); shutting down without it: uncommitted offsets are read again by the partitions' next owner",
+                metadata: ["signet.kafka.group": .string(groupID)])
+        }
+        return finished
     }
 
     /// Stores, per partition, the offset after the last of `records` (they are in order).

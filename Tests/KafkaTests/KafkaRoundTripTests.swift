@@ -35,6 +35,36 @@ struct KafkaRoundTripTests {
         #expect(String(decoding: record.value, as: UTF8.self) == "{\"m\":\"\(marker)\"}")
         #expect(record.header("content-type") == "application/json")
     }
+
+    /// With the broker gone, librdkafka's close waits for a coordinator that cannot answer (up
+    /// to the session timeout); the consumer's shutdown returns without it (close not finished),
+    /// so the services stopped after the consumer are not held behind it.
+    @Test func shutdownDoesNotWaitForAGoneBrokerToSeeTheConsumerLeave() async throws {
+        try TestStack.require()
+        let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-kafka-test")
+        let producer = try KafkaProducer(configuration: config, logger: TestStack.quietLogger)
+        let marker = UUID().uuidString
+        let topic = "signet.registration.dlq"
+        try await producer.send(KafkaOutgoingMessage(
+            topic: topic, key: "tenant/\(marker)", value: Array("{}".utf8), headers: [("ce_id", marker)]))
+        let consumer = try KafkaConsumer(
+            configuration: config, groupID: "kafka-close-test-\(marker)", topics: [topic], logger: TestStack.quietLogger)
+        let found = FoundRecord()
+        let run = Task {
+            await consumer.run { record in
+                if record.header("ce_id") == marker { found.set(record) }
+                return true
+            }
+        }
+        // In the group (the record arrived through it), then the broker goes down.
+        let joined = await TestStack.eventually(timeout: .seconds(30)) { found.value != nil }
+        #expect(joined)
+        try TestStack.signalBroker(SIGUSR1)
+        let closedInTime = await consumer.shutdown()
+        try TestStack.signalBroker(SIGUSR2)
+        await run.value
+        #expect(!closedInTime, "the consumer's close finished while the broker was down: this test no longer shows the bound")
+    }
 }
 
 final class FoundRecord: Sendable {
