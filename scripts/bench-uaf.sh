@@ -62,7 +62,7 @@ for c in ${KEY_CASES:-p256 p384 p521 secp256k1 rsa2048 ed25519}; do
         $1 == "key_parse_" c "_per_s" { p = $2 } $1 == "key_parse_decoder_" c "_per_s" { d = $2 } $1 == "verify_" c "_per_s" { v = $2 }
         $1 == "cose_key_parse_" c "_per_s" { k = $2 }
         END {
-            # The last column: what a parse costs in verifications, Signet's / the decoders'.
+            # The last column: what a parse costs in verifications (ours, then the decoders).
             if (p > 0 && v > 0 && d > 0) printf "%-30s %12s %12s %12s %10.1f %12.1f %6.2f / %5.2f\n", c, p, d, v, 1e6 / p, 1e6 / d, v / p, v / d
             if (k > 0) printf "%-30s %12s %12s %12s %10.1f %12s %6.2f\n", "  COSE_Key of it (WebAuthn)", k, "", "", 1e6 / k, "", v / k
         }'
