@@ -21,7 +21,11 @@ cd "$ROOT"
 # authentication service is restarted in each mode in turn (alternating, PAIRS pairs, the order
 # swapped every other pair), and each run prints the sign-in ceremonies' figures for it: CPU ms
 # and context switches per ceremony of the authentication process (signet-bench reads /proc),
-# ceremonies/s, threads, then `GET /healthz` on it (wrk, 64 connections), with the load average.
+# ceremonies/s, threads, then the p50/p99 of a run paced at half that rate with each http-loop
+# thread's CPU ticks and connections during it (`signet_http_loop_connections`, loop mode), then
+# `GET /healthz` on it (wrk, 64 connections), with the load average.
+# BIN_A=<folder of another release build> compares binaries instead of modes: A is that build's
+# signet-authentication, B this one's, both in SIGNET_HTTP_MODE (loop by default).
 http_modes() {
     local BIN pairs="${PAIRS:-3}" duration="${DURATION:-10}" workers="${CONNECTIONS:-16}"
     BIN="$(swift build -c release --show-bin-path)"
@@ -32,14 +36,14 @@ http_modes() {
     local pidfile="$ROOT/.data/run/authentication.pid" envfile="$ROOT/.data/run/authentication.env"
     # The environment stack.sh gave the service (keys, broker, database), kept for restarts.
     grep -zv '^SIGNET_HTTP_MODE=' "/proc/$(cat "$pidfile")/environ" >"$envfile"
-    restart_auth() { # mode
+    restart_auth() { # mode binary-folder
         local pid
         pid=$(cat "$pidfile")
         kill -TERM "$pid" 2>/dev/null || true
         while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
         local vars
         mapfile -d '' vars <"$envfile"
-        env -i "${vars[@]}" SIGNET_HTTP_MODE="$1" "$BIN/signet-authentication" >>"$ROOT/.data/logs/authentication.log" 2>&1 &
+        env -i "${vars[@]}" SIGNET_HTTP_MODE="$1" "$2/signet-authentication" >>"$ROOT/.data/logs/authentication.log" 2>&1 &
         echo $! >"$pidfile"
         local deadline=$((SECONDS + 60))
         until curl -fsS http://127.0.0.1:8082/metrics 2>/dev/null | grep -qE '^signet_kafka_consumer_assigned_partitions\{group="signet-authentication"\} [1-9]'; do
@@ -47,12 +51,29 @@ http_modes() {
             sleep 0.2
         done
     }
-    one() { # mode
-        restart_auth "$1"
+    # CPU ticks (user + system) of each http-loop thread of a process: "0:123 1:98".
+    loop_ticks() {
+        local t out=""
+        for t in /proc/"$1"/task/*; do
+            case "$(cat "$t/comm" 2>/dev/null)" in
+            http-loop-*) out="$out $(sed 's/^.*) //' "$t/stat" | awk -v n="$(sed 's/http-loop-//' "$t/comm")" '{print n ":" $12 + $13}')" ;;
+            esac
+        done
+        printf '%s\n' "$out" | tr ' ' '\n' | sed '/^$/d' | sort | tr '\n' ' '
+    }
+    one() { # label mode binary-folder
+        restart_auth "$2" "$3"
         "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" 2 "$workers" >/dev/null 2>&1 || true
-        local out load rps
+        local out load rps half_out before after conns pid
+        pid=$(cat "$pidfile")
         load=$(cut -d' ' -f1-3 /proc/loadavg)
         out=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$duration" "$workers" 2>>"$ROOT/.data/logs/bench-ceremonies.log")
+        local rate
+        rate=$(printf '%s\n' "$out" | awk '/^ceremonies_per_s/ { printf "%.0f", $2 / 2 }')
+        before=$(loop_ticks "$pid")
+        half_out=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$duration" "$workers" "$rate" 2>>"$ROOT/.data/logs/bench-ceremonies.log")
+        after=$(loop_ticks "$pid")
+        conns=$(curl -fsS http://127.0.0.1:8082/metrics 2>/dev/null | awk -F'[" ]' '/^signet_http_loop_connections\{/ { printf "%s:%s ", $3, $NF }')
         rps=$(wrk -t2 -c64 -d5s http://127.0.0.1:8082/healthz | awk '/Requests\/sec/ {print $2}')
         printf '%s\n' "$out" | awk -v m="$1" -v l="$load" -v h="$rps" '
             /^ceremonies_per_s/ { c = $2 } /^ceremonies_failed/ { f = $2 } /^latency_ms/ { p50 = $3; p99 = $7 }
@@ -60,10 +81,24 @@ http_modes() {
             /^context_switches_per_ceremony/ { for (i = 2; i < NF; i += 2) if ($i == "authentication") s = $(i + 1) }
             /^threads/ { for (i = 2; i < NF; i += 2) if ($i == "authentication") th = $(i + 1) }
             END { printf "%-5s auth CPU ms/ceremony %6s  switches/ceremony %6s  ceremonies/s %8s (failed %s)  p50/p99 %s/%s ms  stack CPU ms %s  threads %s  /healthz %s/s  load %s\n", m, a, s, c, f, p50, p99, t, th, h, l }'
+        printf '%s\n' "$half_out" | awk -v m="$1" -v r="$rate" -v b="$before" -v e="$after" -v k="$conns" '
+            /^latency_ms/ { p50 = $3; p99 = $7 } /^ceremonies_per_s/ { c = $2 }
+            END {
+                nb = split(b, B, " "); ne = split(e, E, " "); d = ""
+                for (i = 1; i <= ne; i++) { split(E[i], x, ":"); v = x[2]; for (j = 1; j <= nb; j++) { split(B[j], y, ":"); if (y[1] == x[1]) v -= y[2] } d = d x[1] ":" v " " }
+                printf "%-5s   at half the peak (%s/s asked, %s/s done): p50/p99 %s/%s ms  http-loop CPU ticks %s connections per loop %s\n", m, r, c, p50, p99, d, (k == "" ? "n/a" : k) }'
     }
+    if [ -n "${BIN_A:-}" ]; then
+        local mode="${SIGNET_HTTP_MODE:-loop}"
+        echo "A/B of binaries on the authentication service, $mode mode (A: $BIN_A, B: $BIN; $pairs pairs, ${duration} s, $workers workers; anchors: issue #14 goal 0.25 ms/ceremony; p50/p99 at half the peak 7.38/43.79 ms beside the peer's 4.89/23.13 ms in stop 18's make bench)"
+        for p in $(seq "$pairs"); do
+            if [ $((p % 2)) = 1 ]; then one A "$mode" "$BIN_A"; one B "$mode" "$BIN"; else one B "$mode" "$BIN"; one A "$mode" "$BIN_A"; fi
+        done
+        return
+    fi
     echo "SIGNET_HTTP_MODE A/B on the authentication service ($pairs pairs, ${duration} s, $workers workers; anchors: issue #14 goal 0.25 ms/ceremony; main's pool mode 0.55-1.28 ms in earlier stops)"
     for p in $(seq "$pairs"); do
-        if [ $((p % 2)) = 1 ]; then one pool; one loop; else one loop; one pool; fi
+        if [ $((p % 2)) = 1 ]; then one pool pool "$BIN"; one loop loop "$BIN"; else one loop loop "$BIN"; one pool pool "$BIN"; fi
     done
 }
 # WebAuthn sign-in with the credential cache missed (issue #14): the authentication service

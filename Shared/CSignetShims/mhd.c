@@ -21,8 +21,11 @@ static size_t signet_keep_escapes(void *cls, struct MHD_Connection *connection, 
     return strlen(s);
 }
 
-// One daemon on an IPv4 address, with the options both modes share. `thread_pool_size` 0 leaves
-// MHD_OPTION_THREAD_POOL_SIZE out (a daemon without an internal thread refuses a pool).
+// One daemon with the options both modes share. `thread_pool_size` 0 leaves
+// MHD_OPTION_THREAD_POOL_SIZE out (a daemon without an internal thread refuses a pool). With
+// MHD_USE_NO_LISTEN_SOCKET in `flags` the daemon has no listener (loop mode: connections are
+// added with MHD_add_connection), and the address options are left out; otherwise it listens
+// on `bind_ipv4`:`port` with SO_REUSEPORT.
 static struct MHD_Daemon *start_daemon(unsigned int flags, uint16_t port, const char *bind_ipv4,
                                        unsigned int thread_pool_size, unsigned int connection_limit,
                                        unsigned int connection_timeout_seconds,
@@ -40,6 +43,18 @@ static struct MHD_Daemon *start_daemon(unsigned int flags, uint16_t port, const 
         {thread_pool_size > 0 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)thread_pool_size, NULL},
         {MHD_OPTION_END, 0, NULL},
     };
+    if ((flags & MHD_USE_NO_LISTEN_SOCKET) != 0) {
+        return MHD_start_daemon(
+            flags, 0, (MHD_AcceptPolicyCallback)accept_policy, connection_cls,
+            (MHD_AccessHandlerCallback)access_handler, access_cls,
+            MHD_OPTION_ARRAY, pool,
+            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
+            MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+            MHD_OPTION_UNESCAPE_CALLBACK, signet_keep_escapes, NULL,
+            MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)completed_handler, completed_cls,
+            MHD_OPTION_NOTIFY_CONNECTION, (MHD_NotifyConnectionCallback)notify_connection, connection_cls,
+            MHD_OPTION_END);
+    }
     return MHD_start_daemon(
         flags, port, (MHD_AcceptPolicyCallback)accept_policy, connection_cls,
         (MHD_AccessHandlerCallback)access_handler, access_cls,
@@ -47,7 +62,7 @@ static struct MHD_Daemon *start_daemon(unsigned int flags, uint16_t port, const 
         MHD_OPTION_ARRAY, pool,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
-        // SO_REUSEPORT: in loop mode the kernel spreads new connections over the loops' sockets.
+        // SO_REUSEPORT (pool mode; it dates from when every loop listened on the port).
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
         MHD_OPTION_UNESCAPE_CALLBACK, signet_keep_escapes, NULL,
         MHD_OPTION_NOTIFY_COMPLETED, (MHD_RequestCompletedCallback)completed_handler, completed_cls,
@@ -148,20 +163,65 @@ void *signet_mhd_connection_context(void *connection) {
     return info ? info->socket_context : NULL;
 }
 
-// MARK: - External epoll mode, one daemon per event loop
+// MARK: - External epoll mode, one daemon per event loop, one listener per server
 
-void *signet_mhd_start_external(uint16_t port, const char *bind_ipv4, unsigned int connection_limit,
-                                unsigned int connection_timeout_seconds,
+void *signet_mhd_start_external(unsigned int connection_limit, unsigned int connection_timeout_seconds,
                                 void *access_handler, void *access_cls,
                                 void *completed_handler, void *completed_cls,
                                 void *accept_policy, void *notify_connection, void *connection_cls) {
     // No MHD_USE_INTERNAL_POLLING_THREAD: the caller's loop runs the daemon. Suspend/resume
     // makes libmicrohttpd keep an eventfd in its epoll set, which MHD_resume_connection from
-    // any thread writes: the loop, waiting on the daemon's epoll descriptor, wakes up.
-    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
-    return start_daemon(flags, port, bind_ipv4, 0, connection_limit, connection_timeout_seconds,
+    // any thread writes: the loop, waiting on the daemon's epoll descriptor, wakes up. No
+    // listening socket: the server's acceptor hands connections over (signet_mhd_add_connection).
+    unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
+    return start_daemon(flags, 0, NULL, 0, connection_limit, connection_timeout_seconds,
                         access_handler, access_cls, completed_handler, completed_cls,
                         accept_policy, notify_connection, connection_cls);
+}
+
+int signet_mhd_add_connection(void *daemon, int fd, const void *address, uint32_t address_length) {
+    return MHD_add_connection((struct MHD_Daemon *)daemon, fd, (const struct sockaddr *)address,
+                              (socklen_t)address_length) == MHD_YES ? 1 : 0;
+}
+
+int signet_listen_tcp4(const char *bind_ipv4, uint16_t port, int backlog, uint16_t *bound_port) {
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    if (bind_ipv4 == NULL || inet_pton(AF_INET, bind_ipv4, &addr.sin_addr) != 1) {
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    }
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    int on = 1;
+    // SO_REUSEADDR, as libmicrohttpd sets: a restart binds while old connections are in TIME_WAIT.
+    // No SO_REUSEPORT: a second server on the same port is an error, not a silent share.
+    (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (bind(fd, (struct sockaddr *)&addr, sizeof addr) != 0 || listen(fd, backlog) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    struct sockaddr_in bound;
+    socklen_t len = sizeof bound;
+    if (getsockname(fd, (struct sockaddr *)&bound, &len) == 0) *bound_port = ntohs(bound.sin_port);
+    return fd;
+}
+
+int signet_accept(int listen_fd, void *address, uint32_t *address_length) {
+    for (;;) {
+        socklen_t len = (socklen_t)*address_length;
+        int fd = accept4(listen_fd, (struct sockaddr *)address, &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd >= 0) {
+            *address_length = (uint32_t)len;
+            return fd;
+        }
+        // A connection reset while queued, or a signal: try the next one.
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        return -1;
+    }
 }
 
 int signet_mhd_epoll_fd(void *daemon) {

@@ -87,6 +87,8 @@ public final class HTTPServer: Service, @unchecked Sendable {
     private var daemon: OpaquePointer?
     /// Loop mode: one event loop and daemon per receiving thread (see HTTPServer+EventLoops).
     var loopDaemons: [LoopDaemon] = []
+    /// Loop mode: the one listening socket, watched by loop 0 (see HTTPServer+Acceptor).
+    var acceptor: LoopAcceptor?
     /// Admission, in-flight and suspended counts and the drain flags: atomics, touched 4 times
     /// per request by every receiving thread (a shared mutex there was lock traffic between
     /// the loops on every request).
@@ -607,7 +609,16 @@ let mhdCompletedHandler: MHD_RequestCompletedCallback = { cls, connection, conCl
 
 let mhdAcceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
     guard let cls else { return MHD_Result.NO }
-    let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    return acceptPolicy(server: Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue(), address)
+}
+
+/// Loop mode: the daemon's context is its LoopDaemon (called by MHD_add_connection, on its loop).
+let mhdLoopAcceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
+    guard let cls, let server = Unmanaged<LoopDaemon>.fromOpaque(cls).takeUnretainedValue().server else { return MHD_Result.NO }
+    return acceptPolicy(server: server, address)
+}
+
+private func acceptPolicy(server: HTTPServer, _ address: UnsafePointer<sockaddr>?) -> MHD_Result {
     var bytes = [UInt8](repeating: 0, count: 16)
     let n = bytes.withUnsafeMutableBufferPointer { signet_sockaddr_bytes(address, $0.baseAddress) }
     guard let client = bytes.withUnsafeBufferPointer({ ClientAddress(bytes: UnsafeBufferPointer(rebasing: $0[0..<n])) }) else {
@@ -621,6 +632,28 @@ let mhdAcceptPolicy: MHD_AcceptPolicyCallback = { cls, address, _ in
 let mhdConnectionNotification: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
     guard let cls, let connection, let socketContext else { return }
     let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
+    _ = connectionNotification(server: server, connection, socketContext, code)
+}
+
+/// Loop mode: as above, and the loop's own count of connections (the acceptor's measure of
+/// load) follows.
+let mhdLoopConnectionNotification: MHD_NotifyConnectionCallback = { cls, connection, socketContext, code in
+    guard let cls, let connection, let socketContext else { return }
+    let home = Unmanaged<LoopDaemon>.fromOpaque(cls).takeUnretainedValue()
+    guard let server = home.server else { return }
+    switch connectionNotification(server: server, connection, socketContext, code) {
+    case .started: home.connectionStarted()
+    case .closed: home.connectionClosed()
+    case .none: break
+    }
+}
+
+private enum ConnectionEvent { case started, closed, none }
+
+private func connectionNotification(
+    server: HTTPServer, _ connection: OpaquePointer, _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>,
+    _ code: MHD_ConnectionNotificationCode
+) -> ConnectionEvent {
     // MHD_CONNECTION_NOTIFY_STARTED = 0, MHD_CONNECTION_NOTIFY_CLOSED = 1 (an open C enum).
     switch code.rawValue {
     case 0:
@@ -629,13 +662,16 @@ let mhdConnectionNotification: MHD_NotifyConnectionCallback = { cls, connection,
         let client = bytes.withUnsafeBufferPointer { ClientAddress(bytes: UnsafeBufferPointer(rebasing: $0[0..<n])) } ?? ClientAddress(value: 0)
         let record = server.connections.opened(fd: signet_mhd_connection_fd(UnsafeMutableRawPointer(connection)), address: client)
         socketContext.pointee = Unmanaged.passRetained(record).toOpaque()
+        return .started
     case 1:
-        guard let opaque = socketContext.pointee else { return }
+        // Only a connection that started has a record: each is counted closed once.
+        guard let opaque = socketContext.pointee else { return .none }
         let record = Unmanaged<ConnectionLimiter.Record>.fromOpaque(opaque).takeRetainedValue()
         socketContext.pointee = nil
         server.connections.closed(record)
+        return .closed
     default:
-        break
+        return .none
     }
 }
 

@@ -89,6 +89,8 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
     /// Called before every wait; each returns how long the loop may sleep for it (ms, -1: no
     /// limit). The HTTP server runs its daemon here.
     private var beforeWait: [() -> Int] = []
+    /// The hooks must run again before the loop sleeps (see ``runHooksBeforeSleeping()``).
+    private var hooksAgain = false
 
     /// Creates the loop and starts its thread.
     public init(name: String) {
@@ -215,6 +217,14 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
         beforeWait.append(hook)
     }
 
+    /// Makes the loop run its hooks again before it sleeps: called by loop-thread work that
+    /// gives a hook something new after the hooks ran (a connection added to a daemon, whose
+    /// timeout the wait must then include).
+    public func runHooksBeforeSleeping() {
+        precondition(isCurrent)
+        hooksAgain = true
+    }
+
     /// Removes every hook (the server that added them is stopping).
     public func removeBeforeWaitHooks() {
         precondition(isCurrent)
@@ -301,7 +311,8 @@ public final class EventLoop: TaskExecutor, @unchecked Sendable {
                 if t >= 0 && (timeout < 0 || t < timeout) { timeout = t }
             }
             runQueued()  // what the hooks (the daemon's callbacks) queued
-            if localHead < local.count || stopRequested {
+            if localHead < local.count || stopRequested || hooksAgain {
+                hooksAgain = false
                 timeout = 0
             } else {
                 let queued = remote.withLock { r -> [Work] in

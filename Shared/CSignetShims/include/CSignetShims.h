@@ -85,15 +85,26 @@ void signet_eventfd_drain(int fd);
 
 // MARK: - libmicrohttpd in external epoll mode (mhd.c)
 
-/// Like signet_mhd_start, without internal threads: `MHD_USE_EPOLL` and suspend/resume, driven
-/// by the caller's loop through signet_mhd_epoll_fd, MHD_run and signet_mhd_timeout_ms, on one
-/// thread. The listening socket has SO_REUSEPORT, so that several daemons (one per loop) share
-/// `port`. Returns the `struct MHD_Daemon *` or NULL.
-void *signet_mhd_start_external(uint16_t port, const char *bind_ipv4, unsigned int connection_limit,
-                                unsigned int connection_timeout_seconds,
+/// Like signet_mhd_start, without internal threads and without a listening socket
+/// (`MHD_USE_EPOLL`, suspend/resume, `MHD_USE_NO_LISTEN_SOCKET`), driven by the caller's loop
+/// through signet_mhd_epoll_fd, MHD_run and signet_mhd_timeout_ms, on one thread; connections
+/// come from signet_mhd_add_connection. Returns the `struct MHD_Daemon *` or NULL.
+void *signet_mhd_start_external(unsigned int connection_limit, unsigned int connection_timeout_seconds,
                                 void *access_handler, void *access_cls,
                                 void *completed_handler, void *completed_cls,
                                 void *accept_policy, void *notify_connection, void *connection_cls);
+/// MHD_add_connection: the daemon takes `fd` (and closes it, whatever the result), checking
+/// its connection limit and the accept policy with `address`. 1 (MHD_YES) or 0. libmicrohttpd
+/// 0.9.75 adds the connection directly when the daemon has no internal thread, so it must be
+/// called on the thread that runs the daemon (MHD_run), never concurrently with it.
+int signet_mhd_add_connection(void *daemon, int fd, const void *address, uint32_t address_length);
+/// A non-blocking, close-on-exec IPv4 listening socket on `bind_ipv4` (NULL or unparsable: all
+/// interfaces) and `port` (0: any), SO_REUSEADDR. Returns it and sets `*bound_port`, or -1 (errno).
+int signet_listen_tcp4(const char *bind_ipv4, uint16_t port, int backlog, uint16_t *bound_port);
+/// accept4 (non-blocking, close-on-exec) of the next queued connection; its peer address is
+/// written to `address` (`*address_length` in: the capacity, out: the length). Skips
+/// connections aborted while queued. The descriptor, or -1 (errno; EAGAIN: none queued).
+int signet_accept(int listen_fd, void *address, uint32_t *address_length);
 /// The daemon's epoll descriptor (MHD_DAEMON_INFO_EPOLL_FD), or -1.
 int signet_mhd_epoll_fd(void *daemon);
 /// Milliseconds until the daemon must run again (MHD_get_timeout), -1 for no limit.
