@@ -109,14 +109,20 @@ import Testing
         guard HTTPServerMode.fromEnvironment == .loop else { return }
         try await withServer({ $0.maxConnections = 100 }) { server in
             let port = server.boundPort
-            let names = try await RawSocket.run {
+            let (sockets, names) = try await RawSocket.run {
                 var sockets: [RawSocket] = []
                 for i in 0..<40 { sockets.append(try RawSocket(port: port, source: "127.0.1.\(i + 1)", timeout: 3)) }
-                return sockets.map { $0.exchange("GET /thread HTTP/1.1\r\nHost: x\r\n\r\n")?.body ?? "none" }
+                return (sockets, sockets.map { $0.exchange("GET /thread HTTP/1.1\r\nHost: x\r\n\r\n")?.body ?? "none" })
             }
             let perLoop = Dictionary(grouping: names, by: { $0 }).mapValues(\.count)
             #expect(perLoop.keys.sorted() == ["http-loop-0", "http-loop-1"], "\(perLoop)")
             #expect(perLoop.values.allSatisfy { abs($0 - 20) <= 1 }, "\(perLoop)")
+            // The counts the acceptor goes by (and /metrics shows): all open, then all closed.
+            #expect(server.loopConnectionCounts == [20, 20])
+            withExtendedLifetime(sockets) {}
+            try await RawSocket.run { sockets.forEach { $0.shutdownBoth() } }
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(server.loopConnectionCounts == [0, 0])
         }
     }
 

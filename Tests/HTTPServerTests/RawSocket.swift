@@ -45,6 +45,9 @@ final class RawSocket: @unchecked Sendable {
 
     deinit { close(fd) }
 
+    /// Ends the connection both ways (the descriptor stays open until deinit).
+    func shutdownBoth() { _ = shutdown(fd, Int32(SHUT_RDWR)) }
+
     /// Sends `text` and reads until the peer closes or a full response (by Content-Length)
     /// has arrived. Returns nil when the connection was closed or reset without a response.
     func exchange(_ text: String) -> (status: Int, headers: String, body: String)? {
