@@ -73,7 +73,7 @@ http_modes() {
         before=$(loop_ticks "$pid")
         half_out=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$duration" "$workers" "$rate" 2>>"$ROOT/.data/logs/bench-ceremonies.log")
         after=$(loop_ticks "$pid")
-        conns=$(curl -fsS http://127.0.0.1:8082/metrics 2>/dev/null | awk -F'[" ]' '/^signet_http_loop_connections\{/ { printf "%s:%s ", $3, $NF }')
+        conns=$(curl -fsS http://127.0.0.1:8082/metrics 2>/dev/null | awk -F'[" ]' '/^signet_http_loop_connections\{/ { printf "%s:%s ", $2, $NF }')
         rps=$(wrk -t2 -c64 -d5s http://127.0.0.1:8082/healthz | awk '/Requests\/sec/ {print $2}')
         printf '%s\n' "$out" | awk -v m="$1" -v l="$load" -v h="$rps" '
             /^ceremonies_per_s/ { c = $2 } /^ceremonies_failed/ { f = $2 } /^latency_ms/ { p50 = $3; p99 = $7 }
@@ -194,16 +194,26 @@ http {
     server { listen 127.0.0.1:$nport; location = /healthz { return 200; } }
 }
 NGINX
-    one() { # mode
-        SIGNET_HTTP_MODE="$1" "$BIN/signet-bench" serve-healthz "$port" $((duration + 20)) >>"$ROOT/.data/logs/bench-healthz.log" 2>&1 &
+    one() { # mode [label binary-folder]
+        SIGNET_HTTP_MODE="$1" "${3:-$BIN}/signet-bench" serve-healthz "$port" $((duration + 20)) >>"$ROOT/.data/logs/bench-healthz.log" 2>&1 &
         local s=$! load rps
         until curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; do sleep 0.1; done
         wrk -t2 -c64 -d2s "http://127.0.0.1:$port/healthz" >/dev/null
         load=$(cut -d' ' -f1-3 /proc/loadavg)
         rps=$(wrk -t2 -c64 -d"${duration}s" "http://127.0.0.1:$port/healthz" | awk '/Requests\/sec/ {print $2}')
         kill -TERM "$s" 2>/dev/null; wait "$s" 2>/dev/null || true
-        printf '%-5s GET /healthz %10s/s   load %s\n' "$1" "$rps" "$load"
+        printf '%-5s GET /healthz %10s/s   load %s\n' "${2:-$1}" "$rps" "$load"
     }
+    # BIN_A=<folder of another release build>: that build's signet-bench (A) against this one's
+    # (B), both in SIGNET_HTTP_MODE (loop by default), instead of the two modes.
+    if [ -n "${BIN_A:-}" ]; then
+        local mode="${SIGNET_HTTP_MODE:-loop}"
+        echo "GET /healthz, HTTP layer alone, $mode mode, A: $BIN_A, B: $BIN (wrk -t2 -c64 -d${duration}s; $pairs pairs; goal 80,000/s, issue #14)"
+        for p in $(seq "$pairs"); do
+            if [ $((p % 2)) = 1 ]; then one "$mode" A "$BIN_A"; one "$mode" B "$BIN"; else one "$mode" B "$BIN"; one "$mode" A "$BIN_A"; fi
+        done
+        return
+    fi
     echo "GET /healthz, HTTP layer alone (signet-bench serve-healthz; wrk -t2 -c64 -d${duration}s; $pairs pairs; goal 80,000/s, issue #14)"
     for p in $(seq "$pairs"); do
         if [ $((p % 2)) = 1 ]; then one loop; one pool; else one pool; one loop; fi
