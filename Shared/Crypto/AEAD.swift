@@ -1,9 +1,14 @@
-import COpenSSL
+import CCryptoShims
 
 /// AES-256-GCM authenticated encryption, for sealed handles (stateless ceremony state) and,
 /// later, envelope encryption of personal data.
 ///
 /// Sealed format: 12-byte random nonce ‖ ciphertext ‖ 16-byte tag.
+///
+/// Through `signet_aes256gcm_seal`/`_open` (CCryptoShims): the cipher is fetched from OpenSSL's
+/// provider once per process and each thread re-keys its own context, where
+/// `EVP_aes_256_gcm()` fetched the implementation and allocated two contexts on every call
+/// (1.45 → 0.6–0.7 µs per seal of a sign-in handle, measured in C on this machine).
 public struct AES256GCM: Sendable {
     public static let keySize = 32
     public static let nonceSize = 12
@@ -19,52 +24,54 @@ public struct AES256GCM: Sendable {
 
     /// Encrypts and authenticates `plaintext`, binding `associatedData`.
     public func seal(_ plaintext: [UInt8], associatedData: [UInt8] = []) throws -> [UInt8] {
-        let nonce = SecureRandom.bytes(AES256GCM.nonceSize)
-        guard let ctx = EVP_CIPHER_CTX_new() else { throw CryptoError("cipher context") }
-        defer { EVP_CIPHER_CTX_free(ctx) }
-        var out = [UInt8](repeating: 0, count: plaintext.count + 16)
-        var len: Int32 = 0
-        var total = 0
-        guard EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1 else { throw CryptoError("encrypt init") }
-        if !associatedData.isEmpty {
-            guard EVP_EncryptUpdate(ctx, nil, &len, associatedData, Int32(associatedData.count)) == 1 else { throw CryptoError("aad") }
+        let count = Self.nonceSize + plaintext.count + Self.tagSize
+        var failed = false
+        let sealed = [UInt8](unsafeUninitializedCapacity: count) { out, initialized in
+            let base = out.baseAddress!
+            guard signet_random_bytes(base, Self.nonceSize) == 1 else {
+                // A nonce that may repeat would break GCM's confidentiality and integrity.
+                preconditionFailure("OpenSSL RAND_bytes failed")
+            }
+            let ok = key.withUnsafeBufferPointer { k in
+                associatedData.withUnsafeBufferPointer { a in
+                    plaintext.withUnsafeBufferPointer { p in
+                        signet_aes256gcm_seal(
+                            k.baseAddress, base, a.baseAddress, a.count, p.baseAddress, p.count, base + Self.nonceSize,
+                            base + Self.nonceSize + p.count)
+                    }
+                }
+            }
+            if ok != 1 {
+                failed = true
+                base.initialize(repeating: 0, count: count)
+            }
+            initialized = count
         }
-        if !plaintext.isEmpty {
-            guard EVP_EncryptUpdate(ctx, &out, &len, plaintext, Int32(plaintext.count)) == 1 else { throw CryptoError("encrypt") }
-            total = Int(len)
-        }
-        let finalOK = out.withUnsafeMutableBufferPointer { EVP_EncryptFinal_ex(ctx, $0.baseAddress! + total, &len) }
-        guard finalOK == 1 else { throw CryptoError("encrypt final") }
-        total += Int(len)
-        var tag = [UInt8](repeating: 0, count: AES256GCM.tagSize)
-        guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, Int32(AES256GCM.tagSize), &tag) == 1 else { throw CryptoError("tag") }
-        return nonce + Array(out.prefix(total)) + tag
+        guard !failed else { throw CryptoError("encrypt") }
+        return sealed
     }
 
     /// Decrypts a sealed box; any tampering, truncation or wrong key fails.
     public func open(_ sealed: [UInt8], associatedData: [UInt8] = []) throws -> [UInt8] {
         guard sealed.count >= AES256GCM.nonceSize + AES256GCM.tagSize else { throw CryptoError("sealed box too short") }
-        let nonce = Array(sealed[..<AES256GCM.nonceSize])
-        let ciphertext = Array(sealed[AES256GCM.nonceSize..<(sealed.count - AES256GCM.tagSize)])
-        var tag = Array(sealed.suffix(AES256GCM.tagSize))
-        guard let ctx = EVP_CIPHER_CTX_new() else { throw CryptoError("cipher context") }
-        defer { EVP_CIPHER_CTX_free(ctx) }
-        var out = [UInt8](repeating: 0, count: ciphertext.count + 16)
-        var len: Int32 = 0
-        var total = 0
-        guard EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), nil, key, nonce) == 1 else { throw CryptoError("decrypt init") }
-        if !associatedData.isEmpty {
-            guard EVP_DecryptUpdate(ctx, nil, &len, associatedData, Int32(associatedData.count)) == 1 else { throw CryptoError("aad") }
+        let length = sealed.count - Self.nonceSize - Self.tagSize
+        var ok: Int32 = 0
+        let plaintext = [UInt8](unsafeUninitializedCapacity: length) { out, initialized in
+            ok = key.withUnsafeBufferPointer { k in
+                associatedData.withUnsafeBufferPointer { a in
+                    sealed.withUnsafeBufferPointer { s in
+                        let base = s.baseAddress!
+                        return signet_aes256gcm_open(
+                            k.baseAddress, base, a.baseAddress, a.count, base + Self.nonceSize, length, base + Self.nonceSize + length,
+                            out.baseAddress)
+                    }
+                }
+            }
+            // The shim wipes the output on failure; a zero-length box has no bytes to set.
+            if ok != 1, length > 0 { out.baseAddress!.initialize(repeating: 0, count: length) }
+            initialized = length
         }
-        if !ciphertext.isEmpty {
-            guard EVP_DecryptUpdate(ctx, &out, &len, ciphertext, Int32(ciphertext.count)) == 1 else { throw CryptoError("decrypt") }
-            total = Int(len)
-        }
-        guard EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, Int32(AES256GCM.tagSize), &tag) == 1 else { throw CryptoError("tag") }
-        let ok = out.withUnsafeMutableBufferPointer { EVP_DecryptFinal_ex(ctx, $0.baseAddress! + total, &len) }
-        ERR_clear_error()
         guard ok == 1 else { throw CryptoError("authentication failed") }
-        total += Int(len)
-        return Array(out.prefix(total))
+        return plaintext
     }
 }

@@ -36,13 +36,12 @@ public struct HTTPApplication: Sendable {
         let start = ContinuousClock.now
         var template = "unmatched"
         var logger = self.logger
-        logger[metadataKey: LogKey.requestID] = .string(request.requestID)
         // W3C Trace Context: this request's span continues the caller's `traceparent` (the
         // gateway starts one) or starts a trace; handlers see it as `TraceContext.current`.
         let trace = TraceContext.continuing(traceparent: request.header("traceparent"), tracestate: request.header("tracestate"))
         let traceStart = Tracer.now()
-        logger[metadataKey: LogKey.traceID] = .string(trace.traceID)
-        logger[metadataKey: LogKey.spanID] = .string(trace.spanID)
+        // The request's log metadata as fields, turned into metadata only for a line written.
+        logger.request = Logger.RequestMetadata(requestID: request.requestID, traceID: trace.traceID, spanID: trace.spanID)
         var response: HTTPResponse
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
@@ -59,11 +58,11 @@ public struct HTTPApplication: Sendable {
                 requestID: request.requestID)
         case .found(let handler, let t, let parameters):
             template = t
-            logger[metadataKey: LogKey.route] = .string(t)
+            logger.request?.route = t
             let refused = orderedChecks.first { name, check in parameters[name].map { !check.isValid($0) } ?? false }
             // Only a checked value reaches the logs.
             if let tenant = parameters["tenant"], let check = parameterChecks["tenant"], check.isValid(tenant) {
-                logger[metadataKey: LogKey.tenant] = .string(tenant)
+                logger.request?.tenant = tenant
             }
             let context = RequestContext(requestID: request.requestID, route: t, parameters: parameters, logger: logger)
             if let (name, check) = refused {

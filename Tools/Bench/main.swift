@@ -27,6 +27,9 @@ import JSON
 //                                            beside Foundation's
 //   signet-bench locks [seconds]             a per-request critical section behind PlainLock,
 //                                            Mutex, and as an actor call, from handler threads
+//   signet-bench symmetric [seconds]         random bytes, HMAC-SHA-256 and AES-256-GCM seal
+//                                            through Crypto beside OpenSSL's per-call paths
+//                                            (ns per call)
 //   signet-bench ceremonies URL KEY [seconds] [workers] [rate]
 //                                            full sign-in ceremonies over HTTP (options +
 //                                            verify) against a running stack; with a rate
@@ -291,6 +294,8 @@ case "uaf-verify":
     try uafVerifyBenchmark(seconds: Double(args.dropFirst(2).first ?? "5") ?? 5, only: args.dropFirst(3).first)
 case "json":
     try jsonBenchmark(seconds: Double(args.dropFirst(2).first ?? "2") ?? 2)
+case "symmetric":
+    try symmetricBenchmark(seconds: Double(args.dropFirst(2).first ?? "3") ?? 3)
 case "locks":
     await lockBenchmark(seconds: Double(args.dropFirst(2).first ?? "2") ?? 2)
 case "rules":
@@ -309,6 +314,6 @@ case "flows":
         base: args[2], key: args[3], seconds: Double(args.dropFirst(4).first ?? "10") ?? 10,
         workers: Int(args.dropFirst(5).first ?? "16") ?? 16, kind: .flow)
 default:
-    print("usage: signet-bench verify [seconds] | uaf-verify [seconds] [case] | key-parse [seconds] [case] | uaf-breakdown | rules [seconds] | locks [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers] [rate]")
+    print("usage: signet-bench verify [seconds] | uaf-verify [seconds] [case] | key-parse [seconds] [case] | uaf-breakdown | rules [seconds] | locks [seconds] | symmetric [seconds] | json [seconds] | ceremonies|flows BASE_URL RP_KEY [seconds] [workers] [rate]")
     exit(2)
 }

@@ -59,4 +59,39 @@ int signet_sha2(size_t digest_length, const uint8_t *message, size_t message_len
 size_t signet_ecdsa_sign_sha256(void *ec_key, const uint8_t *message, size_t message_length,
                                 uint8_t *signature, size_t capacity);
 
+/// HMAC (RFC 2104) of `message` under `key` with SHA-1, SHA-256 or SHA-512 (`algorithm` 1, 256
+/// or 512) into `mac` (room for 20, 32 or 64 bytes), over OpenSSL's low-level SHA contexts on the
+/// stack: no MAC or digest fetch, no allocation. The key, its pads and the inner hash are wiped
+/// before returning. Returns the MAC's length, or 0 for another algorithm or a failure.
+size_t signet_hmac(int algorithm, const uint8_t *key, size_t key_length, const uint8_t *message, size_t message_length,
+                   uint8_t *mac);
+
+/// AES-256-GCM encryption of `plaintext` under the 32-byte `key` and 12-byte `nonce`, binding
+/// `aad`, into `ciphertext` (room for `plaintext_length` bytes) and the 16-byte `tag`; the
+/// cipher is fetched once per process and the context is this thread's, re-keyed on every call.
+/// Returns 1, or 0 on failure.
+int signet_aes256gcm_seal(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                          const uint8_t *plaintext, size_t plaintext_length, uint8_t *ciphertext, uint8_t *tag);
+
+/// AES-256-GCM decryption and authentication: 1 when `tag` authenticates `ciphertext` and `aad`
+/// under `key` and `nonce` (then `plaintext`, room for `ciphertext_length` bytes, holds the
+/// plaintext), 0 otherwise (and `plaintext` is wiped).
+int signet_aes256gcm_open(const uint8_t *key, const uint8_t *nonce, const uint8_t *aad, size_t aad_length,
+                          const uint8_t *ciphertext, size_t ciphertext_length, const uint8_t *tag, uint8_t *plaintext);
+
+/// `count` bytes of OpenSSL's CSPRNG (RAND_bytes, the public DRBG), served from a per-thread page
+/// refilled 4 KiB at a time; requests over 256 bytes go to RAND_bytes directly. The page is
+/// MADV_WIPEONFORK (a child process starts with it empty) and each byte is wiped from it as it is
+/// served. Returns 1, or 0 when the CSPRNG fails.
+int signet_random_bytes(uint8_t *out, size_t count);
+
+/// Whether this thread's random bytes come from the buffer (the kernel accepted
+/// MADV_WIPEONFORK); 0 means every request goes to RAND_bytes. For tests.
+int signet_random_is_buffered(void);
+
+/// For tests: fills this thread's random page and forks; the child reports how many bytes its
+/// copy of the page holds and the first 32 bytes it serves, the parent the next 32 bytes its
+/// page serves. Returns 1 when the probe ran (the child exited normally within 20 s), else 0.
+int signet_random_fork_probe(uint8_t *parent_next, uint8_t *child_first, size_t *child_remaining, size_t *parent_remaining);
+
 #endif
