@@ -144,7 +144,7 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
 /// strictly (`FIDO.UAFTransactionPNG`) when the transaction is created. It is transaction
 /// content like the text: it travels with the details in `TransactionChanged`.
 public struct TransactionImage: Codable, Sendable, Equatable {
-    /// Largest PNG file (as `FIDO.UAFTransactionPNG.maximumBytes`).
+    /// Largest PNG file (`FIDO.UAFTransactionPNG.maximumBytes` is this one).
     public static let maximumBytes = 32 * 1024
     /// Longest `content`: the unpadded base64url of ``maximumBytes`` bytes (43,691 characters).
     public static let maximumContentLength = (maximumBytes * 4 + 2) / 3

@@ -183,7 +183,7 @@ extension UAFStackTests {
     /// The UAF authentication request takes 64 KiB plus an inline `transaction` list of four
     /// maximal PNGs as base64url (`UAFTransactionContents.maximumForms` is 4), through the
     /// gateway; one byte more is refused by the service with 413 `payload_too_large`, and the
-    /// UAF finish route keeps 64 KiB.
+    /// UAF finish route keeps 64 KiB (the gateway's and the service's).
     @Test func fourMaximalImagesFitTheUAFAuthenticationRequestAndOneByteMoreDoesNot() async throws {
         let t = try await tenant()
         let username = "uaf-max-\(UInt32.random(in: 0...UInt32.max))"
@@ -207,8 +207,12 @@ extension UAFStackTests {
         #expect(request.transaction?.map { Base64URL.decode($0.content) ?? [] } == pngs)
         expectPayloadTooLarge(try await TestHTTP.send("POST", url, headers: headers, body: Self.padded(body, to: bound + 1)), bound)
 
-        let finish = "\(t.authentication)/uaf/authentications"
-        expectPayloadTooLarge(try await TestHTTP.send("POST", finish, headers: headers, body: Self.padded("{}", to: Self.defaultBodyBound + 1)), Self.defaultBodyBound)
+        // The finish route keeps 64 KiB: the gateway's /authentication/ location refuses more
+        // itself (413), and so does the service behind it, asked directly.
+        let overDefault = Self.padded("{}", to: Self.defaultBodyBound + 1)
+        let finish = "/v1/tenants/\(t.id)/uaf/authentications"
+        #expect(try await TestHTTP.send("POST", "\(Self.gateway)/authentication\(finish)", headers: headers, body: overDefault).status == 413)
+        expectPayloadTooLarge(try await TestHTTP.send("POST", "http://127.0.0.1:8082\(finish)", headers: headers, body: overDefault), Self.defaultBodyBound)
     }
 
     /// A transaction whose image hides a text chunk is refused at creation with its code.
