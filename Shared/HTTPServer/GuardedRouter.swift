@@ -37,9 +37,11 @@ public struct RegisteredRoute: Sendable, Hashable, CustomStringConvertible {
 ///
 /// Request bodies are bounded per route: ``maxBodyBytes`` (`SIGNET_HTTP_MAX_BODY_BYTES`, 64 KiB
 /// by default) for every route, plus what a route declares as `extraBodyBytes` for content the
-/// default is not sized for (a transaction's PNG images). The server receives at most
-/// ``largestBodyBytes`` (its transport limit, 413 before any route is looked up); the route's
-/// own limit is checked before its guard runs, with the same 413 `payload_too_large`.
+/// default is not sized for (a transaction's PNG images). The server refuses a body past
+/// ``maxBodyBytes`` unless ``bodyLimit(method:path:)`` gives its route more (it asks only then),
+/// so other routes never receive more than ``maxBodyBytes``; the route's limit is checked again
+/// before its guard runs (the in-process test client has no server), with the same 413
+/// `payload_too_large`.
 public struct GuardedRouter: Sendable {
     public private(set) var router: Router
     public private(set) var registered: [RegisteredRoute] = []
@@ -77,6 +79,14 @@ public struct GuardedRouter: Sendable {
             ctx.principal = try await `guard`.authorize(request, ctx)
             return try await handler(request, ctx)
         }
+    }
+
+    /// The body bound of the route `method` `path` matches: ``maxBodyBytes`` plus its extra
+    /// bytes (``maxBodyBytes`` for a path no route takes more on). The server asks it for a body
+    /// past ``maxBodyBytes`` only (`HTTPServerConfiguration.routeBodyLimit`).
+    public func bodyLimit(method: String, path: String) -> Int {
+        guard !bodyLimits.isEmpty, case .found(_, let template, _) = router.match(method: method.uppercased(), path: path) else { return maxBodyBytes }
+        return bodyLimits["\(method.uppercased()) \(template)"] ?? maxBodyBytes
     }
 
     public mutating func get(_ t: String, _ g: RouteGuard, _ h: @escaping Handler) { on("GET", t, g, h) }

@@ -89,10 +89,10 @@ public enum ServiceRuntime {
         services += assembly.background
         let draining = AtomicFlag(false)
         let (router, app) = application(context: context, producer: producer, assembly: assembly, draining: draining)
-        // The server receives the largest body a route takes; each route refuses past its own
-        // limit (GuardedRouter), so every other route keeps SIGNET_HTTP_MAX_BODY_BYTES.
+        // Past SIGNET_HTTP_MAX_BODY_BYTES the server asks the router for the route's own bound
+        // (GuardedRouter extraBodyBytes): every other route is refused at the default.
         var httpConfiguration = configuration.http
-        httpConfiguration.maxBodyBytes = router.largestBodyBytes
+        httpConfiguration.routeBodyLimit = { [router] method, path in router.bodyLimit(method: method, path: path) }
         let http = HTTPServer(configuration: httpConfiguration, logger: logger) { await app.respond(to: $0) }
         try http.start()
         services.append(DrainFlagService(flag: draining))
