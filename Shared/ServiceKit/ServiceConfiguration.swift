@@ -120,7 +120,7 @@ public struct ServiceConfiguration: Sendable {
     /// The default request body limit (`SIGNET_HTTP_MAX_BODY_BYTES`): 64 KiB for every route of
     /// every service. Routes that carry more (a transaction's PNG images) declare the extra
     /// bytes where they are registered (`GuardedRouter.on(_:_:_:extraBodyBytes:_:)`), computed
-    /// from the bounds of what they carry; the server then receives up to the largest route's.
+    /// from the bounds of what they carry; the server refuses every other body past this one.
     public static let defaultMaxBodyBytes = 64 * 1024
 
     /// The HTTP listener's settings (`SIGNET_HTTP_*`), for a service and for the console,
