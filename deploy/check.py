@@ -238,6 +238,25 @@ for name in ("apple-app-site-association", "assetlinks.json"):
     check(block is not None and "set $signet_upstream oob:8084;" in block.group(1) and "rewrite" not in block.group(1),
           f"gateway: /.well-known/{name} to oob:8084, path kept")
 check("client_max_body_size 64k;" in conf, "gateway: client_max_body_size 64k")
+# Routes whose bodies carry PNG images: each gateway lets through the service's exact bound
+# (64 KiB + images × base64url of a 32 KiB PNG), computed from the Swift constants.
+def swift_int(path, name):
+    text = open(os.path.join(ROOT, *path.split("/"))).read()
+    m = re.search(r"static let " + name + r" = ([0-9 *]+)\n", text)
+    return eval(m.group(1)) if m else None  # a product of integer literals only
+png = swift_int("Shared/Schema/TransactionAPI.swift", "maximumBytes")
+images = swift_int("Shared/Schema/TransactionAPI.swift", "maximumImages")
+forms = swift_int("Services/Authentication/UAFTransactionContents.swift", "maximumForms")
+check(None not in (png, images, forms), "gateway: image body constants found in the Swift source")
+if None not in (png, images, forms):
+    encoded = (png * 4 + 2) // 3
+    bounds = {"transaction": 64 * 1024 + images * encoded, "uaf": 64 * 1024 + forms * encoded}
+    local = open(os.path.join(DEPLOY, "local", "gateway.conf.in")).read()
+    for name, text in (("deploy", conf), ("local", local)):
+        tx = re.search(r"location /transaction/ \{[^}]*?client_max_body_size (\d+)k;", text, re.S)
+        uaf = re.search(r"location ~ \^/authentication/v1/tenants/\[\^/\]\+/uaf/authentications/requests\$ \{[^}]*?client_max_body_size (\d+)k;", text, re.S)
+        check(tx is not None and int(tx.group(1)) * 1024 >= bounds["transaction"], f"{name} gateway: /transaction/ takes {bounds['transaction']} bytes")
+        check(uaf is not None and int(uaf.group(1)) * 1024 >= bounds["uaf"], f"{name} gateway: UAF authentication requests take {bounds['uaf']} bytes")
 check("$request_body" not in conf, "gateway: request bodies never logged")
 
 # 6. Databases created by the init script.

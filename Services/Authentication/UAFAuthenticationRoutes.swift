@@ -39,7 +39,10 @@ struct UAFAuthenticationRoutes: Sendable {
     }
 
     func register(on router: inout GuardedRouter) {
-        router.post("/v1/tenants/{tenant}/uaf/authentications/requests", .open) { request, ctx in try await requests(request, ctx) }
+        // An inline `transaction` list may carry a PNG in each of its forms.
+        router.post("/v1/tenants/{tenant}/uaf/authentications/requests", .open, extraBodyBytes: UAFTransactionContents.maximumContentLength) {
+            request, ctx in try await requests(request, ctx)
+        }
         router.post("/v1/tenants/{tenant}/uaf/authentications", .open) { request, ctx in try await finish(request, ctx) }
     }
 

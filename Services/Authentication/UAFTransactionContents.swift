@@ -22,6 +22,12 @@ struct UAFTransactionContents: Sendable {
     static let maximumText = 200
     /// Most forms of one transaction in a request.
     static let maximumForms = 4
+    /// The most request-body bytes a `transaction` list's contents take: every form a PNG of
+    /// ``FIDO/UAFTransactionPNG/maximumBytes`` as unpadded base64url
+    /// (`TransactionImage.maximumContentLength`: 4 × 43,691). The request
+    /// route takes it beyond the default body limit, which covers the rest (characteristics
+    /// with a full palette, username).
+    static let maximumContentLength = maximumForms * TransactionImage.maximumContentLength
 
     /// `transactionText`: one `text/plain` form.
     ///

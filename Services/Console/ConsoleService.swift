@@ -131,7 +131,7 @@ public enum ConsoleService {
             sessions: OperatorSessions(idleTimeout: configuration.idleTimeout, lifetime: configuration.lifetime),
             cookie: SessionCookie(secure: configuration.origin.hasPrefix("https://"), maxAge: Int(configuration.lifetime.components.seconds)),
             operatorsTenant: configuration.operatorsTenant, origin: configuration.origin)
-        var router = GuardedRouter()
+        var router = GuardedRouter(maxBodyBytes: configuration.http.maxBodyBytes)
         router.get("/healthz", .open) { _, _ in try .json(HealthStatus(status: "ok", checks: nil, version: BuildInfo.version)) }
         router.get("/readyz", .open) { _, _ in
             let ready = readiness.isReady

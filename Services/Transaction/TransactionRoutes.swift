@@ -21,12 +21,16 @@ struct TransactionRoutes: Sendable {
     static let maximumLifetime = 86_400
 
     func register(on router: inout GuardedRouter) {
-        router.post("/v1/tenants/{tenant}/transactions", context.relyingParty) { request, ctx in try await create(request, ctx) }
+        // Creation and amendment carry up to three PNG images besides the details.
+        let images = TransactionDetails.maximumImagesContentLength
+        router.post("/v1/tenants/{tenant}/transactions", context.relyingParty, extraBodyBytes: images) { request, ctx in try await create(request, ctx) }
         router.get("/v1/tenants/{tenant}/transactions/{transactionId}", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
             return try .json(try await load(ctx.parameter("transactionId"), tenant: tenant).resource(), headers: [("Cache-Control", "no-store")])
         }
-        router.patch("/v1/tenants/{tenant}/transactions/{transactionId}", context.relyingParty) { request, ctx in try await amend(request, ctx) }
+        router.patch("/v1/tenants/{tenant}/transactions/{transactionId}", context.relyingParty, extraBodyBytes: images) { request, ctx in
+            try await amend(request, ctx)
+        }
         router.post("/v1/tenants/{tenant}/transactions/{transactionId}/cancel", context.relyingParty) { request, ctx in
             let tenant = ctx.parameter("tenant")
             let changed = try await change(ctx.parameter("transactionId"), tenant: tenant, to: "CANCELLED")

@@ -34,25 +34,64 @@ public struct RegisteredRoute: Sendable, Hashable, CustomStringConvertible {
 
 /// Registers routes with their guards into a ``Router`` and keeps the list of what it
 /// registered. Services add their routes through this type only.
+///
+/// Request bodies are bounded per route: ``maxBodyBytes`` (`SIGNET_HTTP_MAX_BODY_BYTES`, 64 KiB
+/// by default) for every route, plus what a route declares as `extraBodyBytes` for content the
+/// default is not sized for (a transaction's PNG images). The server refuses a body past
+/// ``maxBodyBytes`` unless ``bodyLimit(method:path:)`` gives its route more (it asks only then),
+/// so other routes never receive more than ``maxBodyBytes``; the route's limit is checked again
+/// before its guard runs (the in-process test client has no server), with the same 413
+/// `payload_too_large`.
 public struct GuardedRouter: Sendable {
     public private(set) var router: Router
     public private(set) var registered: [RegisteredRoute] = []
+    /// The body limit of a route that declares no extra bytes.
+    public let maxBodyBytes: Int
+    /// The largest body any route takes: what the server must receive before refusing.
+    public private(set) var largestBodyBytes: Int
+    /// Each route's body limit, keyed `"METHOD template"` (only routes above ``maxBodyBytes``).
+    public private(set) var bodyLimits: [String: Int] = [:]
 
-    public init(_ router: Router = Router()) { self.router = router }
+    /// - Parameter maxBodyBytes: the body limit of every route (plus its `extraBodyBytes`).
+    public init(_ router: Router = Router(), maxBodyBytes: Int = 64 * 1024) {
+        self.router = router
+        self.maxBodyBytes = maxBodyBytes
+        largestBodyBytes = maxBodyBytes
+    }
 
     /// Adds `handler` at `method` `template`, behind `guard`.
-    public mutating func on(_ method: String, _ template: String, _ guard: RouteGuard, _ handler: @escaping Handler) {
+    ///
+    /// - Parameter extraBodyBytes: bytes of body this route takes beyond ``maxBodyBytes``
+    ///   (computed from the bounds of what it carries, never a bare number).
+    public mutating func on(_ method: String, _ template: String, _ guard: RouteGuard, extraBodyBytes: Int = 0, _ handler: @escaping Handler) {
+        precondition(extraBodyBytes >= 0, "extraBodyBytes is a size")
         registered.append(RegisteredRoute(method: method.uppercased(), template: template, guardName: `guard`.name))
+        let limit = maxBodyBytes + extraBodyBytes
+        if extraBodyBytes > 0 { bodyLimits["\(method.uppercased()) \(template)"] = limit }
+        largestBodyBytes = max(largestBodyBytes, limit)
         router.on(method, template) { request, ctx in
+            // Before the guard, as the server's own limit is: a body past the route's bound is
+            // refused whoever sends it.
+            guard request.body.count <= limit else {
+                throw HTTPError(.payloadTooLarge, detail: "The body exceeds \(limit) bytes.")
+            }
             var ctx = ctx
             ctx.principal = try await `guard`.authorize(request, ctx)
             return try await handler(request, ctx)
         }
     }
 
+    /// The body bound of the route `method` `path` matches: ``maxBodyBytes`` plus its extra
+    /// bytes (``maxBodyBytes`` for a path no route takes more on). The server asks it for a body
+    /// past ``maxBodyBytes`` only (`HTTPServerConfiguration.routeBodyLimit`).
+    public func bodyLimit(method: String, path: String) -> Int {
+        guard !bodyLimits.isEmpty, case .found(_, let template, _) = router.match(method: method.uppercased(), path: path) else { return maxBodyBytes }
+        return bodyLimits["\(method.uppercased()) \(template)"] ?? maxBodyBytes
+    }
+
     public mutating func get(_ t: String, _ g: RouteGuard, _ h: @escaping Handler) { on("GET", t, g, h) }
-    public mutating func put(_ t: String, _ g: RouteGuard, _ h: @escaping Handler) { on("PUT", t, g, h) }
-    public mutating func post(_ t: String, _ g: RouteGuard, _ h: @escaping Handler) { on("POST", t, g, h) }
-    public mutating func patch(_ t: String, _ g: RouteGuard, _ h: @escaping Handler) { on("PATCH", t, g, h) }
+    public mutating func put(_ t: String, _ g: RouteGuard, extraBodyBytes: Int = 0, _ h: @escaping Handler) { on("PUT", t, g, extraBodyBytes: extraBodyBytes, h) }
+    public mutating func post(_ t: String, _ g: RouteGuard, extraBodyBytes: Int = 0, _ h: @escaping Handler) { on("POST", t, g, extraBodyBytes: extraBodyBytes, h) }
+    public mutating func patch(_ t: String, _ g: RouteGuard, extraBodyBytes: Int = 0, _ h: @escaping Handler) { on("PATCH", t, g, extraBodyBytes: extraBodyBytes, h) }
     public mutating func delete(_ t: String, _ g: RouteGuard, _ h: @escaping Handler) { on("DELETE", t, g, h) }
 }

@@ -13,7 +13,12 @@ public struct HTTPServerConfiguration: Sendable {
     public var port: Int
     /// libmicrohttpd's epoll thread pool size.
     public var threads: Int
+    /// The body bound of every request, unless ``routeBodyLimit`` gives its route a larger one.
     public var maxBodyBytes: Int
+    /// The body bound of a request's route (`GuardedRouter.bodyLimit(method:path:)`), asked only
+    /// for a body that passes ``maxBodyBytes``, so that other requests pay no route lookup and
+    /// every other route is refused at ``maxBodyBytes`` before more is received (nil: none).
+    public var routeBodyLimit: (@Sendable (_ method: String, _ path: String) -> Int)?
     /// Open connections at most, all clients together.
     public var maxConnections: Int
     /// Idle connections are closed after this many seconds.
@@ -332,6 +337,8 @@ final class RequestState: @unchecked Sendable {
     var query: [String: String] = [:]
     var body: [UInt8] = []
     var tooLarge = false
+    /// The request's body bound, once a body passed the server's `maxBodyBytes`.
+    private var routeLimit: Int?
     var dispatched = false
     var counted = false
     /// A `Mutex` (stored inline) rather than a PlainLock (a separately allocated pthread mutex,
@@ -341,6 +348,19 @@ final class RequestState: @unchecked Sendable {
 
     init(home: LoopDaemon?) {
         self.home = home
+    }
+
+    /// Whether `size` bytes of body pass this request's bound: `maxBodyBytes`, or past it the
+    /// route's (looked up once, only for bodies that large).
+    func bodyFits(_ size: Int, _ configuration: HTTPServerConfiguration) -> Bool {
+        size <= configuration.maxBodyBytes || size <= bodyLimit(configuration)
+    }
+
+    func bodyLimit(_ configuration: HTTPServerConfiguration) -> Int {
+        if let routeLimit { return routeLimit }
+        let limit = max(configuration.maxBodyBytes, configuration.routeBodyLimit?(method, path) ?? 0)
+        routeLimit = limit
+        return limit
     }
 
     /// The end of a dispatched request: the response (the first of the handler's and the
@@ -420,7 +440,7 @@ private func handleAccess(
         MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, headerIterator, opaque)
         MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, headerIterator, opaque)
         if let cl = state.headers.first(where: { $0.name == "content-length" }), let n = Int(cl.value),
-            n > server.configuration.maxBodyBytes
+            !state.bodyFits(n, server.configuration)
         {
             state.tooLarge = true
         }
@@ -433,7 +453,7 @@ private func handleAccess(
     if uploadDataSize.pointee > 0 {
         let n = uploadDataSize.pointee
         if !state.tooLarge, let uploadData {
-            if state.body.count + n > server.configuration.maxBodyBytes {
+            if !state.bodyFits(state.body.count + n, server.configuration) {
                 state.tooLarge = true
                 state.body = []
             } else {
@@ -458,7 +478,7 @@ private func handleAccess(
     if !HTTPRequest.acceptableRequestID(requestID) { requestID = HTTPRequest.newRequestID() }
     if state.tooLarge {
         let r = HTTPResponse.problem(
-            HTTPError(.payloadTooLarge, detail: "The body exceeds \(server.configuration.maxBodyBytes) bytes."),
+            HTTPError(.payloadTooLarge, detail: "The body exceeds \(state.bodyLimit(server.configuration)) bytes."),
             requestID: requestID)
         Counter(label: "signet_http_requests_total", dimensions: [("method", state.method), ("route", "unmatched"), ("status", "413")]).increment()
         var withID = r

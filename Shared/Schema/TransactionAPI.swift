@@ -49,6 +49,12 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
     /// AuthenticationRequest carries at most.
     public static let maximumImages = 3
 
+    /// The most request-body bytes the images of one transaction take: ``maximumImages`` times
+    /// ``TransactionImage/maximumContentLength`` (131,073). Routes that take images declare it
+    /// beyond the default body limit, which covers everything else (text, payee, batch, each
+    /// image's characteristics with a full palette).
+    public static let maximumImagesContentLength = maximumImages * TransactionImage.maximumContentLength
+
     /// The canonical JSON text (see the type's documentation).
     public var canonicalJSON: String {
         var members: [(String, String)] = [
@@ -138,8 +144,10 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
 /// strictly (`FIDO.UAFTransactionPNG`) when the transaction is created. It is transaction
 /// content like the text: it travels with the details in `TransactionChanged`.
 public struct TransactionImage: Codable, Sendable, Equatable {
-    /// Largest PNG file (as `FIDO.UAFTransactionPNG.maximumBytes`).
+    /// Largest PNG file (`FIDO.UAFTransactionPNG.maximumBytes` is this one).
     public static let maximumBytes = 32 * 1024
+    /// Longest `content`: the unpadded base64url of ``maximumBytes`` bytes (43,691 characters).
+    public static let maximumContentLength = (maximumBytes * 4 + 2) / 3
 
     /// base64url of the PNG file, unpadded.
     public var content: String
@@ -153,7 +161,7 @@ public struct TransactionImage: Codable, Sendable, Equatable {
     /// base64url (unpadded) of 1…``maximumBytes`` bytes.
     var isWellFormed: Bool {
         let n = content.utf8.count
-        return n >= 2 && n <= (Self.maximumBytes * 4 + 2) / 3 && n % 4 != 1
+        return n >= 2 && n <= Self.maximumContentLength && n % 4 != 1
             && content.utf8.allSatisfy { ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D || $0 == 0x5F }
     }
 

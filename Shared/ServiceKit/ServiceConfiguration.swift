@@ -53,7 +53,7 @@ public struct ServiceConfiguration: Sendable {
     public init(service: ServiceName, environment env: Environment = Environment()) throws {
         self.service = service
         let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
-        http = try Self.http(env, defaultPort: service.defaultPort, defaultMaxBodyBytes: Self.defaultMaxBodyBytes(service))
+        http = try Self.http(env, defaultPort: service.defaultPort, defaultMaxBodyBytes: Self.defaultMaxBodyBytes)
         let pgHost = env.string("SIGNET_PG_HOST", default: "127.0.0.1")
         let pgPort = try env.int("SIGNET_PG_PORT", default: 54329, range: 1...65535)
         let pgUser = env.string("SIGNET_PG_USER", default: "signet")
@@ -117,16 +117,15 @@ public struct ServiceConfiguration: Sendable {
         }
     }
 
-    /// The default request body limit (`SIGNET_HTTP_MAX_BODY_BYTES`): 64 KiB, and 192 KiB for
-    /// the transaction service, whose create and PATCH bodies carry up to three PNG images of
-    /// 32 KiB each as base64url (about 43.7 KiB each, 131 KiB together, plus the details).
-    public static func defaultMaxBodyBytes(_ service: ServiceName) -> Int {
-        service == .transaction ? 192 * 1024 : 64 * 1024
-    }
+    /// The default request body limit (`SIGNET_HTTP_MAX_BODY_BYTES`): 64 KiB for every route of
+    /// every service. Routes that carry more (a transaction's PNG images) declare the extra
+    /// bytes where they are registered (`GuardedRouter.on(_:_:_:extraBodyBytes:_:)`), computed
+    /// from the bounds of what they carry; the server refuses every other body past this one.
+    public static let defaultMaxBodyBytes = 64 * 1024
 
     /// The HTTP listener's settings (`SIGNET_HTTP_*`), for a service and for the console,
     /// which shares them without being one of the five services.
-    public static func http(_ env: Environment, defaultPort: Int, defaultMaxBodyBytes: Int = 64 * 1024) throws -> HTTPServerConfiguration {
+    public static func http(_ env: Environment, defaultPort: Int, defaultMaxBodyBytes: Int = Self.defaultMaxBodyBytes) throws -> HTTPServerConfiguration {
         let host = env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")
         let port = try env.int("SIGNET_HTTP_PORT", default: defaultPort, range: 0...65535)
         return HTTPServerConfiguration(

@@ -88,8 +88,12 @@ public enum ServiceRuntime {
         }
         services += assembly.background
         let draining = AtomicFlag(false)
-        let (_, app) = application(context: context, producer: producer, assembly: assembly, draining: draining)
-        let http = HTTPServer(configuration: configuration.http, logger: logger) { await app.respond(to: $0) }
+        let (router, app) = application(context: context, producer: producer, assembly: assembly, draining: draining)
+        // Past SIGNET_HTTP_MAX_BODY_BYTES the server asks the router for the route's own bound
+        // (GuardedRouter extraBodyBytes): every other route is refused at the default.
+        var httpConfiguration = configuration.http
+        httpConfiguration.routeBodyLimit = { [router] method, path in router.bodyLimit(method: method, path: path) }
+        let http = HTTPServer(configuration: httpConfiguration, logger: logger) { await app.respond(to: $0) }
         try http.start()
         services.append(DrainFlagService(flag: draining))
         services.append(http)
@@ -108,7 +112,7 @@ public enum ServiceRuntime {
     public static func application(
         context: ServiceContext, producer: KafkaProducer, assembly: ServiceAssembly, draining: AtomicFlag
     ) -> (GuardedRouter, HTTPApplication) {
-        var router = GuardedRouter()
+        var router = GuardedRouter(maxBodyBytes: context.configuration.http.maxBodyBytes)
         HealthRoutes(pool: context.pool, producer: producer, draining: draining, unassignedBound: context.configuration.kafkaUnassignedReadyBound)
             .register(on: &router)
         router.get("/v1/tenants/{tenant}", .open, context.tenants.routeGetTenant())

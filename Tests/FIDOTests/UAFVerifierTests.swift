@@ -55,7 +55,9 @@ import TestSupport
 
     // MARK: - Registration and authentication that work
 
-    @Test(arguments: [
+    /// Every signature algorithm the software authenticator signs with, with the key encodings
+    /// it is registered in.
+    static let signingAlgorithms: [(UAFSignatureAlgorithm, UAFKeyEncoding)] = [
         (UAFSignatureAlgorithm.secp256r1ECDSASHA256Raw, UAFKeyEncoding.eccX962Raw),
         (.secp256r1ECDSASHA256DER, .eccX962DER),
         (.rsassaPSSSHA256Raw, .rsa2048Raw),
@@ -71,14 +73,21 @@ import TestSupport
         (.secp256k1ECDSASHA256Raw, .eccX962DER),
         (.secp256k1ECDSASHA256DER, .eccX962Raw),
         (.secp256k1ECDSASHA256DER, .eccX962DER),
-    ])
-    func surrogateRegistrationThenSignIn(algorithm: UAFSignatureAlgorithm, encoding: UAFKeyEncoding) throws {
+    ]
+
+    /// A software authenticator of `algorithm` whose key is registered as `encoding`.
+    static func authenticator(_ algorithm: UAFSignatureAlgorithm, _ encoding: UAFKeyEncoding) -> SoftUAFAuthenticator {
         let isEC = [
             UAFSignatureAlgorithm.secp256r1ECDSASHA256Raw, .secp256r1ECDSASHA256DER, .secp384r1ECDSASHA384Raw, .secp521r1ECDSASHA512Raw,
             .secp256k1ECDSASHA256Raw, .secp256k1ECDSASHA256DER,
         ].contains(algorithm)
         let pem: String? = algorithm == .ed25519EdDSASHA512Raw ? UAFTestKeys.ed25519PEM : isEC ? nil : UAFTestKeys.rsa2048PEM
-        let authenticator = SoftUAFAuthenticator(aaid: "ffff#0001", algorithm: algorithm, keyEncoding: encoding, facetID: Self.facet, rsaKeyPEM: pem)
+        return SoftUAFAuthenticator(aaid: "ffff#0001", algorithm: algorithm, keyEncoding: encoding, facetID: Self.facet, rsaKeyPEM: pem)
+    }
+
+    @Test(arguments: signingAlgorithms)
+    func surrogateRegistrationThenSignIn(algorithm: UAFSignatureAlgorithm, encoding: UAFKeyEncoding) throws {
+        let authenticator = Self.authenticator(algorithm, encoding)
         let registration = try register(authenticator)
         #expect(registration.aaid == "FFFF#0001")
         #expect(registration.attestation.typeName == "basic_surrogate")
@@ -296,6 +305,49 @@ import TestSupport
         authenticator.rewindCounter(to: 0)  // the next assertion carries 1 again: a clone
         let error = #expect(throws: UAFError.self) { _ = try authenticate(authenticator, record: stored) }
         #expect(error?.code == .signCounterNotIncreased)
+    }
+
+    /// For every algorithm (P-384, P-521 and secp256k1 included): the authenticator's own
+    /// signature verifies, and the same signature with one bit changed, in its last byte or a
+    /// quarter of the way in (inside r, R or the RSA value, past any DER header), is refused
+    /// with `signatureInvalid`; a registration whose KRD signature (surrogate: the new key's)
+    /// has one bit changed, with `attestationSignatureInvalid`.
+    @Test(arguments: signingAlgorithms)
+    func aTamperedSignatureIsRefused(algorithm: UAFSignatureAlgorithm, encoding: UAFKeyEncoding) throws {
+        let authenticator = Self.authenticator(algorithm, encoding)
+        let stored = record(try register(authenticator))
+        #expect(stored.signatureAlgorithm == algorithm)
+        #expect(try authenticate(authenticator, record: stored).newSignCounter == 1)
+        for last in [true, false] {
+            let refused = #expect(throws: UAFError.self) {
+                _ = try authenticate(authenticator, record: stored) { response in
+                    response.assertions[0].assertion = Self.flippingASignatureBit(response.assertions[0].assertion, last: last)
+                }
+            }
+            #expect(refused?.code == .signatureInvalid, "\(algorithm) \(last ? "last byte" : "a quarter in"): \(String(describing: refused))")
+        }
+        let krd = #expect(throws: UAFError.self) {
+            let text = try Self.authenticator(algorithm, encoding).register(registrationRequest()) { response in
+                response.assertions[0].assertion = Self.flippingASignatureBit(response.assertions[0].assertion, last: true)
+            }
+            _ = try UAFRegistrationVerifier(context: context).verify(
+                UAFMessageDecoding.response(text), expectedChallenge: "chal-1", serverData: "sd-1", at: MetadataTestPKI.verificationTime)
+        }
+        #expect(krd?.code == .attestationSignatureInvalid, "\(algorithm) registration: \(String(describing: krd))")
+    }
+
+    /// `assertion` (base64url of a UAF assertion, whose last TLV is TAG_SIGNATURE) with one bit
+    /// of its signature changed: in the last byte, or a quarter of the way into the signature.
+    static func flippingASignatureBit(_ assertion: String, last: Bool) -> String {
+        var bytes = Base64URL.decode(assertion)!
+        let n = bytes.count
+        // TAG_SIGNATURE (0x2E06, little-endian) and its 2-byte length, then the signature to the end.
+        let tag = (0..<(n - 4)).last { i in
+            bytes[i] == 0x06 && bytes[i + 1] == 0x2E && Int(bytes[i + 2]) | Int(bytes[i + 3]) << 8 == n - i - 4
+        }!
+        let length = n - tag - 4
+        bytes[last ? n - 1 : tag + 4 + length / 4] ^= 0x01
+        return Base64URL.encode(bytes)
     }
 
     @Test func anAuthenticatorWithoutCountersKeepsZero() throws {

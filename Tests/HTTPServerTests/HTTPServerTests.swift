@@ -10,10 +10,12 @@ import Testing
 /// The real libmicrohttpd server on an ephemeral loopback port.
 @Suite(.serialized) struct HTTPServerTests {
     func withServer(
-        maxBody: Int = 1024, timeout: Duration = .seconds(5), _ body: (Int) async throws -> Void
+        maxBody: Int = 1024, timeout: Duration = .seconds(5), routeBodyLimit: (@Sendable (String, String) -> Int)? = nil,
+        _ body: (Int) async throws -> Void
     ) async throws {
         var r = Router()
         r.post("/echo") { request, _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/octet-stream")], body: request.body) }
+        r.post("/sink") { request, _ in .text("\(request.body.count)") }
         r.get("/slow") { _, _ in
             try await Task.sleep(for: .seconds(2))
             return .text("late")
@@ -27,7 +29,11 @@ import Testing
         }
         let app = HTTPApplication(router: r, logger: Logger(label: "test", level: .critical))
         let server = HTTPServer(
-            configuration: HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: maxBody, requestTimeout: timeout),
+            configuration: {
+                var c = HTTPServerConfiguration(host: "127.0.0.1", port: 0, threads: 2, maxBodyBytes: maxBody, requestTimeout: timeout)
+                c.routeBodyLimit = routeBodyLimit
+                return c
+            }(),
             logger: Logger(label: "test", level: .critical)
         ) { await app.respond(to: $0) }
         try server.start()
@@ -68,6 +74,26 @@ import Testing
             #expect(status == 413)
             #expect(http.value(forHTTPHeaderField: "Content-Type") == "application/problem+json")
             #expect(String(decoding: body, as: UTF8.self).contains("payload_too_large"))
+        }
+    }
+
+    /// A route the configuration's `routeBodyLimit` gives more takes a body up to that bound
+    /// (refused one byte past it, naming it); every other route is refused past `maxBodyBytes`.
+    @Test func aRouteMayTakeMoreThanTheServersBodyBound() async throws {
+        let asked = Atomic<Int>(0)
+        try await withServer(maxBody: 100, routeBodyLimit: { method, path in
+            asked.wrappingAdd(1, ordering: .relaxed)
+            return method == "POST" && path == "/echo" ? 3000 : 0
+        }) { port in
+            let (small, _, _) = try await send(port, "POST", "/echo", body: Array(repeating: 7, count: 100))
+            #expect(small == 200)
+            #expect(asked.load(ordering: .relaxed) == 0, "a body within maxBodyBytes asks no route")
+            let (fits, echoed, _) = try await send(port, "POST", "/echo", body: Array(repeating: 7, count: 3000))
+            #expect(fits == 200 && echoed.count == 3000)
+            let (over, overBody, _) = try await send(port, "POST", "/echo", body: Array(repeating: 7, count: 3001))
+            #expect(over == 413 && String(decoding: overBody, as: UTF8.self).contains("The body exceeds 3000 bytes."))
+            let (other, otherBody, _) = try await send(port, "POST", "/sink", body: Array(repeating: 7, count: 101))
+            #expect(other == 413 && String(decoding: otherBody, as: UTF8.self).contains("The body exceeds 100 bytes."))
         }
     }
 

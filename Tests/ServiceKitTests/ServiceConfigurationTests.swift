@@ -45,14 +45,12 @@ import Testing
 
     /// The subject key: a short or malformed one is refused anywhere; the development key works
     /// on loopback, and gives the references every service of the local stack computes alike.
-    /// The transaction service's bodies carry up to three 32 KiB PNG images as base64url
-    /// (131 KiB): its default body limit is 192 KiB, every other service's 64 KiB; the
-    /// environment still decides.
+    /// Every service's default body limit is 64 KiB (routes that carry images declare their
+    /// extra bytes, GuardedRouterBodyLimitTests); the environment still decides.
     @Test(arguments: ServiceName.allCases)
-    func theBodyLimitDefaultsPerService(_ service: ServiceName) throws {
+    func theBodyLimitIs64KiBUnlessSet(_ service: ServiceName) throws {
         let c = try ServiceConfiguration(service: service, environment: Environment([:]))
-        #expect(c.http.maxBodyBytes == (service == .transaction ? 196_608 : 65_536))
-        if service == .transaction { #expect(c.http.maxBodyBytes > 3 * ((TransactionImage.maximumBytes * 4 + 2) / 3)) }
+        #expect(c.http.maxBodyBytes == 65_536)
         let set = try ServiceConfiguration(service: service, environment: Environment(["SIGNET_HTTP_MAX_BODY_BYTES": "70000"]))
         #expect(set.http.maxBodyBytes == 70_000)
     }

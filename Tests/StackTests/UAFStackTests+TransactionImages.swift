@@ -110,43 +110,112 @@ extension UAFStackTests {
         try await expectTCTokenVerifies(t, tx, username: username)
     }
 
-    /// A transaction whose image hides a text chunk is refused at creation with its code.
-    /// Three images of nearly the largest size (31.4 KB each, 125 KB of base64url: twice the
-    /// 64 KiB other services take) pass the gateway and the transaction service's body limit, at
-    /// creation and in a PATCH that replaces them.
-    @Test func threeImagesOfNearlyTheLargestSizeFitTheTransactionBodyLimit() async throws {
-        let t = try await tenant()
-        let username = "uaf-big-\(UInt32.random(in: 0...UInt32.max))"
-        func image(_ fill: UInt8) -> (png: [UInt8], json: String) {
-            let row = [UInt8(0)] + [UInt8](repeating: fill, count: 300)
-            let png = TestPNG.make(width: 100, height: 104, colorType: 2, raw: Array((0..<104).map { _ in row }.joined()))
-            let json = #"{"content":"\#(Base64URL.encode(png))","tcDisplayPNGCharacteristics":{"width":100,"height":104,"bitDepth":8,"colorType":2,"compression":0,"filter":0,"interlace":0}}"#
-            return (png, json)
-        }
-        let first = [image(1), image(2), image(3)]
-        #expect(first.allSatisfy { $0.png.count > 31_000 && $0.png.count <= TransactionImage.maximumBytes })
-        var created: TestHTTP.Response?
-        #expect(await TestStack.eventually {
-            created = try? await TestHTTP.json(
-                "POST", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions", token: t.key,
-                json: #"{"username":"\#(username)","text":"Pay €42.00 to ACME Ltd","amount":"42.00","currency":"EUR","payee":"ACME Ltd","images":[\#(first.map(\.json).joined(separator: ","))]}"#)
-            return created?.status == 201
-        })
-        let response = try #require(created)
-        #expect(response.body.count > 0 && response.status == 201, "\(response.status)")
-        let tx = try JSONValueDecoder().decode(TransactionResource.self, from: response.body)
-        #expect(tx.images?.map { Base64URL.decode($0.content) ?? [] } == first.map(\.png))
+    // MARK: - Body bounds of the routes that carry images
 
-        let second = [image(4), image(5), image(6)]
-        let patched = try await TestHTTP.send(
-            "PATCH", "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions/\(tx.transactionId)",
-            headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"],
-            body: Array(#"{"images":[\#(second.map(\.json).joined(separator: ","))]}"#.utf8))
-        #expect(patched.status == 200, "\(String(decoding: patched.body.prefix(300), as: UTF8.self))")
-        let amended = try JSONValueDecoder().decode(TransactionResource.self, from: patched.body)
-        #expect(amended.images?.map { Base64URL.decode($0.content) ?? [] } == second.map(\.png) && amended.detailsHash != tx.detailsHash)
+    /// A PNG of exactly ``Schema/TransactionImage/maximumBytes`` (32,768): 8-bit grey, 326×100,
+    /// in stored deflate blocks (68 bytes of signature, chunks and zlib framing, then 100 rows of
+    /// a filter byte and 326 pixels).
+    static func maximalPNG(_ fill: UInt8) -> [UInt8] {
+        let row = [UInt8(0)] + [UInt8](repeating: fill, count: 326)
+        return TestPNG.make(width: 326, height: 100, colorType: 0, raw: Array((0..<100).map { _ in row }.joined()))
+    }
+    static let maximalCharacteristics = #"{"width":326,"height":100,"bitDepth":8,"colorType":0,"compression":0,"filter":0,"interlace":0}"#
+
+    /// `json` (an object) with JSON whitespace after its `{`, `size` bytes in all.
+    static func padded(_ json: String, to size: Int) -> [UInt8] {
+        let bytes = Array(json.utf8)
+        precondition(bytes.first == UInt8(ascii: "{") && bytes.count <= size)
+        return [bytes[0]] + [UInt8](repeating: 0x20, count: size - bytes.count) + bytes.dropFirst()
     }
 
+    /// Every route's body bound but those below (SIGNET_HTTP_MAX_BODY_BYTES, the stack's default).
+    static let defaultBodyBound = 64 * 1024
+
+    /// The 413 a service answers for a body past a route's bound (the gateway's own would be
+    /// `body_too_large`: the gateway let the body through).
+    func expectPayloadTooLarge(_ r: TestHTTP.Response, _ bound: Int) {
+        #expect(r.status == 413, "\(r.status) \(String(decoding: r.body.prefix(300), as: UTF8.self))")
+        let problem = (try? r.json()) ?? [:]
+        #expect(problem["code"] as? String == "payload_too_large" && problem["detail"] as? String == "The body exceeds \(bound) bytes.", "\(problem)")
+    }
+
+    /// Transaction creation and PATCH take 64 KiB plus three maximal images as base64url
+    /// (`TransactionDetails.maximumImagesContentLength`), through the gateway: three 32 KiB
+    /// images in a body of exactly that bound are taken, one byte more is refused by the service
+    /// with 413 `payload_too_large`; the service's other routes keep 64 KiB.
+    @Test func threeMaximalImagesFitTheTransactionRoutesAndOneByteMoreDoesNot() async throws {
+        let t = try await tenant()
+        let username = "uaf-max-\(UInt32.random(in: 0...UInt32.max))"
+        let bound = Self.defaultBodyBound + TransactionDetails.maximumImagesContentLength
+        #expect(bound == 196_609)
+        func images(_ pngs: [[UInt8]]) -> String {
+            "[" + pngs.map { #"{"content":"\#(Base64URL.encode($0))","tcDisplayPNGCharacteristics":\#(Self.maximalCharacteristics)}"# }.joined(separator: ",") + "]"
+        }
+        let first = (1...3).map { Self.maximalPNG(UInt8($0)) }
+        #expect(first.allSatisfy { $0.count == TransactionImage.maximumBytes && Base64URL.encode($0).utf8.count == TransactionImage.maximumContentLength })
+        let url = "\(Self.gateway)/transaction/v1/tenants/\(t.id)/transactions"
+        let headers = ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"]
+        let body = #"{"username":"\#(username)","text":"Pay €42.00 to ACME Ltd","amount":"42.00","currency":"EUR","payee":"ACME Ltd","images":\#(images(first))}"#
+
+        var created: TestHTTP.Response?
+        #expect(await TestStack.eventually {
+            created = try? await TestHTTP.send("POST", url, headers: headers, body: Self.padded(body, to: bound))
+            return created?.status == 201
+        })
+        let tx = try JSONValueDecoder().decode(TransactionResource.self, from: try #require(created).body)
+        #expect(tx.images?.map { Base64URL.decode($0.content) ?? [] } == first)
+        expectPayloadTooLarge(try await TestHTTP.send("POST", url, headers: headers, body: Self.padded(body, to: bound + 1)), bound)
+
+        let second = (4...6).map { Self.maximalPNG(UInt8($0)) }
+        let amend = #"{"images":\#(images(second))}"#
+        let over = try await TestHTTP.send("PATCH", "\(url)/\(tx.transactionId)", headers: headers, body: Self.padded(amend, to: bound + 1))
+        expectPayloadTooLarge(over, bound)
+        let patched = try await TestHTTP.send("PATCH", "\(url)/\(tx.transactionId)", headers: headers, body: Self.padded(amend, to: bound))
+        #expect(patched.status == 200, "\(String(decoding: patched.body.prefix(300), as: UTF8.self))")
+        let amended = try JSONValueDecoder().decode(TransactionResource.self, from: patched.body)
+        #expect(amended.images?.map { Base64URL.decode($0.content) ?? [] } == second && amended.detailsHash != tx.detailsHash)
+
+        // Another route of the transaction service, behind the same gateway location: 64 KiB.
+        let cancel = "\(url)/\(tx.transactionId)/cancel"
+        expectPayloadTooLarge(try await TestHTTP.send("POST", cancel, headers: headers, body: Self.padded("{}", to: Self.defaultBodyBound + 1)), Self.defaultBodyBound)
+    }
+
+    /// The UAF authentication request takes 64 KiB plus an inline `transaction` list of four
+    /// maximal PNGs as base64url (`UAFTransactionContents.maximumForms` is 4), through the
+    /// gateway; one byte more is refused by the service with 413 `payload_too_large`, and the
+    /// UAF finish route keeps 64 KiB (the gateway's and the service's).
+    @Test func fourMaximalImagesFitTheUAFAuthenticationRequestAndOneByteMoreDoesNot() async throws {
+        let t = try await tenant()
+        let username = "uaf-max-\(UInt32.random(in: 0...UInt32.max))"
+        _ = try await registeredAuthenticator(t, username: username, aaid: "FFFF#0A06")
+        let bound = Self.defaultBodyBound + 4 * TransactionImage.maximumContentLength
+        let pngs = (1...4).map { Self.maximalPNG(UInt8($0)) }
+        let forms = pngs.map {
+            #"{"contentType":"image/png","content":"\#(Base64URL.encode($0))","tcDisplayPNGCharacteristics":\#(Self.maximalCharacteristics)}"#
+        }
+        let body = #"{"username":"\#(username)","transaction":[\#(forms.joined(separator: ","))]}"#
+        let url = "\(t.authentication)/uaf/authentications/requests"
+        let headers = ["Content-Type": "application/json"]
+
+        var answered: TestHTTP.Response?
+        #expect(await TestStack.eventually {
+            answered = try? await TestHTTP.send("POST", url, headers: headers, body: Self.padded(body, to: bound))
+            return answered?.status == 200
+        })
+        let envelope = try JSONValueDecoder().decode(UAFRequestEnvelope.self, from: try #require(answered).body)
+        let request = try JSONValueDecoder().decode(UAFAuthenticationRequest.self, from: envelope.uafRequest[0])
+        #expect(request.transaction?.map { Base64URL.decode($0.content) ?? [] } == pngs)
+        expectPayloadTooLarge(try await TestHTTP.send("POST", url, headers: headers, body: Self.padded(body, to: bound + 1)), bound)
+
+        // The finish route keeps 64 KiB: the gateway's /authentication/ location refuses more
+        // itself (413), and so does the service behind it, asked directly.
+        let overDefault = Self.padded("{}", to: Self.defaultBodyBound + 1)
+        let finish = "/v1/tenants/\(t.id)/uaf/authentications"
+        #expect(try await TestHTTP.send("POST", "\(Self.gateway)/authentication\(finish)", headers: headers, body: overDefault).status == 413)
+        expectPayloadTooLarge(try await TestHTTP.send("POST", "http://127.0.0.1:8082\(finish)", headers: headers, body: overDefault), Self.defaultBodyBound)
+    }
+
+    /// A transaction whose image hides a text chunk is refused at creation with its code.
     @Test func aTransactionImageWithAHiddenChunkIsRefusedAtCreation() async throws {
         let t = try await tenant()
         let hidden = TestPNG.make(width: 24, height: 12, colorType: 2, extra: [TestPNG.chunk("tEXt", Array("k\u{0}v".utf8))])

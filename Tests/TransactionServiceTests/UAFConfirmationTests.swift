@@ -159,6 +159,8 @@ struct UAFConfirmationTests {
         #expect(refused.status == 400 && problem["code"] as? String == "uaf_transaction_png_unsupported_chunk" && problem["field"] as? String == "images[0].content", "\(problem)")
         let unchanged = try await read()
         #expect(unchanged.detailsHash == tx.detailsHash && unchanged.text == tx.text && unchanged.images == tx.images)
+        let eventsBefore = try await h.published().filter { $0.type == TransactionChanged.eventType }.count
+        #expect(eventsBefore == 1, "the refused PATCH published nothing")
 
         let patched = await h.send("PATCH", path, bearer: Self.key, json: #"{"images":\#(images(grey, colorType: 0))}"#)
         #expect(patched.status == 200, "\(String(decoding: patched.body, as: UTF8.self))")
@@ -167,6 +169,11 @@ struct UAFConfirmationTests {
         #expect(amended.images?.first?.tcDisplayPNGCharacteristics == UAFDisplayPNGCharacteristics(width: 24, height: 12, bitDepth: 8, colorType: 0))
         #expect(amended.detailsHash != tx.detailsHash && amended.detailsHash == Base64URL.encode(SHA256.hash(Array(amended.details.canonicalJSON.utf8))))
         #expect(try await read().detailsHash == amended.detailsHash)
+        // The amendment's event carries the new image and the recomputed hash.
+        let changes = try await h.published().filter { $0.type == TransactionChanged.eventType }
+        #expect(changes.count == eventsBefore + 1)
+        let event = try JSONValueDecoder().decode(TransactionChanged.self, from: Array(try #require(changes.last).data.utf8))
+        #expect(event.details.images?.map(\.content) == [Base64URL.encode(grey)] && event.detailsHash == amended.detailsHash)
 
         #expect(try await Self.decide(h, amended, try Self.evidence(authenticator, amended, signed: colour)).status == "PENDING")
         #expect(try await Self.decide(h, amended, try Self.evidence(authenticator, amended, signed: grey)).status == "CONFIRMED")

@@ -33,8 +33,9 @@ import Schema
 /// ``check(_:)`` then compares the header (and the palette, when given) with the characteristics
 /// the display announces.
 public struct UAFTransactionPNG: Sendable, Hashable {
-    /// Largest PNG file accepted.
-    public static let maximumBytes = 32 * 1024
+    /// Largest PNG file accepted: a transaction image's (`Schema.TransactionImage.maximumBytes`,
+    /// which also sizes the request bodies that carry them).
+    public static let maximumBytes = TransactionImage.maximumBytes
     /// Largest width or height accepted (transaction confirmation displays are small).
     public static let maximumDimension: UInt32 = 2048
     /// Largest decompressed image data (scanlines with their filter bytes) accepted.
