@@ -3,7 +3,7 @@
 # sign-in ceremony load, in alternating runs on one release stack. For a change to the
 # service's request path: build main's binary and the branch's, then
 #
-#   PAIRS=3 DURATION=10 bash scripts/bench-ab.sh /path/to/signet-authentication-A /path/to/signet-authentication-B
+#   PAIRS=3 DURATION=10 bash scripts/bench-ab.sh A/signet-authentication B/signet-authentication
 #
 # Each run restarts the authentication service from the named binary (the environment
 # stack.sh gave it is kept), warms it up, then runs `signet-bench ceremonies` (16 workers) and
@@ -15,6 +15,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 [ $# = 2 ] && [ -x "$1" ] && [ -x "$2" ] || { echo "usage: bench-ab.sh BINARY_A BINARY_B (two signet-authentication executables)" >&2; exit 2; }
+# signet-bench finds the service by its process name: name each binary signet-authentication
+# (e.g. A/signet-authentication and B/signet-authentication).
 A="$(realpath "$1")" B="$(realpath "$2")"
 pairs="${PAIRS:-3}" duration="${DURATION:-10}" workers="${CONNECTIONS:-16}"
 BIN="$ROOT/.build/release"
