@@ -91,6 +91,13 @@ public struct HTTPResponse: Sendable {
             body: try JSONValueEncoder().encodeToBytes(value))
     }
 
+    /// A JSON response written by the value itself (``JSONDirectEncodable``): the same bytes
+    /// as the generic `json(_:status:headers:)`, without the encoder's tree (bodies written on
+    /// every sign-in).
+    public static func json<T: JSONDirectEncodable>(_ value: T, status: Int = 200, headers: [(name: String, value: String)] = []) throws -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "application/json")] + headers, body: value.directJSONBytes)
+    }
+
     /// A plain-text response.
     public static func text(_ value: String, status: Int = 200, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", contentType)], body: Array(value.utf8))

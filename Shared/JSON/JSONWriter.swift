@@ -26,7 +26,7 @@ public struct JSONWriter {
             } else {
                 append(d.description)
             }
-        case .string(let s): writeString(s)
+        case .string(let s): writeEscaped(s)
         case .array(let elements):
             bytes.append(UInt8(ascii: "["))
             for (i, element) in elements.enumerated() {
@@ -39,15 +39,32 @@ public struct JSONWriter {
         }
     }
 
-    // Pieces, for writers of trees other than JSONValue (JSONValueEncoder).
-    mutating func beginObject() { bytes.append(UInt8(ascii: "{")) }
-    mutating func endObject() { bytes.append(UInt8(ascii: "}")) }
-    mutating func beginArray() { bytes.append(UInt8(ascii: "[")) }
-    mutating func endArray() { bytes.append(UInt8(ascii: "]")) }
-    mutating func writeComma() { bytes.append(UInt8(ascii: ",")) }
-    mutating func writeMemberName(_ name: String, first: Bool) {
+    // Pieces, for writers of trees other than JSONValue (JSONValueEncoder, and the
+    // `JSONDirectEncodable` types that write themselves).
+    public mutating func beginObject() { bytes.append(UInt8(ascii: "{")) }
+    public mutating func endObject() { bytes.append(UInt8(ascii: "}")) }
+    public mutating func beginArray() { bytes.append(UInt8(ascii: "[")) }
+    public mutating func endArray() { bytes.append(UInt8(ascii: "]")) }
+    public mutating func writeComma() { bytes.append(UInt8(ascii: ",")) }
+    /// Reserves room for `n` more bytes (a body whose size is roughly known).
+    public mutating func reserveCapacity(_ n: Int) { bytes.reserveCapacity(bytes.count + n) }
+    /// A string value, escaped as ``write(_:)`` escapes `.string`.
+    public mutating func writeString(_ s: String) { writeEscaped(s) }
+    /// An integer value.
+    public mutating func writeInt(_ i: Int) { append(String(i)) }
+    /// An array of strings.
+    public mutating func writeStrings(_ strings: [String]) {
+        beginArray()
+        for (i, s) in strings.enumerated() {
+            if i > 0 { writeComma() }
+            writeEscaped(s)
+        }
+        endArray()
+    }
+    /// `"name":`, after a comma unless it is the object's first member.
+    public mutating func writeMemberName(_ name: String, first: Bool) {
         if !first { bytes.append(UInt8(ascii: ",")) }
-        writeString(name)
+        writeEscaped(name)
         bytes.append(UInt8(ascii: ":"))
     }
 
@@ -56,14 +73,14 @@ public struct JSONWriter {
         bytes.append(UInt8(ascii: "{"))
         for (i, member) in members.enumerated() {
             if i > 0 { bytes.append(UInt8(ascii: ",")) }
-            writeString(member.0)
+            writeEscaped(member.0)
             bytes.append(UInt8(ascii: ":"))
             write(member.1)
         }
         bytes.append(UInt8(ascii: "}"))
     }
 
-    private mutating func writeString(_ s: String) {
+    private mutating func writeEscaped(_ s: String) {
         bytes.append(UInt8(ascii: "\""))
         // Most strings need no escape: copied in one go.
         if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {

@@ -25,8 +25,11 @@ public struct EventEnvelope: Sendable, Equatable {
     public var traceparent: String?
     public var tracestate: String?
 
+    /// `id` defaults to ``RandomUUID/keyed()``: CloudEvents asks only that `source` + `id` be
+    /// unique, the ids are not secrets, and one is made on every sign-in (two `getrandom(2)`
+    /// calls each with ``RandomUUID/string()``).
     public init(
-        id: String = RandomUUID.string(), source: String, type: String, time: Date = Date(), subject: String?, data: [UInt8],
+        id: String = RandomUUID.keyed(), source: String, type: String, time: Date = Date(), subject: String?, data: [UInt8],
         traceparent: String? = nil, tracestate: String? = nil
     ) {
         self.id = id
@@ -40,7 +43,7 @@ public struct EventEnvelope: Sendable, Equatable {
     }
 
     /// Wraps a payload, encoding it as JSON.
-    public init<P: EventPayload>(_ payload: P, source: String, subject: String?, id: String = RandomUUID.string(), time: Date = Date()) throws {
+    public init<P: EventPayload>(_ payload: P, source: String, subject: String?, id: String = RandomUUID.keyed(), time: Date = Date()) throws {
         self.init(id: id, source: source, type: P.eventType, time: time, subject: subject, data: try EventCoding.encode(payload))
     }
 

@@ -36,6 +36,12 @@ import Testing
         }
     }
 
+    /// Waits until `condition` holds, 5 s at most (the expectation after it says what failed).
+    static func settle(_ condition: () -> Bool) async throws {
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !condition() && ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+    }
+
     func get(_ path: String, port: Int, source: String) async throws -> Int? {
         try await RawSocket.run {
             let s = try RawSocket(port: port, source: source, timeout: 3)
@@ -85,9 +91,11 @@ import Testing
             for source in ["127.0.0.5", "127.0.0.6", "127.0.0.7", "127.0.0.8", "127.0.0.9"] {
                 hogs += try await idle(10, port: server.boundPort, source: source)
             }
-            try await Task.sleep(for: .milliseconds(200))
             // The whole limit, not one connection more (the last ten wait in the backlog).
-            #expect(server.connections.openCount == 40)
+            // Polled: under a loaded test run, taking 40 in goes past a fixed 200 ms.
+            try await Self.settle { server.connections.openCount >= 40 }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(server.connections.openCount == 40, "per loop \(server.loopConnectionCounts), hogs \(hogs.count)")
             // The main listener has nothing left for a newcomer…
             #expect(try await get("/hello", port: server.boundPort, source: "127.0.0.10") == nil)
             // …the probes' listener answers, and only probes.
@@ -95,9 +103,12 @@ import Testing
             #expect(try await get("/healthz", port: server.healthPort, source: "127.0.0.10") == 200)
             #expect(try await get("/hello", port: server.healthPort, source: "127.0.0.10") == 404)
             // A connection that ends makes room for one from the backlog.
+            // (Polled as above: a full second run of this suite in parallel with the schema suites
+            // once saw 39 after a fixed 300 ms; the bug this test stands for stays at 39.)
             hogs.removeFirst(10)
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(server.connections.openCount == 40)
+            try await Self.settle { server.connections.openCount >= 40 }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(server.connections.openCount == 40, "per loop \(server.loopConnectionCounts), hogs \(hogs.count)")
             withExtendedLifetime(hogs) {}
         }
     }
