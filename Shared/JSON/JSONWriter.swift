@@ -52,6 +52,8 @@ public struct JSONWriter {
     public mutating func writeString(_ s: String) { writeEscaped(s) }
     /// An integer value.
     public mutating func writeInt(_ i: Int) { append(String(i)) }
+    /// `true` or `false`.
+    public mutating func writeBool(_ b: Bool) { append(b ? "true" : "false") }
     /// An array of strings.
     public mutating func writeStrings(_ strings: [String]) {
         beginArray()
@@ -81,32 +83,38 @@ public struct JSONWriter {
     }
 
     private mutating func writeEscaped(_ s: String) {
-        bytes.append(UInt8(ascii: "\""))
-        // Most strings need no escape: copied in one go.
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
-            bytes.append(contentsOf: s.utf8)
+        var s = s
+        // One pass over the string's contiguous UTF-8 (a native string's own buffer, no copy):
+        // runs that need no escape are copied whole (in a sign-in's bodies, every string).
+        s.withUTF8 { utf8 in
             bytes.append(UInt8(ascii: "\""))
-            return
-        }
-        for c in s.utf8 {
-            switch c {
-            case UInt8(ascii: "\""): append("\\\"")
-            case UInt8(ascii: "\\"): append("\\\\")
-            case 0x0A: append("\\n")
-            case 0x0D: append("\\r")
-            case 0x09: append("\\t")
-            case 0x08: append("\\b")
-            case 0x0C: append("\\f")
-            case 0x00..<0x20:
-                let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                append("\\u00")
-                bytes.append(hex[Int(c >> 4)])
-                bytes.append(hex[Int(c & 0xF)])
-            default: bytes.append(c)
+            var start = 0
+            for i in utf8.indices {
+                let c = utf8[i]
+                if c >= 0x20 && c != UInt8(ascii: "\"") && c != UInt8(ascii: "\\") { continue }
+                if start < i { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start..<i])) }
+                start = i + 1
+                switch c {
+                case UInt8(ascii: "\""): append("\\\"")
+                case UInt8(ascii: "\\"): append("\\\\")
+                case 0x0A: append("\\n")
+                case 0x0D: append("\\r")
+                case 0x09: append("\\t")
+                case 0x08: append("\\b")
+                case 0x0C: append("\\f")
+                default:
+                    let hex: StaticString = "0123456789abcdef"
+                    append("\\u00")
+                    bytes.append(hex.utf8Start[Int(c >> 4)])
+                    bytes.append(hex.utf8Start[Int(c & 0xF)])
+                }
             }
+            if start < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[start...])) }
+            bytes.append(UInt8(ascii: "\""))
         }
-        bytes.append(UInt8(ascii: "\""))
     }
 
     private mutating func append(_ s: String) { bytes.append(contentsOf: s.utf8) }
+    /// One byte as is (the module's own writers of fixed-form values).
+    mutating func appendByte(_ b: UInt8) { bytes.append(b) }
 }

@@ -81,8 +81,11 @@ public enum EventCoding {
     /// Event payloads are shallow; deeper is invalid data.
     static let maximumDepth = 32
 
+    /// The payload's compact JSON: written by the payload itself when it is
+    /// ``JSONDirectEncodable`` (the same bytes, see that protocol), else by the generic encoder.
     public static func encode<P: Encodable>(_ payload: P) throws -> [UInt8] {
-        try JSONValueEncoder().encodeToBytes(payload)
+        if let direct = payload as? any JSONDirectEncodable { return direct.directJSONBytes }
+        return try JSONValueEncoder().encodeToBytes(payload)
     }
 
     public static func decode<P: Decodable>(_: P.Type, from data: [UInt8]) throws -> P {

@@ -61,6 +61,27 @@ import Testing
         }
     }
 
+    /// The sign-in event's payload, with and without its optionals, and through `EventCoding`
+    /// (which the outbox uses) and a whole envelope.
+    @Test(arguments: [0, 1_764_000_000, 1_764_000_000.999, -1.5])
+    func signInEventsMatchTheEncoder(seconds: Double) throws {
+        for (i, text) in Self.awkward.enumerated() {
+            let event = AuthenticationSucceeded(
+                tenantId: text, method: i % 2 == 0 ? "fido2" : "uaf", credentialId: Self.awkward[(i + 1) % Self.awkward.count], signCount: [0, 1, 4_294_967_295, -3][i % 4],
+                backupState: i % 2 == 0, userVerified: i % 3 == 0, sessionId: i % 3 == 1 ? nil : "s_\(text)", authenticatedAt: Date(timeIntervalSince1970: seconds + Double(i)),
+                aaid: i % 2 == 0 ? nil : "FFFF#\(text)")
+            try Self.expectSame(event)
+            #expect(try EventCoding.encode(event) == (try JSONValueEncoder().encodeToBytes(event)))
+            // (Dates are written to the second, by either writer: the round trip holds for whole seconds.)
+            if seconds.rounded() == seconds {
+                #expect(try EventCoding.decode(AuthenticationSucceeded.self, from: EventCoding.encode(event)) == event)
+            }
+        }
+        try Self.expectSame(AuthenticationSucceeded.fullExample)
+        let envelope = try EventEnvelope(AuthenticationSucceeded.fullExample, source: "test", subject: "s")
+        #expect(envelope.data == (try JSONValueEncoder().encodeToBytes(AuthenticationSucceeded.fullExample)))
+    }
+
     /// A stored property added to one of these types must reach its writer: with every optional
     /// set, the direct writer names each of the type's properties (Mirror's labels) at the top
     /// level of its object. A new optional left unset in the example below fails too.
@@ -72,6 +93,7 @@ import Testing
         let values: [any JSONDirectEncodable] = [
             descriptor, extensions, options, AuthenticationOptionsResponse(handle: "h", publicKey: options),
             AuthenticationResult(sessionToken: "t", username: "u", credentialId: "c", expiresAt: Date(timeIntervalSince1970: 0)),
+            AuthenticationSucceeded.fullExample,
         ]
         for value in values {
             var labels: Set<String> = []

@@ -35,5 +35,17 @@ func jsonBenchmark(seconds: Double) throws {
     let foundationEncode = try rate(seconds: seconds) { _ = try foundationEncoder.encode(options) }
     let strictEncode = try rate(seconds: seconds) { _ = try JSONValueEncoder().encodeToBytes(options) }
     print(String(format: "json_decode_finish_per_s %.0f  (Foundation JSONSerialization + JSONDecoder: %.0f)", strictDecode, foundationDecode))
+    let directEncode = rate(seconds: seconds) { _ = options.directJSONBytes }
+    let result = AuthenticationResult(
+        sessionToken: String(b64(420)), username: "user-1234@example.com", credentialId: String(b64(43)), expiresAt: Date(timeIntervalSince1970: 1_764_000_000))
+    let resultEncode = try rate(seconds: seconds) { _ = try JSONValueEncoder().encodeToBytes(result) }
+    let resultDirect = rate(seconds: seconds) { _ = result.directJSONBytes }
     print(String(format: "json_encode_options_per_s %.0f  (Foundation JSONEncoder: %.0f)", strictEncode, foundationEncode))
+    print(String(format: "json_direct_options_per_s %.0f  (JSONDirectEncodable; the encoder above: %.0f)", directEncode, strictEncode))
+    print(String(format: "json_encode_result_per_s %.0f  json_direct_result_per_s %.0f", resultEncode, resultDirect))
+    let event = AuthenticationSucceeded.fullExample
+    let eventEncode = try rate(seconds: seconds) { _ = try JSONValueEncoder().encodeToBytes(event) }
+    let eventDirect = try rate(seconds: seconds) { _ = try EventCoding.encode(event) }
+    print(String(format: "json_encode_event_per_s %.0f  json_event_coding_per_s %.0f  (the sign-in event: generic encoder, EventCoding's direct writer)", eventEncode, eventDirect))
+    print(String(format: "µs per sign-in for the two bodies: encoder %.2f, direct %.2f", 1e6 / strictEncode + 1e6 / resultEncode, 1e6 / directEncode + 1e6 / resultDirect))
 }
