@@ -20,7 +20,9 @@ import Synchronization
 ///   deployment lists its gateways' addresses there.
 ///   The count is taken when a connection starts and checked when the next one is accepted,
 ///   so concurrent accepts on libmicrohttpd's threads may overshoot it by at most one per
-///   thread.
+///   thread (in loop mode the policy runs in `MHD_add_connection` on the loop a connection is
+///   handed to, so at most one per loop; the global `maxConnections` is exact there, kept by
+///   the one acceptor).
 /// - **A short idle timeout under pressure**: while more than `highWater` connections are
 ///   open (three quarters of `SIGNET_HTTP_MAX_CONNECTIONS` by default), a connection that has
 ///   no request in progress (never sent one, or finished its last) for
