@@ -21,6 +21,18 @@ static size_t signet_keep_escapes(void *cls, struct MHD_Connection *connection, 
     return strlen(s);
 }
 
+// `bind_ipv4`:`port`, or every address when `bind_ipv4` is NULL or not an IPv4 address.
+static struct sockaddr_in ipv4_address(const char *bind_ipv4, uint16_t port) {
+    struct sockaddr_in addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    if (bind_ipv4 == NULL || inet_pton(AF_INET, bind_ipv4, &addr.sin_addr) != 1) {
+        addr.sin_addr.s_addr = htonl(INADDR_ANY);
+    }
+    return addr;
+}
+
 // One daemon with the options both modes share. `thread_pool_size` 0 leaves
 // MHD_OPTION_THREAD_POOL_SIZE out (a daemon without an internal thread refuses a pool). With
 // MHD_USE_NO_LISTEN_SOCKET in `flags` the daemon has no listener (loop mode: connections are
@@ -32,13 +44,7 @@ static struct MHD_Daemon *start_daemon(unsigned int flags, uint16_t port, const 
                                        void *access_handler, void *access_cls,
                                        void *completed_handler, void *completed_cls,
                                        void *accept_policy, void *notify_connection, void *connection_cls) {
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    if (bind_ipv4 == NULL || inet_pton(AF_INET, bind_ipv4, &addr.sin_addr) != 1) {
-        addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    }
+    struct sockaddr_in addr = ipv4_address(bind_ipv4, port);
     struct MHD_OptionItem pool[] = {
         {thread_pool_size > 0 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)thread_pool_size, NULL},
         {MHD_OPTION_END, 0, NULL},
@@ -185,13 +191,7 @@ int signet_mhd_add_connection(void *daemon, int fd, const void *address, uint32_
 }
 
 int signet_listen_tcp4(const char *bind_ipv4, uint16_t port, int backlog, uint16_t *bound_port) {
-    struct sockaddr_in addr;
-    memset(&addr, 0, sizeof addr);
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    if (bind_ipv4 == NULL || inet_pton(AF_INET, bind_ipv4, &addr.sin_addr) != 1) {
-        addr.sin_addr.s_addr = htonl(INADDR_ANY);
-    }
+    struct sockaddr_in addr = ipv4_address(bind_ipv4, port);
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -1;
     int on = 1;

@@ -20,9 +20,9 @@ public protocol JSONDirectEncodable: Encodable {
 extension JSONWriter {
     /// A `Date` as ``JSONValueEncoder`` writes it (`Date.ISO8601FormatStyle()`: UTC, whole
     /// seconds rounded down, `2025-11-24T16:00:00Z`). Dates from 1900 to 9999 are written here
-    /// from the civil date of their day (proleptic Gregorian, which the formatter also uses
-    /// from 1582 on), without the formatter's allocations (it was most of the cost of a
-    /// sign-in's result and event); others go through the formatter. A test compares the two.
+    /// from ``CivilDate`` (proleptic Gregorian, which the formatter also uses from 1582 on),
+    /// without the formatter's allocations (most of the cost of a sign-in's result and event);
+    /// others go through the formatter. A test compares the two.
     public mutating func writeDate(_ date: Date) {
         let t = date.timeIntervalSince1970
         // 1900-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z
@@ -33,16 +33,8 @@ extension JSONWriter {
         let seconds = Int64(t.rounded(.down))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let second = Int(seconds - days * 86_400)
-        // Days since 1970-01-01 to year/month/day (H. Hinnant's civil_from_days).
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = Int(doy - (153 * mp + 2) / 5 + 1)
-        let month = Int(mp < 10 ? mp + 3 : mp - 9)
-        let year = Int(yoe + era * 400 + (month <= 2 ? 1 : 0))
+        let (y, m, d) = CivilDate.of(daysSinceEpoch: days)
+        let (year, month, day) = (Int(y), Int(m), Int(d))
         reserveCapacity(22)
         func digits(_ w: inout JSONWriter, _ value: Int, _ count: Int) {
             var divisor = 1

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import JSON
 
 /// A value that can be bound as a query parameter, sent in PostgreSQL's text format.
 public protocol PostgresEncodable: Sendable {
@@ -21,7 +22,7 @@ extension Date: PostgresEncodable {
         let totalMilliseconds = Int64((timeIntervalSince1970 * 1000).rounded(.down))
         let (secondsOfEpoch, millisecond) = totalMilliseconds.floorDivided(by: 1000)
         let (days, secondOfDay) = secondsOfEpoch.floorDivided(by: 86_400)
-        let (year, month, day) = Self.civilDate(daysSinceEpoch: days)
+        let (year, month, day) = CivilDate.of(daysSinceEpoch: days)
         var out: [UInt8] = []
         out.reserveCapacity(24)
         func put(_ value: Int64, digits: Int) {
@@ -49,21 +50,6 @@ extension Date: PostgresEncodable {
         put(millisecond, digits: 3)
         out.append(0x5A)
         return String(decoding: out, as: UTF8.self)
-    }
-
-    /// The proleptic Gregorian (year, month, day) of a day counted from 1970-01-01
-    /// (H. Hinnant's `civil_from_days`). Years before 1 or after 9999 are outside what the
-    /// four-digit form writes; no stored time is near them.
-    static func civilDate(daysSinceEpoch: Int64) -> (year: Int64, month: Int64, day: Int64) {
-        let z = daysSinceEpoch + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }
 
