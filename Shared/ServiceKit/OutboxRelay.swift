@@ -30,6 +30,8 @@ public actor OutboxRelay: Service {
     nonisolated let producer: KafkaProducer
     nonisolated let logger: Logger
     nonisolated let batchSize: Int
+    /// The pause after a turn that sent fewer than an eighth of a batch (see ``run()``).
+    nonisolated let linger: Duration
     private nonisolated let wakeups = Wakeups()
     private var draining = false
     private var running = false
@@ -48,11 +50,14 @@ public actor OutboxRelay: Service {
     /// run one at a time; a lock because they run outside the actor).
     private nonisolated let lastCluster = PlainLock<String?>(nil)
 
-    public init(pool: PostgresPool, producer: KafkaProducer, logger: Logger, service: String, batchSize: Int = 256) {
+    public init(
+        pool: PostgresPool, producer: KafkaProducer, logger: Logger, service: String, batchSize: Int = 256, linger: Duration = .milliseconds(5)
+    ) {
         self.pool = pool
         self.producer = producer
         self.logger = logger
         self.batchSize = batchSize
+        self.linger = linger
         backlog = Gauge(label: "signet_outbox_backlog", dimensions: [("service", service)])
         published = Counter(label: "signet_outbox_published_total", dimensions: [("service", service)])
         failures = Counter(label: "signet_outbox_publish_failures_total", dimensions: [("service", service)])
@@ -111,11 +116,11 @@ public actor OutboxRelay: Service {
                 if sent == 0 {
                     if isDraining { return }  // drained: nothing left unsent
                     await waiter.wait(timeout: .milliseconds(250))
-                } else if sent < batchSize / 8 && !isDraining {
+                } else if sent < batchSize / 8 && !isDraining && linger > .zero {
                     // Under a steady stream, a short pause lets the next batch gather more rows:
                     // the turn's fixed cost (lock, select, mark sent, commit, broker round trip)
-                    // is then shared by more events, for a few milliseconds more latency.
-                    try? await Task.sleep(for: .milliseconds(5))
+                    // is then shared by more events, for `linger` more latency at most.
+                    try? await Task.sleep(for: linger)
                 }
             } catch {
                 failures.increment()

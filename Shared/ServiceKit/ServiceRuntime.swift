@@ -66,7 +66,8 @@ public enum ServiceRuntime {
         try await Migrator.migrate(pool: pool, migrations: Outbox.commonMigrations + S.migrations, logger: logger)
 
         let producer = try KafkaProducer(configuration: configuration.kafka, logger: logger)
-        let relay = OutboxRelay(pool: pool, producer: producer, logger: logger, service: S.name.rawValue)
+        let relay = OutboxRelay(
+            pool: pool, producer: producer, logger: logger, service: S.name.rawValue, linger: configuration.outboxLinger)
         let tenants = TenantDirectory(pool: pool)
         let context = ServiceContext(configuration: configuration, pool: pool, relay: relay, tenants: tenants, logger: logger)
         let assembly = try S.assemble(own, context: context)
