@@ -95,12 +95,16 @@ public struct JSONParser {
     private mutating func parseObject(depth: Int) throws(Failure) -> JSONValue {
         guard depth <= maximumDepth else { throw Failure("nesting too deep") }
         index += 1  // {
-        var members: [String: JSONValue] = [:]
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return .object([:])
         }
+        // Room for six members in one allocation (the sign-in bodies' objects have two to
+        // five): growing from empty allocated and rehashed up to three times (perf on
+        // signet-bench json: the finish body's parse went from 0.36 to 0.25 of JSONDecoder's
+        // time on the same bytes).
+        var members = [String: JSONValue](minimumCapacity: 6)
         while true {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw Failure("expected a member name") }
