@@ -54,33 +54,20 @@ indirect enum CodingPathNode {
     /// This node's coding path: the keys from the root down, an index as
     /// `JSONCodingKey(intValue:)` (`"Index 2"`, as `JSONDecoder` names it).
     var path: [any CodingKey] {
-        var depth = 0
+        var keys: [any CodingKey] = []
         var node = self
         while true {
             switch node {
-            case .root: break
-            case .key(_, let parent), .index(_, let parent):
-                depth += 1
-                node = parent
-                continue
-            }
-            break
-        }
-        var keys = [any CodingKey](repeating: JSONCodingKey.super, count: depth)
-        node = self
-        while depth > 0 {
-            depth -= 1
-            switch node {
-            case .root: break
+            case .root:
+                return keys.reversed()
             case .key(let key, let parent):
-                keys[depth] = key
+                keys.append(key)
                 node = parent
             case .index(let index, let parent):
-                keys[depth] = JSONCodingKey(intValue: index)
+                keys.append(JSONCodingKey(intValue: index))
                 node = parent
             }
         }
-        return keys
     }
 
     /// The path of `key`, a member of the value at this node.
