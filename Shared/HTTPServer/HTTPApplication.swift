@@ -38,8 +38,11 @@ public struct HTTPApplication: Sendable {
         var logger = self.logger
         // W3C Trace Context: this request's span continues the caller's `traceparent` (the
         // gateway starts one) or starts a trace; handlers see it as `TraceContext.current`.
-        let trace = TraceContext.continuing(traceparent: request.header("traceparent"), tracestate: request.header("tracestate"))
-        let traceStart = Tracer.now()
+        let trace = TraceContext.continuing(
+            traceparent: request.header(lowercased: "traceparent"), tracestate: request.header(lowercased: "tracestate"))
+        // The span's start is read only while spans are recorded (a clock read per request
+        // otherwise); a request that began before recording started records no span.
+        let traceStart = Tracer.shared.isEnabled ? Tracer.now() : 0
         // The request's log metadata as fields, turned into metadata only for a line written.
         logger.request = Logger.RequestMetadata(requestID: request.requestID, traceID: trace.traceID, spanID: trace.spanID)
         var response: HTTPResponse
@@ -112,7 +115,7 @@ public struct HTTPApplication: Sendable {
         // Probes and scrapes are logged at debug: they would drown the access log (and are
         // not traced: they would drown the traces).
         let quiet = template == "/healthz" || template == "/readyz" || template == "/metrics"
-        if !quiet, Tracer.shared.isEnabled {
+        if !quiet, traceStart != 0, Tracer.shared.isEnabled {
             Tracer.shared.record(SpanRecord.server(request.method, route: template, status: response.status, context: trace, start: traceStart))
         }
         logger.log(

@@ -47,6 +47,13 @@ public struct HTTPRequest: Sendable {
         return headers.first { $0.name == n }?.value
     }
 
+    /// The first value of header `name`, which is already lower case (the server's own
+    /// lookups on every request: no case check, no copy).
+    func header(lowercased name: String) -> String? {
+        for field in headers where field.name == name { return field.value }
+        return nil
+    }
+
     /// The credential of an `Authorization: Bearer …` header.
     public var bearerToken: String? {
         guard let auth = header("authorization") else { return nil }
