@@ -57,16 +57,15 @@ public struct HTTPApplication: Sendable {
                 requestID: request.requestID)
         case .methodNotAllowed(let index, let allowed):
             routeIndex = index
-            template = router.route(at: index).template
+            template = router.template(at: index)
             response = .problem(
                 HTTPError(.methodNotAllowed, detail: "Use one of: \(allowed.joined(separator: ", ")).",
                           headers: [("Allow", allowed.joined(separator: ", "))]),
                 requestID: request.requestID)
         case .found(let index, let parameters):
             routeIndex = index
-            let route = router.route(at: index)
-            let handler = route.handler
-            let t = route.template
+            let handler = router.handler(at: index)
+            let t = router.template(at: index)
             template = t
             logger.request?.route = t
             let refused = orderedChecks.first { name, check in parameters[name].map { !check.isValid($0) } ?? false }
