@@ -40,15 +40,22 @@ static struct sockaddr_in ipv4_address(const char *bind_ipv4, uint16_t port) {
 // on `bind_ipv4`:`port` with SO_REUSEPORT.
 static struct MHD_Daemon *start_daemon(unsigned int flags, uint16_t port, const char *bind_ipv4,
                                        unsigned int thread_pool_size, unsigned int connection_limit,
-                                       unsigned int connection_timeout_seconds,
+                                       unsigned int connection_timeout_seconds, size_t connection_memory,
                                        void *access_handler, void *access_cls,
                                        void *completed_handler, void *completed_cls,
                                        void *accept_policy, void *notify_connection, void *connection_cls) {
     struct sockaddr_in addr = ipv4_address(bind_ipv4, port);
-    struct MHD_OptionItem pool[] = {
-        {thread_pool_size > 0 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, (intptr_t)thread_pool_size, NULL},
-        {MHD_OPTION_END, 0, NULL},
-    };
+    // Optional options go through MHD_OPTION_ARRAY, present or left out (MHD_OPTION_END ends
+    // the array early, so an absent one must come after every present one).
+    struct MHD_OptionItem pool[3];
+    size_t n = 0;
+    if (thread_pool_size > 0) pool[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)thread_pool_size, NULL};
+    // The connection's memory pool: the read buffer (the request line and headers must fit in
+    // it whole; a body streams through it) and the response headers. libmicrohttpd zeroes all
+    // of it before every request of a kept-alive connection (MHD_pool_reset), so its size is
+    // a per-request cost. 0 keeps libmicrohttpd's default (32 KiB).
+    if (connection_memory > 0) pool[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)connection_memory, NULL};
+    pool[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     if ((flags & MHD_USE_NO_LISTEN_SOCKET) != 0) {
         return MHD_start_daemon(
             flags, 0, (MHD_AcceptPolicyCallback)accept_policy, connection_cls,
@@ -78,14 +85,14 @@ static struct MHD_Daemon *start_daemon(unsigned int flags, uint16_t port, const 
 
 void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind_ipv4,
                        unsigned int thread_pool_size, unsigned int connection_limit,
-                       unsigned int connection_timeout_seconds,
+                       unsigned int connection_timeout_seconds, size_t connection_memory,
                        void *access_handler, void *access_cls,
                        void *completed_handler, void *completed_cls,
                        void *accept_policy, void *notify_connection, void *connection_cls) {
     unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
                          MHD_USE_ERROR_LOG | extra_flags;
     return start_daemon(flags, port, bind_ipv4, thread_pool_size, connection_limit, connection_timeout_seconds,
-                        access_handler, access_cls, completed_handler, completed_cls,
+                        connection_memory, access_handler, access_cls, completed_handler, completed_cls,
                         accept_policy, notify_connection, connection_cls);
 }
 
@@ -172,7 +179,7 @@ void *signet_mhd_connection_context(void *connection) {
 // MARK: - External epoll mode, one daemon per event loop, one listener per server
 
 void *signet_mhd_start_external(unsigned int connection_limit, unsigned int connection_timeout_seconds,
-                                void *access_handler, void *access_cls,
+                                size_t connection_memory, void *access_handler, void *access_cls,
                                 void *completed_handler, void *completed_cls,
                                 void *accept_policy, void *notify_connection, void *connection_cls) {
     // No MHD_USE_INTERNAL_POLLING_THREAD: the caller's loop runs the daemon. Suspend/resume
@@ -180,7 +187,7 @@ void *signet_mhd_start_external(unsigned int connection_limit, unsigned int conn
     // any thread writes: the loop, waiting on the daemon's epoll descriptor, wakes up. No
     // listening socket: the server's acceptor hands connections over (signet_mhd_add_connection).
     unsigned int flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
-    return start_daemon(flags, 0, NULL, 0, connection_limit, connection_timeout_seconds,
+    return start_daemon(flags, 0, NULL, 0, connection_limit, connection_timeout_seconds, connection_memory,
                         access_handler, access_cls, completed_handler, completed_cls,
                         accept_policy, notify_connection, connection_cls);
 }

@@ -38,25 +38,34 @@ public struct HTTPApplication: Sendable {
         var logger = self.logger
         // W3C Trace Context: this request's span continues the caller's `traceparent` (the
         // gateway starts one) or starts a trace; handlers see it as `TraceContext.current`.
-        let trace = TraceContext.continuing(traceparent: request.header("traceparent"), tracestate: request.header("tracestate"))
-        let traceStart = Tracer.now()
+        let trace = TraceContext.continuing(
+            traceparent: request.header(lowercased: "traceparent"), tracestate: request.header(lowercased: "tracestate"))
+        // The span's start is read only while spans are recorded (a clock read per request
+        // otherwise); a request that began before recording started records no span.
+        let traceStart = Tracer.shared.isEnabled ? Tracer.now() : 0
         // The request's log metadata as fields, turned into metadata only for a line written.
         logger.request = Logger.RequestMetadata(requestID: request.requestID, traceID: trace.traceID, spanID: trace.spanID)
         var response: HTTPResponse
-        switch router.match(method: request.method, path: request.path) {
+        // The route's index names its metrics series (-1: unmatched).
+        var routeIndex = -1
+        switch router.resolve(method: request.method, path: request.path) {
         case .notFound:
             response = .problem(HTTPError(.notFound, detail: "No route for this path."), requestID: request.requestID)
         case .invalidPath:
             response = .problem(
                 HTTPError(.invalidPath, detail: "The path holds a control character, invalid UTF-8, a broken escape or an encoded slash."),
                 requestID: request.requestID)
-        case .methodNotAllowed(let t, let allowed):
-            template = t
+        case .methodNotAllowed(let index, let allowed):
+            routeIndex = index
+            template = router.template(at: index)
             response = .problem(
                 HTTPError(.methodNotAllowed, detail: "Use one of: \(allowed.joined(separator: ", ")).",
                           headers: [("Allow", allowed.joined(separator: ", "))]),
                 requestID: request.requestID)
-        case .found(let handler, let t, let parameters):
+        case .found(let index, let parameters):
+            routeIndex = index
+            let handler = router.handler(at: index)
+            let t = router.template(at: index)
             template = t
             logger.request?.route = t
             let refused = orderedChecks.first { name, check in parameters[name].map { !check.isValid($0) } ?? false }
@@ -97,8 +106,7 @@ public struct HTTPApplication: Sendable {
         response.headers.append(("X-Request-Id", request.requestID))
         if request.method == "HEAD" { response.body = [] }
         let elapsed = ContinuousClock.now - start
-        let status = String(response.status)
-        let series = metrics.series(method: request.method, route: template, status: status)
+        let series = metrics.series(method: request.method, routeIndex: routeIndex, route: template, status: response.status)
         series.requests.increment()
         series.duration.record(elapsed)
         let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
@@ -106,13 +114,13 @@ public struct HTTPApplication: Sendable {
         // Probes and scrapes are logged at debug: they would drown the access log (and are
         // not traced: they would drown the traces).
         let quiet = template == "/healthz" || template == "/readyz" || template == "/metrics"
-        if !quiet, Tracer.shared.isEnabled {
+        if !quiet, traceStart != 0, Tracer.shared.isEnabled {
             Tracer.shared.record(SpanRecord.server(request.method, route: template, status: response.status, context: trace, start: traceStart))
         }
         logger.log(
             level: response.status >= 500 ? .warning : quiet ? .debug : .info, "request",
             metadata: [
-                LogKey.method: .string(request.method), LogKey.route: .string(template), LogKey.status: .string(status),
+                LogKey.method: .string(request.method), LogKey.route: .string(template), LogKey.status: .string(String(response.status)),
                 LogKey.durationMs: .string(NumberText.twoDecimals(ms)),
             ])
         return response
@@ -121,12 +129,15 @@ public struct HTTPApplication: Sendable {
 
 /// The request counter and latency histogram of each method, route and status, created once:
 /// building a series' label string and finding it in the registry on every request showed up
-/// in profiles.
+/// in profiles, and so did the key of this cache when it was three strings (the route template
+/// hashed, the status formatted as text on every request). The key is now the route's index
+/// in the router, the status as a number and the method (a small string: no allocation).
 final class RequestMetrics: Sendable {
     struct Key: Hashable {
         let method: String
-        let route: String
-        let status: String
+        /// The route's index in the router; -1 for unmatched.
+        let route: Int
+        let status: Int
     }
 
     struct Series: Sendable {
@@ -136,12 +147,14 @@ final class RequestMetrics: Sendable {
 
     private let cache = PlainLock<[Key: Series]>([:])
 
-    func series(method: String, route: String, status: String) -> Series {
-        let key = Key(method: method, route: route, status: status)
+    /// The series of `method`, the route at `routeIndex` (whose template is `route`, the
+    /// label; "unmatched" for -1) and `status`.
+    func series(method: String, routeIndex: Int, route: String, status: Int) -> Series {
+        let key = Key(method: method, route: routeIndex, status: status)
         if let s = cache.withLock({ $0[key] }) { return s }
         // Routes come from a closed set (unknown paths are "unmatched"); methods need not, so
         // the cache stops growing at a bound.
-        let dims: Dimensions = [("method", method), ("route", route), ("status", status)]
+        let dims: Dimensions = [("method", method), ("route", route), ("status", String(status))]
         let s = Series(
             requests: Counter(label: "signet_http_requests_total", dimensions: dims),
             duration: Platform.Timer(label: "signet_http_request_duration_seconds", dimensions: dims))

@@ -201,7 +201,7 @@ extension HTTPServer {
             let home = LoopDaemon(server: self, loop: loop, index: i)
             let context = Unmanaged.passUnretained(home).toOpaque()
             let d = signet_mhd_start_external(
-                UInt32(configuration.maxConnections), UInt32(configuration.idleTimeoutSeconds),
+                UInt32(configuration.maxConnections), UInt32(configuration.idleTimeoutSeconds), configuration.connectionMemoryBytes,
                 access, context, completed, cls, policy, notify, context)
             guard let d else {
                 loop.stop()

@@ -40,12 +40,19 @@ public struct HTTPServerConfiguration: Sendable {
     public var healthPort: Int?
     /// How requests are received and where handlers run (`SIGNET_HTTP_MODE`).
     public var mode: HTTPServerMode
+    /// Each connection's memory in libmicrohttpd (`MHD_OPTION_CONNECTION_MEMORY_LIMIT`): the
+    /// request line and header block must fit in it whole (a larger one is answered 431 and
+    /// the connection closed), a body streams through it, the response's header block is
+    /// written into it. libmicrohttpd zeroes all of it before each request of a kept-alive
+    /// connection, so it is a per-request cost (see ``defaultConnectionMemoryBytes``).
+    public var connectionMemoryBytes: Int
 
     public init(
         host: String = "127.0.0.1", port: Int, threads: Int = 2, maxBodyBytes: Int = 64 * 1024,
         maxConnections: Int = 1024, idleTimeoutSeconds: Int = 30, requestTimeout: Duration = .seconds(10),
         maxConnectionsPerAddress: Int = 256, unlimitedAddresses: [AddressRange] = [], pressureHighWater: Int? = nil,
-        pressureIdleTimeoutSeconds: Int = 2, healthPort: Int? = nil, mode: HTTPServerMode = .fromEnvironment
+        pressureIdleTimeoutSeconds: Int = 2, healthPort: Int? = nil, mode: HTTPServerMode = .fromEnvironment,
+        connectionMemoryBytes: Int = HTTPServerConfiguration.defaultConnectionMemoryBytes
     ) {
         self.host = host
         self.port = port
@@ -60,7 +67,11 @@ public struct HTTPServerConfiguration: Sendable {
         self.pressureIdleTimeoutSeconds = pressureIdleTimeoutSeconds
         self.healthPort = healthPort
         self.mode = mode
+        self.connectionMemoryBytes = connectionMemoryBytes
     }
+
+    /// libmicrohttpd's own default, 32 KiB: a header block of up to about 32,200 bytes is taken.
+    public static let defaultConnectionMemoryBytes = 32 * 1024
 
     /// Paths the health listener serves.
     static let probePaths: Set<String> = ["/healthz", "/readyz", "/metrics"]
@@ -70,7 +81,7 @@ public struct HTTPServerConfiguration: Sendable {
         HTTPServerConfiguration(
             host: host, port: port, threads: 1, maxBodyBytes: 1024, maxConnections: 64, idleTimeoutSeconds: 5,
             requestTimeout: requestTimeout, maxConnectionsPerAddress: 16, unlimitedAddresses: [], pressureHighWater: 48,
-            pressureIdleTimeoutSeconds: 1, healthPort: nil, mode: .pool)
+            pressureIdleTimeoutSeconds: 1, healthPort: nil, mode: .pool, connectionMemoryBytes: connectionMemoryBytes)
     }
 }
 
@@ -202,7 +213,7 @@ public final class HTTPServer: Service, @unchecked Sendable {
         let d = signet_mhd_start(
             0, UInt16(configuration.port), configuration.host,
             UInt32(configuration.threads), UInt32(configuration.maxConnections),
-            UInt32(configuration.idleTimeoutSeconds),
+            UInt32(configuration.idleTimeoutSeconds), configuration.connectionMemoryBytes,
             unsafeBitCast(mhdAccessHandler, to: UnsafeMutableRawPointer.self), cls,
             unsafeBitCast(mhdCompletedHandler, to: UnsafeMutableRawPointer.self), cls,
             unsafeBitCast(mhdAcceptPolicy, to: UnsafeMutableRawPointer.self),

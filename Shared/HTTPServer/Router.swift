@@ -61,6 +61,9 @@ public struct Router: Sendable {
         let method: String
         let template: String
         let segments: [Segment]
+        /// `segments` for the byte-level matcher: a literal's UTF-8, or nil for a parameter
+        /// (its name at the same index of `segments`).
+        let literals: [[UInt8]?]
         let handler: Handler
     }
 
@@ -80,6 +83,10 @@ public struct Router: Sendable {
     }
 
     private(set) var routes: [Route] = []
+    /// Indices into `routes` by segment count, in registration order: a path is compared only
+    /// with the routes that have as many segments (no other can match, so the first match in
+    /// registration order is unchanged).
+    private var routesBySegmentCount: [[Int]] = []
 
     public init() {}
 
@@ -89,7 +96,14 @@ public struct Router: Sendable {
             if s.hasPrefix("{") && s.hasSuffix("}") { return .parameter(String(s.dropFirst().dropLast())) }
             return .literal(String(s))
         }
-        routes.append(Route(method: method.uppercased(), template: template, segments: segments, handler: handler))
+        let literals = segments.map { s -> [UInt8]? in
+            if case .literal(let l) = s { return Array(l.utf8) }
+            return nil
+        }
+        routes.append(Route(method: method.uppercased(), template: template, segments: segments, literals: literals, handler: handler))
+        let count = segments.count
+        while routesBySegmentCount.count <= count { routesBySegmentCount.append([]) }
+        routesBySegmentCount[count].append(routes.count - 1)
     }
 
     public mutating func get(_ t: String, _ h: @escaping Handler) { on("GET", t, h) }
@@ -108,15 +122,142 @@ public struct Router: Sendable {
     /// reached handlers as `a`). Matching is exact: a trailing or doubled slash makes
     /// another path, which matches no route (404), as the gateway's location rules see it.
     public func match(method: String, path: String) -> Match {
+        switch resolve(method: method, path: path) {
+        case .found(let index, let parameters): .found(handler: routes[index].handler, template: routes[index].template, parameters: parameters)
+        case .methodNotAllowed(let index, let allowed): .methodNotAllowed(template: routes[index].template, allowed: allowed)
+        case .notFound: .notFound
+        case .invalidPath(let reason): .invalidPath(reason: reason)
+        }
+    }
+
+    /// ``match(method:path:)`` naming the route by its index in ``routes`` (the server keeps
+    /// per-route state, such as metrics series, by it).
+    enum Resolution {
+        case found(index: Int, parameters: [String: String])
+        case methodNotAllowed(index: Int, allowed: [String])
+        case notFound
+        case invalidPath(reason: String)
+    }
+
+    /// The route at `index` (from a ``Resolution``).
+    func route(at index: Int) -> Route { routes[index] }
+
+    /// The template of the route at `index` (no copy of the whole route: five references).
+    func template(at index: Int) -> String { routes[index].template }
+
+    /// The handler of the route at `index`.
+    func handler(at index: Int) -> Handler { routes[index].handler }
+
+    /// Resolves `method` and `path` as ``match(method:path:)`` does.
+    ///
+    /// A path of printable ASCII without `%` (what every ordinary request sends: the server
+    /// escapes any other raw byte, see HTTPServer's `requestPath`) is its own decoding, and is
+    /// matched over its UTF-8 in place: no array of segments, no string per segment, a
+    /// `String` only for each captured parameter. Any other path takes the general matcher,
+    /// which decodes each segment first (``segments(of:)``); both give the same answer for
+    /// every path (`RouterTests`, the differential test over generated paths).
+    func resolve(method: String, path: String) -> Resolution {
         guard path.utf8.first == UInt8(ascii: "/") else { return .notFound }
+        var path = path
+        if let plain = path.withUTF8({ Router.isPlain($0) ? resolvePlain(method: method, path: $0) : nil }) { return plain }
+        return resolveDecoding(method: method, path: path)
+    }
+
+    /// Whether every byte of `path` is printable ASCII other than `%` (so no segment needs
+    /// decoding or can be refused by ``segments(of:)``).
+    static func isPlain(_ path: UnsafeBufferPointer<UInt8>) -> Bool {
+        for b in path where b <= 0x20 || b >= 0x7F || b == UInt8(ascii: "%") { return false }
+        return true
+    }
+
+    /// The byte-level matcher for a plain path (see ``resolve(method:path:)``); `path` starts
+    /// with `/`.
+    private func resolvePlain(method: String, path: UnsafeBufferPointer<UInt8>) -> Resolution {
+        let slash = UInt8(ascii: "/")
+        // "/" has no segment; otherwise one segment per slash (empty ones kept).
+        var count = 0
+        if path.count > 1 { for b in path where b == slash { count += 1 } }
+        guard count < routesBySegmentCount.count else { return .notFound }
+        var allowed: [String] = []
+        var allowedIndex: Int?
+        // Segment bounds are found again for each candidate route: a handful of bytes, cheaper
+        // than allocating them.
+        for index in routesBySegmentCount[count] {
+            var start = 1
+            var ok = true
+            var hasParameter = false
+            // The route's fields are read in place (a copy of the route retained and released
+            // five references per candidate: visible in profiles).
+            for literal in routes[index].literals {
+                var end = start
+                while end < path.count && path[end] != slash { end += 1 }
+                let length = end - start
+                if let literal {
+                    if length != literal.count || !literal.withUnsafeBufferPointer({ l in memcmpEqual(l, path, from: start) }) { ok = false }
+                } else {
+                    if length == 0 || length > Router.maxParameterLength { ok = false }
+                    // Dot segments name nothing as values; refused rather than passed to a
+                    // handler that might build another URL from them (checked below, once the
+                    // whole route matched, as the general matcher does).
+                    hasParameter = true
+                }
+                if !ok { break }
+                start = end + 1
+            }
+            guard ok else { continue }
+            if hasParameter && Router.hasDotParameter(routes[index], path) { return .invalidPath(reason: "dot segment") }
+            let routeMethod = routes[index].method
+            if routeMethod == method || (method == "HEAD" && routeMethod == "GET") {
+                return .found(index: index, parameters: hasParameter ? Router.parameters(routes[index], path) : [:])
+            }
+            allowed.append(routeMethod)
+            allowedIndex = index
+        }
+        if let allowedIndex { return .methodNotAllowed(index: allowedIndex, allowed: allowed) }
+        return .notFound
+    }
+
+    /// Calls `body` with the start and end of each segment of `path` that is a parameter of
+    /// `route` (which matched it), and the parameter's name.
+    private static func forEachParameter(_ route: Route, _ path: UnsafeBufferPointer<UInt8>, _ body: (String, Int, Int) -> Void) {
+        var start = 1
+        for (i, literal) in route.literals.enumerated() {
+            var end = start
+            while end < path.count && path[end] != UInt8(ascii: "/") { end += 1 }
+            if literal == nil, case .parameter(let name) = route.segments[i] { body(name, start, end) }
+            start = end + 1
+        }
+    }
+
+    private static func hasDotParameter(_ route: Route, _ path: UnsafeBufferPointer<UInt8>) -> Bool {
+        var found = false
+        forEachParameter(route, path) { _, start, end in
+            let dot = UInt8(ascii: ".")
+            if (end - start == 1 && path[start] == dot) || (end - start == 2 && path[start] == dot && path[start + 1] == dot) { found = true }
+        }
+        return found
+    }
+
+    private static func parameters(_ route: Route, _ path: UnsafeBufferPointer<UInt8>) -> [String: String] {
+        var parameters: [String: String] = [:]
+        forEachParameter(route, path) { name, start, end in
+            parameters[name] = String(decoding: UnsafeBufferPointer(rebasing: path[start..<end]), as: UTF8.self)
+        }
+        return parameters
+    }
+
+    /// The general matcher: every segment decoded (and checked) first.
+    func resolveDecoding(method: String, path: String) -> Resolution {
         let parts: [String]
         switch Router.segments(of: path) {
         case .success(let p): parts = p
         case .failure(let error): return .invalidPath(reason: error.reason)
         }
         var allowed: [String] = []
-        var allowedTemplate: String?
-        for route in routes where route.segments.count == parts.count {
+        var allowedIndex: Int?
+        guard parts.count < routesBySegmentCount.count else { return .notFound }
+        for index in routesBySegmentCount[parts.count] {
+            let route = routes[index]
             var params: [String: String] = [:]
             var ok = true
             for (seg, part) in zip(route.segments, parts) {
@@ -133,12 +274,12 @@ public struct Router: Sendable {
             // that might build another URL from them.
             if params.values.contains(where: { $0 == "." || $0 == ".." }) { return .invalidPath(reason: "dot segment") }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
-                return .found(handler: route.handler, template: route.template, parameters: params)
+                return .found(index: index, parameters: params)
             }
             allowed.append(route.method)
-            allowedTemplate = route.template
+            allowedIndex = index
         }
-        if let allowedTemplate { return .methodNotAllowed(template: allowedTemplate, allowed: allowed) }
+        if let allowedIndex { return .methodNotAllowed(index: allowedIndex, allowed: allowed) }
         return .notFound
     }
 
@@ -193,6 +334,12 @@ public struct Router: Sendable {
         }
         return .success(result)
     }
+}
+
+/// Whether `path[from..<from + literal.count]` equals `literal` (the caller checked the length).
+private func memcmpEqual(_ literal: UnsafeBufferPointer<UInt8>, _ path: UnsafeBufferPointer<UInt8>, from: Int) -> Bool {
+    for i in 0..<literal.count where literal[i] != path[from + i] { return false }
+    return true
 }
 
 extension ProblemCode {

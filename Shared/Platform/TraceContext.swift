@@ -105,28 +105,27 @@ public struct TraceContext: Sendable, Equatable {
 
     private static let hexDigits: StaticString = "0123456789abcdef"
 
-    private static func hex(_ values: [UInt64]) -> String {
-        String(unsafeUninitializedCapacity: values.count * 16) { buffer in
-            var i = 0
-            for value in values {
-                for shift in stride(from: 60, through: 0, by: -4) {
-                    buffer[i] = hexDigits.utf8Start[Int((value >> UInt64(shift)) & 0xF)]
-                    i += 1
-                }
-            }
-            return i
+    /// `values` as 16 lower-case hex digits each, written straight into the string's storage
+    /// (no array of values per id: it was an allocation on every request).
+    private static func hex(_ first: UInt64, _ second: UInt64? = nil) -> String {
+        String(unsafeUninitializedCapacity: second == nil ? 16 : 32) { buffer in
+            let digits = hexDigits.utf8Start
+            for i in 0..<16 { buffer[i] = digits[Int((first >> UInt64(60 - 4 * i)) & 0xF)] }
+            guard let second else { return 16 }
+            for i in 0..<16 { buffer[16 + i] = digits[Int((second >> UInt64(60 - 4 * i)) & 0xF)] }
+            return 32
         }
     }
 
     /// A random trace id (never all zero).
     public static func newTraceID() -> String {
         let n = IDSource.next()
-        return hex([IDSource.value(n, lane: 1), IDSource.value(n, lane: 2)])
+        return hex(IDSource.value(n, lane: 1), IDSource.value(n, lane: 2))
     }
 
     /// A random span id (never all zero).
     public static func newSpanID() -> String {
-        hex([IDSource.value(IDSource.next(), lane: 3)])
+        hex(IDSource.value(IDSource.next(), lane: 3))
     }
 }
 

@@ -124,6 +124,26 @@ func problem(_ response: HTTPResponse) throws -> ProblemDetails {
         #expect(p.code == "teapot" && p.detail == "short and stout" && p.type == "urn:signet:problem:teapot")
     }
 
+    /// Each request counts in the series of its method, route template (never the raw path;
+    /// "unmatched" when none) and status, with the labels as before the series were keyed by
+    /// the route's index.
+    @Test func requestMetricsNameTheRouteTemplateAndStatus() async throws {
+        var r = Router()
+        r.get("/v1/metrics-labels/{id}") { _, context in HTTPResponse(status: context.parameter("id") == "teapot" ? 418 : 200) }
+        r.put("/v1/metrics-labels/{id}/only-put") { _, _ in HTTPResponse(status: 204) }
+        let client = HTTPTestClient(HTTPApplication(router: r, logger: Logger(label: "test", level: .critical)))
+        for path in ["/v1/metrics-labels/a", "/v1/metrics-labels/b", "/v1/metrics-labels/teapot"] { _ = await client.execute("GET", path) }
+        _ = await client.execute("HEAD", "/v1/metrics-labels/c")
+        _ = await client.execute("GET", "/v1/metrics-labels/a/only-put")
+        let text = MetricsRegistry.shared.render()
+        #expect(text.contains(#"signet_http_requests_total{method="GET",route="/v1/metrics-labels/{id}",status="200"} 2"#))
+        #expect(text.contains(#"signet_http_requests_total{method="GET",route="/v1/metrics-labels/{id}",status="418"} 1"#))
+        #expect(text.contains(#"signet_http_requests_total{method="HEAD",route="/v1/metrics-labels/{id}",status="200"} 1"#))
+        #expect(text.contains(#"signet_http_requests_total{method="GET",route="/v1/metrics-labels/{id}/only-put",status="405"} 1"#))
+        #expect(text.contains(#"signet_http_request_duration_seconds_count{method="GET",route="/v1/metrics-labels/{id}",status="200"} 2"#))
+        #expect(!text.contains("route=\"/v1/metrics-labels/a"))
+    }
+
     @Test func routingErrors() async throws {
         let notFound = await client.execute("GET", "/nope")
         #expect(notFound.status == 404)

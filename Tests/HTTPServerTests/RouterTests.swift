@@ -101,3 +101,85 @@ import Testing
         }
     }
 }
+
+/// The byte-level matcher that plain paths take (printable ASCII without `%`: every ordinary
+/// request) answers as the general matcher, which splits and decodes first, for every path of
+/// a generated set over a router whose templates overlap, share prefixes and methods.
+@Suite struct RouterMatcherEquivalenceTests {
+    func router() -> Router {
+        var r = Router()
+        let ok: Handler = { _, _ in HTTPResponse(status: 200) }
+        r.get("/", ok)
+        r.get("/healthz", ok)
+        r.get("/v1/tenants/{tenant}", ok)
+        r.put("/v1/tenants/{tenant}", ok)
+        r.get("/v1/tenants/{tenant}/users/{username}", ok)
+        r.delete("/v1/tenants/{tenant}/users/{username}", ok)
+        r.post("/v1/tenants/{tenant}/users/me", ok)
+        r.get("/v1/{a}/{b}/{c}", ok)
+        r.patch("/v1/tenants/acme", ok)
+        r.get("/a/b", ok)
+        r.post("/a/{x}", ok)
+        return r
+    }
+
+    /// A comparable form of a resolution.
+    func describe(_ r: Router.Resolution) -> String {
+        switch r {
+        case .found(let index, let parameters): "found \(index) \(parameters.sorted { $0.key < $1.key })"
+        case .methodNotAllowed(let index, let allowed): "405 \(index) \(allowed)"
+        case .notFound: "404"
+        case .invalidPath(let reason): "400 \(reason)"
+        }
+    }
+
+    @Test func plainPathsMatchAsDecodedOnes() {
+        let r = router()
+        // Segments, joined by "/": the routes' literals, values, dot segments, an empty one
+        // (doubled or trailing slashes) and one over the parameter bound.
+        let pieces = ["v1", "tenants", "acme", "users", "me", "a", "b", ".", "..", "x.y", "healthz", "", String(repeating: "p", count: 257)]
+        let methods = ["GET", "HEAD", "PUT", "POST", "DELETE", "PATCH", "get"]
+        var state: UInt64 = 0x5EED_0009
+        func next(_ bound: Int) -> Int {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Int((state >> 33) % UInt64(bound))
+        }
+        var compared = 0
+        var found = 0
+        var refused = 0
+        for _ in 0..<20_000 {
+            let path = "/" + (0..<next(7)).map { _ in pieces[next(pieces.count)] }.joined(separator: "/")
+            let method = methods[next(methods.count)]
+            let plain = path.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "%") }
+            #expect(plain)
+            let fast = describe(r.resolve(method: method, path: path))
+            let general = describe(r.resolveDecoding(method: method, path: path))
+            #expect(fast == general, "\(method) \(path)")
+            compared += 1
+            if fast.hasPrefix("found") { found += 1 }
+            if fast.hasPrefix("400") { refused += 1 }
+        }
+        // The set reaches every outcome, so the comparison is not only of misses.
+        #expect(compared == 20_000 && found > 200 && refused > 20, "found \(found), refused \(refused)")
+    }
+
+    @Test func capturedParametersAreExact() {
+        guard case .found(let index, let parameters) = router().resolve(method: "GET", path: "/v1/tenants/acme/users/bob") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(router().route(at: index).template == "/v1/tenants/{tenant}/users/{username}")
+        #expect(parameters == ["tenant": "acme", "username": "bob"])
+        guard case .found(_, let none) = router().resolve(method: "GET", path: "/healthz") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(none.isEmpty)
+        // A literal beats a later parameter route only by registration order, as before.
+        guard case .found(let me, _) = router().resolve(method: "POST", path: "/v1/tenants/acme/users/me") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(router().route(at: me).template == "/v1/tenants/{tenant}/users/me")
+    }
+}

@@ -21,11 +21,15 @@ func serveHealthz(port: Int, seconds: Double) async throws {
     let app = HTTPApplication(router: router.router, logger: logger)
     let env = ProcessInfo.processInfo.environment
     let threads = env["SIGNET_HTTP_THREADS"].flatMap(Int.init) ?? max(2, ProcessInfo.processInfo.activeProcessorCount)
+    // SIGNET_BENCH_CONNECTION_MEMORY: libmicrohttpd's per-connection memory for an A/B of that
+    // setting alone (the server's default otherwise).
+    let memory = env["SIGNET_BENCH_CONNECTION_MEMORY"].flatMap(Int.init) ?? HTTPServerConfiguration.defaultConnectionMemoryBytes
     let configuration = HTTPServerConfiguration(
-        host: "127.0.0.1", port: port, threads: threads, unlimitedAddresses: AddressRange("127.0.0.0/8").map { [$0] } ?? [])
+        host: "127.0.0.1", port: port, threads: threads, unlimitedAddresses: AddressRange("127.0.0.0/8").map { [$0] } ?? [],
+        connectionMemoryBytes: memory)
     let server = HTTPServer(configuration: configuration, logger: logger) { await app.respond(to: $0) }
     try server.start()
-    print("serving /healthz on 127.0.0.1:\(server.boundPort) mode \(configuration.mode.rawValue) threads \(threads) pid \(getpid())")
+    print("serving /healthz on 127.0.0.1:\(server.boundPort) mode \(configuration.mode.rawValue) threads \(threads) connection memory \(memory) pid \(getpid())")
     fflush(nil)
     try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
     await server.shutdown()

@@ -9,10 +9,12 @@
 /// Starts a libmicrohttpd daemon: epoll, internal thread pool, suspend/resume, path escapes
 /// left in place (see mhd.c). `bind_ipv4` may be NULL (all interfaces). `accept_policy`
 /// (an MHD_AcceptPolicyCallback) and `notify_connection` (an MHD_NotifyConnectionCallback)
-/// share `connection_cls`; either may be NULL. Returns the `struct MHD_Daemon *` or NULL.
+/// share `connection_cls`; either may be NULL. `connection_memory` is each connection's memory
+/// pool in bytes (MHD_OPTION_CONNECTION_MEMORY_LIMIT; 0: libmicrohttpd's default, 32 KiB).
+/// Returns the `struct MHD_Daemon *` or NULL.
 void *signet_mhd_start(unsigned int extra_flags, uint16_t port, const char *bind_ipv4,
                        unsigned int thread_pool_size, unsigned int connection_limit,
-                       unsigned int connection_timeout_seconds,
+                       unsigned int connection_timeout_seconds, size_t connection_memory,
                        void *access_handler, void *access_cls,
                        void *completed_handler, void *completed_cls,
                        void *accept_policy, void *notify_connection, void *connection_cls);
@@ -90,7 +92,7 @@ void signet_eventfd_drain(int fd);
 /// through signet_mhd_epoll_fd, MHD_run and signet_mhd_timeout_ms, on one thread; connections
 /// come from signet_mhd_add_connection. Returns the `struct MHD_Daemon *` or NULL.
 void *signet_mhd_start_external(unsigned int connection_limit, unsigned int connection_timeout_seconds,
-                                void *access_handler, void *access_cls,
+                                size_t connection_memory, void *access_handler, void *access_cls,
                                 void *completed_handler, void *completed_cls,
                                 void *accept_policy, void *notify_connection, void *connection_cls);
 /// MHD_add_connection: the daemon takes `fd` (and closes it, whatever the result), checking
