@@ -43,8 +43,7 @@ public struct HTTPRequest: Sendable {
     public func header(_ name: String) -> String? {
         // Callers name headers in lower case almost always ("traceparent", "authorization"):
         // then no lower-cased copy is made (it was a per-request cost in profiles).
-        let n = name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? name.lowercased() : name
-        return headers.first { $0.name == n }?.value
+        header(lowercased: name.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? name.lowercased() : name)
     }
 
     /// The first value of header `name`, which is already lower case (the server's own

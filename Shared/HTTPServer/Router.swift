@@ -196,19 +196,17 @@ public struct Router: Sendable {
                     if length != literal.count || !literal.withUnsafeBufferPointer({ l in memcmpEqual(l, path, from: start) }) { ok = false }
                 } else {
                     if length == 0 || length > Router.maxParameterLength { ok = false }
-                    // Dot segments name nothing as values; refused rather than passed to a
-                    // handler that might build another URL from them (checked below, once the
-                    // whole route matched, as the general matcher does).
                     hasParameter = true
                 }
                 if !ok { break }
                 start = end + 1
             }
             guard ok else { continue }
-            if hasParameter && Router.hasDotParameter(routes[index], path) { return .invalidPath(reason: "dot segment") }
+            let parameters = hasParameter ? Router.parameters(routes[index], path) : [:]
+            if Router.hasDotSegment(parameters) { return .invalidPath(reason: "dot segment") }
             let routeMethod = routes[index].method
             if routeMethod == method || (method == "HEAD" && routeMethod == "GET") {
-                return .found(index: index, parameters: hasParameter ? Router.parameters(routes[index], path) : [:])
+                return .found(index: index, parameters: parameters)
             }
             allowed.append(routeMethod)
             allowedIndex = index
@@ -217,33 +215,25 @@ public struct Router: Sendable {
         return .notFound
     }
 
-    /// Calls `body` with the start and end of each segment of `path` that is a parameter of
-    /// `route` (which matched it), and the parameter's name.
-    private static func forEachParameter(_ route: Route, _ path: UnsafeBufferPointer<UInt8>, _ body: (String, Int, Int) -> Void) {
+    /// The values of `route`'s parameters in `path` (which it matched), by name.
+    private static func parameters(_ route: Route, _ path: UnsafeBufferPointer<UInt8>) -> [String: String] {
+        var parameters: [String: String] = [:]
         var start = 1
         for (i, literal) in route.literals.enumerated() {
             var end = start
             while end < path.count && path[end] != UInt8(ascii: "/") { end += 1 }
-            if literal == nil, case .parameter(let name) = route.segments[i] { body(name, start, end) }
+            if literal == nil, case .parameter(let name) = route.segments[i] {
+                parameters[name] = String(decoding: UnsafeBufferPointer(rebasing: path[start..<end]), as: UTF8.self)
+            }
             start = end + 1
         }
-    }
-
-    private static func hasDotParameter(_ route: Route, _ path: UnsafeBufferPointer<UInt8>) -> Bool {
-        var found = false
-        forEachParameter(route, path) { _, start, end in
-            let dot = UInt8(ascii: ".")
-            if (end - start == 1 && path[start] == dot) || (end - start == 2 && path[start] == dot && path[start + 1] == dot) { found = true }
-        }
-        return found
-    }
-
-    private static func parameters(_ route: Route, _ path: UnsafeBufferPointer<UInt8>) -> [String: String] {
-        var parameters: [String: String] = [:]
-        forEachParameter(route, path) { name, start, end in
-            parameters[name] = String(decoding: UnsafeBufferPointer(rebasing: path[start..<end]), as: UTF8.self)
-        }
         return parameters
+    }
+
+    /// Dot segments name nothing as values: a route they would fill is refused rather than
+    /// handed values a handler might build another URL from (both matchers).
+    private static func hasDotSegment(_ parameters: [String: String]) -> Bool {
+        parameters.values.contains { $0 == "." || $0 == ".." }
     }
 
     /// The general matcher: every segment decoded (and checked) first.
@@ -270,9 +260,7 @@ public struct Router: Sendable {
                 if !ok { break }
             }
             guard ok else { continue }
-            // Dot segments name nothing as values; refused rather than passed to a handler
-            // that might build another URL from them.
-            if params.values.contains(where: { $0 == "." || $0 == ".." }) { return .invalidPath(reason: "dot segment") }
+            if Router.hasDotSegment(params) { return .invalidPath(reason: "dot segment") }
             if route.method == method || (method == "HEAD" && route.method == "GET") {
                 return .found(index: index, parameters: params)
             }
