@@ -11,8 +11,10 @@ enum AuthenticationResults {
     static var handlers: EventHandlers {
         var h = EventHandlers()
         // One per sign-in, so the busiest event: a polled run of them is one statement, the
-        // latest use per credential.
-        h.onBatch(AuthenticationSucceeded.self) { events, conn in
+        // latest use per credential. Idempotent: the statement only moves a credential's last
+        // use forward, so a redelivered or older event changes nothing, and no event id is
+        // recorded per sign-in.
+        h.onBatch(AuthenticationSucceeded.self, idempotent: true) { events, conn in
             var latest: [String: CredentialStore.Use] = [:]
             // A UAF key is named by AAID and KeyID and has no row in `credentials`: its KeyID
             // (chosen by the authenticator) must not touch a WebAuthn credential's last use.

@@ -20,6 +20,9 @@ public struct EventHandlers: Sendable {
     var handlers: [String: Handler] = [:]
     /// Types whose consecutive events may be applied by one call (see ``onBatch(_:_:)``).
     var batchHandlers: [String: BatchHandler] = [:]
+    /// Types whose effect is idempotent by construction (``onBatch(_:idempotent:_:)``): their
+    /// event ids are not recorded in `processed_events`.
+    var idempotentTypes: Set<String> = []
     /// The most records the consumer takes from Kafka at once. A batch is processed before
     /// the next poll, and librdkafka drops a member that does not poll within
     /// `max.poll.interval.ms` (300 s): set it to 1 when a handler may take seconds (a call
@@ -45,6 +48,7 @@ public struct EventHandlers: Sendable {
             try payload.validate()
             try await body(payload, envelope, conn)
         }
+        idempotentTypes.remove(P.eventType)
         consume(P.topic)
     }
 
@@ -52,7 +56,16 @@ public struct EventHandlers: Sendable {
     /// (already deduplicated, in order) reach `body` together, inside the batch's transaction;
     /// a single event comes as a run of one. For high-volume events whose effect can be applied
     /// by one statement (e.g. coalescing per key), instead of a statement per event.
-    public mutating func onBatch<P: EventPayload>(_: P.Type, _ body: @escaping @Sendable ([(payload: P, envelope: EventEnvelope)], PostgresConnection) async throws -> Void) {
+    ///
+    /// `idempotent`: the handler's effect is the same however often an event is applied and
+    /// whatever older event of the type is applied after it (a "latest value" kept with a
+    /// guard on its time, say). Its event ids are then not recorded in `processed_events`: a
+    /// redelivered event is applied again and changes nothing, and the busiest event type
+    /// costs the database no row and no index entries per event. Leave it false for any
+    /// effect that accumulates (a counter, an insert without a natural key, a message sent).
+    public mutating func onBatch<P: EventPayload>(
+        _: P.Type, idempotent: Bool = false, _ body: @escaping @Sendable ([(payload: P, envelope: EventEnvelope)], PostgresConnection) async throws -> Void
+    ) {
         let batch: BatchHandler = { envelopes, conn in
             var items: [(payload: P, envelope: EventEnvelope)] = []
             items.reserveCapacity(envelopes.count)
@@ -65,6 +78,7 @@ public struct EventHandlers: Sendable {
         }
         batchHandlers[P.eventType] = batch
         handlers[P.eventType] = { envelope, conn in try await batch([envelope], conn) }
+        if idempotent { idempotentTypes.insert(P.eventType) } else { idempotentTypes.remove(P.eventType) }
         consume(P.topic)
     }
 
@@ -73,6 +87,7 @@ public struct EventHandlers: Sendable {
         for (type, h) in other.handlers {
             handlers[type] = h
             batchHandlers[type] = other.batchHandlers[type]
+            if other.idempotentTypes.contains(type) { idempotentTypes.insert(type) } else { idempotentTypes.remove(type) }
         }
         for topic in other.topics { consume(topic) }
         maxBatch = min(maxBatch, other.maxBatch)
@@ -95,7 +110,9 @@ public struct EventHandlers: Sendable {
 ///
 /// Per record: the CloudEvent is read from the headers; a type the service does not handle is
 /// skipped; otherwise, in one transaction, the event id is inserted into `processed_events`
-/// (a duplicate stops here: no second effect) and the handler applies the effect. A record
+/// (a duplicate stops here: no second effect) and the handler applies the effect. A type whose
+/// effect is idempotent by construction (``EventHandlers/onBatch(_:idempotent:_:)``) records no
+/// id: a redelivery is applied again and changes nothing. A record
 /// that cannot be processed (bad attributes, undecodable or invalid data, or a handler that
 /// keeps failing) goes to `signet.<service>.dlq` with the reason; a database outage is
 /// retried without committing the offset, so nothing is skipped, and so is a service a handler
@@ -224,22 +241,31 @@ public final class EventConsumerService: Service {
         }
     }
 
-    /// One transaction for the batch's handled events; returns how many were new.
+    /// One transaction for the batch's handled events; returns how many were new (an event of
+    /// an idempotent type counts as new: nothing records whether it was seen).
     private func applyTogether(_ items: [(record: KafkaRecord, envelope: EventEnvelope)]) async throws -> Int {
-        try await pool.withTransaction { conn -> Int in
-            let inserted = try await conn.query(
-                """
-                INSERT INTO processed_events (event_id, event_type, topic, kafka_partition, kafka_offset)
-                SELECT * FROM unnest(\(PostgresArray(items.map(\.envelope.id)))::text[], \(PostgresArray(items.map(\.envelope.type)))::text[],
-                  \(PostgresArray(items.map(\.record.topic)))::text[], \(PostgresArray(items.map { Int($0.record.partition) }))::int[],
-                  \(PostgresArray(items.map(\.record.offset)))::bigint[])
-                ON CONFLICT (event_id) DO NOTHING
-                RETURNING event_id
-                """)
-            var fresh = Set(inserted.compactMap { $0.string("event_id") })
-            // In order; an id twice in the batch is applied once.
+        let idempotent = handlers.idempotentTypes
+        let recorded = idempotent.isEmpty ? items : items.filter { !idempotent.contains($0.envelope.type) }
+        return try await pool.withTransaction { conn -> Int in
+            var fresh: Set<String> = []
+            if !recorded.isEmpty {
+                let inserted = try await conn.query(
+                    """
+                    INSERT INTO processed_events (event_id, event_type, topic, kafka_partition, kafka_offset)
+                    SELECT * FROM unnest(\(PostgresArray(recorded.map(\.envelope.id)))::text[], \(PostgresArray(recorded.map(\.envelope.type)))::text[],
+                      \(PostgresArray(recorded.map(\.record.topic)))::text[], \(PostgresArray(recorded.map { Int($0.record.partition) }))::int[],
+                      \(PostgresArray(recorded.map(\.record.offset)))::bigint[])
+                    ON CONFLICT (event_id) DO NOTHING
+                    RETURNING event_id
+                    """)
+                fresh = Set(inserted.compactMap { $0.string("event_id") })
+            }
+            // In order; an id twice in the batch is applied once (an idempotent type's, as
+            // often as it comes: the effect is the same).
             var new: [EventEnvelope] = []
-            for item in items where fresh.remove(item.envelope.id) != nil { new.append(item.envelope) }
+            for item in items where idempotent.contains(item.envelope.type) || fresh.remove(item.envelope.id) != nil {
+                new.append(item.envelope)
+            }
             var i = 0
             while i < new.count {
                 let type = new[i].type
@@ -296,14 +322,17 @@ public final class EventConsumerService: Service {
         while true {
             attempt += 1
             do {
+                let recordsID = !handlers.idempotentTypes.contains(envelope.type)
                 let applied = try await pool.withTransaction { conn -> Bool in
-                    let inserted = try await conn.query(
-                        """
-                        INSERT INTO processed_events (event_id, event_type, topic, kafka_partition, kafka_offset)
-                        VALUES (\(envelope.id), \(envelope.type), \(record.topic), \(Int(record.partition)), \(record.offset))
-                        ON CONFLICT (event_id) DO NOTHING
-                        """)
-                    if inserted.affectedRows == 0 { return false }
+                    if recordsID {
+                        let inserted = try await conn.query(
+                            """
+                            INSERT INTO processed_events (event_id, event_type, topic, kafka_partition, kafka_offset)
+                            VALUES (\(envelope.id), \(envelope.type), \(record.topic), \(Int(record.partition)), \(record.offset))
+                            ON CONFLICT (event_id) DO NOTHING
+                            """)
+                        if inserted.affectedRows == 0 { return false }
+                    }
                     try await handler(envelope, conn)
                     return true
                 }

@@ -30,6 +30,18 @@ private struct SingleProbe: EventPayload {
     func validate() throws { if seq < 0 { throw EventDecodingError.invalidData("seq") } }
 }
 
+/// A probe event with an idempotent batch handler (a latest value per key, kept with a guard).
+private struct LatestProbe: EventPayload {
+    static let eventType = "signet.test.latest-probe.v1"
+    static let topic = Topic.deadLetter(service: .pii)
+    static let schemaFile = ""
+    static let fullExample = LatestProbe(key: "k", seq: 1)
+    static let minimalExample = LatestProbe(key: "k", seq: 1)
+    var key: String
+    var seq: Int
+    func validate() throws { if seq < 0 { throw EventDecodingError.invalidData("seq") } }
+}
+
 /// The event consumer takes what Kafka has fetched in batches: runs of batch-handled events in
 /// one transaction and one handler call, other events one at a time, and the same outcome as
 /// one record at a time (order, exactly one effect per event id, a bad record dead-lettered
@@ -102,6 +114,99 @@ struct EventConsumerBatchTests {
         #expect(dedupe == expected.count)
         #expect(deadLettered, "the invalid record goes to the dead-letter topic")
         #expect(batchSizes.withLock { $0 }.contains { $0 > 1 }, "consecutive probes reached the batch handler together")
+    }
+
+    /// An idempotent type's events record no id: a redelivery reaches its handler again (and
+    /// changes nothing), while the recorded types around it keep exactly one effect per id, in
+    /// runs applied together and in a run of one.
+    @Test func idempotentTypesRecordNoEventIDAndTheOthersStayDeduplicated() async throws {
+        try TestStack.require()
+        let (db, drop) = try await TestStack.scratchDatabase(prefix: "consumer_idem")
+        defer { Task { await drop() } }
+        let pool = TestStack.pool(database: db)
+        defer { pool.close() }
+        try await Migrator.migrate(
+            pool: pool,
+            migrations: Outbox.commonMigrations + [
+                Migration(
+                    100, "probe",
+                    """
+                    CREATE TABLE applied (n bigserial PRIMARY KEY, seq int NOT NULL);
+                    CREATE TABLE latest (k text PRIMARY KEY, seq int NOT NULL);
+                    """)
+            ], logger: TestStack.quietLogger)
+
+        let marker = UUID().uuidString.lowercased()
+        // A topic of its own (the other test's probes would reach this consumer, as it reads
+        // from the start); only this run's events (subject = marker) are looked at.
+        let topic = Topic.deadLetter(service: .authentication)
+        let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-idem-test")
+        let producer = try KafkaProducer(configuration: config, logger: TestStack.quietLogger)
+        var messages: [KafkaOutgoingMessage] = []
+        func message(_ id: String, _ type: String, _ data: String) -> KafkaOutgoingMessage {
+            EventEnvelope(id: id, source: "/signet/test", type: type, time: Date(), subject: marker, data: Array(data.utf8))
+                .kafkaMessage(topic: topic, key: marker)
+        }
+        // Runs mixing both batch types; every 10th a one-at-a-time probe, so that some latest
+        // probes come alone (a run of one); then a latest probe's id delivered again, and an
+        // older value for a key under a new id, and a recorded probe's id delivered again.
+        var latestSent = 0
+        var lastSeq: [String: Int] = [:]
+        for seq in 0..<100 {
+            if seq % 10 == 9 {
+                messages.append(message("\(marker)-s\(seq)", SingleProbe.eventType, "{\"seq\":\(seq)}"))
+            } else if seq % 3 == 0 || seq % 10 == 8 {
+                let key = "k\(seq % 4)"
+                messages.append(message("\(marker)-l\(seq)", LatestProbe.eventType, "{\"key\":\"\(key)\",\"seq\":\(seq)}"))
+                latestSent += 1
+                lastSeq[key] = seq
+            } else {
+                messages.append(message("\(marker)-b\(seq)", BatchProbe.eventType, "{\"seq\":\(seq)}"))
+            }
+        }
+        messages.append(message("\(marker)-lolder", LatestProbe.eventType, "{\"key\":\"k0\",\"seq\":0}"))
+        messages.append(message("\(marker)-l96", LatestProbe.eventType, "{\"key\":\"k0\",\"seq\":96}"))  // redelivered id
+        messages.append(message("\(marker)-b97", BatchProbe.eventType, "{\"seq\":97}"))  // redelivered id
+        latestSent += 2
+        for result in await producer.sendAll(messages) { _ = try result.get() }
+
+        let latestCalls = Mutex(0)
+        var handlers = EventHandlers()
+        handlers.onBatch(BatchProbe.self) { events, conn in
+            for (e, envelope) in events where envelope.subject == marker { try await conn.query("INSERT INTO applied (seq) VALUES (\(e.seq))") }
+        }
+        handlers.onBatch(LatestProbe.self, idempotent: true) { events, conn in
+            let mine = events.filter { $0.envelope.subject == marker }
+            latestCalls.withLock { $0 += mine.count }
+            for (e, _) in mine {
+                try await conn.query(
+                    "INSERT INTO latest (k, seq) VALUES (\(e.key), \(e.seq)) ON CONFLICT (k) DO UPDATE SET seq = greatest(latest.seq, excluded.seq)")
+            }
+        }
+        handlers.on(SingleProbe.self) { e, envelope, conn in
+            if envelope.subject == marker { try await conn.query("INSERT INTO applied (seq) VALUES (\(e.seq))") }
+        }
+        let consumer = try EventConsumerService(
+            service: .transaction, kafka: config, producer: producer, pool: pool, handlers: handlers,
+            logger: TestStack.quietLogger, maxHandlerAttempts: 1, groupID: "idem-test-\(marker)", topics: [topic])
+        let run = Task { try await consumer.run() }
+        let recordedSeqs = (0..<100).filter { !($0 % 10 != 9 && ($0 % 3 == 0 || $0 % 10 == 8)) }
+        let done = try await TestStack.eventually(timeout: .seconds(60)) {
+            let n = try await pool.withConnection { try await $0.query("SELECT count(*) AS n FROM applied") }.first?.int("n") ?? 0
+            return latestCalls.withLock { $0 } >= latestSent && n >= recordedSeqs.count
+        }
+        await consumer.shutdown()
+        _ = try? await run.value
+        #expect(done)
+
+        #expect(latestCalls.withLock { $0 } == latestSent, "every delivery of an idempotent type reaches its handler, a redelivered id too")
+        let applied = try await pool.withConnection { try await $0.query("SELECT seq FROM applied ORDER BY n") }.compactMap { $0.int("seq") }
+        #expect(applied == recordedSeqs, "recorded types: once per id, in order, the redelivered id not applied again")
+        let latest = try await pool.withConnection { try await $0.query("SELECT k, seq FROM latest ORDER BY k") }
+        #expect(Dictionary(uniqueKeysWithValues: latest.compactMap { r in r.string("k").flatMap { k in r.int("seq").map { (k, $0) } } }) == lastSeq)
+        let ids = try await pool.withConnection { try await $0.query("SELECT event_id FROM processed_events WHERE starts_with(event_id, \(marker))") }.compactMap { $0.string("event_id") }
+        #expect(ids.count == recordedSeqs.count)
+        #expect(!ids.contains { $0.contains("-l") }, "no id of the idempotent type is recorded")
     }
 
     private func findDeadLetter(id: String, config: KafkaConfiguration) async throws -> Bool {
