@@ -87,21 +87,18 @@ public final class KafkaProducer: @unchecked Sendable {
     /// Publishes every message, then waits for all their acknowledgements; results are in
     /// the order of `messages`.
     public func sendAll(_ messages: [KafkaOutgoingMessage]) async -> [Result<Void, KafkaError>] {
-        await withTaskGroup(of: (Int, Result<Void, KafkaError>).self) { group in
-            for (i, m) in messages.enumerated() {
-                let box = DeliveryBox()
-                let waiter = box.wait()
-                let err = enqueue(m, box: box)
-                if err != 0 {
-                    // Not handed over: the delivery callback will never run for it.
-                    box.complete(KafkaError(rd_kafka_resp_err_t(rawValue: err)))
-                }
-                group.addTask { (i, await waiter.value) }
+        if messages.isEmpty { return [] }
+        // One waiter for the whole batch: each delivery report fills its slot, the last one
+        // resumes this task (one wake-up per batch, no task per message).
+        let batch = DeliveryBatch(count: messages.count)
+        for (i, m) in messages.enumerated() {
+            let err = enqueue(m, box: DeliveryBox(batch: batch, index: i))
+            if err != 0 {
+                // Not handed over: the delivery callback will never run for it.
+                batch.complete(i, KafkaError(rd_kafka_resp_err_t(rawValue: err)))
             }
-            var results = [Result<Void, KafkaError>](repeating: .success(()), count: messages.count)
-            for await (i, r) in group { results[i] = r }
-            return results
         }
+        return await batch.results()
     }
 
     private func enqueue(_ m: KafkaOutgoingMessage, box: DeliveryBox) -> Int32 {
@@ -171,39 +168,59 @@ struct RDKafkaHandle: @unchecked Sendable {
     let rk: OpaquePointer
 }
 
-/// Carries one message's delivery outcome from librdkafka's callback to the awaiting task.
-final class DeliveryBox: Sendable {
-    private let state = PlainLock<DeliveryState>(DeliveryState())
+/// The delivery outcomes of one ``KafkaProducer/sendAll(_:)`` batch, filled from librdkafka's
+/// callbacks (on the producer's poll thread) and awaited once by the sending task.
+final class DeliveryBatch: Sendable {
+    private let state: PlainLock<State>
 
-    struct DeliveryState: Sendable {
-        var result: Result<Void, KafkaError>?
-        var continuation: CheckedContinuation<Result<Void, KafkaError>, Never>?
+    struct State: Sendable {
+        var results: [Result<Void, KafkaError>?]
+        var remaining: Int
+        var continuation: CheckedContinuation<[Result<Void, KafkaError>], Never>?
     }
 
-    func wait() -> Task<Result<Void, KafkaError>, Never> {
-        Task {
-            await withCheckedContinuation { c in
-                let ready = state.withLock { s -> Result<Void, KafkaError>? in
-                    if let r = s.result { return r }
-                    s.continuation = c
-                    return nil
-                }
-                if let ready { c.resume(returning: ready) }
-            }
-        }
+    init(count: Int) {
+        state = PlainLock(State(results: Array(repeating: nil, count: count), remaining: count, continuation: nil))
     }
 
-    func complete(_ error: KafkaError?) {
+    /// Records message `index`'s outcome (the first one only); the last resumes the waiter.
+    func complete(_ index: Int, _ error: KafkaError?) {
         let result: Result<Void, KafkaError> = error.map { .failure($0) } ?? .success(())
-        let c = state.withLock { s -> CheckedContinuation<Result<Void, KafkaError>, Never>? in
-            guard s.result == nil else { return nil }
-            s.result = result
-            let c = s.continuation
+        let ready = state.withLock { s -> (CheckedContinuation<[Result<Void, KafkaError>], Never>, [Result<Void, KafkaError>])? in
+            guard s.results[index] == nil else { return nil }
+            s.results[index] = result
+            s.remaining -= 1
+            guard s.remaining == 0, let c = s.continuation else { return nil }
             s.continuation = nil
-            return c
+            return (c, s.results.map { $0! })
         }
-        c?.resume(returning: result)
+        if let (c, results) = ready { c.resume(returning: results) }
     }
+
+    /// Every message's outcome, in order, once all are known.
+    func results() async -> [Result<Void, KafkaError>] {
+        await withCheckedContinuation { c in
+            let ready = state.withLock { s -> [Result<Void, KafkaError>]? in
+                if s.remaining == 0 { return s.results.map { $0! } }
+                s.continuation = c
+                return nil
+            }
+            if let ready { c.resume(returning: ready) }
+        }
+    }
+}
+
+/// Names one message of a batch for librdkafka's delivery callback (its opaque pointer).
+final class DeliveryBox: Sendable {
+    let batch: DeliveryBatch
+    let index: Int
+
+    init(batch: DeliveryBatch, index: Int) {
+        self.batch = batch
+        self.index = index
+    }
+
+    func complete(_ error: KafkaError?) { batch.complete(index, error) }
 }
 
 private let deliveryReportCallback: @convention(c) (OpaquePointer?, UnsafePointer<rd_kafka_message_t>?, UnsafeMutableRawPointer?) -> Void = {

@@ -212,7 +212,7 @@ final class PQConnection: @unchecked Sendable {
 public final class PostgresConnection: Sendable {
     /// Whether statements issued on an ``EventLoop`` use libpq's non-blocking API there
     /// (`SIGNET_DB_NONBLOCKING`, on unless `0`); off, they block on the connection's queue.
-    static let nonBlockingOnLoops = ProcessInfo.processInfo.environment["SIGNET_DB_NONBLOCKING"] != "0"
+    public static let nonBlockingOnLoops = ProcessInfo.processInfo.environment["SIGNET_DB_NONBLOCKING"] != "0"
 
     let pq: PQConnection
     let queue: DispatchQueue
