@@ -29,6 +29,7 @@ REASONS = [
     (r"^rdk:main", "librdkafka: one per client (the producer, the group consumer, the broadcast listener)"),
     (r"^rdk:broker", "librdkafka: one per broker per client: the bootstrap address, each broker, the "
                      "internal queue, and each consumer's group coordinator"),
+    (r"^outbox-relay", "the outbox relay's event loop: its turns, their libpq statements (non-blocking) and the wait for the broker's acknowledgements"),
     (r"^kafka-producer", "our poll thread of the producer: delivery reports"),
     (r"^kafka-consumer", "our poll thread of each consumer: fetched messages and rebalances"),
     (r"default-qos$", "Swift's cooperative pool (one per core)"),
