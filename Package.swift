@@ -125,9 +125,11 @@ let package = Package(
         // MARK: - Tests
         // SplitMix64, the seeded generator of fuzz tests and benchmark workloads. No dependencies.
         .target(name: "TestRandom", path: "Tests/TestRandom"),
+        // Test only: the fork probe of the random buffer (it forks; kept out of CCryptoShims).
+        .target(name: "CRandomProbe", dependencies: ["CCryptoShims"], path: "Tests/CRandomProbe"),
         .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema", "Tokens", "JSON"], path: "Tests/TestSupport"),
         .testTarget(name: "PlatformTests", dependencies: ["Platform"], path: "Tests/PlatformTests"),
-        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestRandom"], path: "Tests/CryptoTests"),
+        .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestRandom", "CRandomProbe"], path: "Tests/CryptoTests"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestRandom"], path: "Tests/JSONTests"),
         .testTarget(name: "IdentityDocumentsTests", dependencies: ["IdentityDocuments", "TestRandom"], path: "Tests/IdentityDocumentsTests"),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Platform", "JSON"], path: "Tests/HTTPServerTests"),
@@ -209,7 +211,7 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
     }
 }
 
-for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims", "CFuzzSupport"].contains(target.name) {
+for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims", "CFuzzSupport", "CRandomProbe"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

@@ -15,12 +15,9 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include "CCryptoShims.h"
 
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
 #include <openssl/err.h>
@@ -265,57 +262,9 @@ int signet_random_is_buffered(void) {
     return page != NULL && !page->unbuffered;
 }
 
-// MARK: - Test probe
-
-int signet_random_fork_probe(uint8_t *parent_next, uint8_t *child_first, size_t *child_remaining, size_t *parent_remaining) {
-    uint8_t first[32];
-    // Fill this thread's page (and take from it) so that it holds bytes when the process forks.
-    if (!signet_random_bytes(first, sizeof first)) return 0;
+long signet_random_thread_remaining(void) {
+    if (pthread_once(&random_once, random_init) != 0 || !random_key_ok) return -1;
     struct random_page *page = pthread_getspecific(random_key);
-    if (page == NULL || page->unbuffered) return 0;
-    *parent_remaining = page->remaining;
-    int fds[2];
-    if (pipe(fds) != 0) return 0;
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return 0;
-    }
-    if (pid == 0) {
-        // The child: what its copy of the page holds, then the first bytes it serves.
-        struct {
-            size_t remaining;
-            uint8_t bytes[32];
-        } report;
-        struct random_page *child_page = pthread_getspecific(random_key);
-        report.remaining = child_page == NULL ? (size_t)-1 : child_page->remaining;
-        if (!signet_random_bytes(report.bytes, sizeof report.bytes)) _exit(1);
-        ssize_t n = write(fds[1], &report, sizeof report);
-        _exit(n == (ssize_t)sizeof report ? 0 : 1);
-    }
-    close(fds[1]);
-    // The parent: the bytes its page serves next, which a child with a copy of the page would
-    // have served too.
-    int ok = signet_random_bytes(parent_next, 32);
-    struct {
-        size_t remaining;
-        uint8_t bytes[32];
-    } report;
-    size_t got = 0;
-    while (ok && got < sizeof report) {
-        struct pollfd p = {.fd = fds[0], .events = POLLIN};
-        if (poll(&p, 1, 20000) <= 0) { ok = 0; break; }
-        ssize_t n = read(fds[0], (uint8_t *)&report + got, sizeof report - got);
-        if (n <= 0) { ok = 0; break; }
-        got += (size_t)n;
-    }
-    close(fds[0]);
-    if (!ok) kill(pid, SIGKILL);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return 0;
-    *child_remaining = report.remaining;
-    memcpy(child_first, report.bytes, 32);
-    return 1;
+    if (page == NULL || page->unbuffered) return -1;
+    return (long)page->remaining;
 }

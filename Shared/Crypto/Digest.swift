@@ -278,27 +278,4 @@ extension SecureRandom {
     /// Whether this thread's requests are served from the per-thread buffer (the kernel
     /// accepted `MADV_WIPEONFORK`); otherwise every request goes to `RAND_bytes`.
     static var isBufferedOnThisThread: Bool { signet_random_is_buffered() == 1 }
-
-    /// What a forked child's copy of this thread's buffer held and served, beside what the
-    /// parent served next (`signet_random_fork_probe`).
-    struct ForkProbe {
-        let parentRemaining: Int
-        let childRemaining: Int
-        let parentNext: [UInt8]
-        let childFirst: [UInt8]
-    }
-
-    /// Forks once (the child only reads its buffer, draws 32 bytes, reports them and exits).
-    /// Nil when the probe could not run.
-    static func forkProbe() -> ForkProbe? {
-        var parentNext = [UInt8](repeating: 0, count: 32), childFirst = [UInt8](repeating: 0, count: 32)
-        var childRemaining = 0, parentRemaining = 0
-        let ok = parentNext.withUnsafeMutableBufferPointer { p in
-            childFirst.withUnsafeMutableBufferPointer { c in
-                signet_random_fork_probe(p.baseAddress, c.baseAddress, &childRemaining, &parentRemaining)
-            }
-        }
-        guard ok == 1 else { return nil }
-        return ForkProbe(parentRemaining: parentRemaining, childRemaining: childRemaining, parentNext: parentNext, childFirst: childFirst)
-    }
 }

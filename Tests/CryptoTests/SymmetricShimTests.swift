@@ -2,6 +2,7 @@ import Dispatch
 import Synchronization
 import Testing
 @testable import Crypto
+import CRandomProbe
 
 /// The symmetric primitives' shims (CCryptoShims/symmetric.c): HMAC over the low-level hash
 /// contexts, AES-256-GCM on a per-thread context, random bytes from a per-thread buffer.
@@ -136,7 +137,7 @@ import Testing
     /// A forked child starts with an empty buffer (MADV_WIPEONFORK) and serves bytes of its own,
     /// not the ones its parent's buffer serves next.
     @Test func aForkedChildDoesNotServeItsParentsBytes() throws {
-        let probe = try #require(SecureRandom.forkProbe())
+        let probe = try #require(ForkProbe.run())
         #expect(probe.parentRemaining > 0)
         #expect(probe.childRemaining == 0)
         #expect(probe.childFirst != probe.parentNext)
@@ -154,4 +155,27 @@ private final class Draws: Sendable {
     private let values = Mutex<[[UInt8]]>([])
     func add(_ more: [[UInt8]]) { values.withLock { $0 += more } }
     var all: [[UInt8]] { values.withLock { $0 } }
+}
+
+/// What a forked child's copy of this thread's random buffer held and served, beside what the
+/// parent served next (`signet_random_fork_probe`, the test-only CRandomProbe target).
+private struct ForkProbe {
+    let parentRemaining: Int
+    let childRemaining: Int
+    let parentNext: [UInt8]
+    let childFirst: [UInt8]
+
+    /// Forks once (the child only reads its buffer, draws 32 bytes, reports them and exits).
+    /// Nil when the probe could not run.
+    static func run() -> ForkProbe? {
+        var parentNext = [UInt8](repeating: 0, count: 32), childFirst = [UInt8](repeating: 0, count: 32)
+        var childRemaining = 0, parentRemaining = 0
+        let ok = parentNext.withUnsafeMutableBufferPointer { p in
+            childFirst.withUnsafeMutableBufferPointer { c in
+                signet_random_fork_probe(p.baseAddress, c.baseAddress, &childRemaining, &parentRemaining)
+            }
+        }
+        guard ok == 1 else { return nil }
+        return ForkProbe(parentRemaining: parentRemaining, childRemaining: childRemaining, parentNext: parentNext, childFirst: childFirst)
+    }
 }

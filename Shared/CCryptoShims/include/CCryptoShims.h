@@ -89,9 +89,8 @@ int signet_random_bytes(uint8_t *out, size_t count);
 /// MADV_WIPEONFORK); 0 means every request goes to RAND_bytes. For tests.
 int signet_random_is_buffered(void);
 
-/// For tests: fills this thread's random page and forks; the child reports how many bytes its
-/// copy of the page holds and the first 32 bytes it serves, the parent the next 32 bytes its
-/// page serves. Returns 1 when the probe ran (the child exited normally within 20 s), else 0.
-int signet_random_fork_probe(uint8_t *parent_next, uint8_t *child_first, size_t *child_remaining, size_t *parent_remaining);
+/// How many bytes this thread's random page holds now; -1 when it has none or is unbuffered
+/// (for tests: a forked child's copy must hold none).
+long signet_random_thread_remaining(void);
 
 #endif
