@@ -19,12 +19,24 @@ cd "$(dirname "$0")/.."
 TARGETS=(JSONFuzz HTTPBodyFuzz CBORFuzz COSEKeyFuzz AuthenticatorDataFuzz AttestationFuzz TPMFuzz X509Fuzz JWSFuzz JWKSFuzz MDSFuzz RulesFuzz EventFuzz UAFFuzz UAFPNGFuzz MRZFuzz AAMVAFuzz)
 BUILD=.build/fuzz
 BIN="$BUILD/release"
-# Every run: inputs up to 64 KiB (the HTTP body limit), no single allocation past 64 MiB and
-# no process past 1.5 GiB (a parser that allocates beyond its input's size is a finding),
-# 20 s per input at most (FUZZ_TIMEOUT; every corpus input takes well under 0.1 s, but a niced
-# run on a loaded machine can be starved for seconds: 5 s gave a false finding under load 12).
+# Every run: inputs up to 64 KiB (the HTTP body limit; see max_len for the body decoder), no
+# single allocation past 64 MiB and no process past 1.5 GiB (a parser that allocates beyond its
+# input's size is a finding), 20 s per input at most (FUZZ_TIMEOUT; every corpus input takes
+# well under 0.1 s, but a niced run on a loaded machine can be starved for seconds: 5 s gave a
+# false finding under load 12).
 MAX_LEN=${FUZZ_MAX_LEN:-65536}
-COMMON=(-max_len="$MAX_LEN" -malloc_limit_mb=64 -rss_limit_mb=1536 -timeout="${FUZZ_TIMEOUT:-20}" -print_final_stats=1 -reload=0)
+COMMON=(-malloc_limit_mb=64 -rss_limit_mb=1536 -timeout="${FUZZ_TIMEOUT:-20}" -print_final_stats=1 -reload=0)
+
+# The longest input of a target: the request bodies (HTTPBodyFuzz, a selector byte and a body)
+# go up to the largest route bound, the UAF authentication request's 64 KiB plus four PNG forms
+# as base64url (4 x 43,691 bytes; UAFTransactionContents.maximumContentLength), which also
+# covers a transaction's three images; every other parser reads what fits in 64 KiB.
+max_len() {
+    case "$1" in
+        HTTPBodyFuzz) echo $((MAX_LEN > 240301 ? MAX_LEN : 240301)) ;;
+        *) echo "$MAX_LEN" ;;
+    esac
+}
 export SWIFT_BACKTRACE=enable=no   # else the runtime's backtracer holds the process after a finding
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
@@ -68,11 +80,11 @@ run() {
         [ -n "${FUZZ_SECONDS:-}" ] && limit+=(-max_total_time="$FUZZ_SECONDS")
         [ ${#limit[@]} -eq 0 ] && limit=(-max_total_time=60)
         local dict; dict=$(dictionary "$t")
-        local args=("${COMMON[@]}" "${limit[@]}" -artifact_prefix="$found/")
+        local args=("${COMMON[@]}" -max_len="$(max_len "$t")" "${limit[@]}" -artifact_prefix="$found/")
         [ -n "$dict" ] && args+=(-dict="$dict")
         # Regression inputs first: each must pass before the search starts.
         if [ -d "Tools/Fuzz/Regressions/$t" ] && [ -n "$(ls -A "Tools/Fuzz/Regressions/$t")" ]; then
-            nice -n 10 "$BIN/fuzz-$t" "${COMMON[@]}" -artifact_prefix="$found/" Tools/Fuzz/Regressions/"$t"/* >"$log.regressions" 2>&1 || true
+            nice -n 10 "$BIN/fuzz-$t" "${COMMON[@]}" -max_len="$(max_len "$t")" -artifact_prefix="$found/" Tools/Fuzz/Regressions/"$t"/* >"$log.regressions" 2>&1 || true
         fi
         nice -n 10 "$BIN/fuzz-$t" "${args[@]}" "$work" >"$log" 2>&1 || true
         local execs cov ft after
@@ -103,7 +115,7 @@ merge() {
         mkdir -p "Tools/Fuzz/Corpus/$t" ".build/fuzz-work/$t"
         local fresh=".build/fuzz-merge/$t"
         rm -rf "$fresh" && mkdir -p "$fresh"
-        nice -n 10 "$BIN/fuzz-$t" "${COMMON[@]}" -merge=1 "$fresh" "Tools/Fuzz/Corpus/$t" ".build/fuzz-work/$t" \
+        nice -n 10 "$BIN/fuzz-$t" "${COMMON[@]}" -max_len="$(max_len "$t")" -merge=1 "$fresh" "Tools/Fuzz/Corpus/$t" ".build/fuzz-work/$t" \
             >".build/fuzz-merge/$t.log" 2>&1
         rm -f "Tools/Fuzz/Corpus/$t"/*
         cp "$fresh"/* "Tools/Fuzz/Corpus/$t"/
@@ -118,7 +130,7 @@ replay() {
             [ -d "$d" ] && [ -n "$(ls -A "$d")" ] && inputs+=("$d"/*)
         done
         [ ${#inputs[@]} -eq 0 ] && continue
-        "$BIN/fuzz-$t" "${COMMON[@]}" -runs=0 "${inputs[@]}" >/dev/null 2>".build/fuzz-$t-replay.log" \
+        "$BIN/fuzz-$t" "${COMMON[@]}" -max_len="$(max_len "$t")" -runs=0 "${inputs[@]}" >/dev/null 2>".build/fuzz-$t-replay.log" \
             || { echo "$t: replay failed" >&2; tail -20 ".build/fuzz-$t-replay.log" >&2; return 1; }
         echo "$t: ${#inputs[@]} inputs replayed"
     done
