@@ -239,6 +239,22 @@ def register(driver, username: str) -> None:
     driver.find_element(By.ID, "register-button").click()
 
 
+def wait_until_sign_in_knows(username: str, timeout: float = 15) -> None:
+    """The authentication service learns of a new credential from registration's event (its
+    read model is eventually consistent, usually within tens of milliseconds): wait until the
+    user's sign-in options list a credential, so that a test about something else does not
+    race the event under a loaded machine."""
+    deadline = time.monotonic() + timeout
+    url = GATEWAY + "/authentication/v1/tenants/demo/webauthn/authentications/options"
+    while True:
+        status, _, body = http("POST", url, {"username": username}, {"Authorization": f"Bearer {DEMO_RP_API_KEY}"})
+        if status == 200 and json.loads(body)["publicKey"].get("allowCredentials"):
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the authentication service did not learn {username}'s credential within {timeout} s (last: {status})")
+        time.sleep(0.05)
+
+
 def sign_out(driver) -> None:
     """Signs out with user presence off: the page's new autofill request then idles at the
     authenticator (Chromium's virtual device leaves a request that needs a press idle and never
@@ -410,6 +426,7 @@ def test_register_sign_out_sign_in_with_and_without_username_then_autofill(brows
     assert "none" in details.text and "-7" in details.text
 
     # Sign out; sign in with the username (the page cancels its pending autofill request first).
+    wait_until_sign_in_knows(username)
     sign_out(driver)
     sign_in_modal(driver, "signin-username-button", username)
     wait_idle(driver, "signed-in", "the sign-in with a username")
@@ -471,6 +488,7 @@ def test_tampered_responses_are_refused_and_the_page_shows_the_code(browser, jwk
     assert_no_error(driver)
 
     # An assertion whose signature was changed in transit (held, like the registration above).
+    wait_until_sign_in_knows(username)
     sign_out(driver)
     hook(driver, "/authentications", """
         const signature = b64d(body.credential.response.signature);
