@@ -50,15 +50,12 @@ private struct LatestProbe: EventPayload {
 struct EventConsumerBatchTests {
     @Test func batchesApplyInOrderOnceEachAndDeadLetterOnlyTheBadRecord() async throws {
         try TestStack.require()
-        let (db, drop) = try await TestStack.scratchDatabase(prefix: "consumer_batch")
-        defer { Task { await drop() } }
-        let pool = TestStack.pool(database: db)
-        defer { pool.close() }
-        try await Migrator.migrate(
-            pool: pool,
-            migrations: Outbox.commonMigrations + [
-                Migration(100, "probe", "CREATE TABLE applied (n bigserial PRIMARY KEY, seq int NOT NULL, kind text NOT NULL)")
-            ], logger: TestStack.quietLogger)
+        let (pool, drop) = try await scratchPool(
+            prefix: "consumer_batch", probeTables: "CREATE TABLE applied (n bigserial PRIMARY KEY, seq int NOT NULL, kind text NOT NULL)")
+        defer {
+            pool.close()
+            Task { await drop() }
+        }
 
         let marker = UUID().uuidString.lowercased()
         let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-batch-test")
@@ -121,20 +118,16 @@ struct EventConsumerBatchTests {
     /// runs applied together and in a run of one.
     @Test func idempotentTypesRecordNoEventIDAndTheOthersStayDeduplicated() async throws {
         try TestStack.require()
-        let (db, drop) = try await TestStack.scratchDatabase(prefix: "consumer_idem")
-        defer { Task { await drop() } }
-        let pool = TestStack.pool(database: db)
-        defer { pool.close() }
-        try await Migrator.migrate(
-            pool: pool,
-            migrations: Outbox.commonMigrations + [
-                Migration(
-                    100, "probe",
-                    """
-                    CREATE TABLE applied (n bigserial PRIMARY KEY, seq int NOT NULL);
-                    CREATE TABLE latest (k text PRIMARY KEY, seq int NOT NULL);
-                    """)
-            ], logger: TestStack.quietLogger)
+        let (pool, drop) = try await scratchPool(
+            prefix: "consumer_idem",
+            probeTables: """
+                CREATE TABLE applied (n bigserial PRIMARY KEY, seq int NOT NULL);
+                CREATE TABLE latest (k text PRIMARY KEY, seq int NOT NULL);
+                """)
+        defer {
+            pool.close()
+            Task { await drop() }
+        }
 
         let marker = UUID().uuidString.lowercased()
         // A topic of its own (the other test's probes would reach this consumer, as it reads
@@ -207,6 +200,21 @@ struct EventConsumerBatchTests {
         let ids = try await pool.withConnection { try await $0.query("SELECT event_id FROM processed_events WHERE starts_with(event_id, \(marker))") }.compactMap { $0.string("event_id") }
         #expect(ids.count == recordedSeqs.count)
         #expect(!ids.contains { $0.contains("-l") }, "no id of the idempotent type is recorded")
+    }
+
+    /// A scratch database with the common tables and the test's probe tables, and its pool.
+    private func scratchPool(prefix: String, probeTables: String) async throws -> (PostgresPool, @Sendable () async -> Void) {
+        let (db, drop) = try await TestStack.scratchDatabase(prefix: prefix)
+        let pool = TestStack.pool(database: db)
+        do {
+            try await Migrator.migrate(
+                pool: pool, migrations: Outbox.commonMigrations + [Migration(100, "probe", probeTables)], logger: TestStack.quietLogger)
+        } catch {
+            pool.close()
+            await drop()
+            throw error
+        }
+        return (pool, drop)
     }
 
     private func findDeadLetter(id: String, config: KafkaConfiguration) async throws -> Bool {
