@@ -52,6 +52,10 @@ let package = Package(
                 .linkedLibrary("microhttpd"), .linkedLibrary("rdkafka"), .linkedLibrary("pthread"),
             ]),
 
+        // jemalloc, the allocator of the service executables (and signet-bench, which serves the
+        // same HTTP layer): linked only by them, never by the libraries, tests or fuzzers.
+        .target(name: "CAllocator", path: "Shared/CAllocator", linkerSettings: [.linkedLibrary("jemalloc")]),
+
         // OpenSSL's low-level ECDSA verify for ES256 (deprecated API, kept out of Swift).
         .target(name: "CCryptoShims", path: "Shared/CCryptoShims", linkerSettings: [.linkedLibrary("crypto")]),
 
@@ -103,16 +107,16 @@ let package = Package(
             name: "OOBService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Delivery", "Crypto", "Tokens", "QRCode", "IdentityDocuments"],
             path: "Services/OOB", exclude: ["main"]),
         .target(name: "PIIService", dependencies: ["ServiceKit", "HTTPServer", "Postgres", "Schema", "Platform", "JSON", "Crypto"], path: "Services/PII", exclude: ["main"]),
-        .executableTarget(name: "Registration", dependencies: ["RegistrationService", "ServiceKit"], path: "Services/Registration/main"),
-        .executableTarget(name: "Authentication", dependencies: ["AuthenticationService", "ServiceKit"], path: "Services/Authentication/main"),
-        .executableTarget(name: "Transaction", dependencies: ["TransactionService", "ServiceKit"], path: "Services/Transaction/main"),
-        .executableTarget(name: "OOB", dependencies: ["OOBService", "ServiceKit"], path: "Services/OOB/main"),
-        .executableTarget(name: "PII", dependencies: ["PIIService", "ServiceKit"], path: "Services/PII/main"),
+        .executableTarget(name: "Registration", dependencies: ["RegistrationService", "ServiceKit", "CAllocator"], path: "Services/Registration/main"),
+        .executableTarget(name: "Authentication", dependencies: ["AuthenticationService", "ServiceKit", "CAllocator"], path: "Services/Authentication/main"),
+        .executableTarget(name: "Transaction", dependencies: ["TransactionService", "ServiceKit", "CAllocator"], path: "Services/Transaction/main"),
+        .executableTarget(name: "OOB", dependencies: ["OOBService", "ServiceKit", "CAllocator"], path: "Services/OOB/main"),
+        .executableTarget(name: "PII", dependencies: ["PIIService", "ServiceKit", "CAllocator"], path: "Services/PII/main"),
         // The admin console's backend-for-frontend (not one of the five services: no database).
         .target(
             name: "ConsoleService", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Crypto", "Kafka", "Delivery"],
             path: "Services/Console", exclude: ["main", "Assets"]),
-        .executableTarget(name: "Console", dependencies: ["ConsoleService"], path: "Services/Console/main"),
+        .executableTarget(name: "Console", dependencies: ["ConsoleService", "CAllocator"], path: "Services/Console/main"),
 
         // MARK: - Tools
         .executableTarget(
@@ -120,7 +124,7 @@ let package = Package(
             path: "Tools/DevBroker"),
 
         .executableTarget(
-            name: "Bench", dependencies: ["FIDO", "Crypto", "COpenSSL", "Schema", "TestSupport", "TestRandom", "Rules", "Tokens", "JSON", "Platform", "HTTPServer", "ServiceKit"], path: "Tools/Bench"),
+            name: "Bench", dependencies: ["CAllocator", "FIDO", "Crypto", "COpenSSL", "Schema", "TestSupport", "TestRandom", "Rules", "Tokens", "JSON", "Platform", "HTTPServer", "ServiceKit"], path: "Tools/Bench"),
 
         // MARK: - Tests
         // SplitMix64, the seeded generator of fuzz tests and benchmark workloads. No dependencies.
@@ -211,7 +215,7 @@ if Context.environment["SIGNET_FUZZ"] == "1" {
     }
 }
 
-for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims", "CFuzzSupport", "CRandomProbe"].contains(target.name) {
+for target in package.targets where target.type != .system && !["CSignetShims", "CCryptoShims", "CCurlShims", "CFuzzSupport", "CRandomProbe", "CAllocator"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.swiftLanguageMode(.v6))
     settings.append(.enableUpcomingFeature("ExistentialAny"))

@@ -27,7 +27,7 @@ PROJECT="signet-deploy-test"
 GATEWAY_PORT="${SIGNET_DEPLOY_GATEWAY_PORT:-18480}"
 SERVICES="registration:8081 authentication:8082 transaction:8083 oob:8084 pii:8085"
 BASE_PACKAGES="ca-certificates"
-RUNTIME_PACKAGES="libmicrohttpd12 libpq5 librdkafka1 libssl3 libqrencode4 zlib1g libcurl4 libstdc++6 ca-certificates"
+RUNTIME_PACKAGES="libmicrohttpd12 libpq5 librdkafka1 libssl3 libqrencode4 zlib1g libcurl4 libjemalloc2 libstdc++6 ca-certificates"
 started=$SECONDS
 
 log() { printf '\033[1m[deploy-test]\033[0m %s\n' "$*" >&2; }

@@ -27,7 +27,7 @@ export SIGNET_CONSOLE_ENROLMENT_CODE="${SIGNET_CONSOLE_ENROLMENT_CODE:-dev-conso
 export SIGNET_VERSION="${SIGNET_VERSION:-$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo dev)}"
 CONSOLE_PORT=8086
 SERVICES="registration:8081 authentication:8082 transaction:8083 oob:8084 pii:8085"
-APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev libqrencode-dev zlib1g-dev libcurl4-openssl-dev openssl pkg-config postgresql nginx-light curl python3 python3-venv chromium chromium-driver"
+APT_PACKAGES="libmicrohttpd-dev librdkafka-dev libpq-dev libssl-dev libqrencode-dev zlib1g-dev libcurl4-openssl-dev libjemalloc-dev openssl pkg-config postgresql nginx-light curl python3 python3-venv chromium chromium-driver"
 
 log() { printf '\033[1m[signet]\033[0m %s\n' "$*" >&2; }
 

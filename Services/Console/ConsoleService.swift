@@ -179,7 +179,10 @@ public enum ConsoleService {
             let listener = try ConsoleEventListener(
                 configuration: configuration.kafka, topics: configuration.eventTopics, instance: configuration.instanceID, buffer: events, logger: logger)
             let group = ServiceGroup(services: [listener, provisioner, http], logger: logger, maximumShutdownDuration: configuration.shutdownGrace)
-            logger.notice("console started", metadata: ["signet.console.tenant": .string(configuration.operatorsTenant)])
+            MemoryAllocator.publish()
+            logger.notice(
+                "console started",
+                metadata: ["signet.console.tenant": .string(configuration.operatorsTenant), "signet.allocator": .string(MemoryAllocator.current)])
             try await group.run()
             exit(0)
         } catch {

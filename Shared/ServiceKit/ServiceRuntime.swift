@@ -100,7 +100,8 @@ public enum ServiceRuntime {
         services.append(http)
 
         let group = ServiceGroup(services: services, logger: logger, maximumShutdownDuration: configuration.shutdownGrace)
-        logger.notice("service started", metadata: ["signet.instance": .string(configuration.instanceID)])
+        MemoryAllocator.publish()
+        logger.notice("service started", metadata: ["signet.instance": .string(configuration.instanceID), "signet.allocator": .string(MemoryAllocator.current)])
         try await group.run()
         await producer.flush(timeoutMs: 5000)
         pool.close()

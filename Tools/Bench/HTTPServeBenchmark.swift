@@ -29,7 +29,7 @@ func serveHealthz(port: Int, seconds: Double) async throws {
         connectionMemoryBytes: memory)
     let server = HTTPServer(configuration: configuration, logger: logger) { await app.respond(to: $0) }
     try server.start()
-    print("serving /healthz on 127.0.0.1:\(server.boundPort) mode \(configuration.mode.rawValue) threads \(threads) connection memory \(memory) pid \(getpid())")
+    print("serving /healthz on 127.0.0.1:\(server.boundPort) mode \(configuration.mode.rawValue) threads \(threads) connection memory \(memory) allocator \(MemoryAllocator.current) pid \(getpid())")
     fflush(nil)
     try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
     await server.shutdown()
