@@ -81,6 +81,20 @@ public struct GuardedRouter: Sendable {
         }
     }
 
+    /// Adds an open `GET` route (``RouteGuard/open``: a guard may wait, so only a route open to
+    /// anyone can answer at once) whose handler answers at once: the server runs it on the
+    /// receiving thread without a task (see ``ImmediateHandler``). Probes and scrapes.
+    public mutating func getOpen(_ template: String, immediate handler: @escaping ImmediateHandler) {
+        registered.append(RegisteredRoute(method: "GET", template: template, guardName: RouteGuard.open.name))
+        let limit = maxBodyBytes
+        router.on("GET", template, immediate: { request, ctx in
+            guard request.body.count <= limit else {
+                throw HTTPError(.payloadTooLarge, detail: "The body exceeds \(limit) bytes.")
+            }
+            return try handler(request, ctx)
+        })
+    }
+
     /// The body bound of the route `method` `path` matches: ``maxBodyBytes`` plus its extra
     /// bytes (``maxBodyBytes`` for a path no route takes more on). The server asks it for a body
     /// past ``maxBodyBytes`` only (`HTTPServerConfiguration.routeBodyLimit`).

@@ -33,8 +33,63 @@ public struct HTTPApplication: Sendable {
 
     /// Produces the response for `request`. Never throws: every failure becomes problem+json.
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
-        let start = ContinuousClock.now
+        var exchange = begin(request)
+        let response: HTTPResponse
+        switch router.resolve(method: request.method, path: request.path) {
+        case .found(let index, let parameters):
+            switch enter(&exchange, request, index: index, parameters: parameters) {
+            case .refused(let refusal):
+                response = refusal
+            case .admitted(let context):
+                let handler = router.handler(at: index)
+                do {
+                    response = try await TraceContext.$current.withValue(exchange.trace) { try await handler(request, context) }
+                } catch {
+                    response = problem(for: error, request, exchange.logger)
+                }
+            }
+        case let unmatched:
+            response = answer(unmatched, &exchange, request)
+        }
+        return complete(response, exchange, request)
+    }
+
+    /// The response for `request` when its route answers at once (``ImmediateHandler``): routed,
+    /// checked, logged and counted as ``respond(to:)`` does, on the calling thread, without a
+    /// task. Nil when the request is for any other route (or none): the caller runs
+    /// ``respond(to:)``. The server tries this first on the receiving thread.
+    public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
+        guard router.hasImmediateRoutes, case .found(let index, let parameters) = router.resolve(method: request.method, path: request.path),
+            let handler = router.immediateHandler(at: index)
+        else { return nil }
+        var exchange = begin(request)
+        let response: HTTPResponse
+        switch enter(&exchange, request, index: index, parameters: parameters) {
+        case .refused(let refusal):
+            response = refusal
+        case .admitted(let context):
+            do {
+                response = try TraceContext.$current.withValue(exchange.trace) { try handler(request, context) }
+            } catch {
+                response = problem(for: error, request, exchange.logger)
+            }
+        }
+        return complete(response, exchange, request)
+    }
+
+    /// What one request's answer carries from its start to its end.
+    private struct Exchange {
+        let start: ContinuousClock.Instant
+        let trace: TraceContext
+        let traceStart: UInt64
+        var logger: Logger
         var template = "unmatched"
+        /// The route's index names its metrics series (-1: unmatched).
+        var routeIndex = -1
+    }
+
+    private func begin(_ request: HTTPRequest) -> Exchange {
+        let start = ContinuousClock.now
         var logger = self.logger
         // W3C Trace Context: this request's span continues the caller's `traceparent` (the
         // gateway starts one) or starts a trace; handlers see it as `TraceContext.current`.
@@ -45,68 +100,87 @@ public struct HTTPApplication: Sendable {
         let traceStart = Tracer.shared.isEnabled ? Tracer.now() : 0
         // The request's log metadata as fields, turned into metadata only for a line written.
         logger.request = Logger.RequestMetadata(requestID: request.requestID, traceID: trace.traceID, spanID: trace.spanID)
-        var response: HTTPResponse
-        // The route's index names its metrics series (-1: unmatched).
-        var routeIndex = -1
-        switch router.resolve(method: request.method, path: request.path) {
+        return Exchange(start: start, trace: trace, traceStart: traceStart, logger: logger)
+    }
+
+    private enum Entry {
+        case admitted(RequestContext)
+        case refused(HTTPResponse)
+    }
+
+    /// The matched route's context, or its refusal by a parameter check.
+    private func enter(_ exchange: inout Exchange, _ request: HTTPRequest, index: Int, parameters: [String: String]) -> Entry {
+        exchange.routeIndex = index
+        let t = router.template(at: index)
+        exchange.template = t
+        exchange.logger.request?.route = t
+        let refused = orderedChecks.first { name, check in parameters[name].map { !check.isValid($0) } ?? false }
+        // Only a checked value reaches the logs.
+        if let tenant = parameters["tenant"], let check = parameterChecks["tenant"], check.isValid(tenant) {
+            exchange.logger.request?.tenant = tenant
+        }
+        if let (name, check) = refused {
+            return .refused(.problem(.invalid(name, check.requirement), requestID: request.requestID))
+        }
+        return .admitted(RequestContext(requestID: request.requestID, route: t, parameters: parameters, logger: exchange.logger))
+    }
+
+    /// The answer to a request no route takes.
+    private func answer(_ resolution: Router.Resolution, _ exchange: inout Exchange, _ request: HTTPRequest) -> HTTPResponse {
+        switch resolution {
+        case .found:
+            preconditionFailure("a matched request has a handler")
         case .notFound:
-            response = .problem(HTTPError(.notFound, detail: "No route for this path."), requestID: request.requestID)
+            return .problem(HTTPError(.notFound, detail: "No route for this path."), requestID: request.requestID)
         case .invalidPath:
-            response = .problem(
+            return .problem(
                 HTTPError(.invalidPath, detail: "The path holds a control character, invalid UTF-8, a broken escape or an encoded slash."),
                 requestID: request.requestID)
         case .methodNotAllowed(let index, let allowed):
-            routeIndex = index
-            template = router.template(at: index)
-            response = .problem(
+            exchange.routeIndex = index
+            exchange.template = router.template(at: index)
+            return .problem(
                 HTTPError(.methodNotAllowed, detail: "Use one of: \(allowed.joined(separator: ", ")).",
                           headers: [("Allow", allowed.joined(separator: ", "))]),
                 requestID: request.requestID)
-        case .found(let index, let parameters):
-            routeIndex = index
-            let handler = router.handler(at: index)
-            let t = router.template(at: index)
-            template = t
-            logger.request?.route = t
-            let refused = orderedChecks.first { name, check in parameters[name].map { !check.isValid($0) } ?? false }
-            // Only a checked value reaches the logs.
-            if let tenant = parameters["tenant"], let check = parameterChecks["tenant"], check.isValid(tenant) {
-                logger.request?.tenant = tenant
-            }
-            let context = RequestContext(requestID: request.requestID, route: t, parameters: parameters, logger: logger)
-            if let (name, check) = refused {
-                response = .problem(.invalid(name, check.requirement), requestID: request.requestID)
-            } else {
-                do {
-                    response = try await TraceContext.$current.withValue(trace) { try await handler(request, context) }
-                } catch let error as HTTPError {
-                    response = .problem(error, requestID: request.requestID)
-                    if error.code.status >= 500 {
-                        var metadata: Logger.Metadata = [LogKey.errorCode: "\(error.code.rawValue)", "signet.source": "\(error.file):\(error.line)"]
-                        if let cause = error.cause { metadata["signet.error.cause"] = .string(cause) }
-                        logger.error("request failed", metadata: metadata)
-                    }
-                } catch is CancellationError {
-                    response = .problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: request.requestID)
-                } catch let error as any HTTPErrorConvertible where error.httpError != nil {
-                    let mapped = error.httpError ?? HTTPError(.internalError)
-                    response = .problem(mapped, requestID: request.requestID)
-                    // Such errors' descriptions name kinds and codes only (no SQL, no values).
-                    logger.log(
-                        level: mapped.code.status >= 500 ? .error : .info, "request failed",
-                        metadata: [LogKey.errorCode: "\(mapped.code.rawValue)", LogKey.error: "\(error)"])
-                } catch {
-                    // Unknown errors: logged with their type only (descriptions of driver errors
-                    // may carry SQL or values); the client gets no internals.
-                    logger.error("unhandled error", metadata: [LogKey.error: "\(String(reflecting: type(of: error))): \(error)"])
-                    response = .problem(HTTPError(.internalError, detail: "An internal error occurred."), requestID: request.requestID)
-                }
-            }
         }
+    }
+
+    /// A handler's error as problem+json, logged as its kind asks.
+    private func problem(for error: any Error, _ request: HTTPRequest, _ logger: Logger) -> HTTPResponse {
+        switch error {
+        case let error as HTTPError:
+            if error.code.status >= 500 {
+                var metadata: Logger.Metadata = [LogKey.errorCode: "\(error.code.rawValue)", "signet.source": "\(error.file):\(error.line)"]
+                if let cause = error.cause { metadata["signet.error.cause"] = .string(cause) }
+                logger.error("request failed", metadata: metadata)
+            }
+            return .problem(error, requestID: request.requestID)
+        case is CancellationError:
+            return .problem(HTTPError(.requestTimeout, detail: "The request did not finish in time."), requestID: request.requestID)
+        case let error as any HTTPErrorConvertible where error.httpError != nil:
+            let mapped = error.httpError ?? HTTPError(.internalError)
+            // Such errors' descriptions name kinds and codes only (no SQL, no values).
+            logger.log(
+                level: mapped.code.status >= 500 ? .error : .info, "request failed",
+                metadata: [LogKey.errorCode: "\(mapped.code.rawValue)", LogKey.error: "\(error)"])
+            return .problem(mapped, requestID: request.requestID)
+        default:
+            // Unknown errors: logged with their type only (descriptions of driver errors may
+            // carry SQL or values); the client gets no internals.
+            logger.error("unhandled error", metadata: [LogKey.error: "\(String(reflecting: type(of: error))): \(error)"])
+            return .problem(HTTPError(.internalError, detail: "An internal error occurred."), requestID: request.requestID)
+        }
+    }
+
+    /// The request id header, HEAD's empty body, the metrics, the span and the access log.
+    private func complete(_ response: HTTPResponse, _ exchange: Exchange, _ request: HTTPRequest) -> HTTPResponse {
+        var response = response
+        let template = exchange.template
         response.headers.append(("X-Request-Id", request.requestID))
         if request.method == "HEAD" { response.body = [] }
-        let elapsed = ContinuousClock.now - start
-        let series = metrics.series(method: request.method, routeIndex: routeIndex, route: template, status: response.status)
+        let elapsed = ContinuousClock.now - exchange.start
+        let series = metrics.series(method: request.method, routeIndex: exchange.routeIndex, route: template, status: response.status)
         series.requests.increment()
         series.duration.record(elapsed)
         let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
@@ -114,10 +188,11 @@ public struct HTTPApplication: Sendable {
         // Probes and scrapes are logged at debug: they would drown the access log (and are
         // not traced: they would drown the traces).
         let quiet = template == "/healthz" || template == "/readyz" || template == "/metrics"
-        if !quiet, traceStart != 0, Tracer.shared.isEnabled {
-            Tracer.shared.record(SpanRecord.server(request.method, route: template, status: response.status, context: trace, start: traceStart))
+        if !quiet, exchange.traceStart != 0, Tracer.shared.isEnabled {
+            Tracer.shared.record(
+                SpanRecord.server(request.method, route: template, status: response.status, context: exchange.trace, start: exchange.traceStart))
         }
-        logger.log(
+        exchange.logger.log(
             level: response.status >= 500 ? .warning : quiet ? .debug : .info, "request",
             metadata: [
                 LogKey.method: .string(request.method), LogKey.route: .string(template), LogKey.status: .string(String(response.status)),

@@ -99,6 +99,9 @@ public final class HTTPServer: Service, @unchecked Sendable {
     public let name = "http"
     let configuration: HTTPServerConfiguration
     let respond: @Sendable (HTTPRequest) async -> HTTPResponse
+    /// Tried first, on the receiving thread: a response when the request's route answers at once
+    /// (``HTTPApplication/respondImmediately(to:)``), else nil and ``respond`` runs as a task.
+    let immediate: (@Sendable (HTTPRequest) -> HTTPResponse?)?
     let logger: Logger
     private var daemon: OpaquePointer?
     /// Loop mode: one event loop and daemon per receiving thread (see HTTPServer+EventLoops).
@@ -170,16 +173,25 @@ public final class HTTPServer: Service, @unchecked Sendable {
     }
 
     /// - Parameters:
+    ///   - immediate: answers, on the thread that received the request and without a task, the
+    ///     requests it returns a response for; it must neither wait nor block (nil: none).
     ///   - respond: produces the response for a request; must not throw.
-    public convenience init(configuration: HTTPServerConfiguration, logger: Logger, respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
-        self.init(configuration: configuration, logger: logger, listener: "main", respond: respond)
+    public convenience init(
+        configuration: HTTPServerConfiguration, logger: Logger, immediate: (@Sendable (HTTPRequest) -> HTTPResponse?)? = nil,
+        respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
+    ) {
+        self.init(configuration: configuration, logger: logger, listener: "main", immediate: immediate, respond: respond)
     }
 
     /// - Parameter listener: names the listener in metrics (`main`, `health`).
-    init(configuration: HTTPServerConfiguration, logger: Logger, listener: String, respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse) {
+    init(
+        configuration: HTTPServerConfiguration, logger: Logger, listener: String, immediate: (@Sendable (HTTPRequest) -> HTTPResponse?)?,
+        respond: @escaping @Sendable (HTTPRequest) async -> HTTPResponse
+    ) {
         self.configuration = configuration
         self.logger = logger
         self.respond = respond
+        self.immediate = immediate
         quiescesOnShutdown = listener != "health"
         (stopped, stoppedContinuation) = AsyncStream.makeStream(of: Void.self)
         connections = ConnectionLimiter(
@@ -187,8 +199,14 @@ public final class HTTPServer: Service, @unchecked Sendable {
             highWater: configuration.pressureHighWater ?? configuration.maxConnections * 3 / 4,
             pressureIdleTimeout: .seconds(configuration.pressureIdleTimeoutSeconds),
             listener: listener)
+        var probeImmediate: (@Sendable (HTTPRequest) -> HTTPResponse?)?
+        if let immediate {
+            probeImmediate = { request in HTTPServerConfiguration.probePaths.contains(request.path) ? immediate(request) : nil }
+        }
         healthListener = configuration.healthPort.map { port in
-            HTTPServer(configuration: configuration.healthListener(port: port), logger: logger, listener: "health") { request in
+            HTTPServer(
+                configuration: configuration.healthListener(port: port), logger: logger, listener: "health", immediate: probeImmediate
+            ) { request in
                 guard HTTPServerConfiguration.probePaths.contains(request.path) else {
                     var r = HTTPResponse.problem(HTTPError(.notFound, detail: "This listener serves probes only."), requestID: request.requestID)
                     r.headers.append(("X-Request-Id", request.requestID))
@@ -509,6 +527,12 @@ private func handleAccess(
         return queue(r, on: connection, closing: true)
     }
     state.counted = true
+    // A route that answers at once is answered here, without a task (HTTPApplication's
+    // respondImmediately: probes and scrapes).
+    if let immediate = server.immediate, let response = immediate(request) {
+        server.answeredInline()
+        return queue(response, on: connection, closing: server.isDraining)
+    }
     // Inline first: the handler's task starts on this thread, and runs here for as long as it
     // neither waits for another thread nor blocks. A handler that completes here is answered
     // at once, without suspending the connection: no hand-off to a handler thread and back,

@@ -55,6 +55,11 @@ public struct RequestContext: Sendable {
 /// A request handler.
 public typealias Handler = @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse
 
+/// A handler that answers at once: it neither waits nor blocks (a constant answer, a rendering
+/// of in-memory state). The server runs it on the thread that received the request, without a
+/// task (``HTTPApplication/respondImmediately(to:)``); everywhere else it is an ordinary handler.
+public typealias ImmediateHandler = @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
+
 /// Maps method and path templates (`/v1/tenants/{tenant}`) to handlers.
 public struct Router: Sendable {
     struct Route: Sendable {
@@ -65,6 +70,8 @@ public struct Router: Sendable {
         /// (its name at the same index of `segments`).
         let literals: [[UInt8]?]
         let handler: Handler
+        /// The same handler, when it answers at once (``ImmediateHandler``).
+        let immediate: ImmediateHandler?
     }
 
     enum Segment: Sendable, Equatable {
@@ -87,11 +94,22 @@ public struct Router: Sendable {
     /// with the routes that have as many segments (no other can match, so the first match in
     /// registration order is unchanged).
     private var routesBySegmentCount: [[Int]] = []
+    /// Whether any route answers at once (else the server's immediate attempt resolves nothing).
+    public private(set) var hasImmediateRoutes = false
 
     public init() {}
 
     /// Adds a route. Templates are `/`-separated literals and `{name}` parameters.
     public mutating func on(_ method: String, _ template: String, _ handler: @escaping Handler) {
+        add(method, template, handler, immediate: nil)
+    }
+
+    /// Adds a route whose handler answers at once (see ``ImmediateHandler``).
+    public mutating func on(_ method: String, _ template: String, immediate: @escaping ImmediateHandler) {
+        add(method, template, { try immediate($0, $1) }, immediate: immediate)
+    }
+
+    private mutating func add(_ method: String, _ template: String, _ handler: @escaping Handler, immediate: ImmediateHandler?) {
         let segments = template.split(separator: "/", omittingEmptySubsequences: true).map { s -> Segment in
             if s.hasPrefix("{") && s.hasSuffix("}") { return .parameter(String(s.dropFirst().dropLast())) }
             return .literal(String(s))
@@ -100,7 +118,9 @@ public struct Router: Sendable {
             if case .literal(let l) = s { return Array(l.utf8) }
             return nil
         }
-        routes.append(Route(method: method.uppercased(), template: template, segments: segments, literals: literals, handler: handler))
+        routes.append(
+            Route(method: method.uppercased(), template: template, segments: segments, literals: literals, handler: handler, immediate: immediate))
+        if immediate != nil { hasImmediateRoutes = true }
         let count = segments.count
         while routesBySegmentCount.count <= count { routesBySegmentCount.append([]) }
         routesBySegmentCount[count].append(routes.count - 1)
@@ -147,6 +167,9 @@ public struct Router: Sendable {
 
     /// The handler of the route at `index`.
     func handler(at index: Int) -> Handler { routes[index].handler }
+
+    /// The route's handler when it answers at once.
+    func immediateHandler(at index: Int) -> ImmediateHandler? { routes[index].immediate }
 
     /// Resolves `method` and `path` as ``match(method:path:)`` does.
     ///

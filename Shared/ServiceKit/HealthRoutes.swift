@@ -41,7 +41,7 @@ public final class HealthRoutes: Sendable {
     }
 
     public func register(on router: inout GuardedRouter) {
-        router.get("/healthz", .open, Self.liveness(version: BuildInfo.version))
+        router.getOpen("/healthz", immediate: Self.liveness(version: BuildInfo.version))
         router.get("/readyz", .open) { [self] _, _ in
             var checks = await currentChecks()
             checks["consumers"] = consumers.unassignedGroups(bound: unassignedBound).isEmpty ? "ok" : "unassigned"
@@ -49,15 +49,16 @@ public final class HealthRoutes: Sendable {
             let (status, code) = Self.readiness(checks)
             return try .json(HealthStatus(status: status, checks: checks, version: BuildInfo.version), status: code)
         }
-        router.get("/metrics", .open) { _, _ in
+        router.getOpen("/metrics", immediate: { _, _ in
             .text(MetricsRegistry.shared.render(), contentType: "text/plain; version=0.0.4; charset=utf-8")
-        }
+        })
     }
 
     /// The `/healthz` handler: 200 `{"status":"ok","version":…}`. The answer never changes, so
     /// it is encoded once, not per probe (encoding it was 9 % of the CPU of a `/healthz` load:
     /// `signet-bench serve-healthz`, which serves this same handler, under perf).
-    public static func liveness(version: String) -> Handler {
+    /// It answers at once (an ``ImmediateHandler``: the server runs it without a task).
+    public static func liveness(version: String) -> ImmediateHandler {
         let status = HealthStatus(status: "ok", checks: nil, version: version)
         guard let body = try? JSONValueEncoder().encodeToBytes(status) else { return { _, _ in try .json(status) } }
         return { _, _ in HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: body) }

@@ -94,7 +94,7 @@ public enum ServiceRuntime {
         // (GuardedRouter extraBodyBytes): every other route is refused at the default.
         var httpConfiguration = configuration.http
         httpConfiguration.routeBodyLimit = { [router] method, path in router.bodyLimit(method: method, path: path) }
-        let http = HTTPServer(configuration: httpConfiguration, logger: logger) { await app.respond(to: $0) }
+        let http = HTTPServer(configuration: httpConfiguration, logger: logger, immediate: { app.respondImmediately(to: $0) }) { await app.respond(to: $0) }
         try http.start()
         services.append(DrainFlagService(flag: draining))
         services.append(http)

@@ -14,7 +14,7 @@ import Testing
         let request = HTTPRequest(method: "GET", path: "/healthz")
         let context = RequestContext(requestID: "r", route: "/healthz", parameters: [:], logger: Logger(label: "test"))
         for _ in 0..<3 {
-            let r = try await handler(request, context)
+            let r = try handler(request, context)
             #expect(r.status == 200)
             #expect(r.body == expected.body)
             #expect(r.headers.map { "\($0.name): \($0.value)" } == expected.headers.map { "\($0.name): \($0.value)" })

@@ -16,7 +16,7 @@ import Glibc
 /// beside nginx's `return 200`, so the HTTP layer's figure needs no stack and no lock.
 func serveHealthz(port: Int, seconds: Double) async throws {
     var router = GuardedRouter()
-    router.get("/healthz", .open, HealthRoutes.liveness(version: BuildInfo.version))
+    router.getOpen("/healthz", immediate: HealthRoutes.liveness(version: BuildInfo.version))
     let logger = Logger(label: "signet-bench.http", level: .warning)
     let app = HTTPApplication(router: router.router, logger: logger)
     let env = ProcessInfo.processInfo.environment
@@ -27,7 +27,7 @@ func serveHealthz(port: Int, seconds: Double) async throws {
     let configuration = HTTPServerConfiguration(
         host: "127.0.0.1", port: port, threads: threads, unlimitedAddresses: AddressRange("127.0.0.0/8").map { [$0] } ?? [],
         connectionMemoryBytes: memory)
-    let server = HTTPServer(configuration: configuration, logger: logger) { await app.respond(to: $0) }
+    let server = HTTPServer(configuration: configuration, logger: logger, immediate: { app.respondImmediately(to: $0) }) { await app.respond(to: $0) }
     try server.start()
     print("serving /healthz on 127.0.0.1:\(server.boundPort) mode \(configuration.mode.rawValue) threads \(threads) connection memory \(memory) allocator \(MemoryAllocator.current) pid \(getpid())")
     fflush(nil)
