@@ -315,8 +315,11 @@ for var in sorted(set(re.findall(r"(?<!\$)\$\{([A-Z0-9_]+)", raw))):
     check(var in env_example, f"env.example lacks {var} (used by compose.yaml)")
 # Probe paths exist on every service (the shared health routes).
 health = open(os.path.join(ROOT, "Shared", "ServiceKit", "HealthRoutes.swift")).read()
+# (`router.get` for a route whose handler may wait, `router.getOpen(…, immediate:)` for one that
+# answers at once.)
 for path in ("/healthz", "/readyz"):
-    check(f'router.get("{path}"' in health, f"probe path {path} is not served (HealthRoutes.swift)")
+    check(f'router.get("{path}"' in health or f'router.getOpen("{path}", immediate:' in health,
+          f"probe path {path} is not served (HealthRoutes.swift)")
 # PodDisruptionBudgets and HPAs target Deployments that exist, and select their pods.
 for (kind, name), d in objects.items():
     if kind == "HorizontalPodAutoscaler":
