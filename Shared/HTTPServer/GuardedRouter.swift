@@ -72,9 +72,7 @@ public struct GuardedRouter: Sendable {
         router.on(method, template) { request, ctx in
             // Before the guard, as the server's own limit is: a body past the route's bound is
             // refused whoever sends it.
-            guard request.body.count <= limit else {
-                throw HTTPError(.payloadTooLarge, detail: "The body exceeds \(limit) bytes.")
-            }
+            try Self.check(request, bound: limit)
             var ctx = ctx
             ctx.principal = try await `guard`.authorize(request, ctx)
             return try await handler(request, ctx)
@@ -88,11 +86,16 @@ public struct GuardedRouter: Sendable {
         registered.append(RegisteredRoute(method: "GET", template: template, guardName: RouteGuard.open.name))
         let limit = maxBodyBytes
         router.on("GET", template, immediate: { request, ctx in
-            guard request.body.count <= limit else {
-                throw HTTPError(.payloadTooLarge, detail: "The body exceeds \(limit) bytes.")
-            }
+            try Self.check(request, bound: limit)
             return try handler(request, ctx)
         })
+    }
+
+    /// 413 `payload_too_large` for a body past the route's bound.
+    private static func check(_ request: HTTPRequest, bound limit: Int) throws {
+        guard request.body.count <= limit else {
+            throw HTTPError(.payloadTooLarge, detail: "The body exceeds \(limit) bytes.")
+        }
     }
 
     /// The body bound of the route `method` `path` matches: ``maxBodyBytes`` plus its extra

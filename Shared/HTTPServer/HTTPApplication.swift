@@ -59,7 +59,8 @@ public struct HTTPApplication: Sendable {
     /// task. Nil when the request is for any other route (or none): the caller runs
     /// ``respond(to:)``. The server tries this first on the receiving thread.
     public func respondImmediately(to request: HTTPRequest) -> HTTPResponse? {
-        guard router.hasImmediateRoutes, case .found(let index, let parameters) = router.resolve(method: request.method, path: request.path),
+        guard router.mayAnswerImmediately(request.method),
+            case .found(let index, let parameters) = router.resolve(method: request.method, path: request.path),
             let handler = router.immediateHandler(at: index)
         else { return nil }
         var exchange = begin(request)

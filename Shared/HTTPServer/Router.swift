@@ -94,8 +94,16 @@ public struct Router: Sendable {
     /// with the routes that have as many segments (no other can match, so the first match in
     /// registration order is unchanged).
     private var routesBySegmentCount: [[Int]] = []
-    /// Whether any route answers at once (else the server's immediate attempt resolves nothing).
-    public private(set) var hasImmediateRoutes = false
+    /// The methods of the routes that answer at once: a request with any other method is not
+    /// resolved a second time by the server's immediate attempt (a sign-in's POSTs, say).
+    private var immediateMethods: Set<String> = []
+    /// Whether any route answers at once.
+    public var hasImmediateRoutes: Bool { !immediateMethods.isEmpty }
+
+    /// Whether a route that answers at once may take `method` (HEAD is served by GET routes).
+    func mayAnswerImmediately(_ method: String) -> Bool {
+        !immediateMethods.isEmpty && (immediateMethods.contains(method) || (method == "HEAD" && immediateMethods.contains("GET")))
+    }
 
     public init() {}
 
@@ -120,7 +128,7 @@ public struct Router: Sendable {
         }
         routes.append(
             Route(method: method.uppercased(), template: template, segments: segments, literals: literals, handler: handler, immediate: immediate))
-        if immediate != nil { hasImmediateRoutes = true }
+        if immediate != nil { immediateMethods.insert(method.uppercased()) }
         let count = segments.count
         while routesBySegmentCount.count <= count { routesBySegmentCount.append([]) }
         routesBySegmentCount[count].append(routes.count - 1)

@@ -26,16 +26,16 @@ public enum MemoryAllocator {
     ) -> Int32
 
     private static func probe() -> String {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallctl") else { return "libc" }
-        let mallctl = unsafeBitCast(symbol, to: MallCtl.self)
+        // RTLD_DEFAULT: the process's own lookup, as any library's call resolves.
+        func symbol(_ name: String) -> UnsafeMutableRawPointer? { dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) }
+        guard let mallctlSymbol = symbol("mallctl") else { return "libc" }
+        let mallctl = unsafeBitCast(mallctlSymbol, to: MallCtl.self)
         var counter: UnsafeMutablePointer<UInt64>?
         var size = MemoryLayout<UnsafeMutablePointer<UInt64>?>.size
         guard mallctl("thread.allocatedp", &counter, &size, nil, 0) == 0, let counter else { return "libc" }
         // The process's malloc and free as any library calls them, through the symbol lookup
         // (and opaque to the optimiser, which could otherwise drop an unused allocation).
-        guard let mallocSymbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc"),
-            let freeSymbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "free")
-        else { return "libc" }
+        guard let mallocSymbol = symbol("malloc"), let freeSymbol = symbol("free") else { return "libc" }
         let allocate = unsafeBitCast(mallocSymbol, to: (@convention(c) (Int) -> UnsafeMutableRawPointer?).self)
         let release = unsafeBitCast(freeSymbol, to: (@convention(c) (UnsafeMutableRawPointer?) -> Void).self)
         let before = counter.pointee
