@@ -2,6 +2,7 @@ import FoundationEssentials
 import Kafka
 import Platform
 import Postgres
+import Synchronization
 
 /// Publishes outbox rows to Kafka and marks them sent.
 ///
@@ -19,6 +20,13 @@ import Postgres
 /// in outbox order: the old cluster may have died before anyone consumed them, and consumers
 /// drop the duplicates. A real cluster keeps its id, so this never happens there.
 ///
+/// Under a steady stream a turn that sent only a few rows is followed by a pause, ended by
+/// whichever comes first: ``fill`` more commits notified, or ``linger`` (Kafka's own rule,
+/// `batch.size` or `linger.ms`). A turn's fixed cost (a transaction of four statements, a
+/// broker round trip, thread wake-ups) is then shared by more events; at high rates the pause
+/// ends as soon as a batch worth sending has gathered, at moderate ones an event waits at most
+/// `linger`. An event after a quiet spell is sent at once.
+///
 /// An actor: its state is the loop's (draining, finished, who waits for the end). Request
 /// handlers reach it only through ``notify()``, which is nonisolated and synchronous: it
 /// signals ``Wakeups`` (an `AsyncStream` buffering one element), so a burst of commits costs
@@ -30,9 +38,17 @@ public actor OutboxRelay: Service {
     nonisolated let producer: KafkaProducer
     nonisolated let logger: Logger
     nonisolated let batchSize: Int
-    /// The pause after a turn that sent fewer than an eighth of a batch (see ``run()``).
+    /// The longest pause after a turn that sent fewer than ``fill`` rows (see ``run()``).
     nonisolated let linger: Duration
+    /// The commits (notifications) that end a pause early: an eighth of a batch.
+    nonisolated var fill: Int { max(1, batchSize / 8) }
     private nonisolated let wakeups = Wakeups()
+    /// Woken when ``fill`` commits have been notified since a pause began.
+    private nonisolated let filled = Wakeups()
+    /// Notifications counted since the relay started, and the count at which a pause ends
+    /// (`Int.max` while not pausing). Sequentially consistent: see ``notify()``.
+    private nonisolated let notified = Atomic<Int>(0)
+    private nonisolated let pauseEndsAt = Atomic<Int>(.max)
     private var draining = false
     private var running = false
     private var finished = false
@@ -42,6 +58,8 @@ public actor OutboxRelay: Service {
     private(set) var turns = 0
     /// Whether ``run()`` has returned (tests of the drain).
     var hasReturned: Bool { finished }
+    /// Whether the relay is in a pause after a small turn (tests of the fill rule).
+    nonisolated var isPausing: Bool { pauseEndsAt.load(ordering: .sequentiallyConsistent) != .max }
     private nonisolated let backlog: Gauge
     private nonisolated let published: Counter
     private nonisolated let failures: Counter
@@ -51,7 +69,7 @@ public actor OutboxRelay: Service {
     private nonisolated let lastCluster = PlainLock<String?>(nil)
 
     public init(
-        pool: PostgresPool, producer: KafkaProducer, logger: Logger, service: String, batchSize: Int = 256, linger: Duration = .milliseconds(5)
+        pool: PostgresPool, producer: KafkaProducer, logger: Logger, service: String, batchSize: Int = 256, linger: Duration = .milliseconds(20)
     ) {
         self.pool = pool
         self.producer = producer
@@ -69,7 +87,25 @@ public actor OutboxRelay: Service {
 
     /// Asks the relay to publish now (call after committing a transaction with outbox rows).
     /// Synchronous and cheap, from any thread: it never waits for the relay.
-    public nonisolated func notify() { wakeups.signal() }
+    ///
+    /// During a pause it also counts toward ``fill``: the one notification that reaches the
+    /// pause's end count wakes the relay (the others cost an atomic increment and a load). A
+    /// notification that reads the end count just before the pause ends and so does not signal
+    /// is harmless: its row was committed before, and the turn after the pause reads it.
+    public nonisolated func notify() {
+        let n = notified.add(1, ordering: .sequentiallyConsistent).newValue
+        if n == pauseEndsAt.load(ordering: .sequentiallyConsistent) { filled.signal() }
+        wakeups.signal()
+    }
+
+    /// Pauses until ``fill`` more commits are notified or ``linger`` has passed.
+    private func pause(_ waiter: inout Wakeups.Waiter) async {
+        pauseEndsAt.store(notified.load(ordering: .sequentiallyConsistent) + fill, ordering: .sequentiallyConsistent)
+        await waiter.wait(timeout: linger)
+        // A notification that read the old end count after the wait ended may still signal:
+        // the next pause then ends at once (one turn early, never one missed).
+        pauseEndsAt.store(.max, ordering: .sequentiallyConsistent)
+    }
 
     /// Publishes until ``shutdown()`` has been asked and nothing is left unsent, or until the
     /// task is cancelled. Runs on an ``EventLoop`` of its own (one thread, "outbox-relay").
@@ -100,6 +136,7 @@ public actor OutboxRelay: Service {
             finishWaiters.removeAll()
         }
         var waiter = wakeups.makeWaiter()
+        var fillWaiter = filled.makeWaiter()
         var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         var lastBacklog = ContinuousClock.now - .seconds(10)
         var lastMaintenance = ContinuousClock.now
@@ -128,11 +165,11 @@ public actor OutboxRelay: Service {
                 if sent == 0 {
                     if isDraining { return }  // drained: nothing left unsent
                     await waiter.wait(timeout: .milliseconds(250))
-                } else if sent < batchSize / 8 && !isDraining && linger > .zero {
+                } else if sent < fill && !isDraining && linger > .zero {
                     // Under a steady stream, a short pause lets the next batch gather more rows:
                     // the turn's fixed cost (lock, select, mark sent, commit, broker round trip)
                     // is then shared by more events, for `linger` more latency at most.
-                    try? await Task.sleep(for: linger)
+                    await pause(&fillWaiter)
                 }
             } catch {
                 failures.increment()
@@ -166,6 +203,7 @@ public actor OutboxRelay: Service {
     public func shutdown() async {
         draining = true
         wakeups.signal()
+        filled.signal()  // a pause in progress ends now
         guard running, !finished else { return }
         await withCheckedContinuation { finishWaiters.append($0) }
     }

@@ -18,14 +18,14 @@ import TestSupport
         let drop: @Sendable () async -> Void
     }
 
-    static func fixture() async throws -> Fixture {
+    static func fixture(linger: Duration = .milliseconds(20)) async throws -> Fixture {
         try TestStack.require()
         let (name, drop) = try await TestStack.scratchDatabase(prefix: "relay")
         let pool = TestStack.pool(database: name)
         try await Migrator.migrate(pool: pool, migrations: Outbox.commonMigrations, logger: TestStack.quietLogger)
         let producer = try KafkaProducer(
             configuration: KafkaConfiguration(brokers: TestStack.brokers, clientID: "relay-test"), logger: TestStack.quietLogger)
-        let relay = OutboxRelay(pool: pool, producer: producer, logger: TestStack.quietLogger, service: "relay-test")
+        let relay = OutboxRelay(pool: pool, producer: producer, logger: TestStack.quietLogger, service: "relay-test", linger: linger)
         return Fixture(pool: pool, producer: producer, relay: relay, drop: drop)
     }
 
@@ -46,6 +46,49 @@ import TestSupport
         #expect(taken >= 1 && taken <= 3, "\(taken) turns for 1000 notifications")
         await f.relay.shutdown()
         try await running.value
+        f.pool.close()
+        await f.drop()
+    }
+
+    /// After a turn that sent a few rows the relay pauses (here up to ten minutes); the commit
+    /// that makes an eighth of a batch (32) since the pause began ends it, not one before; after
+    /// a turn of 32 rows there is no pause; a shutdown ends a pause, and what is left is sent
+    /// before it returns.
+    @Test func aPauseEndsWhenABatchWorthOfCommitsIsNotifiedOrOnShutdown() async throws {
+        let f = try await Self.fixture(linger: .seconds(600))
+        #expect(f.relay.fill == 32)
+        let running = Task { try await f.relay.run() }
+        @Sendable func commit(_ n: Int) async throws {
+            for _ in 0..<n {
+                try await f.pool.withTransaction { conn in
+                    let envelope = EventEnvelope(
+                        id: RandomUUID.string(), source: "relay-test", type: "signet.test.relay.v1", subject: "relay-test", data: Array("{}".utf8))
+                    try await Outbox.enqueue(envelope, topic: Topic.deadLetter(service: .registration), key: "relay-test", on: conn)
+                }
+                f.relay.notify()
+            }
+        }
+        @Sendable func sentCount() async throws -> Int {
+            try await f.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox WHERE sent_at IS NOT NULL") }.first?.int("n") ?? -1
+        }
+        try await commit(1)
+        #expect(await TestStack.eventually { (try? await sentCount()) == 1 && f.relay.isPausing }, "the first row was not sent, or no pause followed")
+        try await commit(31)
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(f.relay.isPausing, "31 commits ended the pause")
+        #expect(try await sentCount() == 1)
+        try await commit(1)
+        #expect(await TestStack.eventually { (try? await sentCount()) == 33 }, "the 32nd commit did not end the pause")
+        // A turn of 32 rows is no small one: the relay goes on at once, finds nothing, and waits
+        // for the next commit, which leaves at once and is followed by a pause again.
+        try await commit(1)
+        #expect(await TestStack.eventually { (try? await sentCount()) == 34 && f.relay.isPausing })
+        try await commit(1)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(try await sentCount() == 34)
+        await f.relay.shutdown()  // ends the pause; the row is sent before it returns
+        try await running.value
+        #expect(try await sentCount() == 35)
         f.pool.close()
         await f.drop()
     }
