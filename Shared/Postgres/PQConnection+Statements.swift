@@ -32,7 +32,7 @@ extension PQConnection {
     /// - Throws: ``PostgresError/Code-swift.struct/textContainsNUL``.
     func plan(_ query: PostgresQuery) throws -> PQStatementPlan {
         let binds = query.binds
-        if binds.contains(where: { $0?.utf8.contains(0) == true }) {
+        if binds.contains(where: { $0.map(Self.containsNUL) == true }) {
             throw PostgresError(.textContainsNUL, message: "a bound text value contains U+0000")
         }
         if let name = prepared[query.sql] {
@@ -61,13 +61,38 @@ extension PQConnection {
         return "DEALLOCATE \(name)"
     }
 
+    /// Whether `text` holds a NUL byte (a scan of its UTF-8 in place when it is contiguous, as
+    /// every native string is).
+    static func containsNUL(_ text: String) -> Bool {
+        text.utf8.withContiguousStorageIfAvailable { bytes in bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false }
+            ?? text.utf8.contains(0)
+    }
+
     /// Runs `body` with `binds` as the C strings libpq takes (NULL for SQL NULL), alive for the
-    /// duration of the call only (libpq copies them into its output buffer).
+    /// duration of the call only (libpq copies them into its output buffer). The strings are
+    /// laid end to end, each NUL-terminated, in one buffer (on the stack when small), not one
+    /// `strdup` each.
     static func withParameters<R>(_ binds: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> R) -> R {
-        let cStrings: [UnsafeMutablePointer<CChar>?] = binds.map { $0.flatMap { strdup($0) } }
-        defer { cStrings.forEach { free($0) } }
-        return cStrings.withUnsafeBufferPointer { buf in
-            buf.withMemoryRebound(to: UnsafePointer<CChar>?.self) { body($0.baseAddress) }
+        let size = binds.reduce(0) { $0 + ($1.map { $0.utf8.count + 1 } ?? 0) }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: max(size, 1)) { text in
+            withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(binds.count, 1)) { pointers in
+                var offset = 0
+                for (i, bind) in binds.enumerated() {
+                    guard let bind else {
+                        pointers[i] = nil
+                        continue
+                    }
+                    let start = text.baseAddress! + offset
+                    let count = bind.utf8.count
+                    text.withMemoryRebound(to: UInt8.self) { bytes in
+                        _ = UnsafeMutableBufferPointer(rebasing: bytes[offset..<offset + count]).initialize(from: bind.utf8)
+                    }
+                    text[offset + count] = 0
+                    pointers[i] = UnsafePointer(start)
+                    offset += count + 1
+                }
+                return body(UnsafePointer(pointers.baseAddress))
+            }
         }
     }
 }
