@@ -50,9 +50,14 @@ for path in sorted(glob.glob(os.path.join(DEPLOY, "**", "*.yaml"), recursive=Tru
 
 # 2. Topics expected by the code (Shared/Schema/Topics.swift), when the source is present.
 expected_topics = {f"signet.{s}" for s in SERVICES} | {f"signet.{s}.dlq" for s in SERVICES}
+# The other topics the code names (requests to oob, erasure tallies, the policy broadcast): each
+# must be created by name in both topic scripts.
+named_topics = set()
 topics_swift = os.path.join(ROOT, "Shared", "Schema", "Topics.swift")
 if os.path.exists(topics_swift):
     src = open(topics_swift).read()
+    named_topics = set(re.findall(r'static let \w+ = "(signet\.[a-z]+\.[a-z.]+)"', src))
+    check("signet.authentication.policy" in named_topics, f"Topics.swift named topics {sorted(named_topics)}")
     code_topics = set(re.findall(r'static let \w+ = "(signet\.[a-z]+)"', src))
     check(code_topics == {f"signet.{s}" for s in SERVICES}, f"Topics.swift event topics {code_topics}")
     check('"signet.\\(service.rawValue).dlq"' in src, "Topics.swift dead-letter naming changed")
@@ -141,6 +146,8 @@ if job:
     script = jc["command"][-1]
     check(bash_syntax_ok(script), "topics Job script: bash -n")
     check(script_topics(script) == expected_topics, f"topics Job creates {sorted(script_topics(script))}")
+    for t in sorted(named_topics):
+        check(f'create "{t}"' in script, f"topics Job creates {t}")
     check("$(" not in script, "topics Job script: Kubernetes would expand $(...)")
     bootstrap = [e for e in jc["env"] if e["name"] == "BOOTSTRAP"][0]["valueFrom"]["configMapKeyRef"]
     check(bootstrap["key"] in config_keys, "topics Job: bootstrap key in signet-config")
@@ -219,6 +226,8 @@ if compose:
     topics_script = svcs["kafka-topics"]["command"][0]
     check(bash_syntax_ok(topics_script), "compose kafka-topics script: bash -n")
     check(script_topics(topics_script) == expected_topics, f"compose kafka-topics creates {sorted(script_topics(topics_script))}")
+    for t in sorted(named_topics):
+        check(f'create "{t}"' in topics_script, f"compose kafka-topics creates {t}")
     check(svcs["kafka"]["image"] == svcs["kafka-topics"]["image"] == job["spec"]["template"]["spec"]["containers"][0]["image"],
           "one Kafka image everywhere")
 

@@ -107,7 +107,7 @@ public enum AuthenticationService: SignetService {
             // Every replica drops its compiled policy when any replica changes it.
             background.append(
                 try BroadcastListener(
-                    configuration: context.configuration, topics: [Topic.authentication], types: [AuthenticationPolicyChanged.eventType],
+                    configuration: context.configuration, topics: [Topic.authenticationPolicy], types: [AuthenticationPolicyChanged.eventType],
                     logger: context.logger
                 ) { envelope in
                     guard envelope.type == AuthenticationPolicyChanged.eventType,

@@ -111,10 +111,11 @@ public enum ConsoleService {
             instanceID: env.string("SIGNET_INSTANCE_ID", default: ProcessInfo.processInfo.hostName + "-\(getpid())"))
     }
 
-    /// Sign-ins, failures, lockouts and sessions (authentication) and credentials' changes,
-    /// clone suspicions and metadata revocations (registration), by default.
+    /// Sign-ins, failures, lockouts and sessions (authentication), credentials' changes, clone
+    /// suspicions and metadata revocations (registration), and sign-in policy changes, by default.
     static func eventTopics(_ env: Environment) throws -> [String] {
-        let topics = env.string("SIGNET_CONSOLE_EVENT_TOPICS", default: "\(Topic.authentication),\(Topic.registration)")
+        let topics = env.string(
+            "SIGNET_CONSOLE_EVENT_TOPICS", default: "\(Topic.authentication),\(Topic.registration),\(Topic.authenticationPolicy)")
             .split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         guard !topics.isEmpty, topics.allSatisfy({ Topic.all.contains($0) }) else {
             throw Environment.ConfigurationError(variable: "SIGNET_CONSOLE_EVENT_TOPICS", reason: "expected Signet topics, comma-separated")

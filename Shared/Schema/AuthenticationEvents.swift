@@ -234,7 +234,7 @@ public struct MethodLockChanged: EventPayload {
 /// the sign-in settings (`settings`). Every replica drops its compiled copy.
 public struct AuthenticationPolicyChanged: EventPayload {
     public static let eventType = "signet.authentication.policy.changed.v1"
-    public static let topic = Topic.authentication
+    public static let topic = Topic.authenticationPolicy
 
     public var tenantId: String
     /// `authentication`, `registration` or `settings`.

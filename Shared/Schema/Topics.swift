@@ -10,13 +10,17 @@ public enum Topic {
     public static let deliveryRequests = "signet.oob.requests"
     /// Tallies of erasure parts, from every service, to the registration service (the purge saga).
     public static let erasures = "signet.registration.erasures"
+    /// The authentication service's policy changes, read by every one of its replicas (each
+    /// drops its compiled copy): a topic apart from the sign-in events, so that a replica
+    /// listening for a change a day does not fetch every sign-in of every replica to find it.
+    public static let authenticationPolicy = "signet.authentication.policy"
 
     /// The dead-letter topic of a service's consumer group.
     public static func deadLetter(service: ServiceName) -> String { "signet.\(service.rawValue).dlq" }
 
     /// Every topic a broker must have, in a stable order (the development broker creates them).
     public static var all: [String] {
-        [registration, authentication, transaction, oob, pii, deliveryRequests, erasures] + ServiceName.allCases.map { deadLetter(service: $0) }
+        [registration, authentication, transaction, oob, pii, deliveryRequests, erasures, authenticationPolicy] + ServiceName.allCases.map { deadLetter(service: $0) }
     }
 
     /// Partitions per topic on the development broker.

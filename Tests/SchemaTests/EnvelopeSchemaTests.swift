@@ -28,6 +28,7 @@ import Testing
     static let publishers: [String: ServiceName] = [
         Topic.registration: .registration, Topic.authentication: .authentication, Topic.transaction: .transaction,
         Topic.oob: .oob, Topic.pii: .pii, Topic.deliveryRequests: .authentication, Topic.erasures: .pii,
+        Topic.authenticationPolicy: .authentication,
     ]
 
     /// One envelope per catalog type, from the service that publishes on the payload's topic.

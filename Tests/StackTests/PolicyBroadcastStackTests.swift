@@ -1,11 +1,13 @@
 import Foundation
+import Kafka
 import Schema
 import Testing
 import TestSupport
 
 /// Rulesets are compiled in memory on every replica and refreshed by events: a second
 /// authentication replica (same database, a consumer group of its own for its read model) sees
-/// a ruleset changed through the first one at once, long before its cache would expire.
+/// a ruleset changed through the first one at once, long before its cache would expire. The
+/// events travel on `signet.authentication.policy`, not on the sign-in events' topic.
 @Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
 struct PolicyBroadcastStackTests {
     let adaptive = AdaptiveSignInStackTests()
@@ -47,5 +49,50 @@ struct PolicyBroadcastStackTests {
         #expect(try await adaptive.putRuleset(t, AdaptiveSignInStackTests.ruleset).status == 200)
         let applied = await TestStack.eventually(timeout: .seconds(20)) { (try? await startOnReplica())?.matchedRule == "blocked-network" }
         #expect(applied, "the second replica kept its cached policy; see \(logPath)")
+    }
+
+    /// The change is written to the database as another replica writes it (so this replica's
+    /// compiled copy, cached for a minute, is not dropped by it), then announced. This
+    /// replica signs in by the old rules until the announcement arrives on the policy topic,
+    /// and by the new ones afterwards, well before its copy would have expired; the same
+    /// announcement on `signet.authentication` is not listened to.
+    @Test func aChangeByAnotherReplicaArrivesOnThePolicyTopic() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let pool = TestStack.pool(database: "signet_authentication", size: 1)
+        defer { pool.close() }
+        func store(_ name: String, version: Int) async throws {
+            let document = #"{"rules":[{"action":"ALLOW","name":"\#(name)"}]}"#
+            try await pool.withConnection { conn in
+                try await conn.query(
+                    """
+                    INSERT INTO rulesets (tenant_id, kind, version, document, updated_at)
+                    VALUES (\(t.id), 'authentication', \(version), \(document), \(Date()))
+                    ON CONFLICT (tenant_id, kind) DO UPDATE SET version = EXCLUDED.version, document = EXCLUDED.document
+                    """)
+            }
+        }
+        func matchedRule() async throws -> String? {
+            let r = try await TestHTTP.send(
+                "POST", "http://127.0.0.1:8082/v1/tenants/\(t.id)/signins", headers: ["Content-Type": "application/json"],
+                body: Array(#"{"signals":{"ip":"203.0.113.7"},"context":{}}"#.utf8))
+            return try r.json()["matchedRule"] as? String
+        }
+        func announce(on topic: String) async throws {
+            let change = AuthenticationPolicyChanged(tenantId: t.id, part: "authentication", version: 2, changedAt: Date())
+            let envelope = try EventEnvelope(change, source: ServiceName.authentication.eventSource, subject: t.id)
+            let producer = try Stack.producer()
+            try await producer.send(envelope.kafkaMessage(topic: topic, key: t.id))
+        }
+
+        try await store("first", version: 1)
+        #expect(try await matchedRule() == "first")
+        try await store("second", version: 2)
+        #expect(try await matchedRule() == "first", "the compiled copy was not cached")
+        try await announce(on: Topic.authentication)
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await matchedRule() == "first", "a policy change on the sign-in topic was listened to")
+        try await announce(on: Topic.authenticationPolicy)
+        #expect(await TestStack.eventually(timeout: .seconds(30)) { (try? await matchedRule()) == "second" })
     }
 }
