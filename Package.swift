@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "CCryptoShims", path: "Shared/CCryptoShims", linkerSettings: [.linkedLibrary("crypto")]),
 
         // MARK: - Shared libraries
-        .target(name: "Platform", dependencies: ["CSignetShims"], path: "Shared/Platform"),
+        .target(name: "Platform", dependencies: ["CSignetShims", "JSON"], path: "Shared/Platform"),
         // Strict JSON: parser, writer, value tree and Codable over it. No dependencies.
         .target(name: "JSON", path: "Shared/JSON"),
         // Strict parsers of identity documents' machine-readable text (ICAO 9303 MRZ, AAMVA
@@ -132,7 +132,7 @@ let package = Package(
         // Test only: the fork probe of the random buffer (it forks; kept out of CCryptoShims).
         .target(name: "CRandomProbe", dependencies: ["CCryptoShims"], path: "Tests/CRandomProbe"),
         .target(name: "TestSupport", dependencies: ["Postgres", "Kafka", "Platform", "FIDO", "Crypto", "Schema", "Tokens", "JSON"], path: "Tests/TestSupport"),
-        .testTarget(name: "PlatformTests", dependencies: ["Platform"], path: "Tests/PlatformTests"),
+        .testTarget(name: "PlatformTests", dependencies: ["Platform", "JSON"], path: "Tests/PlatformTests"),
         .testTarget(name: "CryptoTests", dependencies: ["Crypto", "TestRandom", "CRandomProbe"], path: "Tests/CryptoTests"),
         .testTarget(name: "JSONTests", dependencies: ["JSON", "TestRandom"], path: "Tests/JSONTests"),
         .testTarget(name: "IdentityDocumentsTests", dependencies: ["IdentityDocuments", "TestRandom"], path: "Tests/IdentityDocumentsTests"),

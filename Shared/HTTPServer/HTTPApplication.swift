@@ -184,7 +184,6 @@ public struct HTTPApplication: Sendable {
         let series = metrics.series(method: request.method, routeIndex: exchange.routeIndex, route: template, status: response.status)
         series.requests.increment()
         series.duration.record(elapsed)
-        let ms = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
         // The access log names the route template, never the raw path: paths carry usernames.
         // Probes and scrapes are logged at debug: they would drown the access log (and are
         // not traced: they would drown the traces).
@@ -197,7 +196,7 @@ public struct HTTPApplication: Sendable {
             level: response.status >= 500 ? .warning : quiet ? .debug : .info, "request",
             metadata: [
                 LogKey.method: .string(request.method), LogKey.route: .string(template), LogKey.status: .string(String(response.status)),
-                LogKey.durationMs: .string(NumberText.twoDecimals(ms)),
+                LogKey.durationMs: .string(NumberText.milliseconds(elapsed)),
             ])
         return response
     }

@@ -30,12 +30,19 @@ extension JSONWriter {
             writeString(date.formatted(Date.ISO8601FormatStyle()))
             return
         }
-        let seconds = Int64(t.rounded(.down))
+        writeUTCTimestamp(seconds: Int64(t.rounded(.down)))
+    }
+
+    /// A UTC time as ISO 8601 from seconds since the Unix epoch: `2025-11-24T16:00:00Z`, or with
+    /// `milliseconds` (0...999) `2025-11-24T16:00:00.250Z`; quoted as a JSON string unless
+    /// `quoted` is false (a text log line). Years 1900 to 9999 (``CivilDate``); callers keep to
+    /// them (``writeDate(_:)`` sends others to the formatter, a log line's clock is now).
+    public mutating func writeUTCTimestamp(seconds: Int64, milliseconds: Int? = nil, quoted: Bool = true) {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let second = Int(seconds - days * 86_400)
         let (y, m, d) = CivilDate.of(daysSinceEpoch: days)
         let (year, month, day) = (Int(y), Int(m), Int(d))
-        reserveCapacity(22)
+        reserveCapacity(26)
         func digits(_ w: inout JSONWriter, _ value: Int, _ count: Int) {
             var divisor = 1
             for _ in 1..<count { divisor *= 10 }
@@ -44,7 +51,7 @@ extension JSONWriter {
                 divisor /= 10
             }
         }
-        appendByte(UInt8(ascii: "\""))
+        if quoted { appendByte(UInt8(ascii: "\"")) }
         digits(&self, year, 4)
         appendByte(UInt8(ascii: "-"))
         digits(&self, month, 2)
@@ -56,8 +63,12 @@ extension JSONWriter {
         digits(&self, second / 60 % 60, 2)
         appendByte(UInt8(ascii: ":"))
         digits(&self, second % 60, 2)
+        if let milliseconds {
+            appendByte(UInt8(ascii: "."))
+            digits(&self, min(max(milliseconds, 0), 999), 3)
+        }
         appendByte(UInt8(ascii: "Z"))
-        appendByte(UInt8(ascii: "\""))
+        if quoted { appendByte(UInt8(ascii: "\"")) }
     }
 
     /// A value that writes itself.

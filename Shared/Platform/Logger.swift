@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import JSON
 
 /// A structured logger shaped like swift-log's `Logger`: a label, a level, metadata, and
 /// messages built lazily. Lines go to standard error as JSON (or `key=value` text).
@@ -120,22 +121,42 @@ public struct Logger: Sendable {
     }
 
     /// Logs `message` at `level` when the logger's level lets it through.
+    ///
+    /// A line's fields: `metadata` given here, then the logger's ``metadata``, then the request's
+    /// fields (``request``), then the current trace; the first to name a key wins. They are
+    /// gathered into one small array and written sorted by key, without the dictionary copies
+    /// and merges this used to make: at the default level every request writes a line, and
+    /// building it was 10 % of the authentication service's CPU under the ceremony load.
     public func log(
         level: Level, _ message: @autoclosure () -> String, metadata extra: @autoclosure () -> Metadata? = nil,
         file: String = #fileID, line: UInt = #line
     ) {
         guard level >= logLevel else { return }
-        var merged = metadata
-        request?.merge(into: &merged)
-        if let extra = extra() { merged.merge(extra) { _, new in new } }
+        var fields = lineFields(extra())
+        LoggingSystem.sink.write(label: label, level: level, message: message(), fields: &fields, file: file, line: line)
+    }
+
+    /// The fields of a line logged now with `extra` metadata, in order of precedence.
+    func lineFields(_ extra: Metadata?) -> LogFields {
+        var fields = LogFields(capacity: metadata.count + (extra?.count ?? 0) + 7)
+        if let extra {
+            for (key, value) in extra { fields.append(key, value.description) }
+        }
+        for (key, value) in metadata { fields.add(key, value.description) }
+        if let request {
+            fields.add(LogKey.requestID, request.requestID)
+            fields.add(LogKey.traceID, request.traceID)
+            fields.add(LogKey.spanID, request.spanID)
+            if let route = request.route { fields.add(LogKey.route, route) }
+            if let tenant = request.tenant { fields.add(LogKey.tenant, tenant) }
+        }
         // Inside traced work (a request, a consumed event) every line names its trace, whichever
         // logger writes it.
-        if merged[LogKey.traceID] == nil, let trace = TraceContext.current {
-            merged[LogKey.traceID] = .string(trace.traceID)
-            merged[LogKey.spanID] = .string(trace.spanID)
+        if !fields.contains(LogKey.traceID), let trace = TraceContext.current {
+            fields.append(LogKey.traceID, trace.traceID)
+            fields.set(LogKey.spanID, trace.spanID)
         }
-        LoggingSystem.sink.write(
-            label: label, level: level, message: message(), metadata: merged, file: file, line: line)
+        return fields
     }
 
     public func trace(_ m: @autoclosure () -> String, metadata: @autoclosure () -> Metadata? = nil, file: String = #fileID, line: UInt = #line) {
@@ -198,61 +219,124 @@ public enum LoggingSystem {
         format: ProcessInfo.processInfo.environment["SIGNET_LOG_FORMAT"] == "text" ? .text : .json)
 }
 
+/// A line's fields as key and value pairs, in the order added; a key is added only once.
+struct LogFields {
+    private(set) var pairs: [(key: String, value: String)] = []
+
+    init(capacity: Int) { pairs.reserveCapacity(capacity) }
+
+    func contains(_ key: String) -> Bool { pairs.contains { $0.key == key } }
+    /// Adds a field whose key is known to be new.
+    mutating func append(_ key: String, _ value: String) { pairs.append((key, value)) }
+    /// Adds a field unless its key is already there.
+    mutating func add(_ key: String, _ value: String) {
+        if !contains(key) { pairs.append((key, value)) }
+    }
+    /// Sets a field, replacing the value of its key if it is there.
+    mutating func set(_ key: String, _ value: String) {
+        if let i = pairs.firstIndex(where: { $0.key == key }) { pairs[i].value = value } else { pairs.append((key, value)) }
+    }
+    mutating func sort() {
+        // At most a dozen fields: an insertion sort, no closure context allocated.
+        if pairs.count < 2 { return }
+        for i in 1..<pairs.count {
+            var j = i
+            while j > 0, pairs[j].key < pairs[j - 1].key {
+                pairs.swapAt(j, j - 1)
+                j -= 1
+            }
+        }
+    }
+}
+
 /// Serialises log lines to standard error; one lock keeps lines whole.
+///
+/// A line is written into one byte buffer: strings are escaped a run at a time over their
+/// UTF-8 (``JSONWriter``), the time is formatted from `clock_gettime` (no Foundation
+/// formatter), then one `write(2)` under the lock.
 final class LogSink: Sendable {
     let format: LoggingSystem.Format
     private let lock = PlainLock<Void>(())
 
     init(format: LoggingSystem.Format) { self.format = format }
 
-    func write(label: String, level: Logger.Level, message: String, metadata: Logger.Metadata, file: String, line: UInt) {
-        let time = Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date())
-        var out: String
-        switch format {
-        case .json:
-            out = "{\"time\":\(jsonString(time)),\"level\":\"\(level)\",\"logger\":\(jsonString(label)),\"msg\":\(jsonString(message))"
-            for key in metadata.keys.sorted() {
-                out += ",\(jsonString(key)):\(jsonString(metadata[key]!.description))"
-            }
-            if level >= .warning { out += ",\"source\":\(jsonString("\(file):\(line)"))" }
-            out += "}\n"
-        case .text:
-            out = "\(time) \(level) \(label): \(message)"
-            for key in metadata.keys.sorted() { out += " \(key)=\(metadata[key]!.description)" }
-            out += "\n"
-        }
+    func write(label: String, level: Logger.Level, message: String, fields: inout LogFields, file: String, line: UInt) {
+        let out = render(label: label, level: level, message: message, fields: &fields, file: file, line: line, now: Self.now())
         // One write(2) per line on fd 2, under the lock so that lines never interleave.
         lock.withLock { _ in
-            var bytes = Array(out.utf8)
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes.withUnsafeMutableBytes { Glibc.write(2, $0.baseAddress! + offset, $0.count - offset) }
-                if n <= 0 { break }
-                offset += n
+            out.withUnsafeBufferPointer { buffer in
+                var offset = 0
+                while offset < buffer.count {
+                    let n = Glibc.write(2, buffer.baseAddress! + offset, buffer.count - offset)
+                    if n < 0, errno == EINTR { continue }
+                    if n <= 0 { break }
+                    offset += n
+                }
             }
         }
+    }
+
+    /// The wall clock: seconds since the Unix epoch and milliseconds.
+    static func now() -> (seconds: Int64, milliseconds: Int) {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return (Int64(ts.tv_sec), Int(ts.tv_nsec / 1_000_000))
+    }
+
+    /// A line's bytes, newline included.
+    func render(
+        label: String, level: Logger.Level, message: String, fields: inout LogFields, file: String, line: UInt,
+        now: (seconds: Int64, milliseconds: Int)
+    ) -> [UInt8] {
+        fields.sort()
+        var out = JSONWriter()
+        out.reserveCapacity(160 + message.utf8.count + fields.pairs.count * 48)
+        switch format {
+        case .json:
+            out.writeRaw(#"{"time":"#)
+            out.writeUTCTimestamp(seconds: now.seconds, milliseconds: now.milliseconds)
+            out.writeRaw(#","level":""#)
+            out.writeRaw(level.description)
+            out.writeRaw(#"","logger":"#)
+            out.writeString(label)
+            out.writeRaw(#","msg":"#)
+            out.writeString(message)
+            for field in fields.pairs {
+                out.writeComma()
+                out.writeString(field.key)
+                out.writeRaw(":")
+                out.writeString(field.value)
+            }
+            if level >= .warning {
+                out.writeRaw(#","source":"#)
+                out.writeString("\(file):\(line)")
+            }
+            out.writeRaw("}\n")
+        case .text:
+            out.writeUTCTimestamp(seconds: now.seconds, milliseconds: now.milliseconds, quoted: false)
+            out.writeRaw(" ")
+            out.writeRaw(level.description)
+            out.writeRaw(" ")
+            out.writeRaw(label)
+            out.writeRaw(": ")
+            out.writeRaw(message)
+            for field in fields.pairs {
+                out.writeRaw(" ")
+                out.writeRaw(field.key)
+                out.writeRaw("=")
+                out.writeRaw(field.value)
+            }
+            out.writeRaw("\n")
+        }
+        return out.bytes
     }
 }
 
-/// Encodes `s` as a JSON string literal.
+/// Encodes `s` as a JSON string literal (quoted; `"`, `\\` and control characters escaped,
+/// everything else as it is).
 public func jsonString(_ s: String) -> String {
-    var out = "\""
-    out.reserveCapacity(s.utf8.count + 2)
-    for scalar in s.unicodeScalars {
-        switch scalar {
-        case "\"": out += "\\\""
-        case "\\": out += "\\\\"
-        case "\n": out += "\\n"
-        case "\r": out += "\\r"
-        case "\t": out += "\\t"
-        default:
-            if scalar.value < 0x20 {
-                out += "\\u" + NumberText.hex4(scalar.value)
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-        }
-    }
-    out += "\""
-    return out
+    var writer = JSONWriter()
+    writer.reserveCapacity(s.utf8.count + 2)
+    writer.writeString(s)
+    return writer.text
 }

@@ -1,4 +1,5 @@
 import Delivery
+import JSON
 import FoundationEssentials
 import Platform
 
@@ -107,7 +108,7 @@ public final class OTLPExporter: Service {
     }
 
     private func export(_ spans: [SpanRecord]) async {
-        let body = Array(Self.encode(spans, resource: resourceJSON).utf8)
+        let body = Self.encode(spans, resource: resourceJSON)
         let status = (try? await client.send(
             "POST", configuration.endpoint.absoluteString, headers: ["Content-Type: application/json"], body: body, timeout: .seconds(5), responseLimit: 4096))?.status
         if let status, (200..<300).contains(status) {
@@ -126,30 +127,56 @@ public final class OTLPExporter: Service {
     }
 
     /// An OTLP/JSON `ExportTraceServiceRequest` of `spans` (ids in hex, times and integers as
-    /// decimal strings, as the OTLP JSON mapping wants).
-    static func encode(_ spans: [SpanRecord], resource: String) -> String {
-        var out = #"{"resourceSpans":[{"resource":"# + resource + #","scopeSpans":[{"scope":{"name":"signet"},"spans":["#
+    /// decimal strings, as the OTLP JSON mapping wants), written into one byte buffer.
+    static func encode(_ spans: [SpanRecord], resource: String) -> [UInt8] {
+        var out = JSONWriter()
+        out.reserveCapacity(resource.utf8.count + 96 + spans.count * 400)
+        out.writeRaw(#"{"resourceSpans":[{"resource":"#)
+        out.writeRaw(resource)
+        out.writeRaw(#","scopeSpans":[{"scope":{"name":"signet"},"spans":["#)
         for (i, span) in spans.enumerated() {
-            if i > 0 { out += "," }
-            out += #"{"traceId":""# + span.context.traceID + #"","spanId":""# + span.context.spanID + "\""
-            if let parent = span.context.parentSpanID { out += #","parentSpanId":""# + parent + "\"" }
-            if let state = span.context.traceState { out += #","traceState":"# + jsonString(state) }
-            out += #","name":"# + jsonString(span.name) + #","kind":"# + String(span.kind.rawValue)
-            out += #","startTimeUnixNano":""# + String(span.startNanos) + #"","endTimeUnixNano":""# + String(span.endNanos) + "\""
-            out += #","attributes":["#
+            if i > 0 { out.writeComma() }
+            out.writeRaw(#"{"traceId":"#)
+            out.writeString(span.context.traceID)
+            out.writeRaw(#","spanId":"#)
+            out.writeString(span.context.spanID)
+            if let parent = span.context.parentSpanID {
+                out.writeRaw(#","parentSpanId":"#)
+                out.writeString(parent)
+            }
+            if let state = span.context.traceState {
+                out.writeRaw(#","traceState":"#)
+                out.writeString(state)
+            }
+            out.writeRaw(#","name":"#)
+            out.writeString(span.name)
+            out.writeRaw(#","kind":"#)
+            out.writeInt(span.kind.rawValue)
+            out.writeRaw(#","startTimeUnixNano":""#)
+            out.writeUInt(span.startNanos)
+            out.writeRaw(#"","endTimeUnixNano":""#)
+            out.writeUInt(span.endNanos)
+            out.writeRaw(#"","attributes":["#)
             for (j, attribute) in span.attributes.enumerated() {
-                if j > 0 { out += "," }
-                out += #"{"key":"# + jsonString(attribute.key) + #","value":"#
+                if j > 0 { out.writeComma() }
+                out.writeRaw(#"{"key":"#)
+                out.writeString(attribute.key)
                 switch attribute.value {
-                case .string(let s): out += #"{"stringValue":"# + jsonString(s) + "}}"
-                case .int(let n): out += #"{"intValue":""# + String(n) + "\"}}"
+                case .string(let s):
+                    out.writeRaw(#","value":{"stringValue":"#)
+                    out.writeString(s)
+                    out.writeRaw("}}")
+                case .int(let n):
+                    out.writeRaw(#","value":{"intValue":""#)
+                    out.writeInt(n)
+                    out.writeRaw(#""}}"#)
                 }
             }
-            out += "]"
-            if span.isError { out += #","status":{"code":2}"# }
-            out += "}"
+            out.writeRaw("]")
+            if span.isError { out.writeRaw(#","status":{"code":2}"#) }
+            out.writeRaw("}")
         }
-        out += "]}]}]}"
-        return out
+        out.writeRaw("]}]}]}")
+        return out.bytes
     }
 }

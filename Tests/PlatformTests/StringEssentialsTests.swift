@@ -40,13 +40,22 @@ import Testing
         #expect(encoded == s.addingPercentEncoding(withAllowedCharacters: path))
     }
 
-    @Test(arguments: [0.0, 0.004, 0.005, 0.015, 1.234, 2.675, 12.999, 1234.5678, 0.1, -3.14159, 1e9])
-    func twoDecimalsMatchesStringFormat(_ value: Double) {
-        #expect(NumberText.twoDecimals(value) == String(format: "%.2f", value))
-    }
-
-    @Test(arguments: [UInt32(0), 1, 0x1F, 0x7F, 0xFFFF, 0x10000, 0x10FFFF])
-    func hex4MatchesStringFormat(_ value: UInt32) {
-        #expect(NumberText.hex4(value) == String(format: "%04x", value))
+    @Test func millisecondsOfADuration() {
+        #expect(NumberText.milliseconds(.zero) == "0.00")
+        #expect(NumberText.milliseconds(.microseconds(4)) == "0.00")
+        #expect(NumberText.milliseconds(.microseconds(5)) == "0.01")
+        #expect(NumberText.milliseconds(.microseconds(2_024)) == "2.02")
+        #expect(NumberText.milliseconds(.microseconds(2_025)) == "2.03")
+        #expect(NumberText.milliseconds(.milliseconds(1_500)) == "1500.00")
+        #expect(NumberText.milliseconds(.seconds(3) + .microseconds(999_995)) == "4000.00")
+        #expect(NumberText.milliseconds(.milliseconds(-3)) == "0.00")
+        // Against the C formatter over durations that are exact in a Double (whole microseconds
+        // with no half-way rounding), the way the access log formatted them before.
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2_000 {
+            let micros = Int64.random(in: 0..<100_000_000, using: &generator)
+            guard micros % 10 != 5 else { continue }
+            #expect(NumberText.milliseconds(.microseconds(micros)) == String(format: "%.2f", Double(micros) / 1000), "\(micros)")
+        }
     }
 }

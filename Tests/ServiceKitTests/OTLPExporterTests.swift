@@ -20,7 +20,7 @@ import Testing
             tracer: Tracer(registry: MetricsRegistry()), logger: Logger(label: "test", level: .critical))
         let text = OTLPExporter.encode([span, root], resource: exporter.resourceJSON)
         // Read back with Foundation's parser: an independent reading of what a collector gets.
-        let request = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let request = try #require(try JSONSerialization.jsonObject(with: Data(text)) as? [String: Any])
         let resourceSpans = try #require((request["resourceSpans"] as? [[String: Any]])?.first)
         let resource = try #require((resourceSpans["resource"] as? [String: Any])?["attributes"] as? [[String: Any]])
         func string(_ attributes: [[String: Any]], _ key: String) -> String? {
