@@ -106,18 +106,20 @@ http_modes() {
 # credential from the read model (one more query) and parses the stored COSE key, as nearly
 # every sign-in does for users who sign in once a day (the 16 workers' credentials otherwise stay
 # cached: the figures above are the cache's hit path). Then restarted with the default cache and
-# run again: COLD_PAIRS alternating pairs (1), each run after a 2 s warm-up, same client.
+# run again, and once more at the services' default log level (info) with span export on:
+# COLD_PAIRS rounds (1), each run after a 2 s warm-up, same client.
 # `bash scripts/bench.sh cache` runs only this, on its own release stack. Needs BIN, DURATION,
-# CONNECTIONS; sets cold_runs, cold_cpu_runs, warm_runs, warm_cpu_runs, cache_loads, and adds
-# failed ceremonies to cer_failed.
+# CONNECTIONS; sets cold_runs, cold_cpu_runs, warm_runs, warm_cpu_runs, obs_runs, obs_cpu_runs,
+# cache_loads, and adds failed ceremonies to cer_failed.
 auth_pidfile="$ROOT/.data/run/authentication.pid"
-restart_auth_cache() { # the cache size, or "" for the service's default
+restart_auth_cache() { # the cache size, or "" for the service's default; then VAR=value… to add
     local pid vars deadline=$((SECONDS + 60))
     pid=$(cat "$auth_pidfile")
     kill -TERM "$pid" 2>/dev/null || true
     while kill -0 "$pid" 2>/dev/null; do sleep 0.1; done
     mapfile -d '' vars <"$ROOT/.data/run/authentication.bench.env"
     if [ -n "$1" ]; then vars+=("SIGNET_CREDENTIAL_CACHE_SIZE=$1"); fi
+    vars+=("${@:2}")
     env -i "${vars[@]}" "$BIN/signet-authentication" >>"$ROOT/.data/logs/authentication.log" 2>&1 &
     echo $! >"$auth_pidfile"
     until curl -fsS http://127.0.0.1:8082/metrics 2>/dev/null | grep -qE '^signet_kafka_consumer_assigned_partitions\{group="signet-authentication"\} [1-9]'; do
@@ -135,7 +137,7 @@ cache_run() { # prints: ceremonies/s, authentication CPU ms per ceremony, failed
 credential_cache_pairs() {
     # The environment stack.sh gave the service (keys, broker, database), kept for restarts.
     grep -zv '^SIGNET_CREDENTIAL_CACHE_SIZE=' "/proc/$(cat "$auth_pidfile")/environ" >"$ROOT/.data/run/authentication.bench.env"
-    cold_runs=""; cold_cpu_runs=""; warm_runs=""; warm_cpu_runs=""; cache_loads=""
+    cold_runs=""; cold_cpu_runs=""; warm_runs=""; warm_cpu_runs=""; obs_runs=""; obs_cpu_runs=""; cache_loads=""
     local c a f
     for _ in $(seq "${COLD_PAIRS:-1}"); do
         cache_loads="$cache_loads $(cut -d' ' -f1 /proc/loadavg)"
@@ -145,13 +147,22 @@ credential_cache_pairs() {
         restart_auth_cache ""
         read -r c a f < <(cache_run)
         warm_runs="$warm_runs $c"; warm_cpu_runs="$warm_cpu_runs $a"; cer_failed=$((cer_failed + ${f:-1}))
+        # The same with the services' own defaults for what they report: a log line per request
+        # (info) and every span exported to the stack's OTLP collector. The figures above, like
+        # the rest of this benchmark, are at SIGNET_LOG_LEVEL=warning without span export.
+        restart_auth_cache "" SIGNET_LOG_LEVEL=info SIGNET_OTLP_ENDPOINT=http://127.0.0.1:4318
+        read -r c a f < <(cache_run)
+        obs_runs="$obs_runs $c"; obs_cpu_runs="$obs_cpu_runs $a"; cer_failed=$((cer_failed + ${f:-1}))
     done
+    restart_auth_cache ""
 }
 credential_cache_lines() {
     printf '%-58s %12s   runs:%s  (auth CPU ms/ceremony %s; load%s)\n' "sign-in ceremonies, credential cache missed (cache size 0)" \
         "$(printf '%s' "$cold_runs" | median)" "$cold_runs" "$(printf '%s' "$cold_cpu_runs" | median)" "$cache_loads"
     printf '%-58s %12s   runs:%s  (auth CPU ms/ceremony %s; paired with the line above)\n' "sign-in ceremonies, credential cache hit (default)" \
         "$(printf '%s' "$warm_runs" | median)" "$warm_runs" "$(printf '%s' "$warm_cpu_runs" | median)"
+    printf '%-58s %12s   runs:%s  (auth CPU ms/ceremony %s; after the line above)\n' "  the same, log level info and spans exported (defaults)" \
+        "$(printf '%s' "$obs_runs" | median)" "$obs_runs" "$(printf '%s' "$obs_cpu_runs" | median)"
 }
 if [ "${1:-}" = cache ]; then
     BIN="$(swift build -c release --show-bin-path)"
