@@ -24,7 +24,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Shared libraries by layer; a module may import modules of lower layers only.
 LAYERS: list[set[str]] = [
-    {"Platform", "JSON", "TestRandom", "IdentityDocuments"},
+    {"JSON"},
+    {"Platform", "TestRandom", "IdentityDocuments"},
     {"Crypto", "QRCode", "Delivery"},
     {"Schema", "Tokens", "OTP", "Postgres", "Kafka", "HTTPServer"},
     {"FIDO", "Rules"},
