@@ -98,13 +98,6 @@ public struct Logger: Sendable {
             default: nil
             }
         }
-
-        /// Adds these fields to `metadata` where it has no value for their keys.
-        func merge(into metadata: inout Metadata) {
-            for key in [LogKey.requestID, LogKey.traceID, LogKey.spanID, LogKey.route, LogKey.tenant] where metadata[key] == nil {
-                if let value = self[key] { metadata[key] = value }
-            }
-        }
     }
 
     public init(label: String, level: Level = LoggingSystem.defaultLevel, metadata: Metadata = [:]) {

@@ -2,7 +2,7 @@ import Testing
 @testable import Platform
 
 /// A request's log metadata held as fields (`Logger.RequestMetadata`): read back through the
-/// metadata subscript, merged into a written line's metadata, explicit metadata winning.
+/// metadata subscript, added to a written line's fields, explicit metadata winning.
 @Suite struct LoggerRequestMetadataTests {
     @Test func fieldsReadAsMetadata() {
         var logger = Logger(label: "test", level: .warning)
@@ -24,19 +24,13 @@ import Testing
         #expect(logger.metadata[LogKey.requestID] == nil)
     }
 
-    @Test func mergedIntoALinesMetadataWithoutOverwriting() {
-        var request = Logger.RequestMetadata(requestID: "r-2", traceID: "t-2", spanID: "s-2", route: "/healthz")
-        var metadata: Logger.Metadata = [LogKey.service: "authentication", LogKey.spanID: "kept"]
-        request.merge(into: &metadata)
-        #expect(metadata[LogKey.requestID] == .string("r-2"))
-        #expect(metadata[LogKey.traceID] == .string("t-2"))
-        #expect(metadata[LogKey.spanID] == .string("kept"))
-        #expect(metadata[LogKey.route] == .string("/healthz"))
-        #expect(metadata[LogKey.tenant] == nil)
-        #expect(metadata[LogKey.service] == .string("authentication"))
-        #expect(metadata.count == 5)
-        request.tenant = "acme"
-        request.merge(into: &metadata)
-        #expect(metadata[LogKey.tenant] == .string("acme"))
+    @Test func addedToALinesFieldsWithoutOverwriting() {
+        var logger = Logger(label: "test", level: .warning, metadata: [LogKey.service: "authentication", LogKey.spanID: "kept"])
+        logger.request = Logger.RequestMetadata(requestID: "r-2", traceID: "t-2", spanID: "s-2", route: "/healthz")
+        var fields = Dictionary(uniqueKeysWithValues: logger.lineFields(nil).pairs.map { ($0.key, $0.value) })
+        #expect(fields == [LogKey.requestID: "r-2", LogKey.traceID: "t-2", LogKey.spanID: "kept", LogKey.route: "/healthz", LogKey.service: "authentication"])
+        logger.request?.tenant = "acme"
+        fields = Dictionary(uniqueKeysWithValues: logger.lineFields(nil).pairs.map { ($0.key, $0.value) })
+        #expect(fields[LogKey.tenant] == "acme" && fields.count == 6)
     }
 }
