@@ -121,22 +121,6 @@ public struct JSONWriter {
         var s = s
         s.withUTF8 { bytes.append(contentsOf: $0) }
     }
-    /// An unsigned integer value (decimal, unquoted).
-    public mutating func writeUInt(_ n: UInt64) {
-        if n < 10 {
-            bytes.append(UInt8(ascii: "0") + UInt8(n))
-            return
-        }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var n = n, i = 20
-            while n > 0 {
-                i -= 1
-                digits[i] = UInt8(ascii: "0") + UInt8(n % 10)
-                n /= 10
-            }
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[i..<20]))
-        }
-    }
 
     private mutating func append(_ s: String) { bytes.append(contentsOf: s.utf8) }
     /// One byte as is (the module's own writers of fixed-form values).

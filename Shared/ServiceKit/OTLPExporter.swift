@@ -1,6 +1,6 @@
 import Delivery
-import JSON
 import FoundationEssentials
+import JSON
 import Platform
 
 /// Where and how a service exports its spans: OTLP over HTTP with the JSON encoding
@@ -153,9 +153,9 @@ public final class OTLPExporter: Service {
             out.writeRaw(#","kind":"#)
             out.writeInt(span.kind.rawValue)
             out.writeRaw(#","startTimeUnixNano":""#)
-            out.writeUInt(span.startNanos)
+            out.writeRaw(String(span.startNanos))
             out.writeRaw(#"","endTimeUnixNano":""#)
-            out.writeUInt(span.endNanos)
+            out.writeRaw(String(span.endNanos))
             out.writeRaw(#"","attributes":["#)
             for (j, attribute) in span.attributes.enumerated() {
                 if j > 0 { out.writeComma() }
