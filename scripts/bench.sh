@@ -397,6 +397,25 @@ run_signet() {
     auth_cpu_runs="$auth_cpu_runs $(printf '%s\n' "$cer_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "authentication") print $(i + 1)}')"
     signet_total_runs="$signet_total_runs $(printf '%s\n' "$cer_cpu" | awk '{print $NF}')"
 }
+# The same ceremonies sent to the authentication service itself (SIGNET_BENCH_SERVICE_URL: no
+# gateway in between, as the peer is measured; set-up still goes through the gateway): the
+# like-for-like line beside the peer. The goal's line stays the one through the gateway.
+direct_runs=""
+direct_pair_ratios=""
+direct_total_runs=""
+direct_auth_runs=""
+run_signet_direct() {
+    local out
+    out=$(SIGNET_BENCH_SERVICE_URL=http://127.0.0.1:8082 "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log") ||
+        echo "signet-bench ceremonies (direct) failed (exit $?)" >>"$ROOT/.data/logs/bench-ceremonies.log"
+    d=$(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')
+    direct_runs="$direct_runs $d"
+    failed=$(printf '%s\n' "$out" | awk '/ceremonies_failed/ {print $2}')
+    cer_failed=$((cer_failed + ${failed:-1}))
+    direct_cpu=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p')
+    direct_auth_runs="$direct_auth_runs $(printf '%s\n' "$direct_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "authentication") print $(i + 1)}')"
+    direct_total_runs="$direct_total_runs $(printf '%s\n' "$direct_cpu" | awk '{print $NF}')"
+}
 auth_cpu_runs=""
 pair=0
 for _ in $(seq "$RUNS"); do
@@ -405,8 +424,10 @@ for _ in $(seq "$RUNS"); do
     # neither side always meets the machine after the other.
     if [ "$peer" = 1 ] && [ $((pair % 2)) = 0 ]; then run_peer; sleep 2; fi
     run_signet
+    if [ "$peer" = 1 ]; then sleep 2; run_signet_direct; fi
     if [ "$peer" = 1 ] && [ $((pair % 2)) = 1 ]; then sleep 2; run_peer; fi
     [ "$peer" = 0 ] || peer_pair_ratios="$peer_pair_ratios $(awk -v c="$c" -v p="$p" 'BEGIN { if (p > 0) printf "%.2f", c / p }')"
+    [ "$peer" = 0 ] || direct_pair_ratios="$direct_pair_ratios $(awk -v c="$d" -v p="$p" 'BEGIN { if (p > 0) printf "%.2f", c / p }')"
     sleep 2  # the consumers catch up with the ceremonies' events before pgbench starts
     pg_before=$(postgres_ticks)
     times >"$ROOT/.data/logs/times.before"
@@ -523,6 +544,11 @@ if [ "$peer" = 1 ]; then
     printf '%-58s %s   runs:%s\n' "peer app CPU ms per ceremony (median)" "$peer_cpu_med" "$peer_cpu_runs"
     printf '%-58s Signet %s  peer %s   (medians; whole stack with the client; runs: Signet%s, peer%s)\n' "whole-stack CPU ms per ceremony" "$signet_total" "$peer_total" "$signet_total_runs" "$peer_total_runs"
     printf '%-58s %s\n' "peer latency at half its peak rate" "$peer_latency"
+    direct_med=$(printf '%s' "$direct_runs" | median)
+    printf '%-58s %12s   runs:%s\n' "Signet ceremonies direct to the service (no gateway)" "$direct_med" "$direct_runs"
+    awk -v c="$direct_med" -v p="$peer_med" -v r="$direct_pair_ratios" -v m="$(printf '%s' "$direct_pair_ratios" | median)" 'BEGIN { if (p > 0) printf "%-58s %12.2f   (like for like: neither behind a gateway; medians; per pair:%s, median %s)\n", "Signet direct / peer ceremonies", c / p, r, m }'
+    printf '%-58s Signet %s  peer %s   (medians; authentication CPU ms%s)\n' "whole-stack CPU ms per ceremony, no gateway on either side" \
+        "$(printf '%s' "$direct_total_runs" | median)" "$peer_total" "$direct_auth_runs"
 fi
 printf '%-58s %s\n' "CPU ms per pgbench sign-in transaction (last run)" "$pg_cpu"
 # The most the ceremonies could reach on these cores if the authentication service cost nothing

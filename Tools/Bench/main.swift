@@ -137,8 +137,11 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     }
     // The measured loop: one OS thread per worker, each with its own keep-alive connection
     // and a blocking client (see BlockingHTTPClient for why not URLSession).
-    guard let url = URL(string: base), let host = url.host, let port = url.port else { throw NSError(domain: "bench", code: 2) }
-    let authPath = "\(url.path)/authentication/v1/tenants/demo"
+    // SIGNET_BENCH_SERVICE_URL: the measured loop goes to the authentication service itself
+    // (e.g. http://127.0.0.1:8082), not through the gateway; set-up still goes through `base`.
+    let direct = ProcessInfo.processInfo.environment["SIGNET_BENCH_SERVICE_URL"].flatMap { URL(string: $0) }
+    guard let url = direct ?? URL(string: base), let host = url.host, let port = url.port else { throw NSError(domain: "bench", code: 2) }
+    let authPath = direct != nil ? "\(url.path)/v1/tenants/demo" : "\(url.path)/authentication/v1/tenants/demo"
     let totals = Mutex((ok: 0, failed: 0))
     let latencies = Mutex<[Double]>([])
     let done = DispatchGroup()
