@@ -383,19 +383,27 @@ run_peer() {
     peer_cpu_runs="$peer_cpu_runs $(printf '%s\n' "$peer_cpu" | awk '{print $2}')"
     peer_total_runs="$peer_total_runs $(printf '%s\n' "$peer_cpu" | awk '{printf "%.3f", $6 + $8}')"
 }
+# One run of Signet's ceremonies (extra environment for signet-bench as arguments), its output.
+signet_ceremonies() {
+    env "$@" "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log" ||
+        echo "signet-bench ceremonies $* failed (exit $?)" >>"$ROOT/.data/logs/bench-ceremonies.log"
+}
+# A line's value in signet-bench's output ("ceremonies_per_s 1234.5"), and one process group's
+# figure in a "name value name value …" line (cpu_ms_per_ceremony).
+value_of() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
+figure_of() { printf '%s\n' "$1" | awk -v n="$2" '{for (i = 1; i < NF; i += 2) if ($i == n) print $(i + 1)}'; }
 run_signet() {
-    out=$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log") ||
-        echo "signet-bench ceremonies failed (exit $?)" >>"$ROOT/.data/logs/bench-ceremonies.log"
-    c=$(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')
+    out=$(signet_ceremonies)
+    c=$(value_of "$out" ceremonies_per_s)
     cer_runs="$cer_runs $c"
-    failed=$(printf '%s\n' "$out" | awk '/ceremonies_failed/ {print $2}')
+    failed=$(value_of "$out" ceremonies_failed)
     cer_failed=$((cer_failed + ${failed:-1}))
     # Where the CPU went (signet-bench reads /proc around its measured loop); the last run's.
     cer_cpu=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p')
     cer_switches=$(printf '%s\n' "$out" | sed -n 's/^context_switches_per_ceremony //p')
     cer_threads=$(printf '%s\n' "$out" | sed -n 's/^threads //p')
-    auth_cpu_runs="$auth_cpu_runs $(printf '%s\n' "$cer_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "authentication") print $(i + 1)}')"
-    signet_total_runs="$signet_total_runs $(printf '%s\n' "$cer_cpu" | awk '{print $NF}')"
+    auth_cpu_runs="$auth_cpu_runs $(figure_of "$cer_cpu" authentication)"
+    signet_total_runs="$signet_total_runs $(figure_of "$cer_cpu" total)"
 }
 # The same ceremonies sent to the authentication service itself (SIGNET_BENCH_SERVICE_URL: no
 # gateway in between, as the peer is measured; set-up still goes through the gateway): the
@@ -405,16 +413,15 @@ direct_pair_ratios=""
 direct_total_runs=""
 direct_auth_runs=""
 run_signet_direct() {
-    local out
-    out=$(SIGNET_BENCH_SERVICE_URL=http://127.0.0.1:8082 "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log") ||
-        echo "signet-bench ceremonies (direct) failed (exit $?)" >>"$ROOT/.data/logs/bench-ceremonies.log"
-    d=$(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')
+    local out direct_cpu
+    out=$(signet_ceremonies SIGNET_BENCH_SERVICE_URL=http://127.0.0.1:8082)
+    d=$(value_of "$out" ceremonies_per_s)
     direct_runs="$direct_runs $d"
-    failed=$(printf '%s\n' "$out" | awk '/ceremonies_failed/ {print $2}')
+    failed=$(value_of "$out" ceremonies_failed)
     cer_failed=$((cer_failed + ${failed:-1}))
     direct_cpu=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p')
-    direct_auth_runs="$direct_auth_runs $(printf '%s\n' "$direct_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "authentication") print $(i + 1)}')"
-    direct_total_runs="$direct_total_runs $(printf '%s\n' "$direct_cpu" | awk '{print $NF}')"
+    direct_auth_runs="$direct_auth_runs $(figure_of "$direct_cpu" authentication)"
+    direct_total_runs="$direct_total_runs $(figure_of "$direct_cpu" total)"
 }
 auth_cpu_runs=""
 pair=0
