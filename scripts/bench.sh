@@ -366,6 +366,13 @@ peer_signins() {
     PGOPTIONS="-c client_min_messages=warning" psql -h 127.0.0.1 -p "${PEER_PG_PORT:-54339}" -U peer -d peer -qAt \
         -c "SELECT count(*) FROM outbox WHERE event_type = 'peer.authentication.succeeded.v1'"
 }
+# In signet-bench's output: what follows a line's key ("cpu_ms_per_ceremony authentication 0.4 …"),
+# a line's single value ("ceremonies_per_s 1234.5"), and one process group's figure in a
+# "name value name value …" line; and a ratio of two rates to two decimals (empty if b is 0).
+line_of() { printf '%s\n' "$1" | sed -n "s/^$2 //p"; }
+value_of() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
+figure_of() { printf '%s\n' "$1" | awk -v n="$2" '{for (i = 1; i < NF; i += 2) if ($i == n) print $(i + 1)}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b }'; }
 # One run of the peer: ceremonies/s, and CPU per ceremony of its app and its PostgreSQL (its
 # own processes, cpu.py) and of the client (signet-bench's own line), per sign-in recorded.
 run_peer() {
@@ -376,9 +383,9 @@ run_peer() {
         echo "signet-bench ceremonies against the peer failed (exit $?)" >>"$ROOT/.data/logs/bench-peer.log"
     c1=$(PEER_RUN_DIR="$PEER_RUN" python3 "$PEER_DIR/cpu.py")
     n1=$(peer_signins)
-    p=$(printf '%s\n' "$out" | awk '/ceremonies_per_s/ {print $2}')
+    p=$(value_of "$out" ceremonies_per_s)
     peer_runs="$peer_runs $p"
-    local client; client=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p' | awk '{for (i = 1; i < NF; i += 2) if ($i == "client") print $(i + 1)}')
+    local client; client=$(figure_of "$(line_of "$out" cpu_ms_per_ceremony)" client)
     peer_cpu="$(PEER_RUN_DIR="$PEER_RUN" python3 "$PEER_DIR/cpu.py" diff "$c0" "$c1" "$((n1 - n0))")  client ${client:-0}"
     peer_cpu_runs="$peer_cpu_runs $(printf '%s\n' "$peer_cpu" | awk '{print $2}')"
     peer_total_runs="$peer_total_runs $(printf '%s\n' "$peer_cpu" | awk '{printf "%.3f", $6 + $8}')"
@@ -388,10 +395,6 @@ signet_ceremonies() {
     env "$@" "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log" ||
         echo "signet-bench ceremonies $* failed (exit $?)" >>"$ROOT/.data/logs/bench-ceremonies.log"
 }
-# A line's value in signet-bench's output ("ceremonies_per_s 1234.5"), and one process group's
-# figure in a "name value name value …" line (cpu_ms_per_ceremony).
-value_of() { printf '%s\n' "$1" | awk -v k="$2" '$1 == k {print $2}'; }
-figure_of() { printf '%s\n' "$1" | awk -v n="$2" '{for (i = 1; i < NF; i += 2) if ($i == n) print $(i + 1)}'; }
 run_signet() {
     out=$(signet_ceremonies)
     c=$(value_of "$out" ceremonies_per_s)
@@ -399,9 +402,9 @@ run_signet() {
     failed=$(value_of "$out" ceremonies_failed)
     cer_failed=$((cer_failed + ${failed:-1}))
     # Where the CPU went (signet-bench reads /proc around its measured loop); the last run's.
-    cer_cpu=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p')
-    cer_switches=$(printf '%s\n' "$out" | sed -n 's/^context_switches_per_ceremony //p')
-    cer_threads=$(printf '%s\n' "$out" | sed -n 's/^threads //p')
+    cer_cpu=$(line_of "$out" cpu_ms_per_ceremony)
+    cer_switches=$(line_of "$out" context_switches_per_ceremony)
+    cer_threads=$(line_of "$out" threads)
     auth_cpu_runs="$auth_cpu_runs $(figure_of "$cer_cpu" authentication)"
     signet_total_runs="$signet_total_runs $(figure_of "$cer_cpu" total)"
 }
@@ -419,7 +422,7 @@ run_signet_direct() {
     direct_runs="$direct_runs $d"
     failed=$(value_of "$out" ceremonies_failed)
     cer_failed=$((cer_failed + ${failed:-1}))
-    direct_cpu=$(printf '%s\n' "$out" | sed -n 's/^cpu_ms_per_ceremony //p')
+    direct_cpu=$(line_of "$out" cpu_ms_per_ceremony)
     direct_auth_runs="$direct_auth_runs $(figure_of "$direct_cpu" authentication)"
     direct_total_runs="$direct_total_runs $(figure_of "$direct_cpu" total)"
 }
@@ -433,8 +436,8 @@ for _ in $(seq "$RUNS"); do
     run_signet
     if [ "$peer" = 1 ]; then sleep 2; run_signet_direct; fi
     if [ "$peer" = 1 ] && [ $((pair % 2)) = 1 ]; then sleep 2; run_peer; fi
-    [ "$peer" = 0 ] || peer_pair_ratios="$peer_pair_ratios $(awk -v c="$c" -v p="$p" 'BEGIN { if (p > 0) printf "%.2f", c / p }')"
-    [ "$peer" = 0 ] || direct_pair_ratios="$direct_pair_ratios $(awk -v c="$d" -v p="$p" 'BEGIN { if (p > 0) printf "%.2f", c / p }')"
+    [ "$peer" = 0 ] || peer_pair_ratios="$peer_pair_ratios $(ratio "$c" "$p")"
+    [ "$peer" = 0 ] || direct_pair_ratios="$direct_pair_ratios $(ratio "$d" "$p")"
     sleep 2  # the consumers catch up with the ceremonies' events before pgbench starts
     pg_before=$(postgres_ticks)
     times >"$ROOT/.data/logs/times.before"
