@@ -46,6 +46,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// written into it. libmicrohttpd zeroes all of it before each request of a kept-alive
     /// connection, so it is a per-request cost (see ``defaultConnectionMemoryBytes``).
     public var connectionMemoryBytes: Int
+    /// Tests only (internal): loop mode holds each added connection this long inside
+    /// `LoopDaemon.addNow`, after the daemon took it and before it stops counting as in
+    /// transit, which widens a window the acceptor must cope with (see there). Zero elsewhere.
+    var holdAfterAddForTesting: Duration = .zero
 
     public init(
         host: String = "127.0.0.1", port: Int, threads: Int = 2, maxBodyBytes: Int = 64 * 1024,
