@@ -347,7 +347,7 @@ run_pgbench() {
     printf '%s\n' "$out"
 }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-cer_runs=""
+gateway_runs=""
 cer_failed=0
 pg_auth_runs=""
 pg_auth_simple_runs=""
@@ -359,7 +359,7 @@ peer_runs=""
 peer_pair_ratios=""
 peer_cpu_runs=""
 peer_cpu=""
-signet_total_runs=""
+gateway_total_runs=""
 peer_total_runs=""
 PEER_RUN="${PEER_RUN_DIR:-$ROOT/.data/peer/run}"
 peer_signins() {
@@ -395,18 +395,31 @@ signet_ceremonies() {
     env "$@" "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" 2>>"$ROOT/.data/logs/bench-ceremonies.log" ||
         echo "signet-bench ceremonies $* failed (exit $?)" >>"$ROOT/.data/logs/bench-ceremonies.log"
 }
-run_signet() {
-    out=$(signet_ceremonies)
-    c=$(value_of "$out" ceremonies_per_s)
-    cer_runs="$cer_runs $c"
+# One run of Signet's ceremonies (extra environment for signet-bench as arguments after the
+# name of its lists): its rate in `rate`, its CPU line in `cpu`, its failures counted, and the
+# rate, the authentication service's CPU and the whole stack's appended to <name>_runs,
+# <name>_auth_runs and <name>_total_runs.
+append() { printf -v "$1" '%s %s' "${!1}" "$2"; }
+run_ceremonies() {
+    local name=$1
+    shift
+    out=$(signet_ceremonies "$@")
+    rate=$(value_of "$out" ceremonies_per_s)
     failed=$(value_of "$out" ceremonies_failed)
     cer_failed=$((cer_failed + ${failed:-1}))
-    # Where the CPU went (signet-bench reads /proc around its measured loop); the last run's.
-    cer_cpu=$(line_of "$out" cpu_ms_per_ceremony)
+    # Where the CPU went (signet-bench reads /proc around its measured loop).
+    cpu=$(line_of "$out" cpu_ms_per_ceremony)
+    append "${name}_runs" "$rate"
+    append "${name}_auth_runs" "$(figure_of "$cpu" authentication)"
+    append "${name}_total_runs" "$(figure_of "$cpu" total)"
+}
+# Through the gateway (the goal's line); the last run's breakdown is printed.
+run_signet() {
+    run_ceremonies gateway
+    c=$rate
+    cer_cpu=$cpu
     cer_switches=$(line_of "$out" context_switches_per_ceremony)
     cer_threads=$(line_of "$out" threads)
-    auth_cpu_runs="$auth_cpu_runs $(figure_of "$cer_cpu" authentication)"
-    signet_total_runs="$signet_total_runs $(figure_of "$cer_cpu" total)"
 }
 # The same ceremonies sent to the authentication service itself (SIGNET_BENCH_SERVICE_URL: no
 # gateway in between, as the peer is measured; set-up still goes through the gateway): the
@@ -416,17 +429,10 @@ direct_pair_ratios=""
 direct_total_runs=""
 direct_auth_runs=""
 run_signet_direct() {
-    local out direct_cpu
-    out=$(signet_ceremonies SIGNET_BENCH_SERVICE_URL=http://127.0.0.1:8082)
-    d=$(value_of "$out" ceremonies_per_s)
-    direct_runs="$direct_runs $d"
-    failed=$(value_of "$out" ceremonies_failed)
-    cer_failed=$((cer_failed + ${failed:-1}))
-    direct_cpu=$(line_of "$out" cpu_ms_per_ceremony)
-    direct_auth_runs="$direct_auth_runs $(figure_of "$direct_cpu" authentication)"
-    direct_total_runs="$direct_total_runs $(figure_of "$direct_cpu" total)"
+    run_ceremonies direct SIGNET_BENCH_SERVICE_URL=http://127.0.0.1:8082
+    d=$rate
 }
-auth_cpu_runs=""
+gateway_auth_runs=""
 pair=0
 for _ in $(seq "$RUNS"); do
     pair=$((pair + 1))
@@ -458,12 +464,12 @@ for _ in $(seq "$RUNS"); do
     # anchor run starts from the same tables.
     psql -h 127.0.0.1 -p "$PG_PORT" -U signet -qAt signet_bench_auth -c "TRUNCATE used_challenges, outbox" -c "VACUUM credentials" >/dev/null
 done
-cer=$(printf '%s' "$cer_runs" | median)
+cer=$(printf '%s' "$gateway_runs" | median)
 pg_auth_tps=$(printf '%s' "$pg_auth_runs" | median)
 pg_auth_simple_tps=$(printf '%s' "$pg_auth_simple_runs" | median)
 pair_ratio=$(printf '%s' "$pair_ratios" | median)
-auth_cpu=$(printf '%s' "$auth_cpu_runs" | median)
-signet_total=$(printf '%s' "$signet_total_runs" | median)
+auth_cpu=$(printf '%s' "$gateway_auth_runs" | median)
+signet_total=$(printf '%s' "$gateway_total_runs" | median)
 # Tail latency at half of each side's peak (its median ceremonies/s): the same client, paced.
 half() { awk -v r="$1" 'BEGIN { printf "%.0f", r / 2 }'; }
 lat() { printf '%s\n' "$1" | sed -n 's/^latency_ms //p' | awk '{print "p50 " $2 " ms  p99 " $6 " ms"}'; }
@@ -532,7 +538,7 @@ printf '\n%-58s %12s\n' "WebAuthn" "per second"
 printf '%-58s %12s\n' "assertion verification in process (FIDO, ES256, 1 thread)" "$(printf '%s\n' "$verify" | awk '/assertion_verify_per_s/ {print $2}')"
 printf '%-58s %12s\n' "Crypto ES256 verify alone (1 thread)" "$(printf '%s\n' "$verify" | awk '/crypto_es256_verify_per_s/ {print $2}')"
 printf '%-58s %12s\n' "openssl speed ecdsap256 verify (anchor, 1 core)" "$openssl_verify"
-printf '%-58s %12s   runs:%s\n' "sign-in ceremonies over HTTP via gateway ($CONNECTIONS workers)" "$cer" "$cer_runs"
+printf '%-58s %12s   runs:%s\n' "sign-in ceremonies over HTTP via gateway ($CONNECTIONS workers)" "$cer" "$gateway_runs"
 printf '%-58s %12s   runs:%s\n' "pgbench -M prepared, sign-in SQL, $CONNECTIONS clients (anchor)" "$pg_auth_tps" "$pg_auth_runs"
 printf '%-58s %12s   runs:%s\n' "pgbench -M simple, same SQL (for reference)" "$pg_auth_simple_tps" "$pg_auth_simple_runs"
 awk -v c="$cer" -v p="$pg_auth_tps" -v s="$pg_auth_simple_tps" -v r="$pair_ratio" -v rs="$pair_ratios" 'BEGIN { if (p > 0 && s > 0) printf "%-58s %11.1f%%  (medians; %.1f%% of -M simple; per pair:%s, median %s%%; target 50%% in issue #3, 30%% in #14)\n", "ceremonies / anchor", 100 * c / p, 100 * c / s, rs, r }'
@@ -541,9 +547,9 @@ awk -v v="$vr" -v o="$openssl_verify" 'BEGIN { if (o > 0) printf "%-58s %11.1f%%
 printf '%-58s %s\n' "CPU ms per ceremony (last run)" "$cer_cpu"
 printf '%-58s %s\n' "context switches per ceremony, services (last run)" "${cer_switches:-n/a}"
 printf '%-58s %s\n' "threads per service under load (last run)" "${cer_threads:-n/a}"
-printf '%-58s %s   runs:%s\n' "authentication CPU ms per ceremony (median; target 0.25)" "$auth_cpu" "$auth_cpu_runs"
+printf '%-58s %s   runs:%s\n' "authentication CPU ms per ceremony (median; target 0.25)" "$auth_cpu" "$gateway_auth_runs"
 printf '%-58s %s   (pgbench -R %s: PostgreSQL %s ms per transaction; target within 10 %%)\n' "PostgreSQL CPU ms per ceremony (last run)" \
-    "$(printf '%s\n' "$cer_cpu" | awk '{for (i = 1; i < NF; i += 2) if ($i == "postgres") print $(i + 1)}')" "$cer" "${pg_rated_cpu:-n/a}"
+    "$(figure_of "$cer_cpu" postgres)" "$cer" "${pg_rated_cpu:-n/a}"
 printf '%-58s %s\n' "ceremony latency at half the peak rate" "$signet_latency"
 credential_cache_lines
 printf '\n%-58s %s\n' "Python peer" "$peer_note"
@@ -552,7 +558,7 @@ if [ "$peer" = 1 ]; then
     awk -v c="$cer" -v p="$peer_med" -v r="$peer_pair_ratios" -v m="$peer_pair_ratio" 'BEGIN { if (p > 0) printf "%-58s %12.2f   (medians; per pair:%s, median %s; target 1.8)\n", "Signet / peer ceremonies", c / p, r, m }'
     printf '%-58s %s\n' "peer CPU ms per ceremony (last run; app = the service)" "$peer_cpu"
     printf '%-58s %s   runs:%s\n' "peer app CPU ms per ceremony (median)" "$peer_cpu_med" "$peer_cpu_runs"
-    printf '%-58s Signet %s  peer %s   (medians; whole stack with the client; runs: Signet%s, peer%s)\n' "whole-stack CPU ms per ceremony" "$signet_total" "$peer_total" "$signet_total_runs" "$peer_total_runs"
+    printf '%-58s Signet %s  peer %s   (medians; whole stack with the client; runs: Signet%s, peer%s)\n' "whole-stack CPU ms per ceremony" "$signet_total" "$peer_total" "$gateway_total_runs" "$peer_total_runs"
     printf '%-58s %s\n' "peer latency at half its peak rate" "$peer_latency"
     direct_med=$(printf '%s' "$direct_runs" | median)
     printf '%-58s %12s   runs:%s\n' "Signet ceremonies direct to the service (no gateway)" "$direct_med" "$direct_runs"
