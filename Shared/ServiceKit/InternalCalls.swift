@@ -39,26 +39,62 @@ public struct InternalCalls: Sendable {
         return caller
     }
 
-    /// POSTs JSON to another service and decodes its JSON answer; `timeout` bounds the wait
-    /// for each part of the answer.
+    /// POSTs JSON to another service and decodes its JSON answer; `timeout` bounds the whole
+    /// request, connection included.
     ///
     /// - Throws: 503 `service_unavailable` when the other service cannot be reached or fails;
     ///   its 4xx problem when it refuses (passed on with its code).
     public func post<Body: Encodable, Answer: Decodable>(
         _ url: String, _ body: Body, as: Answer.Type, timeout: TimeInterval = 5
     ) async throws -> Answer {
-        try await send("POST", url, body: try JSONValueEncoder().encodeToBytes(body), as: Answer.self, timeout: timeout)
+        do {
+            return try await send("POST", url, body: try JSONValueEncoder().encodeToBytes(body), as: Answer.self, timeout: timeout)
+        } catch let failure as Failure {
+            throw failure.problem
+        }
     }
 
     /// GETs another service's JSON answer, as ``post(_:_:as:timeout:)`` does.
     ///
     /// - Throws: ``post(_:_:as:timeout:)``'s.
     public func get<Answer: Decodable>(_ url: String, as: Answer.Type, timeout: TimeInterval = 5) async throws -> Answer {
-        try await send("GET", url, body: nil, as: Answer.self, timeout: timeout)
+        do {
+            return try await send("GET", url, body: nil, as: Answer.self, timeout: timeout)
+        } catch let failure as Failure {
+            throw failure.problem
+        }
+    }
+
+    /// ``post(_:_:as:timeout:)`` for a caller that tells a call that ran out of time from
+    /// one that failed (a user-data part names which).
+    ///
+    /// - Throws: ``Failure``: the same problem, and whether `timeout` passed first.
+    public func postTellingTimeouts<Body: Encodable, Answer: Decodable>(
+        _ url: String, _ body: Body, as: Answer.Type, timeout: TimeInterval
+    ) async throws -> Answer {
+        try await send("POST", url, body: try JSONValueEncoder().encodeToBytes(body), as: Answer.self, timeout: timeout)
+    }
+
+    /// A call that did not succeed: what ``post(_:_:as:timeout:)`` throws, and whether the
+    /// call's own bound passed first. libcurl says so itself (`CURLE_OPERATION_TIMEDOUT`);
+    /// another clock is no substitute: libcurl's whole-millisecond difference of two times
+    /// rounds up when their microseconds go backwards, so it can end a call up to a
+    /// millisecond before the bound by a clock read before the call began.
+    public struct Failure: HTTPErrorConvertible, Sendable {
+        /// What ``post(_:_:as:timeout:)`` throws for it.
+        public let problem: HTTPError
+        public let timedOut: Bool
+
+        public var httpError: HTTPError? { problem }
+
+        init(_ problem: HTTPError, timedOut: Bool = false) {
+            self.problem = problem
+            self.timedOut = timedOut
+        }
     }
 
     private func send<Answer: Decodable>(_ method: String, _ url: String, body: [UInt8]?, as: Answer.Type, timeout: TimeInterval) async throws -> Answer {
-        guard let target = URL(string: url) else { throw HTTPError(.internalError) }
+        guard let target = URL(string: url) else { throw Failure(HTTPError(.internalError)) }
         var headers = ["Authorization: Bearer \(token)", "X-Signet-Service: \(service)"]
         if body != nil { headers.append("Content-Type: application/json") }
         // W3C Trace Context: the call is a client span of the current work (or starts a
@@ -68,8 +104,11 @@ public struct InternalCalls: Sendable {
         headers.append("traceparent: \(span.traceparent)")
         if let state = span.traceState { headers.append("tracestate: \(state)") }
         let peer = "\(target.host ?? "?"):\(target.port ?? 80)"
-        func unavailable(_ why: String) -> HTTPError {
-            HTTPError(.unavailable, detail: "A service this request needs is unavailable; retry.", cause: "internal \(method) to \(peer): \(why)")
+        var timedOut = false
+        func unavailable(_ why: String) -> Failure {
+            Failure(
+                HTTPError(.unavailable, detail: "A service this request needs is unavailable; retry.", cause: "internal \(method) to \(peer): \(why)"),
+                timedOut: timedOut)
         }
         let result: HTTPClient.Response?
         var failure: String?
@@ -79,6 +118,7 @@ public struct InternalCalls: Sendable {
         } catch let error as HTTPClient.Failure {
             result = nil
             failure = "no answer (curl \(error.code))"
+            timedOut = error.isTimeout
         } catch {
             result = nil
             failure = "no answer (\(type(of: error)))"
@@ -97,7 +137,7 @@ public struct InternalCalls: Sendable {
         guard !http.truncated else { throw unavailable("an answer over \(Self.answerLimit) bytes") }
         let data = http.body
         if (400..<500).contains(http.status), let problem = try? JSONValueDecoder().decode(ProblemEcho.self, from: data) {
-            throw HTTPError(ProblemCode(problem.code, status: http.status, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field)
+            throw Failure(HTTPError(ProblemCode(problem.code, status: http.status, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field))
         }
         guard (200..<300).contains(http.status) else { throw unavailable("status \(http.status)") }
         // Read by the strict parser, as requests are; another service's answer that does not

@@ -11,8 +11,14 @@ final class RawSocket: @unchecked Sendable {
     /// Connects to 127.0.0.1:`port` (or `host`), with `timeout` on reads and writes.
     /// `source` binds the client's own address first (any 127.0.0.0/8 address works on
     /// Linux loopback), so that one test can be several clients.
+    ///
+    /// The descriptor is stored only once connected: a class whose initializer throws after
+    /// its stored properties are set runs its `deinit`, which here would close the descriptor
+    /// a second time, when another thread of the test process may have been given the same
+    /// number (`RawSocketTests`): a database connection or an HTTP client's socket of a test
+    /// running beside it would be closed under it.
     init(port: Int, host: String = "127.0.0.1", source: String? = nil, timeout: TimeInterval = 5) throws {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EMFILE) }
         if let source {
             var local = sockaddr_in()
@@ -41,6 +47,7 @@ final class RawSocket: @unchecked Sendable {
             close(fd)
             throw POSIXError(POSIXErrorCode(rawValue: e) ?? .ECONNREFUSED)
         }
+        self.fd = fd
     }
 
     deinit { close(fd) }

@@ -48,6 +48,7 @@ struct UserDataExport: Sendable {
         let request = UserDataRequest(username: username, subject: handle.map(Base64URL.encode))
         var parts: [String: JSONValue] = [ServiceName.registration.rawValue: own]
         var missing: [UserDataMissingPart] = []
+        var causes: [String] = []
         await withTaskGroup(of: (ServiceName, Result<JSONValue, PartFailure>).self) { group in
             for (service, base) in settings.services {
                 group.addTask { (service, await fetch(service, base: base, tenant: tenant, request: request)) }
@@ -55,12 +56,21 @@ struct UserDataExport: Sendable {
             for await (service, result) in group {
                 switch result {
                 case .success(let part): parts[service.rawValue] = part
-                case .failure(let failure): missing.append(UserDataMissingPart(service: service.rawValue, reason: failure.reason))
+                case .failure(let failure):
+                    missing.append(UserDataMissingPart(service: service.rawValue, reason: failure.reason))
+                    if let cause = failure.cause { causes.append("\(service.rawValue): \(cause)") }
                 }
             }
         }
         if !missing.isEmpty {
-            context.logger.warning("user data gathered without some parts", metadata: ["signet.missing": .string(missing.map(\.service).sorted().joined(separator: ","))])
+            // Services, reasons and the calls' causes (hosts, ports, curl codes: never a path,
+            // which names the user).
+            context.logger.warning(
+                "user data gathered without some parts",
+                metadata: [
+                    "signet.missing": .string(missing.map { "\($0.service):\($0.reason)" }.sorted().joined(separator: ",")),
+                    "signet.causes": .string(causes.sorted().joined(separator: "; ")),
+                ])
         }
         return UserDataDocument(
             tenantId: tenant, username: username, generatedAt: now, parts: Self.withAddresses(parts),
@@ -70,6 +80,8 @@ struct UserDataExport: Sendable {
     struct PartFailure: Error {
         /// `timeout`, `unavailable` or `refused`.
         let reason: String
+        /// For the operator's log: the failed call's cause (``HTTPError/cause``, or its code).
+        var cause: String? = nil
     }
 
     /// One service's part, or why not, within ``Settings/partTimeout``.
@@ -82,15 +94,20 @@ struct UserDataExport: Sendable {
                 let start = ContinuousClock.now
                 do {
                     return .success(
-                        try await calls.post("\(base)/v1/internal/tenants/\(tenant)/user-data", request, as: JSONValue.self, timeout: seconds))
-                } catch let error as HTTPError where (400..<500).contains(error.code.status) {
-                    return .failure(PartFailure(reason: "refused"))
+                        try await calls.postTellingTimeouts(
+                            "\(base)/v1/internal/tenants/\(tenant)/user-data", request, as: JSONValue.self, timeout: seconds))
+                } catch let failure as InternalCalls.Failure where (400..<500).contains(failure.problem.code.status) {
+                    return .failure(PartFailure(reason: "refused", cause: failure.problem.code.rawValue))
                 } catch {
                     // The call carries the same bound as the timer below and can end first (a
-                    // busy machine, stop 27's CI): one that failed once the bound had passed
-                    // timed out. libcurl's clock starts after this one, so its timeout is never
-                    // read as early.
-                    return .failure(PartFailure(reason: ContinuousClock.now - start >= timeout ? "timeout" : "unavailable"))
+                    // busy machine, stop 27's CI). libcurl says when its bound passed: that is
+                    // a timeout even when this clock reads a little under it (libcurl rounds
+                    // to whole milliseconds and can end the call up to one early: CI, stop 36).
+                    // A call that failed otherwise once the bound had passed (it waited for a
+                    // lane) timed out too.
+                    let failure = error as? InternalCalls.Failure
+                    let timedOut = failure?.timedOut == true || ContinuousClock.now - start >= timeout
+                    return .failure(PartFailure(reason: timedOut ? "timeout" : "unavailable", cause: failure?.problem.cause ?? "\(type(of: error))"))
                 }
             }
             group.addTask {
