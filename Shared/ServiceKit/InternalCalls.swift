@@ -47,19 +47,20 @@ public struct InternalCalls: Sendable {
     public func post<Body: Encodable, Answer: Decodable>(
         _ url: String, _ body: Body, as: Answer.Type, timeout: TimeInterval = 5
     ) async throws -> Answer {
-        do {
-            return try await send("POST", url, body: try JSONValueEncoder().encodeToBytes(body), as: Answer.self, timeout: timeout)
-        } catch let failure as Failure {
-            throw failure.problem
-        }
+        try await throwingProblems { try await postTellingTimeouts(url, body, as: Answer.self, timeout: timeout) }
     }
 
     /// GETs another service's JSON answer, as ``post(_:_:as:timeout:)`` does.
     ///
     /// - Throws: ``post(_:_:as:timeout:)``'s.
     public func get<Answer: Decodable>(_ url: String, as: Answer.Type, timeout: TimeInterval = 5) async throws -> Answer {
+        try await throwingProblems { try await send("GET", url, body: nil, as: Answer.self, timeout: timeout) }
+    }
+
+    /// `body`, with a ``Failure`` thrown as its problem (the `HTTPError` the edge answers with).
+    private func throwingProblems<Answer>(_ body: () async throws -> Answer) async throws -> Answer {
         do {
-            return try await send("GET", url, body: nil, as: Answer.self, timeout: timeout)
+            return try await body()
         } catch let failure as Failure {
             throw failure.problem
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Platform
 import Testing
 
 /// The test helper itself: a connection that fails closes its descriptor once. All suites run
@@ -11,9 +12,9 @@ import Testing
         // While another thread makes failed connections, descriptors opened here must stay
         // open until closed here. Before the fix, about 1 in 200 of them was closed by the
         // other thread's second close (1,080 of 200,000 in a run of the same loop).
-        let stop = StopFlag()
+        let stop = AtomicFlag(false)
         let failing = Thread {
-            while !stop.load() { _ = try? RawSocket(port: 9, timeout: 1) }
+            while !stop.isSet { _ = try? RawSocket(port: 9, timeout: 1) }
         }
         failing.start()
         var closedUnderUs = 0
@@ -22,17 +23,7 @@ import Testing
             guard fd >= 0 else { continue }
             if fcntl(fd, F_GETFD) == -1 { closedUnderUs += 1 } else { close(fd) }
         }
-        stop.store(true)
+        stop.set(true)
         #expect(closedUnderUs == 0)
     }
-}
-
-/// A stop flag shared with a plain thread.
-private final class StopFlag: @unchecked Sendable {
-    // @unchecked Sendable: every access holds the lock.
-    private let lock = NSLock()
-    private var value = false
-
-    func load() -> Bool { lock.withLock { value } }
-    func store(_ new: Bool) { lock.withLock { value = new } }
 }

@@ -181,30 +181,3 @@ struct UserDataTests {
         #expect(listing.contents["manifest.json"]?.contains(#""transaction""#) == true)
     }
 }
-
-/// A loopback TCP listener that accepts nothing: connections complete in the kernel's backlog
-/// and requests are never answered.
-final class SilentListener: @unchecked Sendable {
-    let fd: Int32
-    let port: Int
-
-    init() throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_port = 0
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0, listen(fd, 16) == 0 else {
-            _ = Glibc.close(fd)
-            throw TestStackError("could not listen on loopback")
-        }
-        var out = sockaddr_in()
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &out) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        self.fd = fd
-        port = Int(UInt16(bigEndian: out.sin_port))
-    }
-
-    func close() { _ = Glibc.close(fd) }
-}
