@@ -2,7 +2,6 @@
 import Glibc
 #endif
 import CSignetShims
-import Dispatch
 import FoundationEssentials
 import Platform
 import Synchronization
@@ -84,7 +83,14 @@ final class ConnectionLimiter: Sendable {
         idleClosed = Counter(label: "signet_http_connections_closed_idle_total", dimensions: [("listener", listener)])
     }
 
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    /// Monotonic nanoseconds from the coarse clock (the last tick, a few milliseconds' grain):
+    /// read when every request ends, to judge idleness in seconds. `DispatchTime.now()` cost a
+    /// precise clock read and libdispatch's conversions per request (about 2 % of a `/healthz`).
+    static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
 
     /// Whether a new connection from `address` may be accepted.
     func admits(_ address: ClientAddress) -> Bool {

@@ -644,8 +644,11 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closi
         MHD_create_response_from_buffer(buf.count, UnsafeMutableRawPointer(mutating: buf.baseAddress), MHD_ResponseMemoryMode(rawValue: 2)! /* MHD_RESPMEM_MUST_COPY */)
     }
     guard let mhdResponse else { return MHD_Result.NO }
+    // `withCString`, not the implicit String-to-pointer conversion: that one copies each small
+    // string (most header names, some values) into a new heap array, five allocations a
+    // request for nothing (libmicrohttpd keeps copies of its own).
     for (name, value) in response.headers {
-        _ = MHD_add_response_header(mhdResponse, name, value)
+        _ = name.withCString { n in value.withCString { v in MHD_add_response_header(mhdResponse, n, v) } }
     }
     if closing { _ = MHD_add_response_header(mhdResponse, "Connection", "close") }
     let rc = MHD_queue_response(connection, UInt32(response.status), mhdResponse)

@@ -58,6 +58,8 @@ public typealias Handler = @Sendable (HTTPRequest, RequestContext) async throws 
 /// A handler that answers at once: it neither waits nor blocks (a constant answer, a rendering
 /// of in-memory state). The server runs it on the thread that received the request, without a
 /// task (``HTTPApplication/respondImmediately(to:)``); everywhere else it is an ordinary handler.
+/// Run at once, it sees no ``TraceContext/current`` (it calls nothing that would continue the
+/// trace); its context's logger carries the request's trace and span ids.
 public typealias ImmediateHandler = @Sendable (HTTPRequest, RequestContext) throws -> HTTPResponse
 
 /// Maps method and path templates (`/v1/tenants/{tenant}`) to handlers.

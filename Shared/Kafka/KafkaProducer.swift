@@ -103,31 +103,57 @@ public final class KafkaProducer: @unchecked Sendable {
 
     private func enqueue(_ m: KafkaOutgoingMessage, box: DeliveryBox) -> Int32 {
         let opaque = Unmanaged.passRetained(box).toOpaque()
-        let names = m.headers.map { strdup($0.name) }
-        let values = m.headers.map { Array($0.value.utf8) }
-        defer { names.forEach { free($0) } }
+        // The headers laid end to end in one buffer (each name NUL-terminated, each value as
+        // it is), and the C arrays of their pointers and sizes in temporary storage (on the
+        // stack for a CloudEvent's handful): one allocation a message where a copy per name,
+        // two per value and the arrays' growth made about thirty. librdkafka copies all of it.
+        let count = m.headers.count
+        var packed: [UInt8] = []
+        packed.reserveCapacity(m.headers.reduce(0) { $0 + $1.name.utf8.count + 1 + $1.value.utf8.count })
+        for (name, value) in m.headers {
+            packed.append(contentsOf: name.utf8)
+            packed.append(0)
+            packed.append(contentsOf: value.utf8)
+        }
         var err: Int32 = 0
-        var retries = 0
-        repeat {
-            err = values.withUnsafeHeaderPointers { valuePtrs, sizes in
-                names.map { UnsafePointer($0) }.withUnsafeBufferPointer { namePtrs in
-                    Array(m.key.utf8).withUnsafeBytes { key in
-                        m.value.withUnsafeBytes { value in
-                            signet_kafka_produce(
-                                UnsafeMutableRawPointer(rk), m.topic, -1,  // RD_KAFKA_PARTITION_UA
-                                key.baseAddress, key.count, value.baseAddress, value.count,
-                                namePtrs.baseAddress, valuePtrs, sizes, m.headers.count, opaque)
+        var key = m.key
+        packed.withUnsafeBufferPointer { bytes in
+            withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(count, 1)) { names in
+                withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: max(count, 1)) { values in
+                    withUnsafeTemporaryAllocation(of: Int.self, capacity: max(count, 1)) { sizes in
+                        let base = UnsafeRawPointer(bytes.baseAddress)
+                        var offset = 0
+                        for (i, header) in m.headers.enumerated() {
+                            let nameLength = header.name.utf8.count
+                            names[i] = base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) }
+                            offset += nameLength + 1
+                            values[i] = base.map { $0 + offset }
+                            sizes[i] = header.value.utf8.count
+                            offset += sizes[i]
+                        }
+                        key.withUTF8 { keyBytes in
+                            m.value.withUnsafeBytes { value in
+                                m.topic.withCString { topicName in
+                                    var retries = 0
+                                    repeat {
+                                        err = signet_kafka_produce(
+                                            UnsafeMutableRawPointer(rk), topicName, -1,  // RD_KAFKA_PARTITION_UA
+                                            keyBytes.baseAddress, keyBytes.count, value.baseAddress, value.count,
+                                            names.baseAddress, values.baseAddress, sizes.baseAddress, count, opaque)
+                                        // Queue full: wait for deliveries to drain it (non-blocking
+                                        // poll; the poll thread serves callbacks).
+                                        if err == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue {
+                                            retries += 1
+                                            usleep(1000)
+                                        }
+                                    } while err == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue && retries < 1000
+                                }
+                            }
                         }
                     }
                 }
             }
-            // Queue full: wait for deliveries to drain it (non-blocking poll; the poll thread
-            // serves callbacks).
-            if err == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue {
-                retries += 1
-                usleep(1000)
-            }
-        } while err == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue && retries < 1000
+        }
         if err != 0 { Unmanaged<DeliveryBox>.fromOpaque(opaque).release() }
         return err
     }
@@ -231,22 +257,3 @@ private let deliveryReportCallback: @convention(c) (OpaquePointer?, UnsafePointe
     box.complete(err == RD_KAFKA_RESP_ERR_NO_ERROR ? nil : KafkaError(err))
 }
 
-extension Array where Element == [UInt8] {
-    /// Calls `body` with C arrays of pointers to each element and their sizes.
-    fileprivate func withUnsafeHeaderPointers<R>(_ body: (UnsafePointer<UnsafeRawPointer?>?, UnsafePointer<Int>?) -> R) -> R {
-        var pointers: [UnsafeRawPointer?] = []
-        var sizes: [Int] = []
-        var storage: [UnsafeMutableRawPointer] = []
-        for v in self {
-            let p = UnsafeMutableRawPointer.allocate(byteCount: Swift.max(v.count, 1), alignment: 1)
-            v.withUnsafeBytes { if let b = $0.baseAddress { p.copyMemory(from: b, byteCount: v.count) } }
-            storage.append(p)
-            pointers.append(UnsafeRawPointer(p))
-            sizes.append(v.count)
-        }
-        defer { storage.forEach { $0.deallocate() } }
-        return pointers.withUnsafeBufferPointer { pp in
-            sizes.withUnsafeBufferPointer { sp in body(pp.baseAddress, sp.baseAddress) }
-        }
-    }
-}

@@ -71,7 +71,13 @@ public struct TraceContext: Sendable, Equatable {
         /// Version `ff` and all-zero ids are invalid; a version above `00` may carry more
         /// fields after a `-` (§3.2.4.1), which are ignored. Nil when it is not valid.
         public init?(parsing value: String) {
-            let bytes = Array(value.utf8)
+            // Read in place (a header's value is contiguous UTF-8): no copy into an array.
+            guard let parsed = value.utf8.withContiguousStorageIfAvailable({ Parent(bytes: $0) }) ?? Parent(bytes: Array(value.utf8))
+            else { return nil }
+            self = parsed
+        }
+
+        private init?<Bytes: RandomAccessCollection<UInt8>>(bytes: Bytes) where Bytes.Index == Int {
             guard bytes.count >= 55, bytes.count <= 512 else { return nil }
             func isHex(_ range: Range<Int>) -> Bool {
                 bytes[range].allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
