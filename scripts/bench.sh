@@ -16,6 +16,17 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# wrk (2 threads, 64 connections) on URL for SECONDS against the server process PID; prints its
+# requests/s and the server's CPU per request in µs (user + system from /proc over the run: the
+# figure that other work on the machine disturbs least).
+wrk_with_cpu() { # pid url seconds
+    local t0 t1 out
+    t0=$(awk '{print $14 + $15}' "/proc/$1/stat")
+    out=$(wrk -t2 -c64 -d"$3s" "$2")
+    t1=$(awk '{print $14 + $15}' "/proc/$1/stat")
+    printf '%s\n' "$out" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" '/requests in/ { n = $1 } /Requests\/sec/ { r = $2 } END { printf "%s %.1f\n", r, t / hz * 1e6 / n }'
+}
 
 # The request path's two modes side by side (README "The request path"): one release stack; the
 # authentication service is restarted in each mode in turn (alternating, PAIRS pairs, the order
@@ -167,7 +178,6 @@ credential_cache_lines() {
 if [ "${1:-}" = cache ]; then
     BIN="$(swift build -c release --show-bin-path)"
     DURATION="${DURATION:-10}" CONNECTIONS="${CONNECTIONS:-16}" cer_failed=0
-    median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
     export SIGNET_LOG_LEVEL="${SIGNET_LOG_LEVEL:-warning}" SIGNET_OTLP_ENDPOINT="${SIGNET_OTLP_ENDPOINT:-}"
     trap 'bash scripts/stack.sh down >/dev/null 2>&1' EXIT
     bash scripts/stack.sh up release >/dev/null 2>&1 || { echo "stack failed to start; see .data/logs" >&2; exit 1; }
@@ -211,14 +221,8 @@ NGINX
         until curl -fsS "http://127.0.0.1:$port/healthz" >/dev/null 2>&1; do sleep 0.1; done
         wrk -t2 -c64 -d2s "http://127.0.0.1:$port/healthz" >/dev/null
         load=$(cut -d' ' -f1-3 /proc/loadavg)
-        # The server's CPU per request (user + system, from /proc) over the measured run: the
-        # figure that other work on the machine disturbs least.
-        local t0 t1 out rps us
-        t0=$(awk '{print $14 + $15}' "/proc/$s/stat")
-        out=$(wrk -t2 -c64 -d"${duration}s" "http://127.0.0.1:$port/healthz")
-        t1=$(awk '{print $14 + $15}' "/proc/$s/stat")
-        rps=$(printf '%s\n' "$out" | awk '/Requests\/sec/ {print $2}')
-        us=$(printf '%s\n' "$out" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" '/requests in/ { printf "%.1f", t / hz * 1e6 / $1 }')
+        local rps us
+        read -r rps us < <(wrk_with_cpu "$s" "http://127.0.0.1:$port/healthz" "$duration")
         kill -TERM "$s" 2>/dev/null; wait "$s" 2>/dev/null || true
         printf '%-5s GET /healthz %10s/s   server CPU %5s µs/request   load %s\n' "${2:-$1}" "$rps" "$us" "$load"
     }
@@ -295,7 +299,6 @@ non2xx() { awk '/Non-2xx/ {print $5} END {}' ; }
 
 echo "warming up…" >&2
 wrk -t2 -c"$CONNECTIONS" -d2s http://127.0.0.1:8081/healthz >/dev/null
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 RUNS="${RUNS:-3}"
 # GET /healthz on the registration service, beside its ceiling: nginx answering `return 200`
 # itself (its own instance, two workers, no upstream), and the peer's /healthz. One run of
@@ -324,11 +327,8 @@ nginx -c "$ROOT/.data/bench-nginx/nginx.conf" -p "$ROOT/.data/bench-nginx" 2>>"$
 trivial_runs="" trivial_cpu_runs="" nginx_runs="" peer_healthz_runs=""
 registration_pid=$(cat "$ROOT/.data/run/registration.pid")
 for _ in $(seq "$RUNS"); do
-    t0=$(awk '{print $14 + $15}' "/proc/$registration_pid/stat")
-    out=$(wrk -t2 -c64 -d"${DURATION}s" http://127.0.0.1:8081/healthz)
-    t1=$(awk '{print $14 + $15}' "/proc/$registration_pid/stat")
-    trivial_runs="$trivial_runs $(printf '%s\n' "$out" | rps)"
-    trivial_cpu_runs="$trivial_cpu_runs $(printf '%s\n' "$out" | awk -v t=$((t1 - t0)) -v hz="$(getconf CLK_TCK)" '/requests in/ { printf "%.1f", t / hz * 1e6 / $1 }')"
+    read -r rps us < <(wrk_with_cpu "$registration_pid" http://127.0.0.1:8081/healthz "$DURATION")
+    trivial_runs="$trivial_runs $rps" trivial_cpu_runs="$trivial_cpu_runs $us"
     [ "$nginx_up" = 0 ] || nginx_runs="$nginx_runs $(wrk -t2 -c64 -d"${DURATION}s" "http://127.0.0.1:${BENCH_NGINX_PORT:-18099}/healthz" | rps)"
     [ "$peer" = 0 ] || peer_healthz_runs="$peer_healthz_runs $(wrk -t2 -c64 -d"${DURATION}s" "$PEER_URL/healthz" | rps)"
 done
@@ -363,7 +363,6 @@ run_pgbench() {
         printf 'pgbench -M %s %s failed:\n%s\n' "$1" "$2" "$out" >>"$ROOT/.data/logs/bench-pgbench.log"
     printf '%s\n' "$out"
 }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 gateway_runs=""
 cer_failed=0
 pg_auth_runs=""
