@@ -119,7 +119,9 @@ extension HTTPRequest {
         let isSpace = { (c: UInt8) in c == 0x20 || c == 0x09 }
         let bytes = value.utf8.prefix { $0 != UInt8(ascii: ";") }
         guard let first = bytes.firstIndex(where: { !isSpace($0) }), let last = bytes.lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(decoding: bytes[first...last], as: UTF8.self).lowercased()
+        let type = String(decoding: bytes[first...last], as: UTF8.self)
+        // Clients send it lower-case: a copy only when it is not.
+        return type.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) ? type.lowercased() : type
     }
 
     /// Request bodies nested deeper than this are malformed (a ruleset's deepest condition

@@ -167,8 +167,9 @@ final class PQConnection: @unchecked Sendable {
         case PGRES_TUPLES_OK:
             let nFields = Int(PQnfields(result))
             let nRows = Int(PQntuples(result))
-            var columns: [String: Int] = [:]
-            for f in 0..<nFields { columns[String(cString: PQfname(result, Int32(f)))] = f }
+            var columns: [String] = []
+            columns.reserveCapacity(nFields)
+            for f in 0..<nFields { columns.append(String(cString: PQfname(result, Int32(f)))) }
             var rows: [PostgresRow] = []
             rows.reserveCapacity(nRows)
             for r in 0..<nRows {

@@ -23,33 +23,40 @@ extension Date: PostgresEncodable {
         let (secondsOfEpoch, millisecond) = totalMilliseconds.floorDivided(by: 1000)
         let (days, secondOfDay) = secondsOfEpoch.floorDivided(by: 86_400)
         let (year, month, day) = CivilDate.of(daysSinceEpoch: days)
-        var out: [UInt8] = []
-        out.reserveCapacity(24)
-        func put(_ value: Int64, digits: Int) {
-            var divisor: Int64 = 1
-            for _ in 1..<digits { divisor *= 10 }
-            var v = value
-            for _ in 0..<digits {
-                out.append(UInt8(48 + v / divisor % 10))
-                v %= divisor
-                divisor /= 10
+        // Into the string's storage directly (no intermediate array): 24 bytes, one allocation.
+        return String(unsafeUninitializedCapacity: 24) { out in
+            var i = 0
+            func put(_ value: Int64, digits: Int) {
+                var divisor: Int64 = 1
+                for _ in 1..<digits { divisor *= 10 }
+                var v = value
+                for _ in 0..<digits {
+                    out[i] = UInt8(48 + v / divisor % 10)
+                    i += 1
+                    v %= divisor
+                    divisor /= 10
+                }
             }
+            func mark(_ byte: UInt8) {
+                out[i] = byte
+                i += 1
+            }
+            put(year, digits: 4)
+            mark(0x2D)
+            put(month, digits: 2)
+            mark(0x2D)
+            put(day, digits: 2)
+            mark(0x54)
+            put(secondOfDay / 3600, digits: 2)
+            mark(0x3A)
+            put(secondOfDay / 60 % 60, digits: 2)
+            mark(0x3A)
+            put(secondOfDay % 60, digits: 2)
+            mark(0x2E)
+            put(millisecond, digits: 3)
+            mark(0x5A)
+            return i
         }
-        put(year, digits: 4)
-        out.append(0x2D)
-        put(month, digits: 2)
-        out.append(0x2D)
-        put(day, digits: 2)
-        out.append(0x54)
-        put(secondOfDay / 3600, digits: 2)
-        out.append(0x3A)
-        put(secondOfDay / 60 % 60, digits: 2)
-        out.append(0x3A)
-        put(secondOfDay % 60, digits: 2)
-        out.append(0x2E)
-        put(millisecond, digits: 3)
-        out.append(0x5A)
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
@@ -66,14 +73,20 @@ public struct PostgresBytes: PostgresEncodable {
     public let bytes: [UInt8]
     public init(_ bytes: [UInt8]) { self.bytes = bytes }
     public var postgresText: String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = [0x5C, 0x78]  // \x
-        out.reserveCapacity(2 + bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
+        // Written straight into the string's storage: one allocation (there were three: the
+        // digits' array, the output array, the string).
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: 2 + bytes.count * 2) { out in
+            out[0] = 0x5C  // \
+            out[1] = 0x78  // x
+            var i = 2
+            for b in bytes {
+                out[i] = digits.utf8Start[Int(b >> 4)]
+                out[i + 1] = digits.utf8Start[Int(b & 0xF)]
+                i += 2
+            }
+            return i
         }
-        return String(decoding: out, as: UTF8.self)
     }
 }
 
@@ -129,6 +142,7 @@ public struct PostgresQuery: ExpressibleByStringInterpolation, Sendable {
 
         public init(literalCapacity: Int, interpolationCount: Int) {
             sql.reserveCapacity(literalCapacity + interpolationCount * 3)
+            binds.reserveCapacity(interpolationCount)  // a sign-in's statement binds 16: five growths
         }
 
         public mutating func appendLiteral(_ literal: String) { sql += literal }

@@ -3,12 +3,16 @@ import JSON
 
 /// One result row, in PostgreSQL's text format.
 public struct PostgresRow: Sendable {
-    let columns: [String: Int]
+    /// The result's column names in order, one array shared by its rows.
+    let columns: [String]
     let values: [String?]
 
-    /// The raw text of `column`, or nil for NULL or an unknown column.
+    /// The raw text of `column`, or nil for NULL or an unknown column. Of two columns with
+    /// the same name, the last. Found by comparing names: a result has a handful of columns,
+    /// and equal small names compare as two words, where a dictionary hashed the name on every
+    /// read (the outbox relay read eight a row: 1.4 % of its thread).
     public subscript(_ column: String) -> String? {
-        guard let i = columns[column] else { return nil }
+        guard let i = columns.lastIndex(of: column) else { return nil }
         return values[i]
     }
 
@@ -23,28 +27,29 @@ public struct PostgresRow: Sendable {
         self[column].flatMap { try? JSONParser.parse(Array($0.utf8), maximumDepth: 2).stringArrayValue }
     }
 
-    /// A `bytea` column (hex output format).
+    /// A `bytea` column (hex output format), decoded from the text in place.
     public func bytes(_ column: String) -> [UInt8]? {
-        guard let text = self[column], text.hasPrefix("\\x") else { return nil }
-        let hex = Array(text.utf8.dropFirst(2))
-        guard hex.count % 2 == 0 else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(hex.count / 2)
-        var i = 0
-        func nib(_ c: UInt8) -> UInt8? {
-            switch c {
-            case 0x30...0x39: c - 0x30
-            case 0x61...0x66: c - 0x57
-            case 0x41...0x46: c - 0x37
-            default: nil
+        guard var text = self[column] else { return nil }
+        return text.withUTF8 { b -> [UInt8]? in
+            guard b.count >= 2, b[0] == 0x5C, b[1] == 0x78, b.count % 2 == 0 else { return nil }  // \x
+            func nib(_ c: UInt8) -> UInt8? {
+                switch c {
+                case 0x30...0x39: c - 0x30
+                case 0x61...0x66: c - 0x57
+                case 0x41...0x46: c - 0x37
+                default: nil
+                }
             }
+            var out = [UInt8]()
+            out.reserveCapacity((b.count - 2) / 2)
+            var i = 2
+            while i < b.count {
+                guard let h = nib(b[i]), let l = nib(b[i + 1]) else { return nil }
+                out.append(h << 4 | l)
+                i += 2
+            }
+            return out
         }
-        while i < hex.count {
-            guard let h = nib(hex[i]), let l = nib(hex[i + 1]) else { return nil }
-            out.append(h << 4 | l)
-            i += 2
-        }
-        return out
     }
 
     /// A `timestamptz` column; connections run with `TimeZone = UTC` and `DateStyle = ISO`.

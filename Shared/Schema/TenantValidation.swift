@@ -8,8 +8,10 @@ public enum TenantValidation {
 
     /// 1–63 lower-case letters, digits or dashes, not starting with a dash.
     public static func isValidTenantID(_ s: String) -> Bool {
-        let u = Array(s.utf8)
-        guard (1...63).contains(u.count), u[0] != 0x2D else { return false }
+        // Over the UTF-8 view itself (checked twice on every request that names a tenant: no
+        // copy into an array).
+        let u = s.utf8
+        guard (1...63).contains(u.count), u.first != 0x2D else { return false }
         return u.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2D }
     }
 
