@@ -122,36 +122,69 @@ public enum Base64URL {
 
     /// The encoding as ASCII bytes.
     public static func encodeASCII<D: DataProtocol>(_ data: D) -> [UInt8] {
-        let bytes = Array(data)
-        var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
-        var i = 0
-        while i + 3 <= bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)])
-            out.append(alphabet[Int(n & 63)])
-            i += 3
+        withBytes(of: data) { bytes in
+            [UInt8](unsafeUninitializedCapacity: encodedCount(bytes.count)) { out, count in
+                count = write(bytes, to: out.baseAddress!)
+            }
         }
-        switch bytes.count - i {
-        case 1:
-            let n = UInt32(bytes[i]) << 16
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-        case 2:
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)])
-        default:
-            break
-        }
-        return out
     }
 
+    /// The encoding as a string, written straight into the string's storage: one allocation
+    /// (there were three: a copy of the input, the output array, the string).
     public static func encode<D: DataProtocol>(_ data: D) -> String {
-        String(decoding: encodeASCII(data), as: UTF8.self)
+        withBytes(of: data) { bytes in
+            String(unsafeUninitializedCapacity: encodedCount(bytes.count)) { out in write(bytes, to: out.baseAddress!) }
+        }
+    }
+
+    /// Appends the encoding of `data` to `out` (a token being assembled in one buffer).
+    public static func append<D: DataProtocol>(_ data: D, to out: inout [UInt8]) {
+        withBytes(of: data) { bytes in
+            let start = out.count
+            out.append(contentsOf: repeatElement(0, count: encodedCount(bytes.count)))
+            out.withUnsafeMutableBufferPointer { buffer in _ = write(bytes, to: buffer.baseAddress! + start) }
+        }
+    }
+
+    /// How many characters `count` bytes encode to, unpadded.
+    public static func encodedCount(_ count: Int) -> Int { (count * 4 + 2) / 3 }
+
+    /// `data`'s bytes in place when they are contiguous (arrays, slices of them), else a copy.
+    private static func withBytes<D: DataProtocol, R>(of data: D, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let r = data.withContiguousStorageIfAvailable(body) { return r }
+        return Array(data).withUnsafeBufferPointer(body)
+    }
+
+    /// Writes the encoding of `bytes` at `out` (room for ``encodedCount(_:)``); returns its length.
+    private static func write(_ bytes: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) -> Int {
+        alphabet.withUnsafeBufferPointer { alphabet in
+            var i = 0, o = 0
+            while i + 3 <= bytes.count {
+                let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+                out[o] = alphabet[Int(n >> 18 & 63)]
+                out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                out[o + 2] = alphabet[Int(n >> 6 & 63)]
+                out[o + 3] = alphabet[Int(n & 63)]
+                i += 3
+                o += 4
+            }
+            switch bytes.count - i {
+            case 1:
+                let n = UInt32(bytes[i]) << 16
+                out[o] = alphabet[Int(n >> 18 & 63)]
+                out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                o += 2
+            case 2:
+                let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+                out[o] = alphabet[Int(n >> 18 & 63)]
+                out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                out[o + 2] = alphabet[Int(n >> 6 & 63)]
+                o += 3
+            default:
+                break
+            }
+            return o
+        }
     }
 
     /// Decodes canonical unpadded base64url (RFC 4648 §5, RFC 7515 §2): refuses padding,
@@ -225,14 +258,17 @@ public enum Base64URL {
 /// Lower-case hexadecimal.
 public enum Hex {
     public static func encode<D: DataProtocol>(_ data: D) -> String {
-        let digits: [UInt8] = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(data.count * 2)
-        for b in data {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0xF)])
+        // Into the string's storage (no digits array, no output array).
+        let digits: StaticString = "0123456789abcdef"
+        return String(unsafeUninitializedCapacity: data.count * 2) { out in
+            var i = 0
+            for b in data {
+                out[i] = digits.utf8Start[Int(b >> 4)]
+                out[i + 1] = digits.utf8Start[Int(b & 0xF)]
+                i += 2
+            }
+            return i
         }
-        return String(decoding: out, as: UTF8.self)
     }
 
     public static func decode(_ s: String) -> [UInt8]? {

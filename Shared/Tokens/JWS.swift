@@ -108,6 +108,10 @@ public struct JWS: Sendable {
         else { throw JOSEError(.signatureInvalid, "JWS signature does not verify") }
     }
 
+    /// The longest signature a usual key makes (RSA-4096), for the token buffer's capacity
+    /// (a longer one only makes the buffer grow).
+    static let maximumSignatureBytes = 512
+
     /// Signs `payload` under `header` and returns the compact JWS.
     ///
     /// - Throws: `invalid_key` if `header.algorithm` does not fit `key`; `signing_failed`.
@@ -115,10 +119,18 @@ public struct JWS: Sendable {
         guard JWSAlgorithm.algorithms(for: key.kind).contains(header.algorithm) else {
             throw JOSEError(.invalidKey, "\(header.algorithm) does not fit the signing key")
         }
-        let signingInput = Base64URL.encode(header.serialized) + "." + Base64URL.encode(payload)
+        // The token is assembled in one buffer: the signing input (header and payload encoded,
+        // with their dot), which is signed as it stands, then the dot and the signature.
+        let headerBytes = header.serialized
+        var token: [UInt8] = []
+        token.reserveCapacity(
+            Base64URL.encodedCount(headerBytes.count) + Base64URL.encodedCount(payload.count) + 2 + Base64URL.encodedCount(Self.maximumSignatureBytes))
+        Base64URL.append(headerBytes, to: &token)
+        token.append(UInt8(ascii: "."))
+        Base64URL.append(payload, to: &token)
         var signature: [UInt8]
         do {
-            signature = try key.sign(Array(signingInput.utf8), algorithm: header.algorithm.signatureAlgorithm)
+            signature = try key.sign(token, algorithm: header.algorithm.signatureAlgorithm)
         } catch {
             throw JOSEError(.signingFailed, "signing failed")
         }
@@ -128,6 +140,8 @@ public struct JWS: Sendable {
             }
             signature = raw
         }
-        return signingInput + "." + Base64URL.encode(signature)
+        token.append(UInt8(ascii: "."))
+        Base64URL.append(signature, to: &token)
+        return String(decoding: token, as: UTF8.self)
     }
 }

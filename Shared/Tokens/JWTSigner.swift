@@ -48,7 +48,9 @@ public struct JWTSigner: Sendable {
     /// - Parameter type: the header's `typ`; "JWT" unless the token kind has its own.
     /// - Throws: `signing_failed`.
     public func sign(_ claims: JWTClaims, type: String = "JWT") throws(JOSEError) -> String {
-        let payload = Array(JSONValue.object(claims.jsonObject).jsonString.utf8)
+        var writer = JSONWriter()
+        writer.write(.object(claims.jsonObject))
+        let payload = writer.bytes  // the same bytes as `jsonString`, without the string and its copy
         return try JWS.sign(
             payload: payload, header: JWSHeader(algorithm: algorithm, keyID: keyID, type: type), key: privateKey)
     }

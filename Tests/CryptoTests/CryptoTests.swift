@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Crypto
 
@@ -24,6 +25,24 @@ import Testing
 }
 
 @Suite struct EncodingTests {
+    /// Against Foundation's base64 with the URL alphabet and no padding, for every length to
+    /// 70, from an array, a slice, and a collection without contiguous storage; hex likewise.
+    @Test func encodingsMatchAReference() {
+        var generator = SystemRandomNumberGenerator()
+        for n in 0..<70 {
+            let bytes = (0..<n).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let reference = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == reference)
+            #expect(Base64URL.encodeASCII(bytes) == Array(reference.utf8))
+            #expect(Base64URL.encode(bytes[...]) == reference)
+            #expect(Hex.encode(bytes) == bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined())
+        }
+        let repeated = repeatElement(UInt8(0xFB), count: 7)  // no contiguous storage
+        #expect(Base64URL.encode(repeated) == Base64URL.encode(Array(repeated)))
+        #expect(Base64URL.encodeASCII(repeated) == Array(Base64URL.encode(Array(repeated)).utf8))
+    }
+
     @Test func base64URLRoundTripsWithoutPadding() {
         for n in 0..<40 {
             let bytes = (0..<n).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 250) }
