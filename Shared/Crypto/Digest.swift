@@ -1,6 +1,7 @@
 import CCryptoShims
 import COpenSSL
 import FoundationEssentials
+import Platform
 
 /// SHA-256 and HMAC-SHA-256 through OpenSSL 3.
 public enum SHA256 {
@@ -259,39 +260,12 @@ public enum Base64URL {
 public enum Hex {
     public static func encode<D: DataProtocol>(_ data: D) -> String {
         // Into the string's storage (no digits array, no output array).
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: data.count * 2) { out in
-            var i = 0
-            for b in data {
-                out[i] = digits.utf8Start[Int(b >> 4)]
-                out[i + 1] = digits.utf8Start[Int(b & 0xF)]
-                i += 2
-            }
-            return i
-        }
+        String(unsafeUninitializedCapacity: data.count * 2) { HexText.write(data, into: $0, at: 0) }
     }
 
     public static func decode(_ s: String) -> [UInt8]? {
-        let u = Array(s.utf8)
-        guard u.count % 2 == 0 else { return nil }
-        var out = [UInt8]()
-        out.reserveCapacity(u.count / 2)
-        var i = 0
-        while i < u.count {
-            guard let hi = nibble(u[i]), let lo = nibble(u[i + 1]) else { return nil }
-            out.append(hi << 4 | lo)
-            i += 2
-        }
-        return out
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: c - 0x30
-        case 0x61...0x66: c - 0x61 + 10
-        case 0x41...0x46: c - 0x41 + 10
-        default: nil
-        }
+        var s = s
+        return s.withUTF8 { HexText.decode($0) }
     }
 }
 

@@ -134,6 +134,39 @@ public enum PercentEncoding {
     }
 }
 
+/// Hexadecimal text of bytes, shared by `Hex` and the `bytea` values of every statement.
+public enum HexText {
+    /// Writes two lower-case digits per byte of `bytes` into `out` from `offset` (room for them
+    /// is the caller's: a string's storage being initialised, no array of digits, no
+    /// intermediate output); returns the offset after the last.
+    @inlinable
+    public static func write<Bytes: Sequence<UInt8>>(_ bytes: Bytes, into out: UnsafeMutableBufferPointer<UInt8>, at offset: Int) -> Int {
+        let digits: StaticString = "0123456789abcdef"
+        var i = offset
+        for b in bytes {
+            out[i] = digits.utf8Start[Int(b >> 4)]
+            out[i + 1] = digits.utf8Start[Int(b & 0xF)]
+            i += 2
+        }
+        return i
+    }
+
+    /// The bytes of an even number of hex digits (either case); nil for an odd count or any
+    /// other character.
+    public static func decode(_ digits: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
+        guard digits.count % 2 == 0 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(digits.count / 2)
+        var i = 0
+        while i < digits.count {
+            guard let high = PercentEncoding.hexValue(digits[i]), let low = PercentEncoding.hexValue(digits[i + 1]) else { return nil }
+            out.append(high << 4 | low)
+            i += 2
+        }
+        return out
+    }
+}
+
 /// Number texts written often enough to have their own formatter.
 public enum NumberText {
     /// A duration in milliseconds with two decimals, rounded half up: `2.02`, `0.00`, `1500.00`

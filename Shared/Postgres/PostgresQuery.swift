@@ -1,5 +1,6 @@
 import FoundationEssentials
 import JSON
+import Platform
 
 /// A value that can be bound as a query parameter, sent in PostgreSQL's text format.
 public protocol PostgresEncodable: Sendable {
@@ -75,17 +76,10 @@ public struct PostgresBytes: PostgresEncodable {
     public var postgresText: String {
         // Written straight into the string's storage: one allocation (there were three: the
         // digits' array, the output array, the string).
-        let digits: StaticString = "0123456789abcdef"
-        return String(unsafeUninitializedCapacity: 2 + bytes.count * 2) { out in
+        String(unsafeUninitializedCapacity: 2 + bytes.count * 2) { out in
             out[0] = 0x5C  // \
             out[1] = 0x78  // x
-            var i = 2
-            for b in bytes {
-                out[i] = digits.utf8Start[Int(b >> 4)]
-                out[i + 1] = digits.utf8Start[Int(b & 0xF)]
-                i += 2
-            }
-            return i
+            return HexText.write(bytes, into: out, at: 2)
         }
     }
 }

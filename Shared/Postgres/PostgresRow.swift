@@ -1,5 +1,6 @@
 import FoundationEssentials
 import JSON
+import Platform
 
 /// One result row, in PostgreSQL's text format.
 public struct PostgresRow: Sendable {
@@ -31,24 +32,8 @@ public struct PostgresRow: Sendable {
     public func bytes(_ column: String) -> [UInt8]? {
         guard var text = self[column] else { return nil }
         return text.withUTF8 { b -> [UInt8]? in
-            guard b.count >= 2, b[0] == 0x5C, b[1] == 0x78, b.count % 2 == 0 else { return nil }  // \x
-            func nib(_ c: UInt8) -> UInt8? {
-                switch c {
-                case 0x30...0x39: c - 0x30
-                case 0x61...0x66: c - 0x57
-                case 0x41...0x46: c - 0x37
-                default: nil
-                }
-            }
-            var out = [UInt8]()
-            out.reserveCapacity((b.count - 2) / 2)
-            var i = 2
-            while i < b.count {
-                guard let h = nib(b[i]), let l = nib(b[i + 1]) else { return nil }
-                out.append(h << 4 | l)
-                i += 2
-            }
-            return out
+            guard b.count >= 2, b[0] == 0x5C, b[1] == 0x78 else { return nil }  // \x
+            return HexText.decode(UnsafeBufferPointer(rebasing: b[2...]))
         }
     }
 
