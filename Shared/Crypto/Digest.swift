@@ -125,7 +125,7 @@ public enum Base64URL {
     public static func encodeASCII<D: DataProtocol>(_ data: D) -> [UInt8] {
         withBytes(of: data) { bytes in
             [UInt8](unsafeUninitializedCapacity: encodedCount(bytes.count)) { out, count in
-                count = write(bytes, to: out.baseAddress!)
+                count = write(bytes, to: out, at: 0)
             }
         }
     }
@@ -134,7 +134,7 @@ public enum Base64URL {
     /// (there were three: a copy of the input, the output array, the string).
     public static func encode<D: DataProtocol>(_ data: D) -> String {
         withBytes(of: data) { bytes in
-            String(unsafeUninitializedCapacity: encodedCount(bytes.count)) { out in write(bytes, to: out.baseAddress!) }
+            String(unsafeUninitializedCapacity: encodedCount(bytes.count)) { out in write(bytes, to: out, at: 0) }
         }
     }
 
@@ -143,7 +143,7 @@ public enum Base64URL {
         withBytes(of: data) { bytes in
             let start = out.count
             out.append(contentsOf: repeatElement(0, count: encodedCount(bytes.count)))
-            out.withUnsafeMutableBufferPointer { buffer in _ = write(bytes, to: buffer.baseAddress! + start) }
+            out.withUnsafeMutableBufferPointer { buffer in _ = write(bytes, to: buffer, at: start) }
         }
     }
 
@@ -156,10 +156,11 @@ public enum Base64URL {
         return Array(data).withUnsafeBufferPointer(body)
     }
 
-    /// Writes the encoding of `bytes` at `out` (room for ``encodedCount(_:)``); returns its length.
-    private static func write(_ bytes: UnsafeBufferPointer<UInt8>, to out: UnsafeMutablePointer<UInt8>) -> Int {
+    /// Writes the encoding of `bytes` into `out` from `start` (room for ``encodedCount(_:)``
+    /// characters); returns the offset after the last.
+    private static func write(_ bytes: UnsafeBufferPointer<UInt8>, to out: UnsafeMutableBufferPointer<UInt8>, at start: Int) -> Int {
         alphabet.withUnsafeBufferPointer { alphabet in
-            var i = 0, o = 0
+            var i = 0, o = start
             while i + 3 <= bytes.count {
                 let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
                 out[o] = alphabet[Int(n >> 18 & 63)]
