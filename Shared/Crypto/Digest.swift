@@ -150,8 +150,9 @@ public enum Base64URL {
     /// How many characters `count` bytes encode to, unpadded.
     public static func encodedCount(_ count: Int) -> Int { (count * 4 + 2) / 3 }
 
-    /// `data`'s bytes in place when they are contiguous (arrays, slices of them), else a copy.
-    private static func withBytes<D: DataProtocol, R>(of data: D, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+    /// `data`'s bytes in place when they are contiguous (arrays, slices of them, native strings'
+    /// UTF-8), else a copy: the encoders' and the decoder's one way in.
+    private static func withBytes<R>(of data: some Collection<UInt8>, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
         if let r = data.withContiguousStorageIfAvailable(body) { return r }
         return Array(data).withUnsafeBufferPointer(body)
     }
@@ -201,12 +202,7 @@ public enum Base64URL {
     public static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
         // Contiguous input (arrays, native strings' UTF-8) is read through a buffer pointer:
         // UAF and WebAuthn verifications decode on every request.
-        if let decoded = text.withContiguousStorageIfAvailable({ decode(buffer: $0) }) { return decoded }
-        return decode(buffer: Array(text))
-    }
-
-    private static func decode(buffer text: [UInt8]) -> [UInt8]? {
-        text.withUnsafeBufferPointer { decode(buffer: $0) }
+        withBytes(of: text) { decode(buffer: $0) }
     }
 
     private static func decode(buffer text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {

@@ -102,57 +102,45 @@ public final class KafkaProducer: @unchecked Sendable {
     }
 
     private func enqueue(_ m: KafkaOutgoingMessage, box: DeliveryBox) -> Int32 {
-        let opaque = Unmanaged.passRetained(box).toOpaque()
-        // The headers laid end to end in one buffer (each name NUL-terminated, each value as
-        // it is), and the C arrays of their pointers and sizes in temporary storage (on the
-        // stack for a CloudEvent's handful): one allocation a message where a copy per name,
-        // two per value and the arrays' growth made about thirty. librdkafka copies all of it.
-        let count = m.headers.count
+        // The headers laid end to end in one buffer, each as its two lengths, name and value
+        // (the shim reads them back): one allocation a message where a copy per name, two per
+        // value and the pointer arrays' growth made about thirty. librdkafka copies all of it.
         var packed: [UInt8] = []
-        packed.reserveCapacity(m.headers.reduce(0) { $0 + $1.name.utf8.count + 1 + $1.value.utf8.count })
+        packed.reserveCapacity(m.headers.reduce(0) { $0 + 8 + $1.name.utf8.count + $1.value.utf8.count })
         for (name, value) in m.headers {
+            guard let nameLength = UInt32(exactly: name.utf8.count), let valueLength = UInt32(exactly: value.utf8.count) else {
+                return RD_KAFKA_RESP_ERR__INVALID_ARG.rawValue
+            }
+            withUnsafeBytes(of: nameLength) { packed.append(contentsOf: $0) }
+            withUnsafeBytes(of: valueLength) { packed.append(contentsOf: $0) }
             packed.append(contentsOf: name.utf8)
-            packed.append(0)
             packed.append(contentsOf: value.utf8)
         }
-        var err: Int32 = 0
         var key = m.key
-        packed.withUnsafeBufferPointer { bytes in
-            withUnsafeTemporaryAllocation(of: UnsafePointer<CChar>?.self, capacity: max(count, 1)) { names in
-                withUnsafeTemporaryAllocation(of: UnsafeRawPointer?.self, capacity: max(count, 1)) { values in
-                    withUnsafeTemporaryAllocation(of: Int.self, capacity: max(count, 1)) { sizes in
-                        let base = UnsafeRawPointer(bytes.baseAddress)
-                        var offset = 0
-                        for (i, header) in m.headers.enumerated() {
-                            let nameLength = header.name.utf8.count
-                            names[i] = base.map { ($0 + offset).assumingMemoryBound(to: CChar.self) }
-                            offset += nameLength + 1
-                            values[i] = base.map { $0 + offset }
-                            sizes[i] = header.value.utf8.count
-                            offset += sizes[i]
-                        }
-                        key.withUTF8 { keyBytes in
-                            m.value.withUnsafeBytes { value in
-                                m.topic.withCString { topicName in
-                                    var retries = 0
-                                    repeat {
-                                        err = signet_kafka_produce(
-                                            UnsafeMutableRawPointer(rk), topicName, -1,  // RD_KAFKA_PARTITION_UA
-                                            keyBytes.baseAddress, keyBytes.count, value.baseAddress, value.count,
-                                            names.baseAddress, values.baseAddress, sizes.baseAddress, count, opaque)
-                                        // Queue full: wait for deliveries to drain it (non-blocking
-                                        // poll; the poll thread serves callbacks).
-                                        if err == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue {
-                                            retries += 1
-                                            usleep(1000)
-                                        }
-                                    } while err == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue && retries < 1000
-                                }
-                            }
+        let opaque = Unmanaged.passRetained(box).toOpaque()
+        func produce() -> Int32 {
+            packed.withUnsafeBytes { headers in
+                key.withUTF8 { key in
+                    m.value.withUnsafeBytes { value in
+                        m.topic.withCString { topic in
+                            signet_kafka_produce(
+                                UnsafeMutableRawPointer(rk), topic, -1,  // RD_KAFKA_PARTITION_UA
+                                key.baseAddress, key.count, value.baseAddress, value.count,
+                                headers.baseAddress, headers.count, m.headers.count, opaque)
                         }
                     }
                 }
             }
+        }
+        var err = produce()
+        var retries = 0
+        // Queue full: wait for deliveries to drain it (non-blocking poll; the poll thread
+        // serves callbacks).
+        while err == RD_KAFKA_RESP_ERR__QUEUE_FULL.rawValue {
+            retries += 1
+            usleep(1000)
+            guard retries < 1000 else { break }
+            err = produce()
         }
         if err != 0 { Unmanaged<DeliveryBox>.fromOpaque(opaque).release() }
         return err

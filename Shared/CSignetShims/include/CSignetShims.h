@@ -45,12 +45,14 @@ uint16_t signet_mhd_bound_port(void *daemon);
 int signet_mhd_quiesce_draining_backlog(void *daemon, unsigned int *taken);
 
 /// rd_kafka_producev with a copied key and value, optional headers and a per-message opaque.
-/// Returns an rd_kafka_resp_err_t (0 on success).
+/// `headers` holds `header_count` headers end to end, each its name's and its value's length
+/// (uint32, host order) then the name's and the value's bytes; a buffer that does not hold
+/// exactly that is RD_KAFKA_RESP_ERR__INVALID_ARG, nothing sent. Returns an rd_kafka_resp_err_t
+/// (0 on success).
 int signet_kafka_produce(void *rk, const char *topic, int32_t partition,
                          const void *key, size_t key_len,
                          const void *value, size_t value_len,
-                         const char *const *header_names, const void *const *header_values,
-                         const size_t *header_sizes, size_t header_count, void *opaque);
+                         const void *headers, size_t headers_len, size_t header_count, void *opaque);
 
 /// Starts a TCP relay on listen_host:listen_port that forwards each connection to
 /// target_host:target_port, on detached threads. Returns 0 or a negative errno.
