@@ -33,6 +33,19 @@ extension JSONWriter {
         writeUTCTimestamp(seconds: Int64(t.rounded(.down)))
     }
 
+    /// `date` as `2026-11-29T12:34:56.123Z`: UTC, the instant truncated to the millisecond, as
+    /// `Date.ISO8601FormatStyle(includingFractionalSeconds: true)` writes it, for years 1900 to
+    /// 9999 (callers keep to them: statements' times, ``Schema/Timestamp`` checks the range).
+    public static func millisecondTimestamp(_ date: Date) -> String {
+        let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let remainder = totalMilliseconds % 1000
+        let (seconds, millisecond) =
+            remainder < 0 ? (totalMilliseconds / 1000 - 1, remainder + 1000) : (totalMilliseconds / 1000, remainder)
+        var writer = JSONWriter()
+        writer.writeUTCTimestamp(seconds: seconds, milliseconds: Int(millisecond), quoted: false)
+        return writer.text
+    }
+
     /// A UTC time as ISO 8601 from seconds since the Unix epoch: `2025-11-24T16:00:00Z`, or with
     /// `milliseconds` (0...999) `2025-11-24T16:00:00.250Z`; quoted as a JSON string unless
     /// `quoted` is false (a text log line). Years 1900 to 9999 (``CivilDate``); callers keep to

@@ -175,11 +175,17 @@ public final class KafkaConsumer: @unchecked Sendable {
     /// (at most `maxBatch`; fewer when librdkafka has no more fetched). `handler` returns how
     /// many leading records of the batch it finished: their offsets are stored for commit; the
     /// rest (only while shutting down) stay uncommitted and are delivered again.
-    public func run(maxBatch: Int, _ handler: ([KafkaRecord]) async -> Int) async {
+    ///
+    /// `skipping`, called on the poll thread with each batch first: true when `handler` would
+    /// do nothing with any of its records but count them done (event types the consumer does
+    /// not handle), after doing what it does for skipped records (counting them). The poll
+    /// thread then stores the batch's offsets itself: no hand-over to the handler's task and
+    /// back. It must not block; on false the batch goes to `handler` as usual.
+    public func run(maxBatch: Int, skipping: (@Sendable ([KafkaRecord]) -> Bool)? = nil, _ handler: ([KafkaRecord]) async -> Int) async {
         let limit = max(1, maxBatch)
         let body: @Sendable () -> Void = { [self] in
             nameCurrentThread("kafka-consumer")
-            pollLoop(maxBatch: limit)
+            pollLoop(maxBatch: limit, skipping: skipping)
         }
         health.watch.withLock { $0 = KafkaAssignmentWatch(startedAt: .now) }
         KafkaConsumerHealth.shared.register(health)
@@ -243,7 +249,7 @@ public final class KafkaConsumer: @unchecked Sendable {
 
     // MARK: - Poll thread
 
-    private func pollLoop(maxBatch: Int) {
+    private func pollLoop(maxBatch: Int, skipping: (@Sendable ([KafkaRecord]) -> Bool)?) {
         var lastAssignment = DispatchTime(uptimeNanoseconds: 0)
         var lastPositionCheck = DispatchTime.now()
         var assigned = 0
@@ -308,6 +314,12 @@ public final class KafkaConsumer: @unchecked Sendable {
                 rd_kafka_message_destroy(msg)
             }
             if batch.isEmpty { continue }
+            // The previous batch's offsets are stored (the handler's task stores them before it
+            // signals), so these are stored in order.
+            if let skipping, skipping(batch) {
+                storeOffsets(batch[...])
+                continue
+            }
             // Records fetched just before a cluster change are still handed over (they may be
             // the old log's last ones); the rewind happens on the next turn.
             batchesContinuation.yield(batch)

@@ -20,21 +20,7 @@ extension Date: PostgresEncodable {
     /// the millisecond, by `JSONWriter`'s timestamp writer (log lines' and events' too):
     /// Foundation's formatter cost about 1 % of a sign-in's CPU, and every statement binding a
     /// time formats one.
-    public var postgresText: String {
-        let totalMilliseconds = Int64((timeIntervalSince1970 * 1000).rounded(.down))
-        let (secondsOfEpoch, millisecond) = totalMilliseconds.floorDivided(by: 1000)
-        var writer = JSONWriter()
-        writer.writeUTCTimestamp(seconds: secondsOfEpoch, milliseconds: Int(millisecond), quoted: false)
-        return writer.text
-    }
-}
-
-extension Int64 {
-    /// Quotient and remainder rounded towards negative infinity (the remainder never negative).
-    fileprivate func floorDivided(by divisor: Int64) -> (Int64, Int64) {
-        let q = self / divisor, r = self % divisor
-        return r < 0 ? (q - 1, r + divisor) : (q, r)
-    }
+    public var postgresText: String { JSONWriter.millisecondTimestamp(self) }
 }
 
 /// Bytes bound as `bytea` (hex text form).

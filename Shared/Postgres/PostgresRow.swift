@@ -101,14 +101,7 @@ public struct PostgresRow: Sendable {
                 }
             }
             guard i == b.count else { return nil }
-            // Days from the civil date (Howard Hinnant's algorithm), proleptic Gregorian.
-            let y = month <= 2 ? year - 1 : year
-            let era = (y >= 0 ? y : y - 399) / 400
-            let yoe = y - era * 400
-            let mp = (month + 9) % 12
-            let doy = (153 * mp + 2) / 5 + day - 1
-            let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-            let days = era * 146097 + doe - 719468
+            let days = CivilDate.daysSinceEpoch(year: year, month: month, day: day)
             let seconds = days * 86400 + hour * 3600 + minute * 60 + second - sign * offset
             return Date(timeIntervalSince1970: Double(seconds) + fraction)
         }

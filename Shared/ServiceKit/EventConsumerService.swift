@@ -159,8 +159,21 @@ public final class EventConsumerService: Service {
     public func run() async throws {
         // On the blocking executor, like HTTP handlers: each event's transaction runs its libpq
         // calls inline instead of hopping to a connection queue and back.
+        // A batch of events of types the service does not handle (the other services' events
+        // on a topic it reads for one type) is skipped on the consumer's poll thread: reading
+        // the attributes (a record that fails to read is not skippable: it is dead-lettered
+        // here) and counting, without waking this task.
+        let handled = Set(handlers.handlers.keys)
+        let skipped = counters.skipped
+        let skipping: @Sendable ([KafkaRecord]) -> Bool = { batch in
+            let skippable = batch.allSatisfy { record in
+                (try? EventEnvelope(record: record)).map { !handled.contains($0.type) } ?? false
+            }
+            if skippable { skipped.increment(by: batch.count) }
+            return skippable
+        }
         await withTaskExecutorPreference(BlockingExecutor.shared) {
-            await consumer.run(maxBatch: handlers.maxBatch) { batch in
+            await consumer.run(maxBatch: handlers.maxBatch, skipping: skipping) { batch in
                 await self.process(batch)
             }
         }
@@ -282,20 +295,17 @@ public final class EventConsumerService: Service {
     /// caller has already read it.
     @discardableResult
     func process(_ record: KafkaRecord, envelope parsed: EventEnvelope? = nil) async -> Outcome {
-        var logger = self.logger
-        logger[metadataKey: LogKey.topic] = .string(record.topic)
-        logger[metadataKey: LogKey.partition] = .string(String(record.partition))
-        logger[metadataKey: LogKey.offset] = .string(String(record.offset))
         let envelope: EventEnvelope
         do {
             envelope = try parsed ?? EventEnvelope(record: record)
         } catch {
-            return await deadLetter(record, reason: "\(error)", logger: logger)
+            return await deadLetter(record, reason: "\(error)", logger: logger(for: record))
         }
         guard let handler = handlers.handlers[envelope.type] else {
             counters.skipped.increment()
             return .skipped
         }
+        var logger = logger(for: record)
         logger[metadataKey: LogKey.eventID] = .string(String(envelope.id.prefix(64)))
         logger[metadataKey: LogKey.eventType] = .string(String(envelope.type.prefix(128)))
         // The event's processing continues the trace of the work that produced it (its
@@ -312,6 +322,16 @@ public final class EventConsumerService: Service {
                 SpanRecord.event(envelope, topic: record.topic, kind: .consumer, context: trace, start: traceStart, isError: outcome == .deadLettered))
         }
         return outcome
+    }
+
+    /// The service's logger with the record's place (topic, partition, offset): made only for a
+    /// record that is applied or dead-lettered, not for each one skipped.
+    private func logger(for record: KafkaRecord) -> Logger {
+        var logger = self.logger
+        logger[metadataKey: LogKey.topic] = .string(record.topic)
+        logger[metadataKey: LogKey.partition] = .string(String(record.partition))
+        logger[metadataKey: LogKey.offset] = .string(String(record.offset))
+        return logger
     }
 
     /// Applies one event with its handler in a transaction that records its id, retrying as

@@ -30,7 +30,7 @@ extension EventEnvelope {
         }
         let spec = try required(CloudEventHeader.specVersion)
         guard spec == EventEnvelope.specVersion else { throw EventDecodingError.unsupportedSpecVersion(spec) }
-        if let ct = record.header(CloudEventHeader.contentType),
+        if let ct = record.header(CloudEventHeader.contentType), ct != EventEnvelope.contentType,
             ct.split(separator: ";").first.map({ $0.trimmingWhitespace() }) != EventEnvelope.contentType
         {
             throw EventDecodingError.unsupportedContentType(String(ct.prefix(64)))

@@ -42,6 +42,17 @@ private struct LatestProbe: EventPayload {
     func validate() throws { if seq < 0 { throw EventDecodingError.invalidData("seq") } }
 }
 
+/// The type the skip test's first consumer does not handle, and its second one does.
+private struct OtherProbe: EventPayload {
+    static let eventType = "signet.test.not-handled-here.v1"
+    static let topic = Topic.deadLetter(service: .oob)
+    static let schemaFile = ""
+    static let fullExample = OtherProbe(seq: 1)
+    static let minimalExample = OtherProbe(seq: 1)
+    var seq: Int
+    func validate() throws {}
+}
+
 /// The event consumer takes what Kafka has fetched in batches: runs of batch-handled events in
 /// one transaction and one handler call, other events one at a time, and the same outcome as
 /// one record at a time (order, exactly one effect per event id, a bad record dead-lettered
@@ -200,6 +211,88 @@ struct EventConsumerBatchTests {
         let ids = try await pool.withConnection { try await $0.query("SELECT event_id FROM processed_events WHERE starts_with(event_id, \(marker))") }.compactMap { $0.string("event_id") }
         #expect(ids.count == recordedSeqs.count)
         #expect(!ids.contains { $0.contains("-l") }, "no id of the idempotent type is recorded")
+    }
+
+    /// Events of types the service does not handle (another service's events on a topic it
+    /// reads for one type) are skipped, counted and committed; an unreadable record among
+    /// them is not skipped but dead-lettered; the handled event after them is applied. A new
+    /// member of the same group starts after all of them.
+    @Test func unhandledTypesAreSkippedCountedAndCommitted() async throws {
+        try TestStack.require()
+        let (pool, drop) = try await scratchPool(prefix: "consumer_skip", probeTables: "CREATE TABLE applied (seq int NOT NULL)")
+        defer {
+            pool.close()
+            Task { await drop() }
+        }
+        let marker = UUID().uuidString.lowercased()
+        let topic = Topic.deadLetter(service: .oob)
+        let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-skip-test")
+        let producer = try KafkaProducer(configuration: config, logger: TestStack.quietLogger)
+        func message(_ id: String, _ type: String, _ seq: Int) -> KafkaOutgoingMessage {
+            EventEnvelope(id: id, source: "/signet/test", type: type, time: Date(), subject: marker, data: Array("{\"seq\":\(seq)}".utf8))
+                .kafkaMessage(topic: topic, key: marker)
+        }
+        let other = OtherProbe.eventType
+        var messages = (0..<300).map { message("\(marker)-o\($0)", other, $0) }
+        // No specversion: unreadable, so never skipped.
+        var unreadable = message("\(marker)-bad", other, 1000)
+        unreadable.headers.removeAll { $0.name == CloudEventHeader.specVersion }
+        messages.insert(unreadable, at: 150)
+        messages.append(message("\(marker)-s1", SingleProbe.eventType, 1))
+        for result in await producer.sendAll(messages) { _ = try result.get() }
+
+        let skippedBefore = Self.skippedCount()
+        let otherSeen = Mutex(0)
+        func handlers() -> EventHandlers {
+            var handlers = EventHandlers()
+            handlers.on(SingleProbe.self) { e, envelope, conn in
+                if envelope.subject == marker { try await conn.query("INSERT INTO applied (seq) VALUES (\(e.seq))") }
+            }
+            return handlers
+        }
+        func applied() async throws -> [Int] {
+            try await pool.withConnection { try await $0.query("SELECT seq FROM applied ORDER BY seq") }.compactMap { $0.int("seq") }
+        }
+        let first = try EventConsumerService(
+            service: .transaction, kafka: config, producer: producer, pool: pool, handlers: handlers(),
+            logger: TestStack.quietLogger, maxHandlerAttempts: 1, groupID: "skip-test-\(marker)", topics: [topic])
+        let firstRun = Task { try await first.run() }
+        let done = try await TestStack.eventually(timeout: .seconds(60)) { try await applied() == [1] }
+        // Then unhandled events only, in batches of their own: nothing after them stores an
+        // offset that would cover theirs.
+        for result in await producer.sendAll((300..<400).map { message("\(marker)-o\($0)", other, $0) }) { _ = try result.get() }
+        let counted = await TestStack.eventually(timeout: .seconds(60)) { Self.skippedCount() - skippedBefore >= 400 }
+        let deadLettered = try await findDeadLetter(id: "\(marker)-bad", config: config)
+        await first.shutdown()
+        _ = try? await firstRun.value
+        #expect(done, "the handled event after the skipped ones is applied")
+        #expect(deadLettered, "an unreadable record among skippable ones is dead-lettered")
+        #expect(counted, "each unhandled event counted as skipped")
+
+        // The same group again, now also handling the other type: nothing of the first run is
+        // delivered again (its offsets, the skipped ones' included, were committed).
+        var again = handlers()
+        again.on(OtherProbe.self) { _, envelope, _ in
+            if envelope.subject == marker { otherSeen.withLock { $0 += 1 } }
+        }
+        let second = try EventConsumerService(
+            service: .transaction, kafka: config, producer: producer, pool: pool, handlers: again,
+            logger: TestStack.quietLogger, maxHandlerAttempts: 1, groupID: "skip-test-\(marker)", topics: [topic])
+        let secondRun = Task { try await second.run() }
+        for result in await producer.sendAll([message("\(marker)-s2", SingleProbe.eventType, 2)]) { _ = try result.get() }
+        let sentinel = try await TestStack.eventually(timeout: .seconds(60)) { try await applied() == [1, 2] }
+        await second.shutdown()
+        _ = try? await secondRun.value
+        #expect(sentinel)
+        #expect(otherSeen.withLock { $0 } == 0, "skipped events were committed: none is delivered to the group again")
+    }
+
+    /// The consumers' `skipped` count in this process's registry, all services.
+    private static func skippedCount() -> Int {
+        MetricsRegistry.shared.render().split(separator: "\n")
+            .filter { $0.hasPrefix("signet_events_consumed_total{") && $0.contains(#"outcome="skipped""#) }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }
+            .reduce(0) { $0 + Int($1) }
     }
 
     /// A scratch database with the common tables and the test's probe tables, and its pool.
