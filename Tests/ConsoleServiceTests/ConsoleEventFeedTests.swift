@@ -47,6 +47,13 @@ import Testing
         let kept = await buffer.events(after: nil)
         #expect(kept.map(\.sequence) == [3, 4, 5])
         #expect(await buffer.events(after: 4).map(\.id) == ["e5"])
+        #expect(await buffer.events(after: 1).map(\.id) == ["e3", "e4", "e5"], "older than the newest 3: not shown")
+        // Past the trim (twice the capacity held), and a batch at once.
+        await buffer.append((6...13).map { ConsoleEventBuffer.Arrival(id: "e\($0)", type: "u", source: "/s", tenant: "demo", time: Date()) })
+        #expect(await buffer.events(after: nil).map(\.id) == ["e11", "e12", "e13"])
+        #expect(await buffer.events(after: nil, recent: 2).map(\.id) == ["e12", "e13"])
+        #expect(await buffer.events(after: 11).map(\.sequence) == [12, 13])
+        #expect(await buffer.countsByType == ["t": 5, "u": 8])
         // What is kept is the envelope's metadata only: the type has no room for a payload.
         let fields = Set(Mirror(reflecting: kept[0]).children.compactMap(\.label))
         #expect(fields == ["sequence", "id", "type", "source", "tenant", "time"])
