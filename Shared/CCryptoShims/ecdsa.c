@@ -278,6 +278,30 @@ size_t signet_ecdsa_sign_sha256(void *ec_key, const uint8_t *message, size_t mes
     return length;
 }
 
+int signet_ecdsa_sign_sha256_raw(void *ec_key, const uint8_t *message, size_t message_length,
+                                 uint8_t *signature, size_t half_length) {
+    if (ec_key == NULL || signature == NULL || half_length == 0 || half_length > 66) return 0;
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    if (signet_sha2(SHA256_DIGEST_LENGTH, message, message_length, digest) != 1) return 0;
+    ECDSA_SIG *sig = ECDSA_do_sign(digest, SHA256_DIGEST_LENGTH, (EC_KEY *)ec_key);
+    OPENSSL_cleanse(digest, sizeof digest);
+    if (sig == NULL) {
+        ERR_clear_error();
+        return 0;
+    }
+    const BIGNUM *r = NULL, *s = NULL;
+    ECDSA_SIG_get0(sig, &r, &s);
+    int ok = BN_bn2binpad(r, signature, (int)half_length) == (int)half_length
+             && BN_bn2binpad(s, signature + half_length, (int)half_length) == (int)half_length;
+    ECDSA_SIG_free(sig);
+    if (!ok) {
+        OPENSSL_cleanse(signature, 2 * half_length);
+        ERR_clear_error();
+        return 0;
+    }
+    return 1;
+}
+
 // MARK: - RSA public keys from their parts
 
 void *signet_rsa_public_key(const uint8_t *modulus, size_t modulus_length, const uint8_t *exponent, size_t exponent_length) {

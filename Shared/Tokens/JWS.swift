@@ -119,26 +119,37 @@ public struct JWS: Sendable {
         guard JWSAlgorithm.algorithms(for: key.kind).contains(header.algorithm) else {
             throw JOSEError(.invalidKey, "\(header.algorithm) does not fit the signing key")
         }
+        return try sign(payload: payload, encodedHeader: encode(header), algorithm: header.algorithm, key: key)
+    }
+
+    /// The header's JSON in base64url, as it starts a token.
+    static func encode(_ header: JWSHeader) -> [UInt8] {
+        var encoded: [UInt8] = []
+        Base64URL.append(header.serialized, to: &encoded)
+        return encoded
+    }
+
+    /// Signs `payload` under a header already encoded (``encode(_:)``: a signer whose header
+    /// never changes keeps it) whose algorithm is `algorithm`, which the caller has checked
+    /// fits `key`.
+    static func sign(payload: [UInt8], encodedHeader: [UInt8], algorithm: JWSAlgorithm, key: PrivateKey) throws(JOSEError) -> String {
         // The token is assembled in one buffer: the signing input (header and payload encoded,
         // with their dot), which is signed as it stands, then the dot and the signature.
-        let headerBytes = header.serialized
         var token: [UInt8] = []
-        token.reserveCapacity(
-            Base64URL.encodedCount(headerBytes.count) + Base64URL.encodedCount(payload.count) + 2 + Base64URL.encodedCount(Self.maximumSignatureBytes))
-        Base64URL.append(headerBytes, to: &token)
+        token.reserveCapacity(encodedHeader.count + Base64URL.encodedCount(payload.count) + 2 + Base64URL.encodedCount(Self.maximumSignatureBytes))
+        token.append(contentsOf: encodedHeader)
         token.append(UInt8(ascii: "."))
         Base64URL.append(payload, to: &token)
-        var signature: [UInt8]
+        let signature: [UInt8]
         do {
-            signature = try key.sign(token, algorithm: header.algorithm.signatureAlgorithm)
+            // RFC 7518 §3.4: an ECDSA signature is r‖s, each exactly the coordinate size.
+            if let curve = algorithm.curve {
+                signature = try key.signRawECDSA(token, algorithm: algorithm.signatureAlgorithm, halfLength: curve.coordinateSize)
+            } else {
+                signature = try key.sign(token, algorithm: algorithm.signatureAlgorithm)
+            }
         } catch {
             throw JOSEError(.signingFailed, "signing failed")
-        }
-        if let curve = header.algorithm.curve {
-            guard let raw = ECDSASignature.raw(fromDER: signature, size: curve.coordinateSize) else {
-                throw JOSEError(.signingFailed, "ECDSA signature could not be converted to r‖s")
-            }
-            signature = raw
         }
         token.append(UInt8(ascii: "."))
         Base64URL.append(signature, to: &token)

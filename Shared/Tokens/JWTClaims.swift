@@ -99,6 +99,24 @@ public struct JWTClaims: Sendable, Hashable {
         return members
     }
 
+    /// The claim set's compact JSON, members sorted by name: the bytes of
+    /// `JSONWriter.write(.object(jsonObject))` (a test compares them), from a sorted array
+    /// instead of a dictionary built, hashed and sorted on every token signed.
+    func write(to writer: inout JSONWriter) {
+        var members: [(String, JSONValue)] = []
+        members.reserveCapacity(extra.count + 7)
+        for (name, value) in extra where !JWTClaims.registeredNames.contains(name) { members.append((name, value)) }
+        if let issuer { members.append(("iss", .string(issuer))) }
+        if let subject { members.append(("sub", .string(subject))) }
+        if let audience { members.append(("aud", audience.count == 1 ? .string(audience[0]) : .array(audience.map(JSONValue.string)))) }
+        if let expiresAt { members.append(("exp", JWTClaims.numericDate(expiresAt))) }
+        if let notBefore { members.append(("nbf", JWTClaims.numericDate(notBefore))) }
+        if let issuedAt { members.append(("iat", JWTClaims.numericDate(issuedAt))) }
+        if let id { members.append(("jti", .string(id))) }
+        members.sort { $0.0 < $1.0 }
+        writer.writeObject(members)
+    }
+
     /// Whole seconds, rounded down, as RFC 7519 §2 NumericDate; a number past `Int64` (read
     /// from a token: `"iat": 1e30`) stays a double instead of trapping the conversion (JWSFuzz).
     private static func numericDate(_ date: Date) -> JSONValue {

@@ -15,6 +15,8 @@ public struct JWTSigner: Sendable {
     /// The public half, bound to ES256, for verifying this signer's tokens.
     public let verificationKey: JWSVerificationKey
     private let privateKey: PrivateKey
+    /// The header of a `typ: JWT` token, encoded once: every token but a few kinds has it.
+    private let encodedJWTHeader: [UInt8]
 
     /// A signer for a P-256 key.
     ///
@@ -41,6 +43,7 @@ public struct JWTSigner: Sendable {
         self.publicJWK = published
         self.verificationKey = try JWSVerificationKey(publicKey: publicKey, algorithm: .es256, keyID: kid)
         self.privateKey = privateKey
+        encodedJWTHeader = JWS.encode(JWSHeader(algorithm: .es256, keyID: kid, type: "JWT"))
     }
 
     /// Signs `claims` and returns the compact JWT.
@@ -49,9 +52,9 @@ public struct JWTSigner: Sendable {
     /// - Throws: `signing_failed`.
     public func sign(_ claims: JWTClaims, type: String = "JWT") throws(JOSEError) -> String {
         var writer = JSONWriter()
-        writer.write(.object(claims.jsonObject))
+        claims.write(to: &writer)
         let payload = writer.bytes  // the same bytes as `jsonString`, without the string and its copy
-        return try JWS.sign(
-            payload: payload, header: JWSHeader(algorithm: algorithm, keyID: keyID, type: type), key: privateKey)
+        let header = type == "JWT" ? encodedJWTHeader : JWS.encode(JWSHeader(algorithm: algorithm, keyID: keyID, type: type))
+        return try JWS.sign(payload: payload, encodedHeader: header, algorithm: algorithm, key: privateKey)
     }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import Tokens
+@testable import Tokens
 import JSON
 
 /// The claim set's JSON form and its Codable conformance.
@@ -20,6 +20,32 @@ import JSON
         // Codable, through Foundation.
         let data = try JSONEncoder().encode(claims)
         #expect(try JSONDecoder().decode(JWTClaims.self, from: data) == claims)
+    }
+
+    /// What a signer writes is the claim set's JSON object, byte for byte: every claim set and
+    /// absent, one audience and several, registered names in `extra` left out, names whose
+    /// order a dictionary would not keep, strings that need escaping.
+    @Test func writtenClaimsAreTheJSONObjectsBytes() {
+        let t = Date(timeIntervalSince1970: 1_800_000_000.75)
+        var sets = [
+            JWTClaims(),
+            JWTClaims(issuer: "https://signet.test/a", subject: "user \"42\" \u{1F600}\n", audience: ["one"], expiresAt: t, notBefore: t,
+                issuedAt: t, id: "j", extra: ["amr": ["hwk", "user"], "acr": "aal2", "zz": 1, "Aa": .null, "iss": "ignored", "aud2": 1.5]),
+            JWTClaims(audience: ["a", "b"], extra: ["sid": "s", "cid": "c", "auth_time": 1_800_000_000, "exp": "ignored"]),
+            JWTClaims(issuedAt: Date(timeIntervalSince1970: 1e30), extra: ["nested": ["b": 1, "a": [1, 2]]]),
+        ]
+        for i in 0..<50 {
+            var extra: [String: JSONValue] = [:]
+            for k in 0..<(i % 9) { extra["k\(k * 7 % 13)_\(i)"] = .string("v\(k)") }
+            sets.append(JWTClaims(subject: "s\(i)", audience: i % 2 == 0 ? ["t"] : nil, expiresAt: t, id: i % 3 == 0 ? nil : "id", extra: extra))
+        }
+        for claims in sets {
+            var direct = JSONWriter()
+            claims.write(to: &direct)
+            var reference = JSONWriter()
+            reference.write(.object(claims.jsonObject))
+            #expect(direct.bytes == reference.bytes, "\(reference.text)")
+        }
     }
 
     @Test func audienceArraysStayArrays() throws {

@@ -13,7 +13,9 @@ import JSON
 // signet-bench: measurements printed beside their anchors (scripts/bench.sh runs it).
 //
 //   signet-bench verify [seconds]            in-process WebAuthn assertion verification, one
-//                                            thread, and raw Crypto ES256 verification
+//                                            thread, and raw Crypto ES256 verification; a
+//                                            sign-in's session token signed whole, and the
+//                                            ES256 signature alone
 //   signet-bench uaf-verify [seconds] [case] in-process FIDO UAF AuthenticationResponse
 //                                            verification (p256, p384, p521, secp256k1, or only
 //                                            the named case, e.g. for perf), one thread, and raw
@@ -85,6 +87,25 @@ func verifyBenchmark(seconds: Double) throws {
     let raw = rate(seconds: seconds) { _ = key.verify(signature: response.signature, message: message, algorithm: .es256) }
     print(String(format: "assertion_verify_per_s %.0f", full))
     print(String(format: "crypto_es256_verify_per_s %.0f", raw))
+    // The other ECDSA operation of a sign-in: its session token, the claims a plain WebAuthn
+    // sign-in's token carries (SessionIssuer), signed whole; and the signature alone.
+    let signer = try JWTSigner(privateKey: try PrivateKey.generateP256())
+    let now = Date()
+    let claims = JWTClaims(
+        issuer: "https://signet.example/authentication", subject: "bench-user-0001", audience: ["demo"], expiresAt: now.addingTimeInterval(3600),
+        issuedAt: now, id: SecureRandom.token(byteCount: 16),
+        extra: [
+            "auth_time": .int(Int64(now.timeIntervalSince1970)), "amr": .array(["hwk", "user", "mfa"].map(JSONValue.string)),
+            "sid": .string(SecureRandom.token(byteCount: 16)), "cid": .string(Base64URL.encode(authenticator.credentialID)),
+        ])
+    let token = try signer.sign(claims)
+    try JWS(compact: token).verify(with: signer.verificationKey)
+    let tokens = try rate(seconds: seconds) { _ = try signer.sign(claims) }
+    let privateKey = try PrivateKey.generateP256()
+    let input = Array(token.utf8.prefix(while: { $0 != UInt8(ascii: ".") }))
+    let signatures = try rate(seconds: seconds) { _ = try privateKey.sign(input, algorithm: .es256) }
+    print(String(format: "session_token_sign_per_s %.0f", tokens))
+    print(String(format: "crypto_es256_sign_per_s %.0f", signatures))
 }
 
 /// One worker: its own credential, sequential ceremonies.

@@ -53,6 +53,12 @@ int signet_ecdsa_verify_raw(void *ec_key, const void *md, const uint8_t *message
 /// Returns 1, or 0 for another length or a failure.
 int signet_sha2(size_t digest_length, const uint8_t *message, size_t message_length, uint8_t *digest);
 
+/// The same signature as r‖s, each half `half_length` bytes, big-endian, left-padded (JOSE's
+/// form, RFC 7518 §3.4: 32 for P-256), into `signature` (2 × `half_length` bytes): without the
+/// DER encoding and its parsing back. Returns 1, or 0 on failure (the error queue is cleared).
+int signet_ecdsa_sign_sha256_raw(void *ec_key, const uint8_t *message, size_t message_length,
+                                 uint8_t *signature, size_t half_length);
+
 /// ECDSA signature over SHA-256(message) with an EC_KEY holding a private key, DER-encoded into
 /// `signature` (room for `capacity` bytes; 72 suffice for P-256). Returns the signature's length,
 /// or 0 on failure (the error queue is cleared).
