@@ -82,7 +82,6 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
         return try PublicKey.fromSubjectPublicKeyInfo(Array(UnsafeBufferPointer(start: out, count: Int(n))))
     }
 
-    /// Signs `message`. ECDSA signatures come back DER-encoded (use ``ECDSASignature`` for JOSE).
     /// An ECDSA signature as r‖s, each half `halfLength` bytes (JOSE's form, RFC 7518 §3.4),
     /// for ES256 with a P-256 key straight from OpenSSL's `ECDSA_SIG` (no DER made and parsed
     /// back: a session token's signing spends its time in the signature); other ECDSA keys
@@ -103,6 +102,8 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
         return raw
     }
 
+    /// Signs `message`. ECDSA signatures come back DER-encoded (``signRawECDSA(_:algorithm:halfLength:)``
+    /// or ``ECDSASignature`` for JOSE).
     public func sign(_ message: [UInt8], algorithm: SignatureAlgorithm) throws -> [UInt8] {
         if algorithm == .es256, let p256 {
             var signature = [UInt8](repeating: 0, count: 80)

@@ -77,6 +77,15 @@ import Testing
         }
         let raw = try #require(ECDSASignature.raw(fromDER: sig, size: curve.coordinateSize))
         #expect(pub.verifyRawECDSA(signature: raw, message: message, algorithm: algorithm))
+        // Signed as r‖s (P-256 straight from OpenSSL's ECDSA_SIG, the others through DER): each
+        // half exactly the coordinate size, verifying as itself and as DER, and only over its message.
+        for _ in 0..<32 {
+            let direct = try key.signRawECDSA(message, algorithm: algorithm, halfLength: curve.coordinateSize)
+            #expect(direct.count == 2 * curve.coordinateSize)
+            #expect(pub.verifyRawECDSA(signature: direct, message: message, algorithm: algorithm))
+            #expect(!pub.verifyRawECDSA(signature: direct, message: message + [0], algorithm: algorithm))
+            #expect(ECDSASignature.der(fromRaw: direct).map { pub.verify(signature: $0, message: message, algorithm: algorithm) } == true)
+        }
     }
 
     @Test func pointsOffTheCurveAreRefused() throws {
