@@ -262,33 +262,38 @@ int signet_ecdsa_verify_raw(void *ec_key, const void *md, const uint8_t *message
     return rc == 1 ? 1 : 0;
 }
 
+// ECDSA over SHA-256(message) with an EC_KEY holding a private key; NULL on failure (the
+// error queue cleared). The caller frees the signature.
+static ECDSA_SIG *ecdsa_sign_sha256(void *ec_key, const uint8_t *message, size_t message_length) {
+    unsigned char digest[SHA256_DIGEST_LENGTH];
+    if (signet_sha2(SHA256_DIGEST_LENGTH, message, message_length, digest) != 1) return NULL;
+    ECDSA_SIG *sig = ECDSA_do_sign(digest, SHA256_DIGEST_LENGTH, (EC_KEY *)ec_key);
+    OPENSSL_cleanse(digest, sizeof digest);
+    if (sig == NULL) ERR_clear_error();
+    return sig;
+}
+
 size_t signet_ecdsa_sign_sha256(void *ec_key, const uint8_t *message, size_t message_length,
                                 uint8_t *signature, size_t capacity) {
     if (ec_key == NULL || signature == NULL) return 0;
     if ((size_t)ECDSA_size((const EC_KEY *)ec_key) > capacity) return 0;
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    if (signet_sha2(SHA256_DIGEST_LENGTH, message, message_length, digest) != 1) return 0;
-    unsigned int length = 0;
-    int rc = ECDSA_sign(0, digest, SHA256_DIGEST_LENGTH, signature, &length, (EC_KEY *)ec_key);
-    OPENSSL_cleanse(digest, sizeof digest);
-    if (rc != 1) {
+    ECDSA_SIG *sig = ecdsa_sign_sha256(ec_key, message, message_length);
+    if (sig == NULL) return 0;
+    unsigned char *out = signature;
+    int length = i2d_ECDSA_SIG(sig, &out);
+    ECDSA_SIG_free(sig);
+    if (length <= 0) {
         ERR_clear_error();
         return 0;
     }
-    return length;
+    return (size_t)length;
 }
 
 int signet_ecdsa_sign_sha256_raw(void *ec_key, const uint8_t *message, size_t message_length,
                                  uint8_t *signature, size_t half_length) {
     if (ec_key == NULL || signature == NULL || half_length == 0 || half_length > 66) return 0;
-    unsigned char digest[SHA256_DIGEST_LENGTH];
-    if (signet_sha2(SHA256_DIGEST_LENGTH, message, message_length, digest) != 1) return 0;
-    ECDSA_SIG *sig = ECDSA_do_sign(digest, SHA256_DIGEST_LENGTH, (EC_KEY *)ec_key);
-    OPENSSL_cleanse(digest, sizeof digest);
-    if (sig == NULL) {
-        ERR_clear_error();
-        return 0;
-    }
+    ECDSA_SIG *sig = ecdsa_sign_sha256(ec_key, message, message_length);
+    if (sig == NULL) return 0;
     const BIGNUM *r = NULL, *s = NULL;
     ECDSA_SIG_get0(sig, &r, &s);
     int ok = BN_bn2binpad(r, signature, (int)half_length) == (int)half_length

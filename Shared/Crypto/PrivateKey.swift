@@ -82,12 +82,13 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
         return try PublicKey.fromSubjectPublicKeyInfo(Array(UnsafeBufferPointer(start: out, count: Int(n))))
     }
 
-    /// An ECDSA signature as r‖s, each half `halfLength` bytes (JOSE's form, RFC 7518 §3.4),
-    /// for ES256 with a P-256 key straight from OpenSSL's `ECDSA_SIG` (no DER made and parsed
-    /// back: a session token's signing spends its time in the signature); other ECDSA keys
+    /// An ECDSA signature as r‖s, each half the key's coordinate size (JOSE's form, RFC 7518
+    /// §3.4), for ES256 with a P-256 key straight from OpenSSL's `ECDSA_SIG` (no DER made and
+    /// parsed back: a session token's signing spends its time in the signature); other EC keys
     /// through ``sign(_:algorithm:)`` and ``ECDSASignature/raw(fromDER:size:)``.
-    public func signRawECDSA(_ message: [UInt8], algorithm: SignatureAlgorithm, halfLength: Int) throws -> [UInt8] {
-        if algorithm == .es256, halfLength == 32, let p256 {
+    public func signRawECDSA(_ message: [UInt8], algorithm: SignatureAlgorithm) throws -> [UInt8] {
+        guard case .ec(let curve) = kind else { throw CryptoError("not an EC key") }
+        if algorithm == .es256, let p256 {
             let signature = message.withUnsafeBufferPointer { m in
                 [UInt8](unsafeUninitializedCapacity: 64) { out, count in
                     count = signet_ecdsa_sign_sha256_raw(p256, m.baseAddress, m.count, out.baseAddress, 32) == 1 ? 64 : 0
@@ -96,13 +97,13 @@ public final class PrivateKey: @unchecked Sendable, CustomStringConvertible {
             guard signature.count == 64 else { throw CryptoError("sign failed") }
             return signature
         }
-        guard let raw = ECDSASignature.raw(fromDER: try sign(message, algorithm: algorithm), size: halfLength) else {
+        guard let raw = ECDSASignature.raw(fromDER: try sign(message, algorithm: algorithm), size: curve.coordinateSize) else {
             throw CryptoError("ECDSA signature could not be converted to r‖s")
         }
         return raw
     }
 
-    /// Signs `message`. ECDSA signatures come back DER-encoded (``signRawECDSA(_:algorithm:halfLength:)``
+    /// Signs `message`. ECDSA signatures come back DER-encoded (``signRawECDSA(_:algorithm:)``
     /// or ``ECDSASignature`` for JOSE).
     public func sign(_ message: [UInt8], algorithm: SignatureAlgorithm) throws -> [UInt8] {
         if algorithm == .es256, let p256 {

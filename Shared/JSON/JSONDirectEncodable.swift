@@ -24,18 +24,23 @@ extension JSONWriter {
     /// without the formatter's allocations (most of the cost of a sign-in's result and event);
     /// others go through the formatter. A test compares the two.
     public mutating func writeDate(_ date: Date) {
-        let t = date.timeIntervalSince1970
-        // 1900-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z
-        guard t >= -2_208_988_800, t < 253_402_300_800 else {
+        guard Self.writesByHand(date) else {
             writeString(date.formatted(Date.ISO8601FormatStyle()))
             return
         }
-        writeUTCTimestamp(seconds: Int64(t.rounded(.down)))
+        writeUTCTimestamp(seconds: Int64(date.timeIntervalSince1970.rounded(.down)))
+    }
+
+    /// Whether `date` is in the years the hand-written forms cover (``CivilDate``'s four
+    /// digits): 1900-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z. Others go to Foundation.
+    public static func writesByHand(_ date: Date) -> Bool {
+        let t = date.timeIntervalSince1970
+        return t >= -2_208_988_800 && t < 253_402_300_800
     }
 
     /// `date` as `2026-11-29T12:34:56.123Z`: UTC, the instant truncated to the millisecond, as
     /// `Date.ISO8601FormatStyle(includingFractionalSeconds: true)` writes it, for years 1900 to
-    /// 9999 (callers keep to them: statements' times, ``Schema/Timestamp`` checks the range).
+    /// 9999 (callers keep to them: statements' times; ``writesByHand(_:)`` tells).
     public static func millisecondTimestamp(_ date: Date) -> String {
         let totalMilliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         let remainder = totalMilliseconds % 1000

@@ -133,11 +133,7 @@ extension EventPayload {
 /// a test compares the two over random times and the edge cases.
 public enum Timestamp {
     public static func format(_ date: Date) -> String {
-        let t = date.timeIntervalSince1970
-        // 1900-01-01T00:00:00Z ..< 10000-01-01T00:00:00Z, as JSONWriter.writeDate
-        guard t >= -2_208_988_800, t < 253_402_300_800 else {
-            return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date)
-        }
+        guard JSONWriter.writesByHand(date) else { return Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(date) }
         return JSONWriter.millisecondTimestamp(date)
     }
 

@@ -166,8 +166,10 @@ public final class EventConsumerService: Service {
         let handled = Set(handlers.handlers.keys)
         let skipped = counters.skipped
         let skipping: @Sendable ([KafkaRecord]) -> Bool = { batch in
+            // The type header first: a batch of handled events (most of them) is not read twice.
             let skippable = batch.allSatisfy { record in
-                (try? EventEnvelope(record: record)).map { !handled.contains($0.type) } ?? false
+                guard let type = record.header(CloudEventHeader.type), !handled.contains(type) else { return false }
+                return (try? EventEnvelope(record: record)) != nil
             }
             if skippable { skipped.increment(by: batch.count) }
             return skippable

@@ -143,8 +143,8 @@ public struct JWS: Sendable {
         let signature: [UInt8]
         do {
             // RFC 7518 §3.4: an ECDSA signature is r‖s, each exactly the coordinate size.
-            if let curve = algorithm.curve {
-                signature = try key.signRawECDSA(token, algorithm: algorithm.signatureAlgorithm, halfLength: curve.coordinateSize)
+            if algorithm.curve != nil {
+                signature = try key.signRawECDSA(token, algorithm: algorithm.signatureAlgorithm)
             } else {
                 signature = try key.sign(token, algorithm: algorithm.signatureAlgorithm)
             }

@@ -86,23 +86,17 @@ public struct JWTClaims: Sendable, Hashable {
     }
 
     /// The claim set as JSON members.
-    public var jsonObject: [String: JSONValue] {
-        var members = extra
-        for name in JWTClaims.registeredNames { members.removeValue(forKey: name) }
-        if let issuer { members["iss"] = .string(issuer) }
-        if let subject { members["sub"] = .string(subject) }
-        if let audience { members["aud"] = audience.count == 1 ? .string(audience[0]) : .array(audience.map(JSONValue.string)) }
-        if let expiresAt { members["exp"] = JWTClaims.numericDate(expiresAt) }
-        if let notBefore { members["nbf"] = JWTClaims.numericDate(notBefore) }
-        if let issuedAt { members["iat"] = JWTClaims.numericDate(issuedAt) }
-        if let id { members["jti"] = .string(id) }
-        return members
-    }
+    public var jsonObject: [String: JSONValue] { Dictionary(uniqueKeysWithValues: members) }
 
     /// The claim set's compact JSON, members sorted by name: the bytes of
     /// `JSONWriter.write(.object(jsonObject))` (a test compares them), from a sorted array
     /// instead of a dictionary built, hashed and sorted on every token signed.
     func write(to writer: inout JSONWriter) {
+        writer.writeObject(members.sorted { $0.0 < $1.0 })
+    }
+
+    /// Every member once: `extra` without the registered names, then the registered claims set.
+    private var members: [(String, JSONValue)] {
         var members: [(String, JSONValue)] = []
         members.reserveCapacity(extra.count + 7)
         for (name, value) in extra where !JWTClaims.registeredNames.contains(name) { members.append((name, value)) }
@@ -113,8 +107,7 @@ public struct JWTClaims: Sendable, Hashable {
         if let notBefore { members.append(("nbf", JWTClaims.numericDate(notBefore))) }
         if let issuedAt { members.append(("iat", JWTClaims.numericDate(issuedAt))) }
         if let id { members.append(("jti", .string(id))) }
-        members.sort { $0.0 < $1.0 }
-        writer.writeObject(members)
+        return members
     }
 
     /// Whole seconds, rounded down, as RFC 7519 §2 NumericDate; a number past `Int64` (read

@@ -80,7 +80,7 @@ import Testing
         // Signed as r‖s (P-256 straight from OpenSSL's ECDSA_SIG, the others through DER): each
         // half exactly the coordinate size, verifying as itself and as DER, and only over its message.
         for _ in 0..<32 {
-            let direct = try key.signRawECDSA(message, algorithm: algorithm, halfLength: curve.coordinateSize)
+            let direct = try key.signRawECDSA(message, algorithm: algorithm)
             #expect(direct.count == 2 * curve.coordinateSize)
             #expect(pub.verifyRawECDSA(signature: direct, message: message, algorithm: algorithm))
             #expect(!pub.verifyRawECDSA(signature: direct, message: message + [0], algorithm: algorithm))
