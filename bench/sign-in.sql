@@ -1,7 +1,7 @@
 -- pgbench script: the database work of one WebAuthn sign-in ceremony as the authentication
 -- service does it (WebAuthnAuthenticationRoutes): the options request reads the user's
 -- credentials; the finish request makes one call to record_assertion (AuthenticationMigrations
--- 102), which records the challenge's single use, moves the counter forward and enqueues the
+-- 102, 130, 192), which records the challenge's single use, moves the counter forward and enqueues the
 -- AuthenticationSucceeded event in the outbox with its trace context (migration 130), in one
 -- transaction. The service runs them as
 -- prepared statements, so the anchor is `pgbench -M prepared` (the colons in the event's JSON are

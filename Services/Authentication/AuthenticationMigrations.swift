@@ -408,5 +408,57 @@ enum AuthenticationMigrations {
             """),
         DeviceReadModel.migration,
         DeviceReadModel.lastSeenMigration,
+        // record_assertion (130) as a function of one row: the same statements, the same
+        // outcomes, answered through OUT parameters instead of RETURN QUERY. A set-returning
+        // plpgsql function materialises its rows in a tuplestore and runs each RETURN QUERY
+        // through SPI as a query of its own; this form assigns two variables. PostgreSQL CPU per
+        // call about 0.03 ms less (README, "The sign-in's function"). The caller's
+        // `SELECT outcome, stored_sign_count FROM record_assertion(...)` reads either form.
+        Migration(
+            192, "record_assertion_one_row",
+            """
+            DROP FUNCTION record_assertion(text, bytea, bytea, bytea, timestamptz, bigint, boolean, timestamptz,
+                text, text, text, text, text, text, timestamptz, text, text, text);
+            CREATE FUNCTION record_assertion(
+                p_tenant text, p_credential bytea, p_public_key bytea, p_challenge bytea, p_expires timestamptz,
+                p_sign_count bigint, p_backup_state boolean, p_now timestamptz,
+                p_event_id text, p_topic text, p_message_key text, p_event_type text, p_source text, p_subject text,
+                p_event_time timestamptz, p_event_data text, p_traceparent text, p_tracestate text,
+                OUT outcome text, OUT stored_sign_count bigint)
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                r record;
+            BEGIN
+                INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (p_challenge, p_expires) ON CONFLICT DO NOTHING;
+                IF NOT FOUND THEN
+                    outcome := 'challenge_replayed';
+                    RETURN;
+                END IF;
+                UPDATE credentials SET sign_count = p_sign_count, backup_state = p_backup_state, last_used_at = p_now
+                    WHERE tenant_id = p_tenant AND credential_id = p_credential AND public_key_cose = p_public_key
+                      AND status = 'active' AND NOT clone_suspected
+                      AND (sign_count < p_sign_count OR (p_sign_count = 0 AND sign_count = 0));
+                IF FOUND THEN
+                    INSERT INTO outbox (event_id, topic, message_key, event_type, source, subject, event_time, data, traceparent, tracestate)
+                        VALUES (p_event_id, p_topic, p_message_key, p_event_type, p_source, p_subject, p_event_time, p_event_data,
+                          p_traceparent, p_tracestate);
+                    outcome := 'ok';
+                    stored_sign_count := p_sign_count;
+                    RETURN;
+                END IF;
+                SELECT c.status, c.clone_suspected, c.sign_count, c.public_key_cose INTO r
+                    FROM credentials c WHERE c.tenant_id = p_tenant AND c.credential_id = p_credential;
+                IF NOT FOUND OR r.status = 'deleted' OR r.public_key_cose <> p_public_key THEN
+                    outcome := 'credential_not_found';
+                ELSIF r.status <> 'active' OR r.clone_suspected THEN
+                    outcome := 'credential_suspended';
+                    stored_sign_count := r.sign_count;
+                ELSE
+                    outcome := 'sign_count_not_increased';
+                    stored_sign_count := r.sign_count;
+                END IF;
+            END;
+            $$;
+            """),
     ]
 }
