@@ -93,6 +93,53 @@ import TestSupport
         await f.drop()
     }
 
+    /// Rows acknowledged by a cluster other than the producer's current one (the cluster was
+    /// replaced, and its logs went with it) are sent again by the first turn of a relay that
+    /// has not seen the current cluster yet, in that turn, and marked with the current cluster;
+    /// rows the current cluster acknowledged stay as they were, and the next turn sends nothing.
+    @Test func rowsAcknowledgedByAnotherClusterAreSentAgain() async throws {
+        let f = try await Self.fixture()
+        #expect(await TestStack.eventually(timeout: .seconds(30)) { f.producer.clusterID() != nil }, "the producer never learned its cluster")
+        let cluster = try #require(f.producer.clusterID())
+        var ids: [String] = []
+        for _ in 0..<3 {
+            let id = RandomUUID.string()
+            ids.append(id)
+            try await f.pool.withTransaction { conn in
+                let envelope = EventEnvelope(id: id, source: "relay-test", type: "signet.test.relay.v1", subject: "relay-test", data: Array("{}".utf8))
+                try await Outbox.enqueue(envelope, topic: Topic.deadLetter(service: .registration), key: "relay-test", on: conn)
+            }
+        }
+        #expect(try await f.relay.publishBatch() == (sent: 3, failed: 0))
+        @Sendable func rows() async throws -> [String: (cluster: String?, sentAt: String?)] {
+            let result = try await f.pool.withConnection {
+                try await $0.query("SELECT event_id, sent_cluster, sent_at::text AS sent_at FROM outbox")
+            }
+            var out: [String: (cluster: String?, sentAt: String?)] = [:]
+            for row in result { out[row.string("event_id") ?? ""] = (row.string("sent_cluster"), row.string("sent_at")) }
+            return out
+        }
+        let first = try await rows()
+        #expect(first.count == 3 && first.values.allSatisfy { $0.cluster == cluster && $0.sentAt != nil }, "\(first)")
+        // Two of them as if a previous cluster had acknowledged them.
+        try await f.pool.withConnection { conn in
+            try await conn.query(
+                "UPDATE outbox SET sent_cluster = 'previous-cluster', sent_at = now() - interval '1 hour' WHERE event_id = ANY(\(PostgresArray(Array(ids.prefix(2)))))")
+        }
+        // A relay started now (a restart, another replica) has not seen the current cluster.
+        let restarted = OutboxRelay(pool: f.pool, producer: f.producer, logger: TestStack.quietLogger, service: "relay-test")
+        #expect(try await restarted.publishBatch() == (sent: 2, failed: 0))
+        let after = try await rows()
+        #expect(after.values.allSatisfy { $0.cluster == cluster }, "\(after)")
+        for id in ids.prefix(2) {
+            #expect(after[id]?.sentAt != nil && after[id]?.sentAt != first[id]?.sentAt, "\(id) was not sent again")
+        }
+        #expect(after[ids[2]]?.sentAt == first[ids[2]]?.sentAt, "a row the current cluster acknowledged was sent again")
+        #expect(try await restarted.publishBatch() == (sent: 0, failed: 0))
+        f.pool.close()
+        await f.drop()
+    }
+
     /// A committed row is published and marked sent; shutdown returns once the relay stopped,
     /// and at once when the relay was never run.
     @Test func publishesThenDrainsOnShutdown() async throws {
