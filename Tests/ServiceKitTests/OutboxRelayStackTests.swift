@@ -29,6 +29,14 @@ import TestSupport
         return Fixture(pool: pool, producer: producer, relay: relay, drop: drop)
     }
 
+    /// Commits one test event (id `id`) in its own transaction.
+    static func commitEvent(_ pool: PostgresPool, id: String = RandomUUID.string()) async throws {
+        try await pool.withTransaction { conn in
+            let envelope = EventEnvelope(id: id, source: "relay-test", type: "signet.test.relay.v1", subject: "relay-test", data: Array("{}".utf8))
+            try await Outbox.enqueue(envelope, topic: Topic.deadLetter(service: .registration), key: "relay-test", on: conn)
+        }
+    }
+
     /// A burst of notifications from request handlers (synchronous calls, no await) costs the
     /// relay a turn or two, not one each.
     @Test func aBurstOfNotificationsCoalesces() async throws {
@@ -60,11 +68,7 @@ import TestSupport
         let running = Task { try await f.relay.run() }
         @Sendable func commit(_ n: Int) async throws {
             for _ in 0..<n {
-                try await f.pool.withTransaction { conn in
-                    let envelope = EventEnvelope(
-                        id: RandomUUID.string(), source: "relay-test", type: "signet.test.relay.v1", subject: "relay-test", data: Array("{}".utf8))
-                    try await Outbox.enqueue(envelope, topic: Topic.deadLetter(service: .registration), key: "relay-test", on: conn)
-                }
+                try await Self.commitEvent(f.pool)
                 f.relay.notify()
             }
         }
@@ -105,10 +109,7 @@ import TestSupport
         for _ in 0..<3 {
             let id = RandomUUID.string()
             ids.append(id)
-            try await f.pool.withTransaction { conn in
-                let envelope = EventEnvelope(id: id, source: "relay-test", type: "signet.test.relay.v1", subject: "relay-test", data: Array("{}".utf8))
-                try await Outbox.enqueue(envelope, topic: Topic.deadLetter(service: .registration), key: "relay-test", on: conn)
-            }
+            try await Self.commitEvent(f.pool, id: id)
         }
         #expect(try await f.relay.publishBatch() == (sent: 3, failed: 0))
         @Sendable func rows() async throws -> [String: (cluster: String?, sentAt: String?)] {
@@ -148,10 +149,7 @@ import TestSupport
         let g = try await Self.fixture()
         let running = Task { try await g.relay.run() }
         let marker = RandomUUID.string()
-        try await g.pool.withTransaction { conn in
-            let envelope = EventEnvelope(id: marker, source: "relay-test", type: "signet.test.relay.v1", subject: "relay-test", data: Array("{}".utf8))
-            try await Outbox.enqueue(envelope, topic: Topic.deadLetter(service: .registration), key: "relay-test", on: conn)
-        }
+        try await Self.commitEvent(g.pool, id: marker)
         g.relay.notify()
         let sent = await TestStack.eventually(timeout: .seconds(30)) {
             let rows = try? await g.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox WHERE sent_at IS NOT NULL") }
