@@ -486,10 +486,6 @@ pg_auth_simple_tps=$(printf '%s' "$pg_auth_simple_runs" | median)
 pair_ratio=$(printf '%s' "$pair_ratios" | median)
 auth_cpu=$(printf '%s' "$gateway_auth_runs" | median)
 signet_total=$(printf '%s' "$gateway_total_runs" | median)
-# Tail latency at half of each side's peak (its median ceremonies/s): the same client, paced.
-half() { awk -v r="$1" 'BEGIN { printf "%.0f", r / 2 }'; }
-lat() { printf '%s\n' "$1" | sed -n 's/^latency_ms //p' | awk '{print "p50 " $2 " ms  p99 " $6 " ms"}'; }
-signet_latency=$(lat "$("$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" "$(half "$cer")" 2>>"$ROOT/.data/logs/bench-ceremonies.log")")
 # PostgreSQL's CPU per ceremony against pgbench's per transaction of the same SQL at the same
 # rate (-R, the ceremonies' median): fewer commits share a WAL flush at lower rates, so this
 # is the like-for-like anchor for what the service's sessions cost the server.
@@ -505,7 +501,35 @@ if [ "$peer" = 1 ]; then
     peer_cpu_med=$(printf '%s' "$peer_cpu_runs" | median)
     peer_total=$(printf '%s' "$peer_total_runs" | median)
     peer_pair_ratio=$(printf '%s' "$peer_pair_ratios" | median)
-    peer_latency=$(lat "$("$BIN/signet-bench" ceremonies "$PEER_URL" "${PEER_RP_KEY:-dev-demo-rp-key}" "$DURATION" "$CONNECTIONS" "$(half "$peer_med")" 2>>"$ROOT/.data/logs/bench-peer.log")")
+fi
+# Tail latency at half of each side's peak (its median ceremonies/s): the same client, paced,
+# RUNS runs of each side alternating (Signet first in odd pairs), each figure the median of its
+# runs with the runs beside it: one run's p99 is a few stalls of the machine (README, "Tail
+# latency").
+half() { awk -v r="$1" 'BEGIN { printf "%.0f", r / 2 }'; }
+paced() { # name url key rate log: appends p50 and p99 to <name>_p50s and <name>_p99s
+    local l
+    l=$("$BIN/signet-bench" ceremonies "$2" "$3" "$DURATION" "$CONNECTIONS" "$4" 2>>"$5" | sed -n 's/^latency_ms //p')
+    append "$1_p50s" "$(printf '%s\n' "$l" | awk '{print $2}')"
+    append "$1_p99s" "$(printf '%s\n' "$l" | awk '{print $6}')"
+}
+lat() { # name: "p50 X ms  p99 Y ms  (medians of N runs; p50s …, p99s …)"
+    local n50="$1_p50s" n99="$1_p99s" p50s p99s
+    p50s=${!n50}
+    p99s=${!n99}
+    printf 'p50 %s ms  p99 %s ms   (medians of %s runs; p50s%s; p99s%s)' "$(printf '%s' "$p50s" | median)" "$(printf '%s' "$p99s" | median)" \
+        "$(printf '%s' "$p99s" | wc -w)" "$p50s" "$p99s"
+}
+signet_lat_p50s="" signet_lat_p99s="" peer_lat_p50s="" peer_lat_p99s=""
+for i in $(seq "$RUNS"); do
+    if [ "$peer" = 1 ] && [ $((i % 2)) = 0 ]; then paced peer_lat "$PEER_URL" "${PEER_RP_KEY:-dev-demo-rp-key}" "$(half "$peer_med")" "$ROOT/.data/logs/bench-peer.log"; sleep 2; fi
+    paced signet_lat http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$(half "$cer")" "$ROOT/.data/logs/bench-ceremonies.log"
+    if [ "$peer" = 1 ] && [ $((i % 2)) = 1 ]; then sleep 2; paced peer_lat "$PEER_URL" "${PEER_RP_KEY:-dev-demo-rp-key}" "$(half "$peer_med")" "$ROOT/.data/logs/bench-peer.log"; fi
+    sleep 2
+done
+signet_latency=$(lat signet_lat)
+if [ "$peer" = 1 ]; then
+    peer_latency=$(lat peer_lat)
     bash "$PEER_DIR/stop.sh" >>"$ROOT/.data/logs/bench-peer.log" 2>&1 || true
     trap 'bash scripts/stack.sh down' EXIT
 fi

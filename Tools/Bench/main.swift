@@ -37,7 +37,9 @@ import JSON
 //                                            verify) against a running stack; with a rate
 //                                            (ceremonies/s, all workers together) each worker
 //                                            keeps its share of it, and the latencies are
-//                                            measured from each ceremony's planned start
+//                                            measured from each ceremony's planned start;
+//                                            SIGNET_BENCH_LATENCY_FILE=path writes each one's
+//                                            planned start and latency (ms) there
 //   signet-bench serve-healthz PORT [seconds]
 //                                            GET /healthz through HTTPServer and HTTPApplication
 //                                            as a service serves it, without a stack, for wrk
@@ -165,10 +167,16 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     let authPath = direct != nil ? "\(url.path)/v1/tenants/demo" : "\(url.path)/authentication/v1/tenants/demo"
     let totals = Mutex((ok: 0, failed: 0))
     let latencies = Mutex<[Double]>([])
+    // SIGNET_BENCH_LATENCY_FILE: each ceremony's planned start (ms from the loop's start) and
+    // latency (ms) written there, one line each, to see whether the slow ones come together
+    // (a stall of the stack) or apart (waits for a CPU).
+    let latencyFile = ProcessInfo.processInfo.environment["SIGNET_BENCH_LATENCY_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+    let timeline = Mutex<[(start: Double, latency: Double)]>([])
     let done = DispatchGroup()
     let cpuBefore = ProcessCPU.snapshot()
     let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
     let start = ContinuousClock.now
+    let startWallClock = Date()
     // Paced: worker i plans its ceremonies every `interval`, offset by i/workers of it. A
     // ceremony's latency runs from its planned start, so time spent behind schedule counts
     // (no coordinated omission).
@@ -182,9 +190,11 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
             var failed = 0
             var mine: [Double] = []
             mine.reserveCapacity(4096)
+            var starts: [Double] = []
             defer {
                 totals.withLock { $0 = ($0.ok + ok, $0.failed + failed) }
                 latencies.withLock { $0.append(contentsOf: mine) }
+                if latencyFile != nil { timeline.withLock { $0.append(contentsOf: zip(starts, mine).map { (start: $0, latency: $1) }) } }
                 done.leave()
             }
             var planned = start + (interval.map { $0 * Double(index) / Double(workers) } ?? .zero)
@@ -238,6 +248,10 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
                     ok += 1
                     let took = ContinuousClock.now - planned
                     mine.append(Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15)
+                    if latencyFile != nil {
+                        let at = planned - start
+                        starts.append(Double(at.components.seconds) * 1000 + Double(at.components.attoseconds) / 1e15)
+                    }
                 } catch {
                     failed += 1
                     if failed == 1 { FileHandle.standardError.write(Data("sign-in failed: \(error)\n".utf8)) }
@@ -259,6 +273,13 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
         sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))]
     }
     print(String(format: "latency_ms p50 %.2f  p90 %.2f  p99 %.2f  max %.2f", percentile(0.5), percentile(0.9), percentile(0.99), sorted.last ?? 0))
+    if let latencyFile {
+        let lines = String(format: "# loop started at %.3f (Unix time, s); then planned start and latency, ms\n", startWallClock.timeIntervalSince1970)
+            + timeline.withLock { $0 }.sorted { $0.start < $1.start }.map { String(format: "%.3f %.3f\n", $0.start, $0.latency) }.joined()
+        if !FileManager.default.createFile(atPath: latencyFile, contents: Data(lines.utf8)) {
+            FileHandle.standardError.write(Data("could not write \(latencyFile)\n".utf8))
+        }
+    }
     // Where the CPU went during the measured loop: each part of the stack, and this client.
     let parts = cpuBefore.millisecondsPerUnit(until: cpuAfter, units: counts.0)
     print("cpu_ms_per_\(kind == .ceremony ? "ceremony" : "flow") " + parts.map { "\($0.part) " + String(format: "%.3f", $0.ms) }.joined(separator: "  ")
