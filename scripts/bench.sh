@@ -507,20 +507,23 @@ fi
 # runs with the runs beside it: one run's p99 is a few stalls of the machine (README, "Tail
 # latency").
 half() { awk -v r="$1" 'BEGIN { printf "%.0f", r / 2 }'; }
-paced() { # name url key rate log: appends p50 and p99 to <name>_p50s and <name>_p99s
-    local l
-    l=$("$BIN/signet-bench" ceremonies "$2" "$3" "$DURATION" "$CONNECTIONS" "$4" 2>>"$5" | sed -n 's/^latency_ms //p')
-    append "$1_p50s" "$(printf '%s\n' "$l" | awk '{print $2}')"
-    append "$1_p99s" "$(printf '%s\n' "$l" | awk '{print $6}')"
+paced() { # name url key rate log: appends p50, p99 and the tail's windows to <name>_p50s, _p99s, _wins
+    local out
+    out=$("$BIN/signet-bench" ceremonies "$2" "$3" "$DURATION" "$CONNECTIONS" "$4" 2>>"$5")
+    append "$1_p50s" "$(printf '%s\n' "$out" | awk '/^latency_ms / {print $3}')"
+    append "$1_p99s" "$(printf '%s\n' "$out" | awk '/^latency_ms / {print $7}')"
+    append "$1_wins" "$(printf '%s\n' "$out" | awk '/^latency_tail_windows / {print $2}')"
 }
-lat() { # name: "p50 X ms  p99 Y ms  (medians of N runs; p50s …, p99s …)"
-    local n50="$1_p50s" n99="$1_p99s" p50s p99s
+lat() { # name: "p50 X ms  p99 Y ms  (medians of N runs; p50s …; p99s …; the slowest 1 % in K windows of 100 ms, runs …)"
+    local n50="$1_p50s" n99="$1_p99s" nw="$1_wins" p50s p99s wins
     p50s=${!n50}
     p99s=${!n99}
-    printf 'p50 %s ms  p99 %s ms   (medians of %s runs; p50s%s; p99s%s)' "$(printf '%s' "$p50s" | median)" "$(printf '%s' "$p99s" | median)" \
-        "$(printf '%s' "$p99s" | wc -w)" "$p50s" "$p99s"
+    wins=${!nw}
+    printf 'p50 %s ms  p99 %s ms   (medians of %s runs; p50s%s; p99s%s; the slowest 1 %% planned within%s of the %s windows of 100 ms)' \
+        "$(printf '%s' "$p50s" | median)" "$(printf '%s' "$p99s" | median)" "$(printf '%s' "$p99s" | wc -w)" "$p50s" "$p99s" "$wins" \
+        "$(awk -v d="$DURATION" 'BEGIN { printf "%d", d * 10 }')"
 }
-signet_lat_p50s="" signet_lat_p99s="" peer_lat_p50s="" peer_lat_p99s=""
+signet_lat_p50s="" signet_lat_p99s="" signet_lat_wins="" peer_lat_p50s="" peer_lat_p99s="" peer_lat_wins=""
 for i in $(seq "$RUNS"); do
     if [ "$peer" = 1 ] && [ $((i % 2)) = 0 ]; then paced peer_lat "$PEER_URL" "${PEER_RP_KEY:-dev-demo-rp-key}" "$(half "$peer_med")" "$ROOT/.data/logs/bench-peer.log"; sleep 2; fi
     paced signet_lat http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$(half "$cer")" "$ROOT/.data/logs/bench-ceremonies.log"

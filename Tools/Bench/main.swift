@@ -181,6 +181,9 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     // ceremony's latency runs from its planned start, so time spent behind schedule counts
     // (no coordinated omission).
     let interval: Duration? = rate.map { .nanoseconds(Int64(Double(workers) / max($0, 0.001) * 1e9)) }
+    // Each ceremony's planned start is kept when paced (for the bunching of the tail, below) or
+    // when the timeline is to be written.
+    let keepTimeline = interval != nil || latencyFile != nil
     for (index, (a, username)) in authenticators.enumerated() {
         let worker = UncheckedBox((a, username))
         done.enter()
@@ -191,10 +194,11 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
             var mine: [Double] = []
             mine.reserveCapacity(4096)
             var starts: [Double] = []
+            if keepTimeline { starts.reserveCapacity(4096) }
             defer {
                 totals.withLock { $0 = ($0.ok + ok, $0.failed + failed) }
                 latencies.withLock { $0.append(contentsOf: mine) }
-                if latencyFile != nil { timeline.withLock { $0.append(contentsOf: zip(starts, mine).map { (start: $0, latency: $1) }) } }
+                if keepTimeline { timeline.withLock { $0.append(contentsOf: zip(starts, mine).map { (start: $0, latency: $1) }) } }
                 done.leave()
             }
             var planned = start + (interval.map { $0 * Double(index) / Double(workers) } ?? .zero)
@@ -248,7 +252,7 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
                     ok += 1
                     let took = ContinuousClock.now - planned
                     mine.append(Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15)
-                    if latencyFile != nil {
+                    if keepTimeline {
                         let at = planned - start
                         starts.append(Double(at.components.seconds) * 1000 + Double(at.components.attoseconds) / 1e15)
                     }
@@ -273,6 +277,15 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
         sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))]
     }
     print(String(format: "latency_ms p50 %.2f  p90 %.2f  p99 %.2f  max %.2f", percentile(0.5), percentile(0.9), percentile(0.99), sorted.last ?? 0))
+    // Paced: in how many 100 ms windows of planned start the slowest 1 % lie. Few windows: the
+    // stack stalled now and then and everything in flight waited (README, "Tail latency");
+    // about as many windows as ceremonies: waits spread over the run, such as for a CPU.
+    if interval != nil, !sorted.isEmpty {
+        let threshold = percentile(0.99)
+        let slow = timeline.withLock { $0 }.filter { $0.latency >= threshold }
+        let windows = Set(slow.map { Int($0.start / 100) })
+        print("latency_tail_windows \(windows.count) slow \(slow.count)")
+    }
     if let latencyFile {
         let lines = String(format: "# loop started at %.3f (Unix time, s); then planned start and latency, ms\n", startWallClock.timeIntervalSince1970)
             + timeline.withLock { $0 }.sorted { $0.start < $1.start }.map { String(format: "%.3f %.3f\n", $0.start, $0.latency) }.joined()
