@@ -514,7 +514,7 @@ paced() { # name url key rate log: appends p50, p99 and the tail's windows to <n
     append "$1_p99s" "$(printf '%s\n' "$out" | awk '/^latency_ms / {print $7}')"
     append "$1_wins" "$(printf '%s\n' "$out" | awk '/^latency_tail_windows / {print $2}')"
 }
-lat() { # name: "p50 X ms  p99 Y ms  (medians of N runs; p50s …; p99s …; the slowest 1 % in K windows of 100 ms, runs …)"
+lat() { # name: "p50 X ms  p99 Y ms  (medians of N runs; p50s …; p99s …; the slowest 1 % planned within K … of the W windows of 100 ms)"
     local n50="$1_p50s" n99="$1_p99s" nw="$1_wins" p50s p99s wins
     p50s=${!n50}
     p99s=${!n99}
@@ -523,11 +523,12 @@ lat() { # name: "p50 X ms  p99 Y ms  (medians of N runs; p50s …; p99s …; the
         "$(printf '%s' "$p50s" | median)" "$(printf '%s' "$p99s" | median)" "$(printf '%s' "$p99s" | wc -w)" "$p50s" "$p99s" "$wins" \
         "$(awk -v d="$DURATION" 'BEGIN { printf "%d", d * 10 }')"
 }
+paced_peer() { paced peer_lat "$PEER_URL" "${PEER_RP_KEY:-dev-demo-rp-key}" "$(half "$peer_med")" "$ROOT/.data/logs/bench-peer.log"; }
 signet_lat_p50s="" signet_lat_p99s="" signet_lat_wins="" peer_lat_p50s="" peer_lat_p99s="" peer_lat_wins=""
 for i in $(seq "$RUNS"); do
-    if [ "$peer" = 1 ] && [ $((i % 2)) = 0 ]; then paced peer_lat "$PEER_URL" "${PEER_RP_KEY:-dev-demo-rp-key}" "$(half "$peer_med")" "$ROOT/.data/logs/bench-peer.log"; sleep 2; fi
+    if [ "$peer" = 1 ] && [ $((i % 2)) = 0 ]; then paced_peer; sleep 2; fi
     paced signet_lat http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$(half "$cer")" "$ROOT/.data/logs/bench-ceremonies.log"
-    if [ "$peer" = 1 ] && [ $((i % 2)) = 1 ]; then sleep 2; paced peer_lat "$PEER_URL" "${PEER_RP_KEY:-dev-demo-rp-key}" "$(half "$peer_med")" "$ROOT/.data/logs/bench-peer.log"; fi
+    if [ "$peer" = 1 ] && [ $((i % 2)) = 1 ]; then sleep 2; paced_peer; fi
     sleep 2
 done
 signet_latency=$(lat signet_lat)

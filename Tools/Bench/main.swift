@@ -166,12 +166,12 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     guard let url = direct ?? URL(string: base), let host = url.host, let port = url.port else { throw NSError(domain: "bench", code: 2) }
     let authPath = direct != nil ? "\(url.path)/v1/tenants/demo" : "\(url.path)/authentication/v1/tenants/demo"
     let totals = Mutex((ok: 0, failed: 0))
-    let latencies = Mutex<[Double]>([])
-    // SIGNET_BENCH_LATENCY_FILE: each ceremony's planned start (ms from the loop's start) and
-    // latency (ms) written there, one line each, to see whether the slow ones come together
-    // (a stall of the stack) or apart (waits for a CPU).
-    let latencyFile = ProcessInfo.processInfo.environment["SIGNET_BENCH_LATENCY_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+    // Each ceremony's planned start (ms from the loop's start) and latency (ms).
     let timeline = Mutex<[(start: Double, latency: Double)]>([])
+    // SIGNET_BENCH_LATENCY_FILE: the timeline written there, one line each, to see whether the
+    // slow ones come together (a stall of the stack) or apart (waits for a CPU).
+    let latencyFile = ProcessInfo.processInfo.environment["SIGNET_BENCH_LATENCY_FILE"].flatMap { $0.isEmpty ? nil : $0 }
+    @Sendable func milliseconds(_ d: Duration) -> Double { Double(d.components.seconds) * 1000 + Double(d.components.attoseconds) / 1e15 }
     let done = DispatchGroup()
     let cpuBefore = ProcessCPU.snapshot()
     let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
@@ -181,9 +181,6 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     // ceremony's latency runs from its planned start, so time spent behind schedule counts
     // (no coordinated omission).
     let interval: Duration? = rate.map { .nanoseconds(Int64(Double(workers) / max($0, 0.001) * 1e9)) }
-    // Each ceremony's planned start is kept when paced (for the bunching of the tail, below) or
-    // when the timeline is to be written.
-    let keepTimeline = interval != nil || latencyFile != nil
     for (index, (a, username)) in authenticators.enumerated() {
         let worker = UncheckedBox((a, username))
         done.enter()
@@ -191,14 +188,11 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
             let (a, username) = worker.value
             var ok = 0
             var failed = 0
-            var mine: [Double] = []
+            var mine: [(start: Double, latency: Double)] = []
             mine.reserveCapacity(4096)
-            var starts: [Double] = []
-            if keepTimeline { starts.reserveCapacity(4096) }
             defer {
                 totals.withLock { $0 = ($0.ok + ok, $0.failed + failed) }
-                latencies.withLock { $0.append(contentsOf: mine) }
-                if keepTimeline { timeline.withLock { $0.append(contentsOf: zip(starts, mine).map { (start: $0, latency: $1) }) } }
+                timeline.withLock { $0.append(contentsOf: mine) }
                 done.leave()
             }
             var planned = start + (interval.map { $0 * Double(index) / Double(workers) } ?? .zero)
@@ -250,12 +244,7 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
                         }
                     }
                     ok += 1
-                    let took = ContinuousClock.now - planned
-                    mine.append(Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15)
-                    if keepTimeline {
-                        let at = planned - start
-                        starts.append(Double(at.components.seconds) * 1000 + Double(at.components.attoseconds) / 1e15)
-                    }
+                    mine.append((start: milliseconds(planned - start), latency: milliseconds(ContinuousClock.now - planned)))
                 } catch {
                     failed += 1
                     if failed == 1 { FileHandle.standardError.write(Data("sign-in failed: \(error)\n".utf8)) }
@@ -272,7 +261,8 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     print(String(format: "\(label)_per_s %.1f", Double(counts.0) / s))
     print("\(label)_failed \(counts.1)")
     // Latency percentiles (nearest rank), in milliseconds.
-    let sorted = latencies.withLock { $0 }.sorted()
+    let recorded = timeline.withLock { $0 }
+    let sorted = recorded.map(\.latency).sorted()
     func percentile(_ p: Double) -> Double {
         sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, max(0, Int((p * Double(sorted.count)).rounded(.up)) - 1))]
     }
@@ -282,13 +272,13 @@ func ceremonies(base: String, key: String, seconds: Double, workers: Int, kind: 
     // about as many windows as ceremonies: waits spread over the run, such as for a CPU.
     if interval != nil, !sorted.isEmpty {
         let threshold = percentile(0.99)
-        let slow = timeline.withLock { $0 }.filter { $0.latency >= threshold }
+        let slow = recorded.filter { $0.latency >= threshold }
         let windows = Set(slow.map { Int($0.start / 100) })
         print("latency_tail_windows \(windows.count) slow \(slow.count)")
     }
     if let latencyFile {
         let lines = String(format: "# loop started at %.3f (Unix time, s); then planned start and latency, ms\n", startWallClock.timeIntervalSince1970)
-            + timeline.withLock { $0 }.sorted { $0.start < $1.start }.map { String(format: "%.3f %.3f\n", $0.start, $0.latency) }.joined()
+            + recorded.sorted { $0.start < $1.start }.map { String(format: "%.3f %.3f\n", $0.start, $0.latency) }.joined()
         if !FileManager.default.createFile(atPath: latencyFile, contents: Data(lines.utf8)) {
             FileHandle.standardError.write(Data("could not write \(latencyFile)\n".utf8))
         }
