@@ -4,21 +4,27 @@ import Platform
 import Postgres
 import Synchronization
 
-/// Publishes outbox rows to Kafka and marks them sent.
+/// Publishes outbox rows to Kafka and moves them to `outbox_sent`.
 ///
 /// Each batch runs in one transaction that first takes a transaction-scoped advisory lock,
 /// so at most one replica publishes at a time and events leave in outbox order (per-key
 /// order is what consumers rely on); the batch is published with the idempotent producer and
-/// marked sent in the same transaction once the broker acknowledged it. A replica that finds
+/// moved to `outbox_sent` in the same transaction once the broker acknowledged it (the
+/// outbox holds only unsent rows: its indexes stay as small as the backlog). A replica that finds
 /// the lock taken waits for its next turn. When the broker is down the batch fails, the
 /// rows stay unsent, and the relay retries with backoff: events are delayed, never lost, and
 /// the requests that wrote them never wait for Kafka.
 ///
 /// Each sent row records the id of the cluster that acknowledged it. When the producer finds
 /// itself on another cluster (the development broker restarted without its log, a cluster
-/// rebuilt), the rows acknowledged by an earlier one and still kept (a day) are sent again,
-/// in outbox order: the old cluster may have died before anyone consumed them, and consumers
-/// drop the duplicates. A real cluster keeps its id, so this never happens there.
+/// rebuilt), the rows acknowledged by an earlier one and still kept (a day) move back to the
+/// outbox and are sent again, in outbox order (they keep their ids): the old cluster may have
+/// died before anyone consumed them, and consumers drop the duplicates. A real cluster keeps
+/// its id, so this never happens there.
+///
+/// A relay of an earlier release marked rows sent in place (`sent_at` in the outbox). During a
+/// rolling upgrade both may run, taking turns under the same lock: this one skips such rows,
+/// sends them again on a cluster change as that relay did, and its purge moves them over.
 ///
 /// Under a steady stream a turn that sent only a few rows is followed by a pause, ended by
 /// whichever comes first: ``fill`` more commits notified, or ``linger`` (Kafka's own rule,
@@ -222,10 +228,10 @@ public actor OutboxRelay: Service {
         // Not run again by the pool on a lost connection: the body sends to Kafka. The relay's
         // own loop tries again later (and consumers drop what was sent twice).
         try await pool.withTransaction(retryingOnConnectionLoss: false) { conn in
-            // Unsent rows are read through the partial index `outbox_unsent` in a plain index
-            // scan, whatever the statistics say: that scan marks the entries of rows published
-            // since the last vacuum as dead and skips them afterwards, where a bitmap scan would
-            // visit every one of them on every turn (milliseconds per batch at ~1,000 events/s).
+            // Unsent rows are read through the primary key in a plain index scan, whatever the
+            // statistics say: that scan marks the entries of rows moved out since the last
+            // vacuum as dead and skips them afterwards, where a bitmap scan would visit every
+            // one of them on every turn (milliseconds per batch at ~1,000 events/s).
             let lock = try await conn.query(
                 """
                 SELECT pg_try_advisory_xact_lock(\(OutboxRelay.lockKey)) AS locked,
@@ -236,13 +242,16 @@ public actor OutboxRelay: Service {
             // one acknowledged by a cluster that was replaced meanwhile is sent again.
             let cluster = producer.clusterID()
             if let cluster, lastCluster.withLock({ $0 }) != cluster {
-                let requeued = try await conn.query(
-                    "UPDATE outbox SET sent_at = NULL WHERE sent_at IS NOT NULL AND sent_cluster <> \(cluster)")
-                if requeued.affectedRows > 0 {
-                    republished.increment(by: requeued.affectedRows)
+                let moved = try await conn.query(OutboxRelay.requeue(cluster: cluster)).affectedRows
+                // Rows a relay of an earlier release marked sent in place.
+                let inPlace = try await conn.query(
+                    "UPDATE outbox SET sent_at = NULL WHERE sent_at IS NOT NULL AND sent_cluster <> \(cluster)"
+                ).affectedRows
+                if moved + inPlace > 0 {
+                    republished.increment(by: moved + inPlace)
                     logger.warning(
                         "outbox relay: the Kafka cluster changed; events acknowledged by the previous one are sent again",
-                        metadata: ["signet.outbox.requeued": .string(String(requeued.affectedRows))])
+                        metadata: ["signet.outbox.requeued": .string(String(moved + inPlace))])
                 }
             }
             let rows = try await conn.query(
@@ -272,8 +281,8 @@ public actor OutboxRelay: Service {
                 sentIDs.append(id)
             }
             if !sentIDs.isEmpty {
-                try await conn.query(
-                    "UPDATE outbox SET sent_at = now(), sent_cluster = \(cluster ?? producer.clusterID()) WHERE id = ANY(\(PostgresArray(sentIDs)))")
+                // A row an erasure deleted meanwhile (UserErasure.scrubOutbox) is simply not there.
+                try await conn.query(OutboxRelay.markSent(sentIDs, cluster: cluster ?? producer.clusterID()))
                 published.increment(by: sentIDs.count)
             }
             return (sentIDs.count, ids.count - sentIDs.count, cluster)
@@ -285,13 +294,48 @@ public actor OutboxRelay: Service {
         backlog.record(rows.first?.int("n") ?? 0)
     }
 
-    /// Sent rows are kept a day for investigation, processed event ids a week for dedupe.
-    private nonisolated func purgeOldRows() async throws {
+    /// Sent rows are kept a day for investigation, processed event ids a week for dedupe. Rows
+    /// a relay of an earlier release marked sent in place move to `outbox_sent` first.
+    nonisolated func purgeOldRows() async throws {
         try await pool.withConnection { conn in
-            try await conn.query("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
+            try await conn.query(OutboxRelay.moveMarkedInPlace)
+            try await conn.query("DELETE FROM outbox_sent WHERE sent_at < now() - interval '1 day'")
             try await conn.query("DELETE FROM processed_events WHERE processed_at < now() - interval '7 days'")
         }
     }
+
+    /// Moves the rows `ids` from the outbox to `outbox_sent`, acknowledged by `cluster` now.
+    /// Its `affectedRows` is the number of rows moved.
+    static func markSent(_ ids: [Int64], cluster: String?) -> PostgresQuery {
+        """
+        WITH moved AS (
+            DELETE FROM outbox WHERE id = ANY(\(PostgresArray(ids)))
+            RETURNING id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, traceparent, tracestate)
+        INSERT INTO outbox_sent (id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate)
+        SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, now(), \(cluster), traceparent, tracestate FROM moved
+        """
+    }
+
+    /// Moves the rows of `outbox_sent` that a cluster other than `cluster` acknowledged back
+    /// to the outbox, with their ids (outbox order), to be sent again.
+    static func requeue(cluster: String) -> PostgresQuery {
+        """
+        WITH moved AS (
+            DELETE FROM outbox_sent WHERE sent_cluster <> \(cluster)
+            RETURNING id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, traceparent, tracestate)
+        INSERT INTO outbox (id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, traceparent, tracestate)
+        SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, traceparent, tracestate FROM moved
+        """
+    }
+
+    /// Moves the rows a relay of an earlier release marked sent in place to `outbox_sent`.
+    static let moveMarkedInPlace: PostgresQuery = """
+        WITH moved AS (
+            DELETE FROM outbox WHERE sent_at IS NOT NULL
+            RETURNING id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate)
+        INSERT INTO outbox_sent (id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate)
+        SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate FROM moved
+        """
 }
 
 import Schema

@@ -91,20 +91,35 @@ public enum UserErasure {
     /// `keepingPurgeRequests`, ``UserPurgeRequested`` rows stay (the registration service drops
     /// them when the erasure completes).
     ///
-    /// - Important: reads every outbox row's JSON (the outbox keeps a day of sent rows): fine
-    ///   for erasures, which are rare; not for a hot path.
+    /// Both tables: the outbox (unsent rows) and `outbox_sent` (a day of sent ones). `conn`
+    /// must be inside the caller's transaction.
+    ///
+    /// - Important: reads every such row's JSON: fine for erasures, which are rare; not for a
+    ///   hot path.
     /// - Returns: how many rows went.
     @discardableResult
     public static func scrubOutbox(
         tenant: String, subjectRef: String, username: String?, keepingPurgeRequests: Bool = false, on conn: PostgresConnection
     ) async throws -> Int {
         let kept = keepingPurgeRequests ? UserPurgeRequested.eventType : ""
-        return try await conn.query(
+        // The relay moves rows between the two tables (on a cluster change, back again): a
+        // move committed between the two statements below could carry a row past both. Its
+        // turn's lock, held until this transaction ends, keeps the relay out meanwhile (it
+        // skips a turn; erasures are rare).
+        try await conn.query("SELECT pg_advisory_xact_lock(\(OutboxRelay.lockKey))")
+        let unsent = try await conn.query(
             """
             DELETE FROM outbox WHERE event_type <> \(kept) AND data::jsonb ->> 'tenantId' = \(tenant)
                 AND (data::jsonb ->> 'subjectRef' = \(subjectRef) OR data::jsonb ->> 'username' = \(username))
             """
         ).affectedRows
+        let sent = try await conn.query(
+            """
+            DELETE FROM outbox_sent WHERE event_type <> \(kept) AND data::jsonb ->> 'tenantId' = \(tenant)
+                AND (data::jsonb ->> 'subjectRef' = \(subjectRef) OR data::jsonb ->> 'username' = \(username))
+            """
+        ).affectedRows
+        return unsent + sent
     }
 
     /// `POST /v1/internal/tenants/{tenant}/user-data` `{"username","subject"?}`: the service's

@@ -23,6 +23,21 @@ struct UserDataTests {
         try await h.context.pool.withConnection { try await $0.query(sql) }.first?.int("n") ?? -1
     }
 
+    /// Moves outbox rows to `outbox_sent` as the relay does once Kafka acknowledged them: all
+    /// of them, or all but the purge requests.
+    static func markSent(_ h: Harness, keepingPurgeRequests: Bool) async throws {
+        let kept = keepingPurgeRequests ? UserPurgeRequested.eventType : ""
+        try await h.context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                WITH moved AS (DELETE FROM outbox WHERE event_type <> \(kept)
+                  RETURNING id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, traceparent, tracestate)
+                INSERT INTO outbox_sent (id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate)
+                SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, now(), 'test', traceparent, tracestate FROM moved
+                """)
+        }
+    }
+
     static func json(_ response: HTTPResponse) throws -> JSONValue {
         try JSONParser.parse(response.body, maximumDepth: 32)
     }
@@ -60,15 +75,22 @@ struct UserDataTests {
         #expect(await h.send("GET", "/v1/internal/tenants/acme/erasures/\(erasureID)/username", bearer: key, headers: [("X-Signet-Service", "oob")]).status == 401)
         #expect(await h.send("GET", "/v1/internal/tenants/other/erasures/\(erasureID)/username", bearer: Harness.internalToken, headers: [("X-Signet-Service", "oob")]).status == 404)
 
+        // The relay has sent the credential's events (they are in `outbox_sent` now), not yet
+        // the purge request: the erasure must find the user's events in both tables.
+        try await Self.markSent(h, keepingPurgeRequests: true)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox_sent WHERE data LIKE \("%" + aliceRef + "%")") > 0)
+
         // This service's own part, from its own request.
         try await h.consume(request, source: .registration)
         let part = try #require(try await Self.lastPublished(h, ErasurePartCompleted.self))
         #expect(part.service == "registration" && part.tallies == ["credentials": 1, "methods": 1, "users": 1, "subjects": 1])
         // The credential's events are gone from the outbox; the purge request stays until the
         // erasure completes (the relay may have to send it again to a replaced cluster).
-        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE '%alice%' AND event_type <> \(UserPurgeRequested.eventType)") == 0)
-        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE \("%" + aliceRef + "%") AND event_type <> \(UserPurgeRequested.eventType)") == 0)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM (SELECT event_type, data FROM outbox UNION ALL SELECT event_type, data FROM outbox_sent) o WHERE data LIKE '%alice%' AND event_type <> \(UserPurgeRequested.eventType)") == 0)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM (SELECT event_type, data FROM outbox UNION ALL SELECT event_type, data FROM outbox_sent) o WHERE data LIKE \("%" + aliceRef + "%") AND event_type <> \(UserPurgeRequested.eventType)") == 0)
         #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE event_type = \(UserPurgeRequested.eventType)") == 1)
+        // Now the relay sends that too: the completed erasure must find it in `outbox_sent`.
+        try await Self.markSent(h, keepingPurgeRequests: false)
         for table in ["users", "credentials", "user_methods"] {
             #expect(try await Self.count(h, PostgresQuery(unsafeSQL: "SELECT count(*) AS n FROM \(table) WHERE username = 'alice'")) == 0, "\(table)")
         }
@@ -112,8 +134,8 @@ struct UserDataTests {
         // No table keeps the username: not the erasure, not the outbox (the purge request and
         // the credential's events named it).
         #expect(try await Self.count(h, "SELECT count(*) AS n FROM erasures WHERE username IS NOT NULL") == 0)
-        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE '%alice%'") == 0)
-        #expect(try await Self.count(h, "SELECT count(*) AS n FROM outbox WHERE data LIKE \("%" + aliceRef + "%")") == 0)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM (SELECT event_type, data FROM outbox UNION ALL SELECT event_type, data FROM outbox_sent) o WHERE data LIKE '%alice%'") == 0)
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM (SELECT event_type, data FROM outbox UNION ALL SELECT event_type, data FROM outbox_sent) o WHERE data LIKE \("%" + aliceRef + "%")") == 0)
         // A completed erasure has forgotten the username: nobody can ask for it any more.
         #expect(await h.send("GET", "/v1/internal/tenants/acme/erasures/\(erasureID)/username", bearer: Harness.internalToken, headers: [("X-Signet-Service", "oob")]).status == 404)
         // Another tenant's key sees no such erasure.

@@ -73,7 +73,7 @@ import TestSupport
             }
         }
         @Sendable func sentCount() async throws -> Int {
-            try await f.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox WHERE sent_at IS NOT NULL") }.first?.int("n") ?? -1
+            try await f.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox_sent") }.first?.int("n") ?? -1
         }
         try await commit(1)
         #expect(await TestStack.eventually { (try? await sentCount()) == 1 && f.relay.isPausing }, "the first row was not sent, or no pause followed")
@@ -99,8 +99,9 @@ import TestSupport
 
     /// Rows acknowledged by a cluster other than the producer's current one (the cluster was
     /// replaced, and its logs went with it) are sent again by the first turn of a relay that
-    /// has not seen the current cluster yet, in that turn, and marked with the current cluster;
-    /// rows the current cluster acknowledged stay as they were, and the next turn sends nothing.
+    /// has not seen the current cluster yet, in that turn, with their ids, and marked with the
+    /// current cluster; rows the current cluster acknowledged stay as they were, and the next
+    /// turn sends nothing. Sent rows leave the outbox for `outbox_sent`, whole.
     @Test func rowsAcknowledgedByAnotherClusterAreSentAgain() async throws {
         let f = try await Self.fixture()
         #expect(await TestStack.eventually(timeout: .seconds(30)) { f.producer.clusterID() != nil }, "the producer never learned its cluster")
@@ -112,20 +113,33 @@ import TestSupport
             try await Self.commitEvent(f.pool, id: id)
         }
         #expect(try await f.relay.publishBatch() == (sent: 3, failed: 0))
-        @Sendable func rows() async throws -> [String: (cluster: String?, sentAt: String?)] {
+        @Sendable func rows() async throws -> [String: (cluster: String?, sentAt: String?, id: Int64?)] {
             let result = try await f.pool.withConnection {
-                try await $0.query("SELECT event_id, sent_cluster, sent_at::text AS sent_at FROM outbox")
+                try await $0.query("SELECT id, event_id, sent_cluster, sent_at::text AS sent_at FROM outbox_sent")
             }
-            var out: [String: (cluster: String?, sentAt: String?)] = [:]
-            for row in result { out[row.string("event_id") ?? ""] = (row.string("sent_cluster"), row.string("sent_at")) }
+            var out: [String: (cluster: String?, sentAt: String?, id: Int64?)] = [:]
+            for row in result { out[row.string("event_id") ?? ""] = (row.string("sent_cluster"), row.string("sent_at"), row.int64("id")) }
             return out
+        }
+        @Sendable func unsent() async throws -> Int {
+            try await f.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox") }.first?.int("n") ?? -1
         }
         let first = try await rows()
         #expect(first.count == 3 && first.values.allSatisfy { $0.cluster == cluster && $0.sentAt != nil }, "\(first)")
+        #expect(try await unsent() == 0)
+        let whole = try await f.pool.withConnection {
+            try await $0.query(
+                """
+                SELECT count(*) AS n FROM outbox_sent WHERE topic = \(Topic.deadLetter(service: .registration)) AND message_key = 'relay-test'
+                  AND event_type = 'signet.test.relay.v1' AND source = 'relay-test' AND subject = 'relay-test' AND data = '{}'
+                  AND created_at <= sent_at AND event_time IS NOT NULL
+                """)
+        }.first?.int("n")
+        #expect(whole == 3, "a sent row lost a column on its way to outbox_sent")
         // Two of them as if a previous cluster had acknowledged them.
         try await f.pool.withConnection { conn in
             try await conn.query(
-                "UPDATE outbox SET sent_cluster = 'previous-cluster', sent_at = now() - interval '1 hour' WHERE event_id = ANY(\(PostgresArray(Array(ids.prefix(2)))))")
+                "UPDATE outbox_sent SET sent_cluster = 'previous-cluster', sent_at = now() - interval '1 hour' WHERE event_id = ANY(\(PostgresArray(Array(ids.prefix(2)))))")
         }
         // A relay started now (a restart, another replica) has not seen the current cluster.
         let restarted = OutboxRelay(pool: f.pool, producer: f.producer, logger: TestStack.quietLogger, service: "relay-test")
@@ -134,8 +148,11 @@ import TestSupport
         #expect(after.values.allSatisfy { $0.cluster == cluster }, "\(after)")
         for id in ids.prefix(2) {
             #expect(after[id]?.sentAt != nil && after[id]?.sentAt != first[id]?.sentAt, "\(id) was not sent again")
+            #expect(after[id]?.id != nil && after[id]?.id == first[id]?.id, "\(id) changed its place in outbox order")
         }
         #expect(after[ids[2]]?.sentAt == first[ids[2]]?.sentAt, "a row the current cluster acknowledged was sent again")
+        #expect(after.count == 3)
+        #expect(try await unsent() == 0)
         #expect(try await restarted.publishBatch() == (sent: 0, failed: 0))
         f.pool.close()
         await f.drop()
@@ -152,8 +169,10 @@ import TestSupport
         try await Self.commitEvent(g.pool, id: marker)
         g.relay.notify()
         let sent = await TestStack.eventually(timeout: .seconds(30)) {
-            let rows = try? await g.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox WHERE sent_at IS NOT NULL") }
-            return rows?.first?.int("n") == 1
+            let rows = try? await g.pool.withConnection {
+                try await $0.query("SELECT (SELECT count(*) FROM outbox_sent) AS n, (SELECT count(*) FROM outbox) AS unsent")
+            }
+            return rows?.first?.int("n") == 1 && rows?.first?.int("unsent") == 0
         }
         #expect(sent)
         await g.relay.shutdown()
@@ -162,5 +181,74 @@ import TestSupport
             x.pool.close()
             await x.drop()
         }
+    }
+
+    /// A relay of an earlier release marks rows sent in place (`sent_at` in the outbox): during
+    /// a rolling upgrade this relay skips them, sends them again when they were acknowledged by
+    /// a replaced cluster (as that relay did), and its purge moves the rest to `outbox_sent`
+    /// with their time and cluster; a day later the purge deletes them there.
+    @Test func rowsAnEarlierReleaseMarkedSentInPlaceAreSkippedRequeuedAndMoved() async throws {
+        let f = try await Self.fixture()
+        #expect(await TestStack.eventually(timeout: .seconds(30)) { f.producer.clusterID() != nil }, "the producer never learned its cluster")
+        let cluster = try #require(f.producer.clusterID())
+        let ids = (0..<4).map { _ in RandomUUID.string() }
+        for id in ids { try await Self.commitEvent(f.pool, id: id) }
+        // 0: unsent; 1: marked in place by this cluster; 2: by a replaced one; 3: by this
+        // cluster two days ago.
+        try await f.pool.withConnection { conn in
+            try await conn.query("UPDATE outbox SET sent_at = now() - interval '1 minute', sent_cluster = \(cluster) WHERE event_id = \(ids[1])")
+            try await conn.query("UPDATE outbox SET sent_at = now() - interval '1 minute', sent_cluster = 'previous-cluster' WHERE event_id = \(ids[2])")
+            try await conn.query("UPDATE outbox SET sent_at = now() - interval '2 days', sent_cluster = \(cluster) WHERE event_id = \(ids[3])")
+        }
+        #expect(try await f.relay.publishBatch() == (sent: 2, failed: 0))
+        #expect(try await f.relay.publishBatch() == (sent: 0, failed: 0))
+        /// Event ids in the outbox (`sent` false) or in `outbox_sent`, in outbox order.
+        @Sendable func eventIDs(sent: Bool) async throws -> [String] {
+            let sql: PostgresQuery = sent ? "SELECT event_id FROM outbox_sent ORDER BY id" : "SELECT event_id FROM outbox ORDER BY id"
+            return try await f.pool.withConnection { try await $0.query(sql) }.compactMap { $0.string("event_id") }
+        }
+        #expect(try await eventIDs(sent: true) == [ids[0], ids[2]])
+        #expect(try await eventIDs(sent: false) == [ids[1], ids[3]])
+        try await f.relay.purgeOldRows()
+        #expect(try await eventIDs(sent: false).isEmpty)
+        #expect(try await eventIDs(sent: true) == [ids[0], ids[1], ids[2]], "the row sent two days ago was kept, or another lost")
+        let kept = try await f.pool.withConnection {
+            try await $0.query("SELECT sent_cluster, now() - sent_at > interval '30 seconds' AS old FROM outbox_sent WHERE event_id = \(ids[1])")
+        }.first
+        #expect(kept?.string("sent_cluster") == cluster && kept?.bool("old") == true, "the in-place row's time or cluster was not kept")
+        f.pool.close()
+        await f.drop()
+    }
+
+    /// Migration 8 on a database of the earlier layout: sent rows move to `outbox_sent` whole,
+    /// unsent ones stay, the outbox loses its two partial indexes.
+    @Test func theMigrationMovesSentRowsOut() async throws {
+        try TestStack.require()
+        let (name, drop) = try await TestStack.scratchDatabase(prefix: "relaymig")
+        let pool = TestStack.pool(database: name)
+        try await Migrator.migrate(pool: pool, migrations: Array(Outbox.commonMigrations.prefix(7)), logger: TestStack.quietLogger)
+        let ids = (0..<3).map { _ in RandomUUID.string() }
+        for id in ids { try await Self.commitEvent(pool, id: id) }
+        try await pool.withConnection { conn in
+            try await conn.query(
+                "UPDATE outbox SET sent_at = '2026-12-05T06:00:00Z', sent_cluster = 'c1' WHERE event_id = ANY(\(PostgresArray(Array(ids.prefix(2)))))")
+        }
+        #expect(try await Migrator.migrate(pool: pool, migrations: Outbox.commonMigrations, logger: TestStack.quietLogger) == [8])
+        let sent = try await pool.withConnection {
+            try await $0.query(
+                """
+                SELECT event_id, sent_cluster, sent_at = '2026-12-05T06:00:00Z' AS same_time, data FROM outbox_sent ORDER BY id
+                """)
+        }
+        #expect(sent.map { $0.string("event_id") ?? "" } == Array(ids.prefix(2)))
+        #expect(sent.allSatisfy { $0.string("sent_cluster") == "c1" && $0.bool("same_time") == true && $0.string("data") == "{}" })
+        let left = try await pool.withConnection { try await $0.query("SELECT event_id FROM outbox") }
+        #expect(left.map { $0.string("event_id") ?? "" } == [ids[2]])
+        let indexes = try await pool.withConnection {
+            try await $0.query("SELECT indexname FROM pg_indexes WHERE tablename IN ('outbox', 'outbox_sent') ORDER BY indexname")
+        }
+        #expect(indexes.map { $0.string("indexname") ?? "" } == ["outbox_event_id_key", "outbox_pkey", "outbox_sent_by_time"])
+        pool.close()
+        await drop()
     }
 }

@@ -101,8 +101,8 @@ struct GracefulShutdownTests {
             try await conn.query(
                 """
                 SELECT (SELECT count(*) FROM tenants) AS tenants,
-                       (SELECT count(*) FROM outbox) AS events,
-                       (SELECT count(*) FROM outbox WHERE sent_at IS NULL) AS unsent
+                       (SELECT count(*) FROM outbox) + (SELECT count(*) FROM outbox_sent) AS events,
+                       (SELECT count(*) FROM outbox) AS unsent
                 """)
         }.first
         #expect(counts?.int("tenants") == t.created)

@@ -75,8 +75,12 @@ struct TenantPropagationTests {
             #expect(seen, "tenant not visible on \(service.rawValue) after the broker came back")
             #expect(try await Stack.processedCount(service, eventID: eventID) == 1)
         }
-        let sent = try await reg.withConnection { try await $0.query("SELECT sent_at FROM outbox WHERE event_id = \(eventID)") }
-        #expect(sent.first?.string("sent_at") != nil)
+        // Sent: moved from the outbox to outbox_sent with its time.
+        let sent = try await reg.withConnection {
+            try await $0.query(
+                "SELECT (SELECT sent_at FROM outbox_sent WHERE event_id = \(eventID)) AS sent_at, (SELECT count(*) FROM outbox WHERE event_id = \(eventID)) AS n")
+        }
+        #expect(sent.first?.string("sent_at") != nil && sent.first?.int("n") == 0)
     }
 
     @Test func aReplayedEventHasNoSecondEffect() async throws {
