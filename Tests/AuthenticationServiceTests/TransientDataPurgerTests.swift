@@ -30,8 +30,11 @@ struct TransientDataPurgerTests {
                     VALUES (\(id), 'acme', 'alice', 'IN_PROGRESS', 'r', '[]', \(expires - 300), \(expires))
                     """)
             }
-            // Used challenges: purged once expired.
-            for (hash, expires) in [([UInt8](repeating: 1, count: 32), now - 1), ([UInt8](repeating: 2, count: 32), now + 60)] {
+            // Used challenges: purged five minutes (the margin) after they expire.
+            for (hash, expires) in [
+                ([UInt8](repeating: 1, count: 32), now - UsedChallenges.purgeMargin - 1), ([UInt8](repeating: 2, count: 32), now + 60),
+                ([UInt8](repeating: 3, count: 32), now - UsedChallenges.purgeMargin + 60),
+            ] {
                 try await conn.query("INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (\(PostgresBytes(hash)), \(expires))")
             }
             // Sessions: a day after they expire, with their refresh tokens.
@@ -53,7 +56,9 @@ struct TransientDataPurgerTests {
         try await TransientDataPurger(pool: h.context.pool, logger: TestStack.quietLogger).purge(now: now)
 
         #expect(try await Self.ids(h, "SELECT id FROM signin_flows", "id") == ["f-expired-recently", "f-live"])
-        #expect(try await Self.ids(h, "SELECT encode(challenge_hash, 'hex') AS h FROM used_challenges", "h") == [String(repeating: "02", count: 32)])
+        #expect(
+            try await Self.ids(h, "SELECT encode(challenge_hash, 'hex') AS h FROM used_challenges", "h")
+                == [String(repeating: "02", count: 32), String(repeating: "03", count: 32)])
         #expect(try await Self.ids(h, "SELECT sid FROM sessions", "sid") == ["s-expired-today", "s-live"])
         #expect(try await Self.ids(h, "SELECT sid FROM refresh_tokens", "sid") == ["s-expired-today", "s-live"], "refresh tokens go with their session")
         #expect(try await Self.ids(h, "SELECT client FROM code_sends", "client") == ["recent"])
@@ -61,5 +66,29 @@ struct TransientDataPurgerTests {
         // A second pass finds nothing more.
         try await TransientDataPurger(pool: h.context.pool, logger: TestStack.quietLogger).purge(now: now)
         #expect(try await Self.ids(h, "SELECT sid FROM sessions", "sid") == ["s-expired-today", "s-live"])
+    }
+
+    /// A backlog larger than a batch goes in one pass: batches repeat while they come back
+    /// full (one batch per pass fell behind any rate above a batch a minute).
+    @Test func onePassDrainsABacklogOfManyBatches() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let now = Date()
+        try await h.context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                INSERT INTO used_challenges (challenge_hash, expires_at)
+                SELECT sha256(int4send(i)), \(now - UsedChallenges.purgeMargin - 10) FROM generate_series(1, 23) i
+                """)
+            try await conn.query(
+                """
+                INSERT INTO signin_flows (id, tenant_id, username, status, matched_rule, sequences, created_at, expires_at)
+                SELECT 'f-' || i, 'acme', 'alice', 'IN_PROGRESS', 'r', '[]', \(now - 7200), \(now - 3700) FROM generate_series(1, 11) i
+                """)
+            try await conn.query("INSERT INTO used_challenges (challenge_hash, expires_at) VALUES ('\\x00', \(now + 60))")
+        }
+        try await TransientDataPurger(pool: h.context.pool, logger: TestStack.quietLogger).purge(now: now, limit: 5)
+        #expect(try await Self.ids(h, "SELECT encode(challenge_hash, 'hex') AS h FROM used_challenges", "h") == ["00"])
+        #expect(try await Self.ids(h, "SELECT id FROM signin_flows", "id") == [])
     }
 }

@@ -56,4 +56,29 @@ struct RetentionTests {
         #expect(try await h.context.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM user_methods") }.first?.int("n") == 0)
         #expect(try await RetentionStore(context: h.context).purge(now: now) == 0)
     }
+
+    /// The registrations' used challenges: once past their expiry by the purge margin they go
+    /// with the pass; the three registrations' own (expiring in five minutes) stay.
+    @Test func aPassDeletesUsedChallengesPastTheirExpiry() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        _ = try await CredentialManagementTests.tenantWithKey(h)
+        let store = CredentialStore(context: h.context)
+        let handle = SecureRandom.bytes(32)
+        for _ in 0..<3 {
+            try await store.register(
+                CredentialManagementTests.credential(SecureRandom.bytes(16), handle: handle), challenge: SecureRandom.bytes(32),
+                challengeExpiresAt: Date() + 300, at: Date())
+        }
+        let now = Date()
+        try await h.context.pool.withConnection { conn in
+            for (byte, expired) in [(UInt8(1), UsedChallenges.purgeMargin + 1), (2, UsedChallenges.purgeMargin + 3600), (3, UsedChallenges.purgeMargin - 60)] {
+                try await conn.query(
+                    "INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (\(PostgresBytes([UInt8](repeating: byte, count: 32))), \(now - expired))")
+            }
+        }
+        #expect(try await RetentionStore(context: h.context).purge(now: now) == 2)
+        let left = try await h.context.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM used_challenges") }.first?.int("n")
+        #expect(left == 4, "the recently expired one (within the margin) and the three live ones should stay")
+    }
 }

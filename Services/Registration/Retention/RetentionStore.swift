@@ -41,12 +41,14 @@ struct RetentionStore: Sendable {
 
     /// One pass: deleted credentials and methods whose tenant's retention has passed since
     /// their deletion go (in bounded batches). A deleted credential's id may then be registered
-    /// again.
+    /// again. Used challenges of registrations past their expiry go too (``UsedChallenges``:
+    /// a registration checks its ceremony's expiry before its challenge's single use).
     ///
     /// - Returns: rows deleted.
     @discardableResult
     func purge(now: Date) async throws -> Int {
         try await context.pool.withConnection { conn in
+            let challenges = try await UsedChallenges.purge(now: now, on: conn)
             let credentials = try await conn.query(
                 """
                 DELETE FROM credentials WHERE (tenant_id, credential_id) IN (
@@ -63,7 +65,7 @@ struct RetentionStore: Sendable {
                         AND m.deleted_at < \(now)::timestamptz - make_interval(days => r.deleted_registrations_days)
                     LIMIT 10000)
                 """)
-            return credentials.affectedRows + methods.affectedRows
+            return credentials.affectedRows + methods.affectedRows + challenges
         }
     }
 }
