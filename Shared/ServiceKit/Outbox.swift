@@ -143,14 +143,15 @@ public enum Outbox {
             """
             ALTER TABLE outbox ADD COLUMN traceparent text, ADD COLUMN tracestate text;
             """),
-        // Sent rows leave the outbox for `outbox_sent` (see OutboxRelay): the outbox holds only
-        // what is unsent, so its indexes stay as small as the backlog whatever the retention,
-        // and marking a row sent is a delete and an insert without an index entry instead of an
-        // update writing the row again into three indexes (`sent_at` was in two partial
-        // indexes' predicates, so that update was never HOT). `outbox_sent` has no index but a
-        // BRIN on `sent_at` for the purge: rows arrive in `sent_at` order. `sent_at` and
-        // `sent_cluster` stay in the outbox for relays of an earlier release, which mark rows
-        // sent in place during a rolling upgrade; the relay's purge moves such rows over.
+        // Sent rows leave the outbox for `outbox_sent` (see OutboxRelay): marking a row sent is
+        // a delete and an insert without an index entry instead of an update writing the row
+        // again into three indexes (`sent_at` is in two partial indexes' predicates, so that
+        // update was never HOT), and the outbox holds only what is unsent. `outbox_sent` has
+        // no index but a BRIN on `sent_at` for the purge: rows arrive in `sent_at` order.
+        // Nothing is moved here and the outbox keeps its indexes: rows already marked sent in
+        // place (by this release's predecessor, or by it during a rolling upgrade) stay where
+        // they are until the purge deletes them a day later, so the migration costs nothing on
+        // a busy database and the relay's scan of `outbox_unsent` never walks over them.
         Migration(
             8, "outbox_sent",
             """
@@ -171,13 +172,6 @@ public enum Outbox {
                 tracestate text
             );
             CREATE INDEX outbox_sent_by_time ON outbox_sent USING brin (sent_at);
-            WITH moved AS (
-                DELETE FROM outbox WHERE sent_at IS NOT NULL
-                RETURNING id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate)
-            INSERT INTO outbox_sent (id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate)
-            SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate FROM moved;
-            DROP INDEX outbox_unsent;
-            DROP INDEX outbox_sent_at;
             """),
     ]
 }

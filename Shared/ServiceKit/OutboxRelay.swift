@@ -9,8 +9,9 @@ import Synchronization
 /// Each batch runs in one transaction that first takes a transaction-scoped advisory lock,
 /// so at most one replica publishes at a time and events leave in outbox order (per-key
 /// order is what consumers rely on); the batch is published with the idempotent producer and
-/// moved to `outbox_sent` in the same transaction once the broker acknowledged it (the
-/// outbox holds only unsent rows: its indexes stay as small as the backlog). A replica that finds
+/// moved to `outbox_sent` in the same transaction once the broker acknowledged it (a delete
+/// and an insert without an index entry, where marking it sent in place rewrote it into three
+/// indexes). A replica that finds
 /// the lock taken waits for its next turn. When the broker is down the batch fails, the
 /// rows stay unsent, and the relay retries with backoff: events are delayed, never lost, and
 /// the requests that wrote them never wait for Kafka.
@@ -23,8 +24,9 @@ import Synchronization
 /// its id, so this never happens there.
 ///
 /// A relay of an earlier release marked rows sent in place (`sent_at` in the outbox). During a
-/// rolling upgrade both may run, taking turns under the same lock: this one skips such rows,
-/// sends them again on a cluster change as that relay did, and its purge moves them over.
+/// rolling upgrade both may run, taking turns under the same lock: this one skips such rows
+/// (they are not in `outbox_unsent`), sends them again on a cluster change as that relay did,
+/// and its purge deletes them a day after they were sent, as it does in `outbox_sent`.
 ///
 /// Under a steady stream a turn that sent only a few rows is followed by a pause, ended by
 /// whichever comes first: ``fill`` more commits notified, or ``linger`` (Kafka's own rule,
@@ -228,10 +230,10 @@ public actor OutboxRelay: Service {
         // Not run again by the pool on a lost connection: the body sends to Kafka. The relay's
         // own loop tries again later (and consumers drop what was sent twice).
         try await pool.withTransaction(retryingOnConnectionLoss: false) { conn in
-            // Unsent rows are read through the primary key in a plain index scan, whatever the
-            // statistics say: that scan marks the entries of rows moved out since the last
-            // vacuum as dead and skips them afterwards, where a bitmap scan would visit every
-            // one of them on every turn (milliseconds per batch at ~1,000 events/s).
+            // Unsent rows are read through the partial index `outbox_unsent` in a plain index
+            // scan, whatever the statistics say: that scan marks the entries of rows published
+            // since the last vacuum as dead and skips them afterwards, where a bitmap scan would
+            // visit every one of them on every turn (milliseconds per batch at ~1,000 events/s).
             let lock = try await conn.query(
                 """
                 SELECT pg_try_advisory_xact_lock(\(OutboxRelay.lockKey)) AS locked,
@@ -295,11 +297,11 @@ public actor OutboxRelay: Service {
     }
 
     /// Sent rows are kept a day for investigation, processed event ids a week for dedupe. Rows
-    /// a relay of an earlier release marked sent in place move to `outbox_sent` first.
+    /// a relay of an earlier release marked sent in place go from the outbox on the same terms.
     nonisolated func purgeOldRows() async throws {
         try await pool.withConnection { conn in
-            try await conn.query(OutboxRelay.moveMarkedInPlace)
             try await conn.query("DELETE FROM outbox_sent WHERE sent_at < now() - interval '1 day'")
+            try await conn.query("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
             try await conn.query("DELETE FROM processed_events WHERE processed_at < now() - interval '7 days'")
         }
     }
@@ -327,15 +329,6 @@ public actor OutboxRelay: Service {
         SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, traceparent, tracestate FROM moved
         """
     }
-
-    /// Moves the rows a relay of an earlier release marked sent in place to `outbox_sent`.
-    static let moveMarkedInPlace: PostgresQuery = """
-        WITH moved AS (
-            DELETE FROM outbox WHERE sent_at IS NOT NULL
-            RETURNING id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate)
-        INSERT INTO outbox_sent (id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate)
-        SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate FROM moved
-        """
 }
 
 import Schema
