@@ -147,7 +147,8 @@ public enum Outbox {
         // a delete and an insert without an index entry instead of an update writing the row
         // again into three indexes (`sent_at` is in two partial indexes' predicates, so that
         // update was never HOT), and the outbox holds only what is unsent. `outbox_sent` has
-        // no index but a BRIN on `sent_at` for the purge: rows arrive in `sent_at` order.
+        // the outbox's columns (no default, no index) and a BRIN on `sent_at` for the purge:
+        // rows arrive in `sent_at` order.
         // Nothing is moved here and the outbox keeps its indexes: rows already marked sent in
         // place (by this release's predecessor, or by it during a rolling upgrade) stay where
         // they are until the purge deletes them a day later, so the migration costs nothing on
@@ -155,22 +156,8 @@ public enum Outbox {
         Migration(
             8, "outbox_sent",
             """
-            CREATE TABLE outbox_sent (
-                id bigint NOT NULL,
-                event_id text NOT NULL,
-                topic text NOT NULL,
-                message_key text NOT NULL,
-                event_type text NOT NULL,
-                source text NOT NULL,
-                subject text,
-                event_time timestamptz NOT NULL,
-                data text NOT NULL,
-                created_at timestamptz NOT NULL,
-                sent_at timestamptz NOT NULL,
-                sent_cluster text,
-                traceparent text,
-                tracestate text
-            );
+            CREATE TABLE outbox_sent (LIKE outbox);
+            ALTER TABLE outbox_sent ALTER COLUMN sent_at SET NOT NULL;
             CREATE INDEX outbox_sent_by_time ON outbox_sent USING brin (sent_at);
             """),
     ]

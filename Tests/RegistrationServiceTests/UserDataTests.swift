@@ -4,7 +4,7 @@ import HTTPServer
 import JSON
 import Postgres
 import Schema
-import ServiceKit
+@testable import ServiceKit
 import ServiceTestSupport
 import Testing
 import TestSupport
@@ -23,18 +23,13 @@ struct UserDataTests {
         try await h.context.pool.withConnection { try await $0.query(sql) }.first?.int("n") ?? -1
     }
 
-    /// Moves outbox rows to `outbox_sent` as the relay does once Kafka acknowledged them: all
-    /// of them, or all but the purge requests.
+    /// Moves outbox rows to `outbox_sent` as the relay does once Kafka acknowledged them
+    /// (``OutboxRelay/markSent(_:cluster:)``): all of them, or all but the purge requests.
     static func markSent(_ h: Harness, keepingPurgeRequests: Bool) async throws {
         let kept = keepingPurgeRequests ? UserPurgeRequested.eventType : ""
         try await h.context.pool.withConnection { conn in
-            try await conn.query(
-                """
-                WITH moved AS (DELETE FROM outbox WHERE event_type <> \(kept)
-                  RETURNING id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, traceparent, tracestate)
-                INSERT INTO outbox_sent (id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, sent_at, sent_cluster, traceparent, tracestate)
-                SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, created_at, now(), 'test', traceparent, tracestate FROM moved
-                """)
+            let ids = try await conn.query("SELECT id FROM outbox WHERE event_type <> \(kept)").compactMap { $0.int64("id") }
+            try await conn.query(OutboxRelay.markSent(ids, cluster: "test"))
         }
     }
 
