@@ -123,5 +123,15 @@ enum OOBMigrations {
             """),
         ApprovalDeliveryStore.migration,
         PushTemplate.migration,
+        // The expirer's purge of finished rows past the retention runs every few seconds: without
+        // these it read the whole table each time (400 ms of PostgreSQL CPU for a million
+        // approvals, every 5 s). Updates that finish a row were never HOT (`status` is in the
+        // predicates of partial indexes already): one more index entry each.
+        Migration(
+            180, "finished_rows_by_time",
+            """
+            CREATE INDEX approvals_finished ON approvals (updated_at) WHERE status <> 'IN_PROGRESS';
+            CREATE INDEX approval_deliveries_finished ON approval_deliveries (updated_at) WHERE status <> 'pending';
+            """),
     ]
 }

@@ -24,19 +24,20 @@ enum TransactionRetention {
         return h
     }
 
-    /// One pass, in bounded batches.
+    /// One pass, in bounded batches (``BatchedDelete``: each batch its own statement, repeated
+    /// while full). `conn` must not be inside a transaction.
     ///
     /// - Returns: transactions whose evidence was cleared.
     @discardableResult
-    static func purge(now: Date, on conn: PostgresConnection) async throws -> Int {
-        try await conn.query(
+    static func purge(now: Date, limit: Int = BatchedDelete.batchSize, on conn: PostgresConnection) async throws -> Int {
+        try await BatchedDelete.drain(
+            limit: limit, on: conn,
             """
             UPDATE transactions SET evidence = NULL, tc_token = NULL WHERE id IN (
                 SELECT t.id FROM transactions t JOIN retention_settings r ON r.tenant_id = t.tenant_id
                 WHERE r.transaction_evidence_days IS NOT NULL AND t.status <> 'PENDING' AND (t.evidence IS NOT NULL OR t.tc_token IS NOT NULL)
                     AND t.updated_at < \(now)::timestamptz - make_interval(days => r.transaction_evidence_days)
-                LIMIT 10000)
-            """
-        ).affectedRows
+                LIMIT \(limit))
+            """)
     }
 }

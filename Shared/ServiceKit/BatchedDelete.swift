@@ -8,10 +8,11 @@ public enum BatchedDelete {
     /// Rows per batch (the statements' `LIMIT`).
     public static let batchSize = 10_000
 
-    /// Runs `statement` (a `DELETE` of at most `limit` rows) until one deletes fewer than
-    /// `limit`, at most `maxBatches` times (the rest waits for the next pass).
+    /// Runs `statement` (a `DELETE`, or an `UPDATE` that clears what it selects, of at most
+    /// `limit` rows) until one affects fewer than `limit`, at most `maxBatches` times (the rest
+    /// waits for the next pass).
     ///
-    /// - Returns: rows deleted.
+    /// - Returns: rows affected.
     public static func drain(limit: Int = batchSize, maxBatches: Int = 100, on conn: PostgresConnection, _ statement: PostgresQuery) async throws -> Int {
         var total = 0
         for _ in 0..<maxBatches {

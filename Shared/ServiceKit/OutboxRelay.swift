@@ -148,6 +148,9 @@ public actor OutboxRelay: Service {
         var backoff = Backoff(initial: .milliseconds(100), maximum: .seconds(5))
         var lastBacklog = ContinuousClock.now - .seconds(10)
         var lastMaintenance = ContinuousClock.now
+        // The first turn purges too: a replica restarted more often than every ten minutes
+        // would otherwise never purge.
+        var purgeBacklog = true
         var lastFailure: (any Error)?
         while true {
             // Checked before every turn: a cancelled wait returns at once (its stream has ended),
@@ -166,8 +169,11 @@ public actor OutboxRelay: Service {
                     try await recordBacklog()
                     lastBacklog = .now
                 }
-                if ContinuousClock.now - lastMaintenance > .seconds(600) {
-                    try await purgeOldRows()
+                // Every ten minutes, and on every turn while a purge's batch came back full:
+                // one batch a table a turn, so that a backlog goes between publishing turns
+                // instead of holding the relay for one long statement.
+                if purgeBacklog || ContinuousClock.now - lastMaintenance > .seconds(600) {
+                    purgeBacklog = try await purgeOldRows()
                     lastMaintenance = .now
                 }
                 if sent == 0 {
@@ -298,11 +304,35 @@ public actor OutboxRelay: Service {
 
     /// Sent rows are kept a day for investigation, processed event ids a week for dedupe. Rows
     /// a relay of an earlier release marked sent in place go from the outbox on the same terms.
-    nonisolated func purgeOldRows() async throws {
+    /// One batch of at most `limit` rows a table, each its own statement (no long statement, no
+    /// long lock, no burst of WAL); rows are addressed by `ctid`, since `outbox_sent` has no key.
+    ///
+    /// - Returns: whether a batch came back full, so that more may be waiting.
+    @discardableResult
+    nonisolated func purgeOldRows(limit: Int = BatchedDelete.batchSize) async throws -> Bool {
         try await pool.withConnection { conn in
-            try await conn.query("DELETE FROM outbox_sent WHERE sent_at < now() - interval '1 day'")
-            try await conn.query("DELETE FROM outbox WHERE sent_at < now() - interval '1 day'")
-            try await conn.query("DELETE FROM processed_events WHERE processed_at < now() - interval '7 days'")
+            let sent = try await conn.query(
+                """
+                DELETE FROM outbox_sent WHERE ctid = ANY(ARRAY(
+                    SELECT ctid FROM outbox_sent WHERE sent_at < now() - interval '1 day' LIMIT \(limit)))
+                AND sent_at < now() - interval '1 day'
+                """
+            ).affectedRows
+            let sentInPlace = try await conn.query(
+                """
+                DELETE FROM outbox WHERE ctid = ANY(ARRAY(
+                    SELECT ctid FROM outbox WHERE sent_at < now() - interval '1 day' LIMIT \(limit)))
+                AND sent_at < now() - interval '1 day'
+                """
+            ).affectedRows
+            let processed = try await conn.query(
+                """
+                DELETE FROM processed_events WHERE ctid = ANY(ARRAY(
+                    SELECT ctid FROM processed_events WHERE processed_at < now() - interval '7 days' LIMIT \(limit)))
+                AND processed_at < now() - interval '7 days'
+                """
+            ).affectedRows
+            return max(sent, sentInPlace, processed) >= limit
         }
     }
 

@@ -221,6 +221,69 @@ import TestSupport
         await f.drop()
     }
 
+    /// The purge takes one batch a table a call and says whether one came back full; rows
+    /// younger than their keeping (a day sent, a week processed) stay.
+    @Test func thePurgeTakesOneBatchATableAndSaysWhetherMoreMayWait() async throws {
+        let f = try await Self.fixture()
+        try await f.pool.withConnection { conn in
+            try await Self.insertSent(conn, old: 5, recent: 1)
+            try await conn.query(
+                """
+                INSERT INTO processed_events (event_id, event_type, topic, kafka_partition, kafka_offset, processed_at)
+                SELECT 'p' || g, 'signet.test.relay.v1', 't', 0, g, now() - CASE WHEN g <= 3 THEN interval '8 days' ELSE interval '6 days' END
+                FROM generate_series(1, 4) g
+                """)
+        }
+        @Sendable func counts() async throws -> [Int] {
+            let row = try await f.pool.withConnection {
+                try await $0.query("SELECT (SELECT count(*) FROM outbox_sent) AS sent, (SELECT count(*) FROM processed_events) AS processed")
+            }.first
+            return [row?.int("sent") ?? -1, row?.int("processed") ?? -1]
+        }
+        #expect(try await f.relay.purgeOldRows(limit: 2) == true)
+        #expect(try await counts() == [4, 2])
+        #expect(try await f.relay.purgeOldRows(limit: 2) == true)
+        #expect(try await counts() == [2, 1])
+        #expect(try await f.relay.purgeOldRows(limit: 2) == false)
+        #expect(try await counts() == [1, 1])
+        #expect(try await f.relay.purgeOldRows(limit: 2) == false)
+        #expect(try await counts() == [1, 1])
+        f.pool.close()
+        await f.drop()
+    }
+
+    /// A running relay purges on its first turn, and goes on turn after turn while batches come
+    /// back full: a backlog of more than a batch (25,000 rows sent two days ago) is gone without
+    /// waiting ten minutes for each batch.
+    @Test func aRunningRelayPurgesABacklogOfManyBatchesOnItsFirstTurns() async throws {
+        let f = try await Self.fixture()
+        // Rows another cluster acknowledged would be sent again instead (see above).
+        #expect(await TestStack.eventually(timeout: .seconds(30)) { f.producer.clusterID() != nil }, "the producer never learned its cluster")
+        let cluster = try #require(f.producer.clusterID())
+        try await f.pool.withConnection { try await Self.insertSent($0, old: 25_000, recent: 3, cluster: cluster) }
+        let running = Task { try await f.relay.run() }
+        let purged = await TestStack.eventually(timeout: .seconds(60)) {
+            (try? await f.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox_sent") }.first?.int("n")) == 3
+        }
+        #expect(purged, "the backlog of sent rows was not purged")
+        await f.relay.shutdown()
+        try await running.value
+        f.pool.close()
+        await f.drop()
+    }
+
+    /// Puts `old` rows sent two days ago and `recent` sent a minute ago in `outbox_sent`,
+    /// acknowledged by `cluster`.
+    static func insertSent(_ conn: PostgresConnection, old: Int, recent: Int, cluster: String = "c") async throws {
+        try await conn.query(
+            """
+            INSERT INTO outbox_sent (id, event_id, topic, message_key, event_type, source, event_time, data, created_at, sent_at, sent_cluster)
+            SELECT g, 'e' || g, 't', 'k', 'signet.test.relay.v1', 'relay-test', now(), '{}', now(),
+                now() - CASE WHEN g <= \(old) THEN interval '2 days' ELSE interval '1 minute' END, \(cluster)
+            FROM generate_series(1, \(old + recent)) g
+            """)
+    }
+
     /// Migration 8 on a database of the earlier layout, with rows sent and unsent: it adds
     /// `outbox_sent` and moves nothing (rows sent in place age out where they are); the outbox
     /// keeps its indexes, which the relay's scan of unsent rows relies on meanwhile.

@@ -35,9 +35,14 @@ final class TransientDataPurger: Service {
             let sessions = try await BatchedDelete.drain(
                 limit: limit, on: conn,
                 "DELETE FROM sessions WHERE sid IN (SELECT sid FROM sessions WHERE expires_at < \(now.addingTimeInterval(-86_400)) LIMIT \(limit))")
-            let sends = try await conn.query(
-                "DELETE FROM code_sends WHERE sent_at < \(now.addingTimeInterval(-CodeSendBudget.window))")
-            let total = flows + challenges + sessions + sends.affectedRows
+            let sendsBefore = now.addingTimeInterval(-CodeSendBudget.window)
+            let sends = try await BatchedDelete.drain(
+                limit: limit, on: conn,
+                """
+                DELETE FROM code_sends WHERE ctid = ANY(ARRAY(SELECT ctid FROM code_sends WHERE sent_at < \(sendsBefore) LIMIT \(limit)))
+                AND sent_at < \(sendsBefore)
+                """)
+            let total = flows + challenges + sessions + sends
             if total > 0 {
                 logger.debug("transient data purged", metadata: ["signet.count": "\(total)"])
             }

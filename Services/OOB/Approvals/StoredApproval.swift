@@ -4,6 +4,7 @@ import HTTPServer
 import JSON
 import Postgres
 import Schema
+import ServiceKit
 
 /// A row of `approvals`, and the SQL that reads and writes them.
 struct StoredApproval: Sendable {
@@ -149,12 +150,20 @@ struct StoredApproval: Sendable {
         ).map(approval(from:))
     }
 
-    /// Deletes finished approvals last changed before `cutoff` (their events stay the record).
+    /// Deletes finished approvals last changed before `cutoff` (their events stay the record),
+    /// in batches of `limit` (``BatchedDelete``; found by `approvals_finished`). `conn` must not
+    /// be inside a transaction.
     ///
     /// - Returns: how many were deleted.
     @discardableResult
-    static func purgeFinished(before cutoff: Date, on conn: PostgresConnection) async throws -> Int {
-        try await conn.query("DELETE FROM approvals WHERE status <> 'IN_PROGRESS' AND updated_at < \(cutoff) RETURNING id").count
+    static func purgeFinished(before cutoff: Date, limit: Int = BatchedDelete.batchSize, on conn: PostgresConnection) async throws -> Int {
+        try await BatchedDelete.drain(
+            limit: limit, on: conn,
+            """
+            DELETE FROM approvals WHERE id IN
+                (SELECT id FROM approvals WHERE status <> 'IN_PROGRESS' AND updated_at < \(cutoff) LIMIT \(limit))
+            AND status <> 'IN_PROGRESS' AND updated_at < \(cutoff)
+            """)
     }
 
     static func approval(from row: PostgresRow) throws -> StoredApproval {

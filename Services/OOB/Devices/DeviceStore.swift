@@ -106,10 +106,20 @@ struct DeviceStore: DeviceKeyDirectory {
         try await Outbox.enqueue(device.changed("seen", at: now, key: subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
     }
 
-    /// Deletes the nonces of proofs that can no longer be fresh.
-    func purgeNonces(before now: Date) async throws {
+    /// Deletes the nonces of proofs that can no longer be fresh, in batches of `limit`
+    /// (``BatchedDelete``).
+    ///
+    /// - Returns: how many were deleted.
+    @discardableResult
+    func purgeNonces(before now: Date, limit: Int = BatchedDelete.batchSize) async throws -> Int {
         try await pool.withConnection { conn in
-            try await conn.query("DELETE FROM device_proof_nonces WHERE expires_at < \(now)")
+            try await BatchedDelete.drain(
+                limit: limit, on: conn,
+                """
+                DELETE FROM device_proof_nonces WHERE ctid = ANY(ARRAY(
+                    SELECT ctid FROM device_proof_nonces WHERE expires_at < \(now) LIMIT \(limit)))
+                AND expires_at < \(now)
+                """)
         }
     }
 

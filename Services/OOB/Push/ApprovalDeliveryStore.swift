@@ -1,6 +1,7 @@
 import FoundationEssentials
 import Postgres
 import Schema
+import ServiceKit
 
 /// A row of `approval_deliveries`: one push to one device, or one approval's callback.
 struct ApprovalDelivery: Sendable {
@@ -111,8 +112,19 @@ enum ApprovalDeliveryStore {
         ).isEmpty
     }
 
-    /// Deletes finished rows last changed before `cutoff`.
-    static func purgeFinished(before cutoff: Date, on conn: PostgresConnection) async throws {
-        try await conn.query("DELETE FROM approval_deliveries WHERE status <> 'pending' AND updated_at < \(cutoff)")
+    /// Deletes finished rows last changed before `cutoff`, in batches of `limit`
+    /// (``BatchedDelete``; found by `approval_deliveries_finished`). `conn` must not be inside
+    /// a transaction.
+    ///
+    /// - Returns: how many were deleted.
+    @discardableResult
+    static func purgeFinished(before cutoff: Date, limit: Int = BatchedDelete.batchSize, on conn: PostgresConnection) async throws -> Int {
+        try await BatchedDelete.drain(
+            limit: limit, on: conn,
+            """
+            DELETE FROM approval_deliveries WHERE id IN
+                (SELECT id FROM approval_deliveries WHERE status <> 'pending' AND updated_at < \(cutoff) LIMIT \(limit))
+            AND status <> 'pending' AND updated_at < \(cutoff)
+            """)
     }
 }

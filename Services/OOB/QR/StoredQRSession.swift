@@ -2,6 +2,7 @@ import FoundationEssentials
 import HTTPServer
 import Postgres
 import Schema
+import ServiceKit
 
 /// A row of `qr_sessions`, and the SQL that reads and writes them.
 struct StoredQRSession: Sendable {
@@ -115,11 +116,16 @@ struct StoredQRSession: Sendable {
     }
 
     /// Deletes sessions that expired before `cutoff` (their events stay the record), and the
-    /// TruCodes with them (both are the expirer's QR housekeeping).
+    /// TruCodes with them (both are the expirer's QR housekeeping), in batches of `limit`
+    /// (``BatchedDelete``). `conn` must not be inside a transaction.
+    ///
+    /// - Returns: how many sessions were deleted.
     @discardableResult
-    static func purge(expiredBefore cutoff: Date, on conn: PostgresConnection) async throws -> Int {
-        try await StoredTruCode.purge(expiredBefore: cutoff, on: conn)
-        return try await conn.query("DELETE FROM qr_sessions WHERE expires_at < \(cutoff) RETURNING id").count
+    static func purge(expiredBefore cutoff: Date, limit: Int = BatchedDelete.batchSize, on conn: PostgresConnection) async throws -> Int {
+        try await StoredTruCode.purge(expiredBefore: cutoff, limit: limit, on: conn)
+        return try await BatchedDelete.drain(
+            limit: limit, on: conn,
+            "DELETE FROM qr_sessions WHERE id IN (SELECT id FROM qr_sessions WHERE expires_at < \(cutoff) LIMIT \(limit)) AND expires_at < \(cutoff)")
     }
 
     static func session(from row: PostgresRow) throws -> StoredQRSession {

@@ -2,6 +2,7 @@ import FoundationEssentials
 import HTTPServer
 import Postgres
 import Schema
+import ServiceKit
 
 /// A row of `trucodes`, and the SQL that reads and writes them.
 struct StoredTruCode: Sendable {
@@ -80,9 +81,12 @@ struct StoredTruCode: Sendable {
             expiresAt: expires, pairedAt: row.date("paired_at"), updatedAt: updated)
     }
 
-    /// Deletes codes that expired before `cutoff`.
+    /// Deletes codes that expired before `cutoff`, in batches of `limit` (``BatchedDelete``).
+    /// `conn` must not be inside a transaction.
     @discardableResult
-    static func purge(expiredBefore cutoff: Date, on conn: PostgresConnection) async throws -> Int {
-        try await conn.query("DELETE FROM trucodes WHERE expires_at < \(cutoff) RETURNING id").count
+    static func purge(expiredBefore cutoff: Date, limit: Int = BatchedDelete.batchSize, on conn: PostgresConnection) async throws -> Int {
+        try await BatchedDelete.drain(
+            limit: limit, on: conn,
+            "DELETE FROM trucodes WHERE id IN (SELECT id FROM trucodes WHERE expires_at < \(cutoff) LIMIT \(limit)) AND expires_at < \(cutoff)")
     }
 }

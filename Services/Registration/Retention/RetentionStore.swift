@@ -46,26 +46,28 @@ struct RetentionStore: Sendable {
     ///
     /// - Returns: rows deleted.
     @discardableResult
-    func purge(now: Date) async throws -> Int {
+    func purge(now: Date, limit: Int = BatchedDelete.batchSize) async throws -> Int {
         try await context.pool.withConnection { conn in
-            let challenges = try await UsedChallenges.purge(now: now, on: conn)
-            let credentials = try await conn.query(
+            let challenges = try await UsedChallenges.purge(now: now, limit: limit, on: conn)
+            let credentials = try await BatchedDelete.drain(
+                limit: limit, on: conn,
                 """
                 DELETE FROM credentials WHERE (tenant_id, credential_id) IN (
                     SELECT c.tenant_id, c.credential_id FROM credentials c JOIN retention_settings r ON r.tenant_id = c.tenant_id
                     WHERE c.status = 'deleted' AND r.deleted_registrations_days IS NOT NULL
                         AND c.deleted_at < \(now)::timestamptz - make_interval(days => r.deleted_registrations_days)
-                    LIMIT 10000)
+                    LIMIT \(limit))
                 """)
-            let methods = try await conn.query(
+            let methods = try await BatchedDelete.drain(
+                limit: limit, on: conn,
                 """
                 DELETE FROM user_methods WHERE id IN (
                     SELECT m.id FROM user_methods m JOIN retention_settings r ON r.tenant_id = m.tenant_id
                     WHERE m.status = 'DELETED' AND r.deleted_registrations_days IS NOT NULL
                         AND m.deleted_at < \(now)::timestamptz - make_interval(days => r.deleted_registrations_days)
-                    LIMIT 10000)
+                    LIMIT \(limit))
                 """)
-            return credentials.affectedRows + methods.affectedRows + challenges
+            return credentials + methods + challenges
         }
     }
 }
