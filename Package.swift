@@ -145,7 +145,7 @@ let package = Package(
         .testTarget(name: "QRCodeTests", dependencies: ["QRCode", "CZlib"], path: "Tests/QRCodeTests"),
         .testTarget(name: "DeliveryTests", dependencies: ["Delivery", "CCurl", "TestRandom"], path: "Tests/DeliveryTests"),
         .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "Platform", "Schema", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
-        .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer", "JSON"], path: "Tests/SchemaTests"),
+        .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer", "JSON", "TestRandom"], path: "Tests/SchemaTests"),
         .testTarget(
             name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform", "Postgres", "Tokens", "JSON", "TestSupport"],
             path: "Tests/ServiceKitTests"),

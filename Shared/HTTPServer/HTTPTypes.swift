@@ -135,21 +135,36 @@ extension HTTPRequest {
     ///   member name is malformed), `invalid_field` (400) naming the field when it parses but
     ///   does not fit `T`.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        let value = try jsonTree()
+        return try Self.decoding { try JSONValueDecoder().decode(T.self, from: value) }
+    }
+
+    /// Decodes the JSON body as `T`, directly from the parsed tree where it fits
+    /// (``JSONDirectDecodable``), else as ``decode(_:)`` does, with the same errors.
+    public func decode<T: JSONDirectDecodable>(_ type: T.Type) throws -> T {
+        let value = try jsonTree()
+        return try Self.decoding { try JSONValueDecoder().decodeDirectly(T.self, from: value) }
+    }
+
+    /// The body's one strict parse (duplicate member names, lone surrogates, invalid UTF-8 and
+    /// deep nesting refused): decoding reads its tree, no second parser to disagree with.
+    private func jsonTree() throws -> JSONValue {
         let media = mediaType
         guard media == "application/json" || media.hasSuffix("+json") else {
             throw HTTPError(.unsupportedMediaType, detail: "The body must be application/json.")
         }
         guard !body.isEmpty else { throw HTTPError(.malformedJSON, detail: "The body is empty.") }
-        // One strict parse (duplicate member names, lone surrogates, invalid UTF-8 and deep
-        // nesting refused), then decoding from its tree: no second parser to disagree with.
-        let value: JSONValue
         do {
-            value = try JSONParser.parse(body, maximumDepth: Self.maximumJSONDepth)
+            return try JSONParser.parse(body, maximumDepth: Self.maximumJSONDepth)
         } catch {
             throw HTTPError(.malformedJSON, detail: "The body is not valid JSON: \(error.reason) at byte \(error.offset).")
         }
+    }
+
+    /// Runs `decode`, its errors as the problems ``decode(_:)`` documents.
+    private static func decoding<T>(_ decode: () throws -> T) throws -> T {
         do {
-            return try JSONValueDecoder().decode(T.self, from: value)
+            return try decode()
         } catch let error as DecodingError {
             throw HTTPError.from(decodingError: error)
         } catch let error as HTTPError {

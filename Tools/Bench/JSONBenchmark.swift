@@ -52,7 +52,8 @@ func jsonBenchmark(seconds: Double) throws {
 }
 
 /// The two sign-in request bodies as `HTTPRequest.decode` reads them: the strict parse
-/// (`JSONParser`), Codable over its tree (`JSONValueDecoder`), and both, in µs per body.
+/// (`JSONParser`), Codable over its tree (`JSONValueDecoder`), and both, in µs per body; and
+/// the direct reading of the tree (`JSONDirectDecodable`), which the server now uses for them.
 /// Foundation's `JSONDecoder` on the same bytes is the anchor. Three runs, each timing the
 /// parts in alternating slices of CPU time, so that a change of the machine's speed shows as a
 /// spread between runs rather than as a difference between the parts.
@@ -96,11 +97,19 @@ func signInDecodeBenchmark(seconds: Double) throws {
         { _ = try JSONValueDecoder().decode(AuthenticationFinishRequest.self, from: finishTree) },
         { _ = try JSONValueDecoder().decode(AuthenticationFinishRequest.self, from: finishBody, maximumDepth: depth) },
         { _ = try foundation.decode(AuthenticationFinishRequest.self, from: Data(finishBody)) },
+        { _ = AuthenticationOptionsRequest(directJSON: optionsTree) },
+        { _ = AuthenticationFinishRequest(directJSON: finishTree) },
     ]
+    guard AuthenticationOptionsRequest(directJSON: optionsTree) == (try JSONValueDecoder().decode(AuthenticationOptionsRequest.self, from: optionsTree)),
+        AuthenticationFinishRequest(directJSON: finishTree) == (try JSONValueDecoder().decode(AuthenticationFinishRequest.self, from: finishTree))
+    else { throw BlockingHTTPClient.Failure(description: "the direct reading differs from Codable's") }
     for run in 1...3 {
         let us = try interleavedRates(seconds: seconds / 4, parts).map { 1e6 / $0 }
         print(String(
             format: "json_signin_decode_us run %d  options: parse %.2f codable %.2f both %.2f (JSONDecoder %.2f)  finish: parse %.2f codable %.2f both %.2f (JSONDecoder %.2f)  both bodies %.2f (JSONDecoder %.2f)",
             run, us[0], us[1], us[2], us[3], us[4], us[5], us[6], us[7], us[2] + us[6], us[3] + us[7]))
+        print(String(
+            format: "json_signin_direct_us run %d  options: direct %.2f (codable %.2f)  finish: direct %.2f (codable %.2f)  both bodies parsed and read directly %.2f (with codable %.2f)",
+            run, us[8], us[1], us[9], us[5], us[0] + us[8] + us[4] + us[9], us[2] + us[6]))
     }
 }

@@ -9,7 +9,9 @@ import Schema
 ///
 /// Properties: a refusal is a `JSONParser.SyntaxError` or a `DecodingError` (each a 400 with
 /// its code at the HTTP edge; anything else would be a 500); a decoded body encoded by
-/// `JSONValueEncoder` and decoded again is equal to itself.
+/// `JSONValueEncoder` and decoded again is equal to itself; a body type that also reads itself
+/// directly (`JSONDirectDecodable`, the sign-in's two) returns a value exactly when Codable
+/// does, and the same value.
 @main
 enum HTTPBodyFuzz {
     static func main() { Fuzz.run(testOneInput) }
@@ -42,13 +44,18 @@ enum HTTPBodyFuzz {
     }
 
     static func check<T: Codable & Equatable & Sendable>(_: T.Type, _ value: JSONValue) {
+        let direct = (T.self as? any JSONDirectDecodable.Type)?.init(directJSON: value)
         let decoded: T
         do {
             decoded = try JSONValueDecoder().decode(T.self, from: value)
         } catch is DecodingError {
+            if direct != nil { Fuzz.fail("\(T.self): read directly where Codable refuses") }
             return
         } catch {
             Fuzz.fail("\(T.self): refusal is not a DecodingError: \(type(of: error))")
+        }
+        if T.self is any JSONDirectDecodable.Type, (direct as? T) != decoded {
+            Fuzz.fail("\(T.self): the direct reading differs from Codable's")
         }
         do {
             let encoded = try JSONValueEncoder().encode(decoded)
