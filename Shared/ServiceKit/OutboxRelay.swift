@@ -172,8 +172,17 @@ public actor OutboxRelay: Service {
                 // Every ten minutes, and on every turn while a purge's batch came back full:
                 // one batch a table a turn, so that a backlog goes between publishing turns
                 // instead of holding the relay for one long statement.
+                // A purge that fails is logged and tried again at the next ten-minute mark: it
+                // must never stand between the outbox and Kafka.
                 if purgeBacklog || ContinuousClock.now - lastMaintenance > .seconds(600) {
-                    purgeBacklog = try await purgeOldRows()
+                    do {
+                        purgeBacklog = try await purgeOldRows()
+                    } catch {
+                        purgeBacklog = false
+                        if !Task.isCancelled {
+                            logger.warning("outbox relay: purging sent rows failed; will retry in ten minutes", metadata: [LogKey.error: "\(error)"])
+                        }
+                    }
                     lastMaintenance = .now
                 }
                 if sent == 0 {

@@ -272,6 +272,32 @@ import TestSupport
         await f.drop()
     }
 
+    /// A purge that fails (here its table is gone) is logged and left for ten minutes: the relay
+    /// goes on publishing, turn after turn, and counts no publishing failure.
+    @Test func aPurgeThatFailsNeverStandsBetweenTheOutboxAndKafka() async throws {
+        let f = try await Self.fixture()
+        #expect(await TestStack.eventually(timeout: .seconds(30)) { f.producer.clusterID() != nil }, "the producer never learned its cluster")
+        let service = "relay-purge-\(RandomUUID.string().prefix(8))"
+        let relay = OutboxRelay(pool: f.pool, producer: f.producer, logger: TestStack.quietLogger, service: service, linger: .milliseconds(20))
+        try await f.pool.withConnection { try await $0.query("ALTER TABLE processed_events RENAME TO processed_events_elsewhere") }
+        let running = Task { try await relay.run() }
+        for n in 1...3 {
+            try await Self.commitEvent(f.pool)
+            relay.notify()
+            let sent = await TestStack.eventually(timeout: .seconds(10)) {
+                (try? await f.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM outbox_sent") }.first?.int("n")) == n
+            }
+            #expect(sent, "event \(n) was not published")
+        }
+        let failures = MetricsRegistry.shared.render().split(separator: "\n")
+            .first { $0.hasPrefix("signet_outbox_publish_failures_total{") && $0.contains("\"\(service)\"") }
+        #expect(failures?.split(separator: " ").last == "0", "\(String(describing: failures))")
+        await relay.shutdown()
+        try await running.value
+        f.pool.close()
+        await f.drop()
+    }
+
     /// Puts `old` rows sent two days ago and `recent` sent a minute ago in `outbox_sent`,
     /// acknowledged by `cluster`.
     static func insertSent(_ conn: PostgresConnection, old: Int, recent: Int, cluster: String = "c") async throws {
