@@ -97,7 +97,9 @@ struct OutboxRelayDrainStackTests {
         let groupReturned = await TestStack.eventually(timeout: .seconds(60)) { returned.isSet }
         let relayEnded = await TestStack.eventually(timeout: .seconds(30)) { await relay.hasReturned }
         away.release()
-        // PostgreSQL back before anything else can fail, so that the suites after find it.
+        // PostgreSQL back before anything else can fail, so that the suites after find it (its
+        // stop may outlast the group's bound on a loaded machine: it is waited for).
+        _ = await TestStack.eventually(timeout: .seconds(90)) { away.stopped != nil }
         let stopped = try #require(away.stopped, "PostgreSQL was not stopped")
         try await TestStack.startPostgreSQL(try stopped.get())
 

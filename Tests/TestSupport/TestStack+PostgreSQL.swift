@@ -53,12 +53,21 @@ extension TestStack {
         var pid: pid_t = 0
         let spawned = posix_spawn(&pid, argv[0], nil, nil, &cArgs, environ)
         guard spawned == 0 else { throw TestStackError("could not start pg_ctl (\(spawned))") }
-        var status: Int32 = 0
-        let deadline = ContinuousClock.now + .seconds(90)
-        while waitpid(pid, &status, WNOHANG) == 0 {
-            guard ContinuousClock.now < deadline else { throw TestStackError("pg_ctl \(arguments.last ?? "") did not finish") }
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        // Waited for in a task of its own, which a caller's cancellation does not reach: a
+        // service group past its shutdown bound cancels the service stopping PostgreSQL, and a
+        // wait cut short there left the cluster stopping with nobody to start it again (every
+        // suite after then failed to connect; CI of stop 42, on a loaded machine whose shutdown
+        // checkpoint took longer than the group's 3 s).
+        let pgPID = pid
+        let status = try await Task { () async throws -> Int32 in
+            var status: Int32 = 0
+            let deadline = ContinuousClock.now + .seconds(90)
+            while waitpid(pgPID, &status, WNOHANG) == 0 {
+                guard ContinuousClock.now < deadline else { throw TestStackError("pg_ctl \(arguments.last ?? "") did not finish") }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            return status
+        }.value
         guard status == 0 else { throw TestStackError("pg_ctl \(arguments.last ?? "") exited with status \(status)") }
     }
 }
