@@ -10,7 +10,7 @@ import TestSupport
 
 /// The relay as an actor, against the stack's PostgreSQL (a scratch database) and broker.
 /// Named `…StackTests` so that `SIGNET_TEST_FILTER='StackTests|…'` runs it with the stack.
-@Suite(.serialized) struct OutboxRelayStackTests {
+@Suite(.serialized, .timeLimit(.minutes(3))) struct OutboxRelayStackTests {
     struct Fixture {
         let pool: PostgresPool
         let producer: KafkaProducer
