@@ -11,6 +11,8 @@
 #                                        and hit (see credential_cache_pairs below)
 #   PAIRS=3 bash scripts/bench.sh modes  only the A/B of SIGNET_HTTP_MODE (pool, loop) on the
 #                                        authentication service: see http_modes below
+#   PAIRS=2 [BIN_A=…] bash scripts/bench.sh allocs  allocations per sign-in and per /healthz in
+#                                        the authentication process, counted exactly: see http_allocs
 #   PAIRS=3 bash scripts/bench.sh healthz  GET /healthz through the HTTP layer alone (no stack,
 #                                        no lock), both modes, beside nginx: see http_healthz
 set -euo pipefail
@@ -37,14 +39,14 @@ wrk_with_cpu() { # pid url seconds
 # `GET /healthz` on it (wrk, 64 connections), with the load average.
 # BIN_A=<folder of another release build> compares binaries instead of modes: A is that build's
 # signet-authentication, B this one's, both in SIGNET_HTTP_MODE (loop by default).
-http_modes() {
-    local BIN pairs="${PAIRS:-3}" duration="${DURATION:-10}" workers="${CONNECTIONS:-16}"
+# The release stack for an A/B on the authentication service (modes, allocs): started here and
+# stopped on exit; sets BIN, pidfile and envfile, and defines restart_auth.
+auth_ab_stack() {
     BIN="$(swift build -c release --show-bin-path)"
     export SIGNET_LOG_LEVEL="${SIGNET_LOG_LEVEL:-warning}" SIGNET_OTLP_ENDPOINT="${SIGNET_OTLP_ENDPOINT:-}"
-    command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
     trap 'bash scripts/stack.sh down >/dev/null 2>&1' EXIT
     bash scripts/stack.sh up release >/dev/null 2>&1 || { echo "stack failed to start; see .data/logs" >&2; exit 1; }
-    local pidfile="$ROOT/.data/run/authentication.pid" envfile="$ROOT/.data/run/authentication.env"
+    pidfile="$ROOT/.data/run/authentication.pid" envfile="$ROOT/.data/run/authentication.env"
     # The environment stack.sh gave the service (keys, broker, database), kept for restarts.
     grep -zv '^SIGNET_HTTP_MODE=' "/proc/$(cat "$pidfile")/environ" >"$envfile"
     restart_auth() { # mode binary-folder
@@ -62,6 +64,11 @@ http_modes() {
             sleep 0.2
         done
     }
+}
+http_modes() {
+    local BIN pidfile envfile pairs="${PAIRS:-3}" duration="${DURATION:-10}" workers="${CONNECTIONS:-16}"
+    command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+    auth_ab_stack
     # CPU ticks (user + system) of each http-loop thread of a process: "0:123 1:98".
     loop_ticks() {
         local t out=""
@@ -247,8 +254,60 @@ NGINX
         kill -QUIT "$(cat "$dir/nginx.pid")" 2>/dev/null || true
     fi
 }
+# Allocations on the request path, counted exactly (README "Allocations on every request"): a
+# uprobe on jemalloc's malloc (perf, Debian's linux-perf) counts the calls the authentication
+# process makes during a run of sign-in ceremonies (4 workers, DURATION s, after a 1 s warm-up;
+# the count includes the workers' set-up, the same on both sides) and during wrk's GET /healthz
+# (64 connections, 3 s, on the service's own port). Unlike CPU time, the count does not move
+# with the machine, so it resolves changes a paired run of ceremonies cannot. BIN_A=<folder of
+# another release build> alternates that build's signet-authentication (A) with this one's (B),
+# PAIRS pairs; without it, PAIRS runs of this build. The probe slows every allocation, so the
+# rates printed are not the service's.
+http_allocs() {
+    local BIN pidfile envfile pairs="${PAIRS:-2}" duration="${DURATION:-3}"
+    local lib=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+    command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
+    command -v perf >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq linux-perf >/dev/null; }
+    [ -e "$lib" ] || lib=$(ldconfig -p | awk '/libjemalloc\.so\.2 / { print $NF; exit }')
+    auth_ab_stack
+    perf probe -q -d 'probe_libjemalloc:signet_malloc' 2>/dev/null || true
+    perf probe -q -x "$lib" -a "signet_malloc=0x$(nm -D --defined-only "$lib" | awk '$3 == "malloc" { print $1; exit }')" ||
+        { echo "could not place a uprobe on $lib's malloc (perf probe)" >&2; exit 1; }
+    trap 'perf probe -q -d "probe_libjemalloc:signet_malloc" 2>/dev/null; bash scripts/stack.sh down >/dev/null 2>&1' EXIT
+    count() { # pid command...: the probe's count in pid while the command runs; the command's output to $count_out
+        perf stat -x, -e probe_libjemalloc:signet_malloc -p "$1" -o "$ROOT/.data/logs/bench-allocs.stat" -- "${@:2}" >"$ROOT/.data/logs/bench-allocs.out" 2>>"$ROOT/.data/logs/bench-allocs.log"
+        awk -F, '/signet_malloc/ { print $1 }' "$ROOT/.data/logs/bench-allocs.stat"
+    }
+    one() { # label binary-folder
+        restart_auth "${SIGNET_HTTP_MODE:-loop}" "$2"
+        local pid n h rate failed requests
+        pid=$(cat "$pidfile")
+        "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" 1 4 >/dev/null 2>&1 || true
+        n=$(count "$pid" "$BIN/signet-bench" ceremonies http://127.0.0.1:8080 "${SIGNET_DEMO_RP_API_KEY:-dev-demo-rp-key}" "$duration" 4)
+        rate=$(awk '/^ceremonies_per_s/ { print $2 }' "$ROOT/.data/logs/bench-allocs.out")
+        failed=$(awk '/^ceremonies_failed/ { print $2 }' "$ROOT/.data/logs/bench-allocs.out")
+        h=$(count "$pid" wrk -t2 -c64 -d3s http://127.0.0.1:8082/healthz)
+        requests=$(awk '/requests in/ { print $1 }' "$ROOT/.data/logs/bench-allocs.out")
+        awk -v m="$1" -v n="$n" -v r="$rate" -v f="$failed" -v d="$duration" -v h="$h" -v q="$requests" 'BEGIN {
+            printf "%-2s mallocs per sign-in ceremony %7.1f  (%d in %.0f ceremonies, %s failed)   per GET /healthz %5.1f  (%d in %d requests)\n",
+                m, n / (r * d), n, r * d, f, h / q, h, q }'
+    }
+    if [ -n "${BIN_A:-}" ]; then
+        echo "allocations in the authentication process, A: $BIN_A, B: $BIN ($pairs pairs; anchors: 437 a ceremony and 18 a /healthz before stop 37, 338 and 11 after it)"
+        for p in $(seq "$pairs"); do
+            if [ $((p % 2)) = 1 ]; then one A "$BIN_A"; one B "$BIN"; else one B "$BIN"; one A "$BIN_A"; fi
+        done
+    else
+        echo "allocations in the authentication process, $BIN ($pairs runs; anchors: 437 a ceremony and 18 a /healthz before stop 37, 338 and 11 after it)"
+        for p in $(seq "$pairs"); do one "$p" "$BIN"; done
+    fi
+}
 if [ "${1:-}" = modes ]; then
     http_modes
+    exit 0
+fi
+if [ "${1:-}" = allocs ]; then
+    http_allocs
     exit 0
 fi
 if [ "${1:-}" = healthz ]; then
