@@ -33,8 +33,10 @@ static struct sockaddr_in ipv4_address(const char *bind_ipv4, uint16_t port) {
     return addr;
 }
 
-// One daemon with the options both modes share. `thread_pool_size` 0 leaves
-// MHD_OPTION_THREAD_POOL_SIZE out (a daemon without an internal thread refuses a pool). With
+// One daemon with the options both modes share. `thread_pool_size` 0 or 1 leaves
+// MHD_OPTION_THREAD_POOL_SIZE out (a daemon without an internal thread refuses a pool; one with
+// a pool of 1 runs its single internal thread anyway, and libmicrohttpd says so on stderr, a
+// line outside the service's JSON logs at every start of the probes' listener). With
 // MHD_USE_NO_LISTEN_SOCKET in `flags` the daemon has no listener (loop mode: connections are
 // added with MHD_add_connection), and the address options are left out; otherwise it listens
 // on `bind_ipv4`:`port` with SO_REUSEPORT.
@@ -49,7 +51,7 @@ static struct MHD_Daemon *start_daemon(unsigned int flags, uint16_t port, const 
     // the array early, so an absent one must come after every present one).
     struct MHD_OptionItem pool[3];
     size_t n = 0;
-    if (thread_pool_size > 0) pool[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)thread_pool_size, NULL};
+    if (thread_pool_size > 1) pool[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, (intptr_t)thread_pool_size, NULL};
     // The connection's memory pool: the read buffer (the request line and headers must fit in
     // it whole; a body streams through it) and the response headers. libmicrohttpd zeroes all
     // of it before every request of a kept-alive connection (MHD_pool_reset), so its size is
