@@ -102,7 +102,7 @@ struct ConsoleStackTests {
     @Test func operatorsSignInWithPasskeysAndOnlyAdministratorsChangeTenantsAndKeys() async throws {
         try TestStack.require()
         let operators = "ops-\(UInt32.random(in: 0...UInt32.max))"
-        let port = Int.random(in: 18_100...18_900)
+        let port = try TestStack.unusedPort()
         let process = try await Self.launchConsole(tenant: operators, port: port)
         defer { process.terminate() }
         let base = "http://127.0.0.1:\(port)"
@@ -249,7 +249,7 @@ struct ConsoleStackTests {
     @Test func operatorsSuspendAndResumeAUsersPasskey() async throws {
         try TestStack.require()
         let operators = "ops-\(UInt32.random(in: 0...UInt32.max))"
-        let port = Int.random(in: 18_100...18_900)
+        let port = try TestStack.unusedPort()
         let process = try await Self.launchConsole(tenant: operators, port: port)
         defer { process.terminate() }
         let base = "http://127.0.0.1:\(port)"
@@ -325,7 +325,7 @@ struct ConsoleStackTests {
     @Test func tenantSettingsTemplatesAndAUsersDataAndErasure() async throws {
         try TestStack.require()
         let operators = "ops-\(UInt32.random(in: 0...UInt32.max))"
-        let port = Int.random(in: 18_100...18_900)
+        let port = try TestStack.unusedPort()
         let process = try await Self.launchConsole(tenant: operators, port: port)
         defer { process.terminate() }
         let base = "http://127.0.0.1:\(port)"

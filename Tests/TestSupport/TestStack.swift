@@ -128,6 +128,17 @@ extension TestStack {
         return (process, logPath)
     }
 
+    /// A loopback port nothing listens on now, chosen by the kernel (a listener bound to port 0,
+    /// then closed): for a process a test starts. Not a port drawn at random from a fixed range,
+    /// which can be the one the previous test's process held: a client that kept a connection
+    /// to it alive then talks to that process, still draining, instead of the new one (seen in
+    /// CI: the console suite's second test enrolled against the first test's console).
+    public static func unusedPort() throws -> Int {
+        let listener = try SilentListener()
+        defer { listener.close() }
+        return listener.port
+    }
+
     /// Whether a service at `base` answers `/readyz` with 200 within a minute.
     public static func becomesReady(_ base: String) async -> Bool {
         await eventually(timeout: .seconds(60)) { (try? await TestHTTP.send("GET", "\(base)/readyz", timeout: 2))?.status == 200 }
