@@ -175,6 +175,7 @@ public enum ConsoleService {
         let app = application(configuration, upstream: upstream, readiness: readiness, events: events, logger: logger)
         let http = HTTPServer(configuration: configuration.http, logger: logger) { await app.respond(to: $0) }
         do {
+            SignalTrap.install()
             try http.start()
             let provisioner = OperatorsTenantProvisioner(configuration: configuration, upstream: upstream, readiness: readiness, logger: logger)
             let listener = try ConsoleEventListener(

@@ -40,14 +40,12 @@ public protocol Service: Sendable {
 /// waits for every child before it returns, so one service deaf to cancellation would hold the
 /// process until SIGKILL (as the outbox relay did with PostgreSQL gone during a drain).
 public final class ServiceGroup: @unchecked Sendable {
-    // @unchecked Sendable: `signalSources` is written once, by run(), before any signal can
-    // arrive; every other stored property is immutable and Sendable.
+    // @unchecked Sendable: every stored property is immutable and Sendable (Logger, the stream).
     private let services: [any Service]
     private let logger: Logger
     private let maximumShutdownDuration: Duration
     private let events: AsyncStream<Event>
     private let eventsContinuation: AsyncStream<Event>.Continuation
-    private var signalSources: [any DispatchSourceSignal] = []
 
     /// - Parameter maximumShutdownDuration: the bound on a shutdown, from its start to the
     ///   return of ``run()`` (see the type's description).
@@ -85,7 +83,8 @@ public final class ServiceGroup: @unchecked Sendable {
     ///
     /// - Throws: the first error a service's `run()` threw (cancellation aside).
     public func run() async throws {
-        installSignalHandlers()
+        let signals = subscribeToSignals()
+        defer { SignalTrap.shared.unsubscribe(signals) }
         let services = self.services
         let logger = self.logger
         let continuation = self.eventsContinuation
@@ -161,17 +160,11 @@ public final class ServiceGroup: @unchecked Sendable {
         if let firstError { throw firstError }
     }
 
-    private func installSignalHandlers() {
+    /// SIGTERM and SIGINT through ``SignalTrap`` (installed synchronously, nothing lost between
+    /// installing and reading); until the group's run returns.
+    private func subscribeToSignals() -> UInt64 {
         let continuation = eventsContinuation
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGTERM, SIGINT] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            let name = sig == SIGTERM ? "SIGTERM" : "SIGINT"
-            source.setEventHandler { continuation.yield(.trigger(name)) }
-            source.resume()
-            sources.append(source)
-        }
-        signalSources = sources
+        SignalTrap.install()
+        return SignalTrap.shared.subscribe { continuation.yield(.trigger($0)) }
     }
 }

@@ -95,6 +95,9 @@ public enum ServiceRuntime {
         var httpConfiguration = configuration.http
         httpConfiguration.routeBodyLimit = { [router] method, path in router.bodyLimit(method: method, path: path) }
         let http = HTTPServer(configuration: httpConfiguration, logger: logger, immediate: { app.respondImmediately(to: $0) }) { await app.respond(to: $0) }
+        // SIGTERM from here on starts a graceful shutdown once the group runs (before: the
+        // default, the process ends; nothing to drain yet).
+        SignalTrap.install()
         try http.start()
         services.append(DrainFlagService(flag: draining))
         services.append(http)

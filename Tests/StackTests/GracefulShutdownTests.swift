@@ -110,3 +110,44 @@ struct GracefulShutdownTests {
         #expect(counts?.int("unsent") == 0)
     }
 }
+
+/// A SIGTERM that comes as soon as a process listens, before its service group runs, starts a
+/// graceful shutdown all the same (SignalTrap): it is neither lost (a console of a failed CI
+/// run lived on for 34 minutes after its test's SIGTERM) nor the default's abrupt end. The
+/// console is the process with the most start-up between its listener and its group (it
+/// creates its Kafka consumer in between).
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(3)))
+struct EarlySignalTests {
+    @Test func aSigtermAsSoonAsTheListenerOpensShutsDownGracefully() async throws {
+        try TestStack.require()
+        for attempt in 1...3 {
+            let port = try TestStack.unusedPort()
+            let tenant = "ops-early-\(UInt32.random(in: 0...UInt32.max))"
+            let (process, logPath) = try TestStack.launch(
+                "signet-console",
+                environment: [
+                    "SIGNET_HTTP_PORT": "\(port)", "SIGNET_CONSOLE_TENANT": tenant, "SIGNET_CONSOLE_OPERATORS": "chief=administrator",
+                    "SIGNET_CONSOLE_ENROLMENT_CODE": "early-signal-code-\(attempt)", "SIGNET_CONSOLE_RP_API_KEY": "early-signal-key-\(tenant)",
+                    "SIGNET_CONSOLE_ORIGIN": "http://localhost:8080", "SIGNET_LOG_LEVEL": "info",
+                ], logName: "console-early-signal-\(attempt)")
+            // The moment the port accepts: the listener is open, the group may not run yet.
+            let listening = await TestStack.eventually(timeout: .seconds(30), every: .milliseconds(1)) {
+                TestStack.acceptsConnections("127.0.0.1:\(port)") || !process.isRunning
+            }
+            guard listening, process.isRunning else {
+                process.terminate()
+                Issue.record("the console did not listen; see \(logPath)")
+                return
+            }
+            kill(process.processIdentifier, SIGTERM)
+            let exited = await TestStack.eventually(timeout: .seconds(60), every: .milliseconds(50)) { !process.isRunning }
+            if !exited { kill(process.processIdentifier, SIGKILL) }
+            #expect(exited, "attempt \(attempt): the console did not exit after SIGTERM; see \(logPath)")
+            #expect(
+                exited && process.terminationReason == .exit && process.terminationStatus == 0,
+                "attempt \(attempt): \(process.terminationReason == .exit ? "exit" : "signal") \(process.terminationStatus); see \(logPath)")
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            #expect(log.contains(#""msg":"graceful shutdown started""#) && log.contains(#""signet.reason":"SIGTERM""#), "attempt \(attempt): see \(logPath)")
+        }
+    }
+}

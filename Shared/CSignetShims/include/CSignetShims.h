@@ -116,4 +116,11 @@ int64_t signet_mhd_timeout_ms(void *daemon);
 /// MHD_run: processes what is ready without blocking. 1 (MHD_YES) or 0.
 int signet_mhd_run(void *daemon);
 
+// MARK: - Signals (signals.c)
+
+/// Catches SIGTERM and SIGINT from now on: a handler writes each signal's number (one byte) to
+/// a pipe. Returns the pipe's read end (non-blocking, close-on-exec), the same on every call
+/// (installed once); -1 (errno) when no pipe could be made, the signals then left as they were.
+int signet_signal_trap(void);
+
 #endif
