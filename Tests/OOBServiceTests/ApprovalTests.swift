@@ -38,6 +38,49 @@ struct ApprovalTests {
         await f.rp("GET", "/v1/tenants/acme/approvals/\(a.id)").object()
     }
 
+    /// The create-or-update call is proven by the device key alone (no user presence): a new
+    /// user-auth key it brings unbinds a bound device, which then answers none of the user's
+    /// approvals until the RP binds it again; the same key again, or none, keeps the binding.
+    @Test func aNewUserAuthKeyUnbindsTheDeviceUntilTheRPBindsItAgain() async throws {
+        let f = try await OOBFixture.make()
+        defer { Task { await f.h.close() } }
+        let phone = try SoftwareDevice()
+        let device = try await f.enrol(phone, as: "alice")
+        let a = try await ask(f, #"{"username":"alice","level":"ESSENTIAL","action":"pay","resource":"x"}"#)
+        let path = "/v1/tenants/acme/devices"
+        let same = try await f.device(phone, "POST", path, json: try phone.upsertBody())
+        #expect(same.object()["status"] as? String == "activeDevice" && same.object()["bound"] as? Bool == true, "\(same.text)")
+
+        let swapped = try phone.withNewUserAuthKey()
+        let changed = try await f.device(swapped, "POST", path, json: try swapped.upsertBody())
+        #expect(changed.status == 200 && changed.object()["deviceId"] as? String == device, "\(changed.text)")
+        #expect(changed.object()["status"] as? String == "securityEnabled" && changed.object()["bound"] as? Bool == false)
+        // Neither the new key nor the old one answers for alice now.
+        #expect(try await answer(f, swapped, device, a, "ACCEPT", userAuth: true).code == "approval_not_found")
+        #expect(try await answer(f, phone, device, a, "ACCEPT", userAuth: true).code == "approval_not_found")
+        #expect(await status(f, a)["status"] as? String == "IN_PROGRESS")
+        let listed = await f.rp("GET", "/v1/tenants/acme/users/alice/devices")
+        #expect((listed.object()["devices"] as? [Any])?.isEmpty == true, "\(listed.text)")
+
+        // The RP, having authenticated alice, binds it again: the new key answers.
+        let token = try #require(changed.object()["deviceToken"] as? String)
+        #expect(await f.rp("POST", "/v1/tenants/acme/users/alice/devices", json: #"{"deviceToken":"\#(token)"}"#).status == 200)
+        let accepted = try await answer(f, swapped, device, a, "ACCEPT", userAuth: true)
+        #expect(accepted.status == 200 && accepted.object()["status"] as? String == "ACCEPTED", "\(accepted.text)")
+
+        // Dropping the key keeps the binding: the device answers less, not more.
+        let dropped = try await f.device(swapped, "POST", path, json: try swapped.upsertBody(security: false))
+        #expect(dropped.object()["status"] as? String == "securityDisabled" && dropped.object()["bound"] as? Bool == true, "\(dropped.text)")
+        // Adding one back to the bound device unbinds it again.
+        let added = try await f.device(swapped, "POST", path, json: try swapped.upsertBody())
+        #expect(added.object()["status"] as? String == "securityEnabled" && added.object()["bound"] as? Bool == false, "\(added.text)")
+
+        let changes = try await f.h.published().filter { $0.type == DeviceChanged.eventType }.compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.data.utf8)) as? [String: Any])?["change"] as? String
+        }
+        #expect(changes == ["created", "bound", "updated", "unbound", "bound", "updated", "unbound"])
+    }
+
     @Test func entryIsAcceptedWithTheDeviceKeyOnceAndOnlyOnce() async throws {
         let f = try await OOBFixture.make()
         defer { Task { await f.h.close() } }

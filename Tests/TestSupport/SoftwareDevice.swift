@@ -21,6 +21,19 @@ public struct SoftwareDevice: Sendable {
         self.pushToken = pushToken ?? Hex.encode(SecureRandom.bytes(32))
     }
 
+    private init(deviceKey: PrivateKey, userAuthKey: PrivateKey, platform: String, pushToken: String) {
+        self.deviceKey = deviceKey
+        self.userAuthKey = userAuthKey
+        self.platform = platform
+        self.pushToken = pushToken
+    }
+
+    /// The same phone (the same device key) with a new user-auth key: as after a change of its
+    /// biometrics, or as whoever holds only the device key would make one.
+    public func withNewUserAuthKey() throws -> SoftwareDevice {
+        SoftwareDevice(deviceKey: deviceKey, userAuthKey: try PrivateKey.generateP256(), platform: platform, pushToken: pushToken)
+    }
+
     public static func jwkJSON(_ key: PrivateKey) throws -> String {
         JSONValue.object(try JWK(publicKey: try key.publicKey()).jsonObject).jsonString
     }

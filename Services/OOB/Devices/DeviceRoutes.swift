@@ -110,10 +110,14 @@ struct DeviceRoutes: Sendable {
                 return ("newDevice", device)
             }
             guard device.status == "ACTIVE" else { return ("invalidDevice", device) }
+            // Keys compared by thumbprint (RFC 7638): the same key sent with other optional
+            // members is the same key. A stored key that no longer parses counts as another.
+            let storedAuth = device.userAuthKey.flatMap { try? JWK(json: $0) }?.thumbprint
+            let newUserAuthKey = userAuthKey.map { $0.thumbprint != storedAuth } ?? false
             let status: String
-            if device.userAuthKey != nil && userAuthText == nil {
+            if device.userAuthKey != nil && userAuthKey == nil {
                 status = "securityDisabled"
-            } else if let userAuthText, device.userAuthKey != userAuthText {
+            } else if newUserAuthKey {
                 // A user-auth key where there was none, or another one: either way the key
                 // that answers ESSENTIAL approvals changed.
                 status = "securityEnabled"
@@ -122,6 +126,15 @@ struct DeviceRoutes: Sendable {
             } else {
                 status = "activeDevice"
             }
+            // This call is proven by the device key alone, which signs without the user. A new
+            // user-auth key on a bound device (added, or replacing one: after a change of the
+            // phone's biometrics, or by whoever holds the device key) must not inherit the
+            // binding, or the device key alone would answer ESSENTIAL and EXECUTIVE approvals
+            // and confirm transactions with a key of its choosing: the device is unbound, and
+            // the RP binds it again (with the deviceToken of this answer) once it has
+            // authenticated the user. Dropping the key only lowers what the device can answer.
+            let unbinds = newUserAuthKey && device.username != nil
+            if unbinds { device.username = nil }
             device.userAuthKey = userAuthText
             device.platform = body.platform
             device.model = body.model
@@ -135,7 +148,10 @@ struct DeviceRoutes: Sendable {
             device.lastSeenAt = now
             try await DeviceStore.update(device, on: conn)
             if let locale = body.locale { try await PushTemplate.recordDeviceLocale(locale, device: device.id, tenant: tenant, on: conn) }
-            try await Outbox.enqueue(device.changed("updated", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
+            try await Outbox.enqueue(
+                device.changed(unbinds ? "unbound" : "updated", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant,
+                on: conn)
+            if unbinds { ctx.logger.notice("device unbound: its user-auth key changed", metadata: ["signet.device.id": .string(device.id)]) }
             return (status, device)
         }
         let token = status == "invalidDevice" ? nil : try await identifierToken(for: device, now: now)
