@@ -183,6 +183,44 @@ import TestSupport
         #expect(revokedError?.code == .authenticatorRevoked)
     }
 
+    /// The metadata service writes AAIDs in lower case (`"4e4e#4005"`), the UAF parser returns
+    /// them in upper case: the model is found either way, so its revocation and its attestation
+    /// types apply. Before, an AAID with a letter in it found no entry: a revoked model
+    /// registered, and a software key claiming a basic-full-only model registered with a
+    /// surrogate attestation.
+    @Test func metadataIsFoundWhateverTheCaseOfTheAAID() throws {
+        let chain = try MetadataTestPKI.Chain()
+        func service(status: String) throws -> MetadataService {
+            var entry = MetadataTestPKI.entry(statuses: [(status, "2024-01-01")], description: "Lower-case UAF model")
+            var statement = try #require(entry["metadataStatement"] as? [String: Any])
+            statement["protocolFamily"] = "uaf"
+            statement["aaid"] = "4e4e#4005"
+            statement["publicKeyAlgAndEncodings"] = ["ecc_x962_raw"]
+            entry["metadataStatement"] = statement
+            entry["aaid"] = "4e4e#4005"
+            let metadata = MetadataService(configuration: try chain.configuration)
+            let update = try metadata.load(
+                jwt: try MetadataTestPKI.blob(payload: MetadataTestPKI.payload(no: 1, entries: [entry]), chain: chain), at: MetadataTestPKI.verificationTime)
+            #expect(update.issues.isEmpty, "\(update.issues)")
+            return metadata
+        }
+        let certified = try service(status: "FIDO_CERTIFIED_L1")
+        #expect(certified.blob?.entry(forAAID: "4E4E#4005")?.metadataStatement?.description == "Lower-case UAF model")
+        #expect(certified.blob?.entry(forAAID: "4e4e#4005") != nil && certified.blob?.entry(forAAID: "4E4E#4006") == nil)
+        // A surrogate claiming the model, whose metadata lists only basic full: refused.
+        let surrogate = SoftUAFAuthenticator(aaid: "4e4e#4005", facetID: Self.facet)
+        let refused = #expect(throws: UAFError.self) {
+            _ = try register(surrogate, verifier: UAFRegistrationVerifier(context: context, metadata: { certified.blob?.entry(forAAID: $0) }))
+        }
+        #expect(refused?.code == .surrogateNotAllowed)
+        // The model revoked: refused as revoked.
+        let revoked = try service(status: "REVOKED")
+        let revokedError = #expect(throws: UAFError.self) {
+            _ = try register(surrogate, verifier: UAFRegistrationVerifier(context: context, metadata: { revoked.blob?.entry(forAAID: $0) }))
+        }
+        #expect(revokedError?.code == .authenticatorRevoked)
+    }
+
     @Test func surrogateWithoutMetadataFollowsThePolicy() throws {
         let authenticator = SoftUAFAuthenticator(facetID: Self.facet)
         let strict = UAFRegistrationVerifier(context: context, allowsSurrogateWithoutMetadata: false)

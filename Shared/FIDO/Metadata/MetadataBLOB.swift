@@ -140,8 +140,15 @@ public struct MetadataBLOB: Sendable {
         indexByKeyIdentifier[keyIdentifier.lowercased()].map { entries[$0] }
     }
 
-    /// The entry for a UAF model.
-    public func entry(forAAID aaid: String) -> MetadataEntry? { indexByAAID[aaid].map { entries[$0] } }
+    /// The entry for a UAF model, by AAID in any case: AAIDs compare case-insensitively (UAF
+    /// Protocol §3.1.4), the metadata service writes them in lower case (`"4e4e#4005"`) and the
+    /// UAF parser returns them in upper case.
+    public func entry(forAAID aaid: String) -> MetadataEntry? { indexByAAID[Self.foldAAID(aaid)].map { entries[$0] } }
+
+    /// ASCII upper case (an AAID is hexadecimal digits and `#`): the index's key.
+    static func foldAAID(_ aaid: String) -> String {
+        String(decoding: aaid.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self)
+    }
 
     /// The entry listing `certificate`'s key identifier (U2F attestation certificates).
     public func entry(forAttestationCertificate certificate: X509Certificate) -> MetadataEntry? {
@@ -271,7 +278,8 @@ public struct MetadataBLOB: Sendable {
                 index[key] = position
             }
             if let aaguid = entry.aaguid { claim(aaguid, in: &byAAGUID, index) }
-            if let aaid = entry.aaid { claim(aaid, in: &byAAID, index) }
+            // Folded: two spellings of one AAID are one identity (a revoked one still wins).
+            if let aaid = entry.aaid { claim(Self.foldAAID(aaid), in: &byAAID, index) }
             for id in entry.attestationCertificateKeyIdentifiers { claim(id, in: &byKeyIdentifier, index) }
         }
         self.entries = entries

@@ -113,7 +113,9 @@ public struct MetadataEntry: Sendable {
                 if let a = decoded.aaguid, a != aaguid {
                     throw s.fail("statement aaguid differs from the entry's")
                 }
-                if let a = decoded.aaid, a != aaid { throw s.fail("statement aaid differs from the entry's") }
+                if let a = decoded.aaid, MetadataBLOB.foldAAID(a) != aaid.map(MetadataBLOB.foldAAID) {
+                    throw s.fail("statement aaid differs from the entry's")
+                }
                 statement = decoded
             } catch {
                 statementFailure = error
