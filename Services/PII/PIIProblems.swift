@@ -6,4 +6,6 @@ import HTTPServer
 extension ProblemCode {
     /// No such value in the vault, it was erased, or its subject's key is gone.
     static let piiNotFound = ProblemCode("pii_not_found", status: 404, title: "Not found")
+    /// A value for a subject whose data key was destroyed: an erased user stays erased.
+    static let piiSubjectErased = ProblemCode("pii_subject_erased", status: 409, title: "Subject erased")
 }

@@ -48,12 +48,7 @@ extension PIIVault: UserDataStore {
 
     func erase(_ user: UserDataSubject, on conn: PostgresConnection) async throws -> [String: Int] {
         guard let subject = user.subject else { return [:] }
-        let keys = try await conn.query(
-            """
-            UPDATE subject_keys SET wrapped_key = NULL, erased_at = \(Date())
-            WHERE tenant_id = \(user.tenant) AND subject = \(subject) AND wrapped_key IS NOT NULL
-            """
-        ).affectedRows
+        let keys = try await PIIVault.destroyKey(tenant: user.tenant, subject: subject, on: conn)
         let values = try await conn.query("DELETE FROM pii_values WHERE tenant_id = \(user.tenant) AND subject = \(subject)").affectedRows
         return ["dataKeys": keys, "values": values]
     }

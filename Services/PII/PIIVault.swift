@@ -141,13 +141,35 @@ struct PIIVault: Sendable {
     /// Crypto-shredding: the subject's data key is destroyed, its values deleted.
     func erase(subject: String, tenant: String) async throws {
         try await context.pool.withTransaction { conn in
-            try await conn.query(
-                "UPDATE subject_keys SET wrapped_key = NULL, erased_at = \(Date()) WHERE tenant_id = \(tenant) AND subject = \(subject)")
+            _ = try await Self.destroyKey(tenant: tenant, subject: subject, on: conn)
             try await conn.query("DELETE FROM pii_values WHERE tenant_id = \(tenant) AND subject = \(subject)")
         }
     }
 
-    /// The subject's data key, unwrapped (created on first use when `create`).
+    /// Destroys the subject's data key and leaves its row as a tombstone (no key, `erased_at`
+    /// set) even where it had none yet, so that no later store brings a key back: an erased
+    /// user stays erased, whatever another service still sends for it (a method being set up
+    /// while the erasure goes round, a consumer that lags). The tombstone is inserted first: a
+    /// store creating the key at the same moment is waited for, and its key is then destroyed
+    /// by the update (a new statement, which sees it) and its value by the caller's delete.
+    /// Returns how many live keys were destroyed (0 or 1).
+    static func destroyKey(tenant: String, subject: String, on conn: PostgresConnection) async throws -> Int {
+        let now = Date()
+        try await conn.query(
+            """
+            INSERT INTO subject_keys (tenant_id, subject, wrapped_key, created_at, erased_at) VALUES (\(tenant), \(subject), NULL, \(now), \(now))
+            ON CONFLICT (tenant_id, subject) DO NOTHING
+            """)
+        return try await conn.query(
+            """
+            UPDATE subject_keys SET wrapped_key = NULL, erased_at = \(now)
+            WHERE tenant_id = \(tenant) AND subject = \(subject) AND wrapped_key IS NOT NULL
+            """
+        ).affectedRows
+    }
+
+    /// The subject's data key, unwrapped (created on first use when `create`). A subject whose
+    /// key was destroyed answers 409 `pii_subject_erased` when storing, 404 when reading.
     func subjectKey(tenant: String, subject: String, create: Bool, on conn: PostgresConnection) async throws -> [UInt8] {
         let aad = Array("\(tenant)/\(subject)".utf8)
         if create {
@@ -155,13 +177,16 @@ struct PIIVault: Sendable {
             try await conn.query(
                 """
                 INSERT INTO subject_keys (tenant_id, subject, wrapped_key, created_at) VALUES (\(tenant), \(subject), \(PostgresBytes(fresh)), \(Date()))
-                ON CONFLICT (tenant_id, subject) DO UPDATE SET wrapped_key = COALESCE(subject_keys.wrapped_key, EXCLUDED.wrapped_key),
-                    erased_at = NULL
+                ON CONFLICT (tenant_id, subject) DO NOTHING
                 """)
         }
-        guard let row = try await conn.query(
-            "SELECT wrapped_key FROM subject_keys WHERE tenant_id = \(tenant) AND subject = \(subject) FOR SHARE"
-        ).first, let wrapped = row.bytes("wrapped_key"), let key = try? kek.open(wrapped, associatedData: aad)
+        let row = try await conn.query(
+            "SELECT wrapped_key, erased_at IS NOT NULL AS erased FROM subject_keys WHERE tenant_id = \(tenant) AND subject = \(subject) FOR SHARE"
+        ).first
+        if create, row?.bool("erased") == true || row?.bytes("wrapped_key") == nil {
+            throw HTTPError(.piiSubjectErased, detail: "The subject was erased: nothing more is stored for it.")
+        }
+        guard let wrapped = row?.bytes("wrapped_key"), let key = try? kek.open(wrapped, associatedData: aad)
         else { throw HTTPError(.piiNotFound, detail: "The subject's key is gone.") }
         return key
     }

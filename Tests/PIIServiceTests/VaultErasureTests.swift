@@ -28,6 +28,42 @@ struct VaultErasureTests {
         await h.send("POST", "/v1/internal/tenants/acme/pii/\(ref)/read", bearer: Harness.internalToken, headers: caller, json: #"{"purpose":"test"}"#)
     }
 
+    /// An erased user stays erased: once the subject's key is destroyed (by the purge, or by the
+    /// internal DELETE even before it held any value), storing under it is refused and no key
+    /// comes back. Before, a store recreated the key: a method set up while the erasure went
+    /// round the services left its value in the vault under a live key that no user names.
+    @Test func anErasedSubjectStaysErased() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let subject = "c3ViamVjdC10aHJlZQ"
+        _ = try await Self.store(h, subject: subject, kind: "email", value: "first@example.org")
+        let purge = UserPurgeRequested(
+            tenantId: "acme", erasureId: "er_" + String(repeating: "c", count: 32),
+            subjectRef: h.context.configuration.subjectKey.ref(tenant: "acme", username: "erin"), subject: subject, requestedAt: Date())
+        try await h.consume(purge, source: .registration)
+        func storeAgain(_ subject: String) async -> (status: Int, code: String?) {
+            let r = await h.send(
+                "POST", "/v1/internal/tenants/acme/pii", bearer: Harness.internalToken, headers: Self.caller,
+                json: #"{"subject":"\#(subject)","kind":"email","value":"late@example.org"}"#)
+            return (r.status, (try? JSONSerialization.jsonObject(with: Data(r.body)) as? [String: Any])?["code"] as? String)
+        }
+        let refused = await storeAgain(subject)
+        #expect(refused.status == 409 && refused.code == "pii_subject_erased", "\(refused)")
+        // A subject erased before it held anything: the same.
+        let never = "bmV2ZXItc3RvcmVk"
+        #expect(await h.send("DELETE", "/v1/internal/tenants/acme/subjects/\(never)", bearer: Harness.internalToken, headers: Self.caller).status == 204)
+        #expect(await storeAgain(never).code == "pii_subject_erased")
+        let (live, values) = try await h.context.pool.withConnection { conn in
+            (
+                try await conn.query("SELECT count(*) AS n FROM subject_keys WHERE subject IN (\(subject), \(never)) AND wrapped_key IS NOT NULL").first?.int("n"),
+                try await conn.query("SELECT count(*) AS n FROM pii_values WHERE subject IN (\(subject), \(never))").first?.int("n")
+            )
+        }
+        #expect(live == 0 && values == 0)
+        // Another subject stores as before.
+        _ = try await Self.store(h, subject: "YW5vdGhlci1vbmU", kind: "email", value: "other@example.org")
+    }
+
     @Test func theExportDecryptsAndAuditsAndThePurgeShredsTheKey() async throws {
         let h = try await Harness.withDatabase()
         defer { Task { await h.close() } }
