@@ -243,6 +243,21 @@ struct ApprovalTests {
         #expect(tooLong.status == 400 && (tooLong.object()["field"] as? String) == "waitSeconds")
     }
 
+    /// A long poll refused by its read (an unknown approval or QR session) leaves no waiter
+    /// behind: each used to leave one, keyed by the id its path named, for good.
+    @Test func refusedLongPollsLeaveNoWaiterBehind() async throws {
+        let f = try await OOBFixture.make()
+        defer { Task { await f.h.close() } }
+        let waiters = try f.deliveries.waiters
+        for i in 0..<4 {
+            let approval = await f.rp("GET", "/v1/tenants/acme/approvals/ap_\(String(repeating: "\(i)", count: 32))?waitSeconds=1")
+            #expect(approval.status == 404, "\(approval.text)")
+            let session = await f.rp("GET", "/v1/tenants/acme/qr-sessions/qr_\(String(repeating: "\(i)", count: 32))?waitSeconds=1")
+            #expect(session.status == 404, "\(session.text)")
+        }
+        #expect(await waiters.count == 0)
+    }
+
     @Test func waitersWakeOnNotifyAndOnTimeout() async throws {
         let waiters = ApprovalWaiters()
         let woken = await waiters.register("ap_1")

@@ -182,7 +182,11 @@ struct ApprovalRoutes: Sendable {
         let deadline = ContinuousClock.now + min(.seconds(wait), max(bound, .zero))
         while true {
             let ticket = await waiters.register(id)
-            let approval = try await settled(id, tenant: tenant)
+            let approval: StoredApproval
+            do { approval = try await settled(id, tenant: tenant) } catch {
+                await waiters.forget(ticket)
+                throw error
+            }
             let remaining = deadline - ContinuousClock.now
             if approval.isFinished || remaining <= .zero {
                 await waiters.wait(ticket, timeout: .zero)

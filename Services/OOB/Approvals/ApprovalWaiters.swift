@@ -72,6 +72,11 @@ actor ApprovalWaiters {
         continuation?.resume()
     }
 
+    /// Forgets a ticket whose wait will not come: the read after ``register(_:)`` threw (an
+    /// unknown id, another tenant's, the database). Without it, each refused long poll left an
+    /// entry behind, keyed by whatever id its path named: memory any caller could grow.
+    func forget(_ ticket: Int) { remove(ticket) }
+
     private func remove(_ ticket: Int) {
         guard let entry = entries.removeValue(forKey: ticket) else { return }
         entry.continuation?.resume()

@@ -252,7 +252,11 @@ extension QRSessionRoutes {
         let deadline = ContinuousClock.now + min(.seconds(wait), max(bound, .zero))
         while true {
             let ticket = await waiters.register(id)
-            let session = try await settled(id, tenant: tenant)
+            let session: StoredQRSession
+            do { session = try await settled(id, tenant: tenant) } catch {
+                await waiters.forget(ticket)
+                throw error
+            }
             // Only the blessing's two devices see it; to anyone else it does not exist.
             guard session.purpose == QRSessionPurpose.bless, session.creatorDeviceId == deviceId || session.deviceId == deviceId else {
                 await waiters.wait(ticket, timeout: .zero)

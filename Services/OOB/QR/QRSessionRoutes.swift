@@ -208,7 +208,11 @@ struct QRSessionRoutes: Sendable {
         let deadline = ContinuousClock.now + min(.seconds(wait), max(bound, .zero))
         while true {
             let ticket = await waiters.register(id)
-            let session = try await settled(id, tenant: tenant)
+            let session: StoredQRSession
+            do { session = try await settled(id, tenant: tenant) } catch {
+                await waiters.forget(ticket)
+                throw error
+            }
             let seen = since ?? session.revision
             since = seen
             let remaining = deadline - ContinuousClock.now
