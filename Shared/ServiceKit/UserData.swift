@@ -89,7 +89,9 @@ public enum UserErasure {
     /// of the payload, or `username` in rows written before events carried subject
     /// references), so that no table keeps the user's events once the purge is done; with
     /// `keepingPurgeRequests`, ``UserPurgeRequested`` rows stay (the registration service drops
-    /// them when the erasure completes).
+    /// them when the erasure completes), but for those of `erasureID`'s when it is given: the
+    /// completing erasure drops its own request, never another erasure's of the same user still
+    /// waiting to be sent (a repeated DELETE), which would then never be published.
     ///
     /// Both tables: the outbox (unsent rows) and `outbox_sent` (a day of sent ones). `conn`
     /// must be inside the caller's transaction.
@@ -99,9 +101,13 @@ public enum UserErasure {
     /// - Returns: how many rows went.
     @discardableResult
     public static func scrubOutbox(
-        tenant: String, subjectRef: String, username: String?, keepingPurgeRequests: Bool = false, on conn: PostgresConnection
+        tenant: String, subjectRef: String, username: String?, keepingPurgeRequests: Bool = false, exceptThoseOf erasureID: String? = nil,
+        on conn: PostgresConnection
     ) async throws -> Int {
         let kept = keepingPurgeRequests ? UserPurgeRequested.eventType : ""
+        // A purge request is deleted when purge requests are not kept, or when it is the named
+        // erasure's own ("" names none).
+        let own = erasureID ?? ""
         // The relay moves rows between the two tables (on a cluster change, back again): a
         // move committed between the two statements below could carry a row past both. Its
         // turn's lock, held until this transaction ends, keeps the relay out meanwhile (it
@@ -109,13 +115,13 @@ public enum UserErasure {
         try await conn.query("SELECT pg_advisory_xact_lock(\(OutboxRelay.lockKey))")
         let unsent = try await conn.query(
             """
-            DELETE FROM outbox WHERE event_type <> \(kept) AND data::jsonb ->> 'tenantId' = \(tenant)
+            DELETE FROM outbox WHERE (event_type <> \(kept) OR data::jsonb ->> 'erasureId' = \(own)) AND data::jsonb ->> 'tenantId' = \(tenant)
                 AND (data::jsonb ->> 'subjectRef' = \(subjectRef) OR data::jsonb ->> 'username' = \(username))
             """
         ).affectedRows
         let sent = try await conn.query(
             """
-            DELETE FROM outbox_sent WHERE event_type <> \(kept) AND data::jsonb ->> 'tenantId' = \(tenant)
+            DELETE FROM outbox_sent WHERE (event_type <> \(kept) OR data::jsonb ->> 'erasureId' = \(own)) AND data::jsonb ->> 'tenantId' = \(tenant)
                 AND (data::jsonb ->> 'subjectRef' = \(subjectRef) OR data::jsonb ->> 'username' = \(username))
             """
         ).affectedRows

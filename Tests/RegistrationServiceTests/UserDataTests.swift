@@ -138,6 +138,49 @@ struct UserDataTests {
         #expect(await h.send("GET", "/v1/tenants/acme/erasures/not-an-id", bearer: key).status == 404)
     }
 
+    /// Two erasures of one user (the RP sent its DELETE twice): the first to complete drops its
+    /// own purge request, not the second's still waiting for the relay, and both complete.
+    /// Before, the first's scrub deleted every purge request naming the user: the second was
+    /// never published and stayed PENDING, with the username, for good.
+    @Test func twoErasuresOfOneUserBothComplete() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let key = try await CredentialManagementTests.tenantWithKey(h)
+        func start() async throws -> String {
+            let started = await h.send("DELETE", "/v1/tenants/acme/users/alice", bearer: key)
+            #expect(started.status == 202)
+            return try #require(try Self.json(started)["erasureId"]?.stringValue)
+        }
+        func complete(_ id: String) async throws {
+            for service in ServiceName.allCases {
+                try await h.consume(
+                    ErasurePartCompleted(tenantId: "acme", erasureId: id, service: service.rawValue, tallies: [:], completedAt: Date()), source: service)
+            }
+        }
+        func purgeRequests() async throws -> [String] {
+            try await h.context.pool.withConnection { conn in
+                try await conn.query(
+                    """
+                    SELECT data::jsonb ->> 'erasureId' AS id FROM (SELECT event_type, data FROM outbox UNION ALL SELECT event_type, data FROM outbox_sent) o
+                    WHERE event_type = \(UserPurgeRequested.eventType) ORDER BY 1
+                    """)
+            }.compactMap { $0.string("id") }
+        }
+        let first = try await start()
+        try await Self.markSent(h, keepingPurgeRequests: false)
+        let second = try await start()  // not sent yet
+        #expect(try await purgeRequests() == [first, second].sorted())
+        try await complete(first)
+        #expect(try await purgeRequests() == [second])
+        try await complete(second)
+        #expect(try await purgeRequests().isEmpty)
+        for id in [first, second] {
+            let erasure = try Self.json(await h.send("GET", "/v1/tenants/acme/erasures/\(id)", bearer: key))
+            #expect(erasure["status"] == "COMPLETED")
+        }
+        #expect(try await Self.count(h, "SELECT count(*) AS n FROM erasures WHERE username IS NOT NULL") == 0)
+    }
+
     @Test func anUnknownUserIsErasedWithEmptyTallies() async throws {
         let h = try await Harness.withDatabase()
         defer { Task { await h.close() } }

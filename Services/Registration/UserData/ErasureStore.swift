@@ -106,7 +106,8 @@ struct ErasureStore: Sendable {
             // other event naming the user, can go.
             if let username = row.string("username") {
                 try await UserErasure.scrubOutbox(
-                    tenant: e.tenantId, subjectRef: subjectKey.ref(tenant: e.tenantId, username: username), username: username, on: conn)
+                    tenant: e.tenantId, subjectRef: subjectKey.ref(tenant: e.tenantId, username: username), username: username,
+                    keepingPurgeRequests: true, exceptThoseOf: e.erasureId, on: conn)
             }
             try await conn.query(
                 """
