@@ -68,6 +68,22 @@ struct DeviceTests {
         #expect(plain == 0)
     }
 
+    /// The app's first call sent several times at once (a retry racing the first): one device,
+    /// one `newDevice`, the others update it. The loser of the insert answered 500 before.
+    @Test func concurrentFirstCallsMakeOneDevice() async throws {
+        let f = try await OOBFixture.make()
+        defer { Task { await f.h.close() } }
+        let phone = try SoftwareDevice()
+        let body = try phone.upsertBody()
+        let answers = try await withThrowingTaskGroup(of: HTTPResponse.self) { group in
+            for _ in 0..<8 { group.addTask { try await f.device(phone, "POST", "/v1/tenants/acme/devices", json: body) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(answers.map(\.status).sorted() == [200, 200, 200, 200, 200, 200, 200, 201], "\(answers.map(\.text))")
+        #expect(Set(answers.compactMap { $0.object()["deviceId"] as? String }).count == 1)
+        #expect(answers.filter { $0.object()["status"] as? String == "newDevice" }.count == 1)
+    }
+
     @Test func badBodiesAreRefusedWithTheFieldNamed() async throws {
         let f = try await OOBFixture.make()
         defer { Task { await f.h.close() } }

@@ -96,63 +96,73 @@ struct DeviceRoutes: Sendable {
         let now = Date()
         let keyText = JSONValue.object(deviceKey.jsonObject).jsonString
         let userAuthText = userAuthKey.map { JSONValue.object($0.jsonObject).jsonString }
-        let (status, device) = try await context.withTransaction { conn -> (String, StoredDevice) in
-            guard var device = try await DeviceStore.find(tenant: tenant, thumbprint: thumbprint, on: conn) else {
-                let id = "dv_" + Hex.encode(SecureRandom.bytes(16))
-                let device = StoredDevice(
-                    id: id, tenant: tenant, thumbprint: thumbprint, deviceKey: keyText, userAuthKey: userAuthText, platform: body.platform,
-                    model: body.model, osVersion: body.osVersion, appId: body.appId,
-                    sealedPushToken: try body.pushToken.map { try store.sealPushToken($0, tenant: tenant, device: id) }, pushTokenInvalidAt: nil,
-                    username: nil, status: "ACTIVE", createdAt: now, updatedAt: now, lastSeenAt: now)
-                try await DeviceStore.insert(device, on: conn)
-                if let locale = body.locale { try await PushTemplate.recordDeviceLocale(locale, device: id, tenant: tenant, on: conn) }
-                try await Outbox.enqueue(device.changed("created", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
-                return ("newDevice", device)
+        func attempt() async throws -> (String, StoredDevice) {
+            try await context.withTransaction { conn -> (String, StoredDevice) in
+                guard var device = try await DeviceStore.find(tenant: tenant, thumbprint: thumbprint, on: conn) else {
+                    let id = "dv_" + Hex.encode(SecureRandom.bytes(16))
+                    let device = StoredDevice(
+                        id: id, tenant: tenant, thumbprint: thumbprint, deviceKey: keyText, userAuthKey: userAuthText, platform: body.platform,
+                        model: body.model, osVersion: body.osVersion, appId: body.appId,
+                        sealedPushToken: try body.pushToken.map { try store.sealPushToken($0, tenant: tenant, device: id) }, pushTokenInvalidAt: nil,
+                        username: nil, status: "ACTIVE", createdAt: now, updatedAt: now, lastSeenAt: now)
+                    try await DeviceStore.insert(device, on: conn)
+                    if let locale = body.locale { try await PushTemplate.recordDeviceLocale(locale, device: id, tenant: tenant, on: conn) }
+                    try await Outbox.enqueue(device.changed("created", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant, on: conn)
+                    return ("newDevice", device)
+                }
+                guard device.status == "ACTIVE" else { return ("invalidDevice", device) }
+                // Keys compared by thumbprint (RFC 7638): the same key sent with other optional
+                // members is the same key. A stored key that no longer parses counts as another.
+                let storedAuth = device.userAuthKey.flatMap { try? JWK(json: $0) }?.thumbprint
+                let newUserAuthKey = userAuthKey.map { $0.thumbprint != storedAuth } ?? false
+                let status: String
+                if device.userAuthKey != nil && userAuthKey == nil {
+                    status = "securityDisabled"
+                } else if newUserAuthKey {
+                    // A user-auth key where there was none, or another one: either way the key
+                    // that answers ESSENTIAL approvals changed.
+                    status = "securityEnabled"
+                } else if now.timeIntervalSince(device.lastSeenAt) > inactiveAfter {
+                    status = "inactiveDevice"
+                } else {
+                    status = "activeDevice"
+                }
+                // This call is proven by the device key alone, which signs without the user. A new
+                // user-auth key on a bound device (added, or replacing one: after a change of the
+                // phone's biometrics, or by whoever holds the device key) must not inherit the
+                // binding, or the device key alone would answer ESSENTIAL and EXECUTIVE approvals
+                // and confirm transactions with a key of its choosing: the device is unbound, and
+                // the RP binds it again (with the deviceToken of this answer) once it has
+                // authenticated the user. Dropping the key only lowers what the device can answer.
+                let unbinds = newUserAuthKey && device.username != nil
+                if unbinds { device.username = nil }
+                device.userAuthKey = userAuthText
+                device.platform = body.platform
+                device.model = body.model
+                device.osVersion = body.osVersion
+                device.appId = body.appId
+                if let token = body.pushToken {
+                    device.sealedPushToken = try store.sealPushToken(token, tenant: tenant, device: device.id)
+                    device.pushTokenInvalidAt = nil
+                }
+                device.updatedAt = now
+                device.lastSeenAt = now
+                try await DeviceStore.update(device, on: conn)
+                if let locale = body.locale { try await PushTemplate.recordDeviceLocale(locale, device: device.id, tenant: tenant, on: conn) }
+                try await Outbox.enqueue(
+                    device.changed(unbinds ? "unbound" : "updated", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant,
+                    on: conn)
+                if unbinds { ctx.logger.notice("device unbound: its user-auth key changed", metadata: ["signet.device.id": .string(device.id)]) }
+                return (status, device)
             }
-            guard device.status == "ACTIVE" else { return ("invalidDevice", device) }
-            // Keys compared by thumbprint (RFC 7638): the same key sent with other optional
-            // members is the same key. A stored key that no longer parses counts as another.
-            let storedAuth = device.userAuthKey.flatMap { try? JWK(json: $0) }?.thumbprint
-            let newUserAuthKey = userAuthKey.map { $0.thumbprint != storedAuth } ?? false
-            let status: String
-            if device.userAuthKey != nil && userAuthKey == nil {
-                status = "securityDisabled"
-            } else if newUserAuthKey {
-                // A user-auth key where there was none, or another one: either way the key
-                // that answers ESSENTIAL approvals changed.
-                status = "securityEnabled"
-            } else if now.timeIntervalSince(device.lastSeenAt) > inactiveAfter {
-                status = "inactiveDevice"
-            } else {
-                status = "activeDevice"
-            }
-            // This call is proven by the device key alone, which signs without the user. A new
-            // user-auth key on a bound device (added, or replacing one: after a change of the
-            // phone's biometrics, or by whoever holds the device key) must not inherit the
-            // binding, or the device key alone would answer ESSENTIAL and EXECUTIVE approvals
-            // and confirm transactions with a key of its choosing: the device is unbound, and
-            // the RP binds it again (with the deviceToken of this answer) once it has
-            // authenticated the user. Dropping the key only lowers what the device can answer.
-            let unbinds = newUserAuthKey && device.username != nil
-            if unbinds { device.username = nil }
-            device.userAuthKey = userAuthText
-            device.platform = body.platform
-            device.model = body.model
-            device.osVersion = body.osVersion
-            device.appId = body.appId
-            if let token = body.pushToken {
-                device.sealedPushToken = try store.sealPushToken(token, tenant: tenant, device: device.id)
-                device.pushTokenInvalidAt = nil
-            }
-            device.updatedAt = now
-            device.lastSeenAt = now
-            try await DeviceStore.update(device, on: conn)
-            if let locale = body.locale { try await PushTemplate.recordDeviceLocale(locale, device: device.id, tenant: tenant, on: conn) }
-            try await Outbox.enqueue(
-                device.changed(unbinds ? "unbound" : "updated", at: now, key: context.configuration.subjectKey), source: .oob, subject: tenant, key: tenant,
-                on: conn)
-            if unbinds { ctx.logger.notice("device unbound: its user-auth key changed", metadata: ["signet.device.id": .string(device.id)]) }
-            return (status, device)
+        }
+        let (status, device): (String, StoredDevice)
+        do {
+            (status, device) = try await attempt()
+        } catch let error as PostgresError where error.isUniqueViolation {
+            // Two first calls with one new key at once: both found no device, the other created
+            // it; this one, again, finds it and updates it (a 500 before).
+            (status, device) = try await attempt()
         }
         let token = status == "invalidDevice" ? nil : try await identifierToken(for: device, now: now)
         ctx.logger.info("device \(status == "newDevice" ? "created" : "updated")", metadata: ["signet.device.id": .string(device.id)])
