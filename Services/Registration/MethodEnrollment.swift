@@ -16,6 +16,9 @@ struct MethodEnrollment: Sendable {
     let methods: MethodStore
     let secrets: MethodSecrets
     let rules: RegistrationRules
+    /// The codes setup may send, per user and per destination.
+    let budget: MethodSetupBudget
+    let subjectKey: SubjectKey
     /// How long a delivered confirmation code is valid.
     static let codeLifetime: TimeInterval = 300
 
@@ -23,7 +26,8 @@ struct MethodEnrollment: Sendable {
     ///
     /// - Returns: the pending method; for TOTP with its URI and QR code (shown once).
     /// - Throws: 400 `invalid_field`; 403 from the registration rules; 404 `tenant_not_found`;
-    ///   409 `passkey_only_account` for an account opened by a username-less sign-up.
+    ///   409 `passkey_only_account` for an account opened by a username-less sign-up; 429
+    ///   `code_send_limited` past the setup's send budget (``MethodSetupBudget``).
     func start(_ body: MethodCreateRequest, tenant tenantID: String, username: String) async throws -> MethodResource {
         guard MethodTypes.registrable.contains(body.type) else { throw HTTPError.invalid("type", "type must be email_otp, sms_otp or totp.") }
         if let name = body.friendlyName, name.isEmpty || name.count > 100 { throw HTTPError.invalid("friendlyName", "friendlyName must be 1-100 characters.") }
@@ -46,6 +50,11 @@ struct MethodEnrollment: Sendable {
             guard let value else { throw HTTPError.invalid(kind == "email" ? "email" : "phone", "Give the \(kind == "email" ? "e-mail address" : "phone number").") }
             if kind == "email", !PIIRules.isValidEmail(value) { throw HTTPError.invalid("email", "Not an e-mail address.") }
             if kind == "phone", !PIIRules.isValidPhone(value) { throw HTTPError.invalid("phone", "Phone numbers are E.164: + and 7-15 digits.") }
+            // Before anything is stored or sent: each setup is a new method, which no sign-in
+            // budget counts.
+            try await budget.spend(
+                tenant: tenantID, subjectRef: subjectKey.ref(tenant: tenantID, username: username),
+                destination: budget.destination(tenant: tenantID, kind: kind, value: value), now: now)
             // The vault keeps the value; this service keeps its reference and masked form.
             let stored = try await secrets.calls.post(
                 "\(secrets.piiURL)/v1/internal/tenants/\(tenantID)/pii", PIIStoreRequest(subject: Base64URL.encode(userHandle), kind: kind, value: value),

@@ -195,5 +195,21 @@ enum RegistrationMigrations {
             );
             CREATE INDEX subjects_by_user ON subjects (tenant_id, username);
             """),
+        Migration(
+            190, "method_setup_sends",
+            """
+            -- Codes sent to set up email_otp and sms_otp methods, for their send budget
+            -- (MethodSetupBudget, ten minutes; older rows go with the retention pass): the
+            -- destination as an HMAC, never the address or number, the user by subject
+            -- reference. Deleted by the user's erasure.
+            CREATE TABLE method_setup_sends (
+                tenant_id text NOT NULL,
+                destination bytea NOT NULL,
+                subject_ref text NOT NULL,
+                sent_at timestamptz NOT NULL
+            );
+            CREATE INDEX method_setup_sends_by_destination ON method_setup_sends (tenant_id, destination, sent_at);
+            CREATE INDEX method_setup_sends_by_user ON method_setup_sends (tenant_id, subject_ref, sent_at);
+            """),
     ]
 }

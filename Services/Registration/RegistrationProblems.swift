@@ -74,6 +74,9 @@ extension ProblemCode {
         case .phone: invalidPhone
         }
     }
+    /// Setting up email_otp or sms_otp methods sent too many codes for the user or to the
+    /// destination (``MethodSetupBudget``); `Retry-After` says when to try again.
+    static let codeSendLimited = ProblemCode("code_send_limited", status: 429, title: "Too many codes")
     /// The account was opened by a username-less sign-up: it registers passkeys only.
     static let passkeyOnlyAccount = ProblemCode("passkey_only_account", status: 409, title: "Passkey-only account")
     /// A passkey-only account's new passkey is not discoverable (the client reported

@@ -48,6 +48,36 @@ struct NonFIDOMethodsStackTests {
         try await TestHTTP.send("POST", url, headers: ["Authorization": "Bearer \(token)", "Content-Type": "application/json"], body: Array(json.utf8))
     }
 
+    /// Setting up methods that send codes has a budget: 5 setups a user and 5 a number per 10
+    /// minutes, counted before anything is stored or sent; the sixth answers 429
+    /// `code_send_limited` with `Retry-After`. Before, each setup was a new method no budget saw.
+    @Test func settingUpCodeMethodsHasASendBudget() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let phone = "+4479\(UInt32.random(in: 10_000_000...99_999_999))"
+        func setUp(_ username: String, _ phone: String) async throws -> TestHTTP.Response {
+            try await post("\(Self.registration)/v1/tenants/\(t.id)/users/\(username)/methods", #"{"type": "sms_otp", "phone": "\#(phone)"}"#, token: t.key)
+        }
+        let user = "pumped-\(UInt32.random(in: 0...UInt32.max))"
+        for i in 0..<5 {
+            let r = try await setUp(user, "+4479\(UInt32.random(in: 10_000_000...99_999_999))")
+            #expect(r.status == 201, "setup \(i): \(r.text)")
+        }
+        let sixth = try await setUp(user, phone)
+        #expect(sixth.status == 429 && (try? sixth.json())?["code"] as? String == "code_send_limited", "\(sixth.text)")
+        let retry = Int(sixth.headers.first { $0.key.lowercased() == "retry-after" }?.value ?? "") ?? 0
+        #expect((1...600).contains(retry), "\(sixth.headers)")
+        // Five users setting up the same number: the sixth user is refused for the number.
+        for i in 0..<5 {
+            #expect(try await setUp("victim-\(i)-\(UInt32.random(in: 0...UInt32.max))", phone).status == 201)
+        }
+        let sixthUser = try await setUp("victim-6-\(UInt32.random(in: 0...UInt32.max))", phone)
+        #expect(sixthUser.status == 429 && (try? sixthUser.json())?["code"] as? String == "code_send_limited", "\(sixthUser.text)")
+        // TOTP sends nothing: not counted.
+        let totp = try await post("\(Self.registration)/v1/tenants/\(t.id)/users/\(user)/methods", #"{"type": "totp"}"#, token: t.key)
+        #expect(totp.status == 201, "\(totp.text)")
+    }
+
     @Test func passkeyAndEmailedCodeCompleteALargeSignInAndNoPlaintextLeaks() async throws {
         try TestStack.require()
         // Logs are scanned from here on: what earlier runs appended (request ids in hex, say)

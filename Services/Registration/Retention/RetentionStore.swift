@@ -67,7 +67,8 @@ struct RetentionStore: Sendable {
                         AND m.deleted_at < \(now)::timestamptz - make_interval(days => r.deleted_registrations_days)
                     LIMIT \(limit))
                 """)
-            return credentials + methods + challenges
+            let setupSends = try await MethodSetupBudget.purge(now: now, limit: limit, on: conn)
+            return credentials + methods + challenges + setupSends
         }
     }
 }

@@ -41,6 +41,11 @@ struct RegistrationUserData: UserDataStore {
                     friendly_name AS "friendlyName", status, sign_counter AS "signCounter", created_at AS "createdAt"
                 FROM uaf_registrations WHERE tenant_id = \(t) AND username = \(u) ORDER BY created_at
                 """, on: conn),
+            // When codes were sent to set up methods (the last ten minutes': the send budget).
+            "methodSetupSends": try await UserErasure.rows(
+                """
+                SELECT sent_at AS "sentAt" FROM method_setup_sends WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef) ORDER BY sent_at
+                """, on: conn),
         ]
     }
 
@@ -52,8 +57,9 @@ struct RegistrationUserData: UserDataStore {
         let uaf = try await conn.query("DELETE FROM uaf_registrations WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let profiles = try await conn.query("DELETE FROM user_profiles WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let users = try await conn.query("DELETE FROM users WHERE tenant_id = \(t) AND username = \(u)").affectedRows
+        let setupSends = try await conn.query("DELETE FROM method_setup_sends WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
         // The reference no longer resolves: the authentication service's lookups answer 404.
         let subjects = try await SubjectDirectory.erase(tenant: t, username: u, on: conn)
-        return ["credentials": credentials, "methods": methods, "uafAuthenticators": uaf, "signUpProfile": profiles, "users": users, "subjects": subjects]
+        return ["credentials": credentials, "methods": methods, "uafAuthenticators": uaf, "signUpProfile": profiles, "users": users, "subjects": subjects, "methodSetupSends": setupSends]
     }
 }

@@ -1,0 +1,59 @@
+import Foundation
+import HTTPServer
+import Postgres
+import ServiceTestSupport
+import Testing
+import TestSupport
+@testable import RegistrationService
+
+/// The send budget of method setups over a scratch database: per user and per destination,
+/// a sliding window, the destination kept as a keyed hash, old rows purged.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct MethodSetupBudgetTests {
+    typealias Harness = ServiceHarness<RegistrationService>
+
+    static func refusal(_ body: () async throws -> Void) async -> (code: String, retryAfter: Int)? {
+        do {
+            try await body()
+            return nil
+        } catch let error as HTTPError {
+            let retry = error.headers.first { $0.0 == "Retry-After" }.flatMap { Int($0.1) } ?? -1
+            return (error.code.rawValue, retry)
+        } catch {
+            return ("unexpected \(error)", -1)
+        }
+    }
+
+    @Test func fivePerUserAndFivePerDestinationInTenMinutes() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let budget = MethodSetupBudget(pool: h.context.pool, key: Array(repeating: 7, count: 32))
+        let now = Date()
+        let phone = budget.destination(tenant: "acme", kind: "phone", value: "+447700900123")
+        #expect(budget.destination(tenant: "acme", kind: "email", value: "Ada@Example.org") == budget.destination(tenant: "acme", kind: "email", value: "ada@example.org"))
+        #expect(budget.destination(tenant: "other", kind: "phone", value: "+447700900123") != phone)
+        for i in 0..<5 {
+            try await budget.spend(tenant: "acme", subjectRef: "ref-a", destination: budget.destination(tenant: "acme", kind: "phone", value: "+4477009001\(i)0"), now: now)
+        }
+        // The user's sixth, to a number never used: refused, Retry-After until the oldest leaves the window.
+        let user = await Self.refusal { try await budget.spend(tenant: "acme", subjectRef: "ref-a", destination: phone, now: now.addingTimeInterval(60)) }
+        #expect(user?.code == "code_send_limited" && user?.retryAfter == 540, "\(String(describing: user))")
+        // Five other users to one number, then a sixth: refused for the number.
+        for i in 0..<5 { try await budget.spend(tenant: "acme", subjectRef: "ref-\(i)", destination: phone, now: now) }
+        let destination = await Self.refusal { try await budget.spend(tenant: "acme", subjectRef: "ref-z", destination: phone, now: now) }
+        #expect(destination?.code == "code_send_limited")
+        // Another tenant's budget is its own; past the window, the user may again.
+        try await budget.spend(tenant: "other", subjectRef: "ref-z", destination: phone, now: now)
+        try await budget.spend(tenant: "acme", subjectRef: "ref-a", destination: phone, now: now.addingTimeInterval(601))
+        // No address or number is kept, only hashes; rows past the window are purged.
+        let (plain, before) = try await h.context.pool.withConnection { conn in
+            (
+                try await conn.query("SELECT count(*) AS n FROM method_setup_sends WHERE encode(destination, 'escape') LIKE '%4477%'").first?.int("n"),
+                try await conn.query("SELECT count(*) AS n FROM method_setup_sends").first?.int("n")
+            )
+        }
+        #expect(plain == 0 && before == 12)
+        let purged = try await h.context.pool.withConnection { try await MethodSetupBudget.purge(now: now.addingTimeInterval(601), limit: 100, on: $0) }
+        #expect(purged == 11)
+    }
+}
