@@ -340,10 +340,35 @@ private func decodeInteger<T: FixedWidthInteger>(_ value: JSONValue, _ path: @au
 
 private func decodeDate(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Date {
     let s = try decodeString(value, path())
-    guard s.utf8.count <= 64, let date = try? Date.ISO8601FormatStyle().parse(s) else {
+    guard s.utf8.count <= 64, isRFC3339DateTime(s), let date = try? Date.ISO8601FormatStyle().parse(s) else {
         throw DecodingError.dataCorrupted(.init(codingPath: path(), debugDescription: "Expected date string to be ISO8601-formatted."))
     }
-    return date
+    // Whole seconds, as the encoder writes every date (`Date.ISO8601FormatStyle()`): a fraction
+    // read would not survive the value's own JSON (an event relayed or re-encoded would carry
+    // another time; EventFuzz found it).
+    return Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+}
+
+/// RFC 3339 `date-time` by its shape: `YYYY-MM-DDTHH:MM:SS`, an optional fraction (`.` and
+/// digits), then `Z` or `±HH:MM`. Foundation's parser, which decides the fields' ranges, also
+/// read three or four digits of seconds (`16:00:000.5Z`, `16:00:0000Z`).
+func isRFC3339DateTime(_ s: String) -> Bool {
+    let b = Array(s.utf8)
+    func digits(_ range: Range<Int>) -> Bool { range.allSatisfy { $0 < b.count && (0x30...0x39).contains(b[$0]) } }
+    guard b.count >= 20, digits(0..<4), b[4] == 0x2D, digits(5..<7), b[7] == 0x2D, digits(8..<10), b[10] == 0x54 || b[10] == 0x74,
+        digits(11..<13), b[13] == 0x3A, digits(14..<16), b[16] == 0x3A, digits(17..<19)
+    else { return false }
+    var i = 19
+    if b[i] == 0x2E {
+        i += 1
+        let start = i
+        while i < b.count, (0x30...0x39).contains(b[i]) { i += 1 }
+        guard i > start else { return false }
+    }
+    guard i < b.count else { return false }
+    if b[i] == 0x5A || b[i] == 0x7A { return i + 1 == b.count }
+    guard b[i] == 0x2B || b[i] == 0x2D, i + 6 == b.count, digits((i + 1)..<(i + 3)), b[i + 3] == 0x3A, digits((i + 4)..<(i + 6)) else { return false }
+    return true
 }
 
 private func decodeData(_ value: JSONValue, _ path: @autoclosure () -> [any CodingKey]) throws -> Data {

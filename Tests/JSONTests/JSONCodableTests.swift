@@ -227,6 +227,27 @@ private func describe(_ error: any Error) -> String {
         }
     }
 
+    /// Dates: RFC 3339's shape, read to the whole second as the encoder writes them. Foundation's
+    /// parser also read three or four digits of seconds, and kept a fraction the encoder drops:
+    /// such a date changed through its own JSON (EventFuzz, 3.5 million runs in, stop 44).
+    @Test func datesAreRFC3339AndSurviveTheirOwnJSON() throws {
+        struct D: Codable, Equatable { var at: Date }
+        for refused in [
+            "2025-11-24T16:00:000.5Z", "2025-11-24T16:00:0000Z", "2025-11-24T16:00:001Z", "2025-11-24 16:00:00Z", "2025-11-24T16:00:00.Z",
+            "2025-11-24T16:00:00+0200", "2025-11-24T16:00:00Zjunk", "2025-11-24T16:00Z", "+2025-11-24T16:00:00Z",
+        ] {
+            #expect(throws: DecodingError.self, "\(refused)") { try JSONValueDecoder().decode(D.self, from: Array(#"{"at":"\#(refused)"}"#.utf8)) }
+        }
+        for (text, seconds) in [
+            ("2025-11-24T16:00:00Z", 1_764_000_000.0), ("2025-11-24T16:00:00.999Z", 1_764_000_000), ("2025-11-24T18:00:00+02:00", 1_764_000_000),
+            ("1013-11-24T16:00:00.5Z", -30_171_168_000),
+        ] {
+            let d = try JSONValueDecoder().decode(D.self, from: Array(#"{"at":"\#(text)"}"#.utf8))
+            #expect(d.at.timeIntervalSince1970 == seconds, "\(text)")
+            #expect(try JSONValueDecoder().decode(D.self, from: JSONValueEncoder().encodeToBytes(d)) == d, "\(text)")
+        }
+    }
+
     @Test func refusesNumbersJSONCannotCarry() throws {
         struct D: Encodable { var d: Double }
         #expect(throws: EncodingError.self) { try JSONValueEncoder().encode(D(d: .nan)) }
