@@ -211,5 +211,19 @@ enum RegistrationMigrations {
             CREATE INDEX method_setup_sends_by_destination ON method_setup_sends (tenant_id, destination, sent_at);
             CREATE INDEX method_setup_sends_by_user ON method_setup_sends (tenant_id, subject_ref, sent_at);
             """),
+        Migration(
+            200, "revoked_sessions",
+            """
+            -- Sessions the authentication service revoked (session.revoked.v1), kept a day, past
+            -- any access token's lifetime: a revoked session's token no longer fetches or erases
+            -- its user's data (RevokedSessions). No user is named: tenant and session id only.
+            CREATE TABLE revoked_sessions (
+                tenant_id text NOT NULL,
+                sid text NOT NULL,
+                revoked_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, sid)
+            );
+            CREATE INDEX revoked_sessions_by_time ON revoked_sessions (revoked_at);
+            """),
     ]
 }

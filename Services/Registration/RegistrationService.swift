@@ -121,6 +121,7 @@ public enum RegistrationService: SignetService {
         let models = MetadataModelsRoutes(context: context, metadata: configuration.metadata?.service)
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { try await retention.purge(now: $0) }
         var handlers = AuthenticationResults.handlers
+        handlers.merge(RevokedSessions.handlers)
         handlers.merge(
             UserErasure.handlers(
                 service: name, store: RegistrationUserData(), subjectKey: context.configuration.subjectKey,

@@ -343,6 +343,35 @@ struct UserDataStackTests {
         return out
     }
 
+    /// A revoked session's access token (logout, a refresh token reused, the RP's revocation)
+    /// neither fetches nor erases its user's data, though its signature and expiry still hold.
+    /// Before, it did both until it expired.
+    @Test func aRevokedSessionNeitherFetchesNorErases() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let username = "rev-\(UInt32.random(in: 0...UInt32.max))"
+        let passkey = try await adaptive.register(username, in: t)
+        let signin = try await adaptive.start(t, username: username)
+        let progress = try AdaptiveSignInStackTests.decode(SignInProgress.self, try await adaptive.step(t, signin.signinId, with: passkey))
+        let token = try #require(progress.sessionToken)
+        let data = "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)/data"
+        let bearer = ["Authorization": "Bearer \(token)"]
+        #expect(try await TestHTTP.send("GET", data, headers: bearer).status == 200)
+        // The session's id, from the token, revoked by the RP at the authentication service.
+        let payload = try #require(token.split(separator: ".").dropFirst().first.flatMap { Base64URL.decode(String($0)) })
+        let sid = try #require((try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])?["sid"] as? String)
+        let revoked = try await TestHTTP.send("DELETE", "\(Self.authentication)/v1/tenants/\(t.id)/sessions/\(sid)", headers: ["Authorization": "Bearer \(t.key)"])
+        try #require(revoked.status == 204, "\(revoked.text)")
+        let refused = await TestStack.eventually(timeout: .seconds(30)) {
+            (try? await TestHTTP.send("GET", data, headers: bearer).status) == 401
+        }
+        #expect(refused)
+        let erase = try await TestHTTP.send("DELETE", "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)", headers: bearer)
+        #expect(erase.status == 401 && (try? Self.json(erase))?["code"] as? String == "unauthorized", "\(erase.text)")
+        // The RP's key still does both.
+        #expect(try await TestHTTP.send("GET", data, headers: ["Authorization": "Bearer \(t.key)"]).status == 200)
+    }
+
     @Test func anUnknownUserIsErasedWithEmptyTallies() async throws {
         try TestStack.require()
         let t = try await adaptive.tenant()

@@ -7,6 +7,8 @@ import Platform
 /// A user's data over HTTP: fetch it (``UserDataExport``), erase it (``ErasureStore``), follow
 /// an erasure, and the keys its receipts verify with.
 ///
+/// A session token's session must not be revoked here (``RevokedSessions``).
+///
 /// - `GET /v1/tenants/{t}/users/{u}/data` (RP key or the user's session): the document, or with
 ///   `Accept: application/zip` a ZIP of one JSON file per service and a manifest.
 /// - `DELETE /v1/tenants/{t}/users/{u}` (RP key or the user's session): 202 `{"erasureId"}`.
@@ -27,7 +29,7 @@ struct UserDataRoutes: Sendable {
     func register(on router: inout GuardedRouter) {
         let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
         router.get("/v1/tenants/{tenant}/users/{username}/data", selfOrRP) { request, ctx in try await fetch(request, ctx) }
-        router.delete("/v1/tenants/{tenant}/users/{username}", selfOrRP) { _, ctx in try await erase(ctx) }
+        router.delete("/v1/tenants/{tenant}/users/{username}", selfOrRP) { request, ctx in try await erase(request, ctx) }
         router.get("/v1/tenants/{tenant}/erasures/{erasureId}", context.relyingParty) { _, ctx in
             guard let erasure = try await erasures.find(id: ctx.parameter("erasureId"), tenant: ctx.parameter("tenant")) else {
                 throw HTTPError(.notFound, detail: "No such erasure in this tenant.")
@@ -68,6 +70,7 @@ struct UserDataRoutes: Sendable {
     }
 
     func fetch(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        try await RevokedSessions.requireActive(request, ctx, pool: context.pool)
         let (tenant, username) = try await target(ctx)
         let document = try await export.gather(tenant: tenant, username: username, at: Date())
         ctx.logger.info("user data exported", metadata: ["signet.missing_parts": .string("\(document.missing.count)")])
@@ -83,7 +86,8 @@ struct UserDataRoutes: Sendable {
         return try .json(document, headers: [("Cache-Control", "no-store")])
     }
 
-    func erase(_ ctx: RequestContext) async throws -> HTTPResponse {
+    func erase(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
+        try await RevokedSessions.requireActive(request, ctx, pool: context.pool)
         let (tenant, username) = try await target(ctx)
         let id = try await erasures.start(tenant: tenant, username: username, at: Date())
         ctx.logger.notice("user data erasure started", metadata: ["signet.erasure": .string(id)])
