@@ -180,13 +180,12 @@ struct PIIVault: Sendable {
                 ON CONFLICT (tenant_id, subject) DO NOTHING
                 """)
         }
-        let row = try await conn.query(
-            "SELECT wrapped_key, erased_at IS NOT NULL AS erased FROM subject_keys WHERE tenant_id = \(tenant) AND subject = \(subject) FOR SHARE"
-        ).first
-        if create, row?.bool("erased") == true || row?.bytes("wrapped_key") == nil {
-            throw HTTPError(.piiSubjectErased, detail: "The subject was erased: nothing more is stored for it.")
-        }
-        guard let wrapped = row?.bytes("wrapped_key"), let key = try? kek.open(wrapped, associatedData: aad)
+        let wrapped = try await conn.query(
+            "SELECT wrapped_key FROM subject_keys WHERE tenant_id = \(tenant) AND subject = \(subject) FOR SHARE"
+        ).first?.bytes("wrapped_key")
+        // Storing, the row exists (inserted above if it was not): no key is a destroyed one.
+        if create, wrapped == nil { throw HTTPError(.piiSubjectErased, detail: "The subject was erased: nothing more is stored for it.") }
+        guard let wrapped, let key = try? kek.open(wrapped, associatedData: aad)
         else { throw HTTPError(.piiNotFound, detail: "The subject's key is gone.") }
         return key
     }

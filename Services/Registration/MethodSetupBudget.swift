@@ -42,14 +42,11 @@ struct MethodSetupBudget: Sendable {
             try await conn.query("SELECT pg_advisory_xact_lock(hashtextextended(\("method-setup-destination/\(tenant)/\(hex)"), 0))")
             let row = try await conn.query(
                 """
-                SELECT
-                    (SELECT count(*) FROM method_setup_sends WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND sent_at > \(since)) AS mine,
-                    (SELECT min(sent_at) FROM method_setup_sends WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND sent_at > \(since))
-                        AS oldest_mine,
-                    (SELECT count(*) FROM method_setup_sends WHERE tenant_id = \(tenant) AND destination = \(PostgresBytes(destination))
-                        AND sent_at > \(since)) AS total,
-                    (SELECT min(sent_at) FROM method_setup_sends WHERE tenant_id = \(tenant) AND destination = \(PostgresBytes(destination))
-                        AND sent_at > \(since)) AS oldest
+                SELECT u.n AS mine, u.oldest AS oldest_mine, d.n AS total, d.oldest AS oldest
+                FROM (SELECT count(*) AS n, min(sent_at) AS oldest FROM method_setup_sends
+                        WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND sent_at > \(since)) u,
+                    (SELECT count(*) AS n, min(sent_at) AS oldest FROM method_setup_sends
+                        WHERE tenant_id = \(tenant) AND destination = \(PostgresBytes(destination)) AND sent_at > \(since)) d
                 """
             ).first
             if (row?.int("mine") ?? 0) >= Self.perUser, let oldest = row?.date("oldest_mine") { return oldest.timeIntervalSince(since) }

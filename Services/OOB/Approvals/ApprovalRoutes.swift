@@ -181,12 +181,7 @@ struct ApprovalRoutes: Sendable {
         let bound = context.configuration.http.requestTimeout - .seconds(2)
         let deadline = ContinuousClock.now + min(.seconds(wait), max(bound, .zero))
         while true {
-            let ticket = await waiters.register(id)
-            let approval: StoredApproval
-            do { approval = try await settled(id, tenant: tenant) } catch {
-                await waiters.forget(ticket)
-                throw error
-            }
+            let (ticket, approval) = try await waiters.register(id) { try await settled(id, tenant: tenant) }
             let remaining = deadline - ContinuousClock.now
             if approval.isFinished || remaining <= .zero {
                 await waiters.wait(ticket, timeout: .zero)

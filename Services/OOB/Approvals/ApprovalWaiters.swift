@@ -31,6 +31,20 @@ actor ApprovalWaiters {
         return nextTicket
     }
 
+    /// ``register(_:)`` then `read` (the long poll's read of what it waits on). When the read
+    /// throws (an unknown id, another tenant's, the database) the ticket is forgotten, since its
+    /// wait will not come: each refused long poll used to leave an entry behind, keyed by
+    /// whatever id its path named, memory any caller could grow.
+    nonisolated func register<T: Sendable>(_ approvalId: String, thenRead read: () async throws -> T) async throws -> (ticket: Int, value: T) {
+        let ticket = await register(approvalId)
+        do {
+            return (ticket, try await read())
+        } catch {
+            await remove(ticket)
+            throw error
+        }
+    }
+
     /// Waits until the ticket fires or `timeout` passes (or the task is cancelled), then
     /// forgets it.
     func wait(_ ticket: Int, timeout: Duration) async {
@@ -71,11 +85,6 @@ actor ApprovalWaiters {
         entries[ticket] = entry
         continuation?.resume()
     }
-
-    /// Forgets a ticket whose wait will not come: the read after ``register(_:)`` threw (an
-    /// unknown id, another tenant's, the database). Without it, each refused long poll left an
-    /// entry behind, keyed by whatever id its path named: memory any caller could grow.
-    func forget(_ ticket: Int) { remove(ticket) }
 
     private func remove(_ ticket: Int) {
         guard let entry = entries.removeValue(forKey: ticket) else { return }

@@ -251,12 +251,7 @@ extension QRSessionRoutes {
         let bound = context.configuration.http.requestTimeout - .seconds(2)
         let deadline = ContinuousClock.now + min(.seconds(wait), max(bound, .zero))
         while true {
-            let ticket = await waiters.register(id)
-            let session: StoredQRSession
-            do { session = try await settled(id, tenant: tenant) } catch {
-                await waiters.forget(ticket)
-                throw error
-            }
+            let (ticket, session) = try await waiters.register(id) { try await settled(id, tenant: tenant) }
             // Only the blessing's two devices see it; to anyone else it does not exist.
             guard session.purpose == QRSessionPurpose.bless, session.creatorDeviceId == deviceId || session.deviceId == deviceId else {
                 await waiters.wait(ticket, timeout: .zero)

@@ -207,12 +207,7 @@ struct QRSessionRoutes: Sendable {
         let bound = context.configuration.http.requestTimeout - .seconds(2)
         let deadline = ContinuousClock.now + min(.seconds(wait), max(bound, .zero))
         while true {
-            let ticket = await waiters.register(id)
-            let session: StoredQRSession
-            do { session = try await settled(id, tenant: tenant) } catch {
-                await waiters.forget(ticket)
-                throw error
-            }
+            let (ticket, session) = try await waiters.register(id) { try await settled(id, tenant: tenant) }
             let seen = since ?? session.revision
             since = seen
             let remaining = deadline - ContinuousClock.now
