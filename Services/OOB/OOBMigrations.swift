@@ -1,4 +1,5 @@
 import Postgres
+import ServiceKit
 
 /// The oob-notification service's own tables (versions 101+).
 enum OOBMigrations {
@@ -133,5 +134,7 @@ enum OOBMigrations {
             CREATE INDEX approvals_finished ON approvals (updated_at) WHERE status <> 'IN_PROGRESS';
             CREATE INDEX approval_deliveries_finished ON approval_deliveries (updated_at) WHERE status <> 'pending';
             """),
+        // The device routes take a user's session token: a revoked session's is refused.
+        Migration(190, "revoked_sessions", SessionRevocations.migrationSQL),
     ]
 }

@@ -65,7 +65,7 @@ public enum OOBService: SignetService {
         let waiters = ApprovalWaiters()
         let deviceRoutes = DeviceRoutes(
             context: context, store: devices, keys: keys, issuer: configuration.issuer, inactiveAfter: configuration.inactiveAfter,
-            sessions: configuration.sessions)
+            sessions: configuration.sessions.checkingRevocations(SessionRevocations(pool: context.pool)))
         let push = PushNotifier(context: context, store: devices, credentials: configuration.push)
         let callbacks = ApprovalCallbacks(keys: keys, issuer: configuration.issuer, transport: push.transport)
         let deliveries = ApprovalDeliveryWorker(
@@ -86,6 +86,7 @@ public enum OOBService: SignetService {
             piiURL: configuration.delivery.piiURL)
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(delivery.handlers)
+        handlers.merge(SessionRevocations.handlers)
         let userData = OOBUserData()
         handlers.merge(
             UserErasure.handlers(

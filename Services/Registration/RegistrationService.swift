@@ -86,6 +86,8 @@ public enum RegistrationService: SignetService {
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
+        // Session tokens of revoked sessions are refused on every route that takes them.
+        let sessions = configuration.sessions.checkingRevocations(SessionRevocations(pool: context.pool))
         let refresher = configuration.metadata.map {
             MetadataRefresher(metadata: $0.service, source: $0.source, context: context, interval: $0.refreshInterval, initialUpdate: $0.firstUpdate)
         }
@@ -99,9 +101,9 @@ public enum RegistrationService: SignetService {
         let ceremony = WebAuthnRegistrationCeremony(
             tenants: context.tenants, handles: configuration.handles, policies: policies, credentials: credentials,
             metadata: configuration.metadata?.service, rules: configuration.rules)
-        let webAuthn = WebAuthnRegistrationRoutes(context: context, ceremony: ceremony, credentials: credentials, sessions: configuration.sessions)
+        let webAuthn = WebAuthnRegistrationRoutes(context: context, ceremony: ceremony, credentials: credentials, sessions: sessions)
         let uaf = UAFRegistrationRoutes(
-            context: context, handles: configuration.handles, store: UAFStore(context: context), sessions: configuration.sessions,
+            context: context, handles: configuration.handles, store: UAFStore(context: context), sessions: sessions,
             metadata: configuration.metadata?.service, appIDBase: configuration.uafAppIDBase,
             serverCertificates: configuration.uafServerCertificates)
         let enrollment = MethodEnrollment(
@@ -110,18 +112,18 @@ public enum RegistrationService: SignetService {
         let signUps = SignUpAccounts(
             context: context, users: users, calls: configuration.methodSecrets.calls, piiURL: configuration.methodSecrets.piiURL)
         let credentialLookup = InternalCredentialLookup(credentials: credentials, calls: configuration.methodSecrets.calls)
-        let methodRoutes = MethodRoutes(context: context, enrollment: enrollment, methods: methods, sessions: configuration.sessions)
+        let methodRoutes = MethodRoutes(context: context, enrollment: enrollment, methods: methods, sessions: sessions)
         let erasures = ErasureStore(context: context, receipts: configuration.receipts)
         let userData = UserDataRoutes(
             context: context, export: UserDataExport(context: context, settings: configuration.userData), erasures: erasures,
-            sessions: configuration.sessions)
+            sessions: sessions)
         let retention = RetentionStore(context: context)
         let retentionRoutes = RetentionRoutes(context: context, store: retention)
         let userSearch = UserSearchRoutes(context: context, users: users)
         let models = MetadataModelsRoutes(context: context, metadata: configuration.metadata?.service)
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { try await retention.purge(now: $0) }
         var handlers = AuthenticationResults.handlers
-        handlers.merge(RevokedSessions.handlers)
+        handlers.merge(SessionRevocations.handlers)
         handlers.merge(
             UserErasure.handlers(
                 service: name, store: RegistrationUserData(), subjectKey: context.configuration.subjectKey,

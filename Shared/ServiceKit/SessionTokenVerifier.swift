@@ -18,18 +18,40 @@ import Tokens
 /// asks it for the keys once (one hop; this runs for the requests a signed-in user makes on
 /// registration, not on the sign-in path), and requests that meet an unknown `kid` together
 /// share one fetch.
+///
+/// A session token (the tenant's audience) must name its session (`sid`); a verifier built
+/// ``checkingRevocations(_:)`` also refuses the token of a session the authentication service
+/// revoked (``SessionRevocations``): every service that accepts session tokens builds its
+/// verifier so.
 public final class SessionTokenVerifier: Sendable {
     public let jwksURL: URL
     public let issuer: String
     public static let minimumRefetchInterval: Duration = .seconds(30)
 
     private let keys: SessionKeyCache
+    private let revocations: SessionRevocations?
 
     public init(jwksURL: URL, issuer: String) {
         self.jwksURL = jwksURL
         self.issuer = issuer
         keys = SessionKeyCache(jwksURL: jwksURL, minimumRefetchInterval: Self.minimumRefetchInterval)
+        revocations = nil
     }
+
+    private init(_ other: SessionTokenVerifier, revocations: SessionRevocations) {
+        jwksURL = other.jwksURL
+        issuer = other.issuer
+        keys = other.keys
+        self.revocations = revocations
+    }
+
+    /// This verifier (its keys shared), also refusing the tokens of revoked sessions.
+    public func checkingRevocations(_ revocations: SessionRevocations) -> SessionTokenVerifier {
+        SessionTokenVerifier(self, revocations: revocations)
+    }
+
+    /// Whether this verifier refuses the tokens of revoked sessions.
+    public var checksRevocations: Bool { revocations != nil }
 
     /// `SIGNET_SESSION_JWKS_URL` (default: the local stack's authentication service) and
     /// `SIGNET_SESSION_ISSUER` (default: the local stack's issuer).
@@ -55,7 +77,8 @@ public final class SessionTokenVerifier: Sendable {
     /// The signed-in user of `token`, for `tenant`.
     ///
     /// - Throws: 401 `unauthorized` for any invalid token (the detail names the check, never
-    ///   the token); 503 `service_unavailable` when the keys cannot be fetched.
+    ///   the token), a session token without `sid` and (``checkingRevocations(_:)``) one whose
+    ///   session was revoked; 503 `service_unavailable` when the keys cannot be fetched.
     public func verify(_ token: String, tenant: String, now: Date = Date()) async throws -> Principal {
         let session = JWTValidationOptions(issuer: issuer, audience: tenant, allowedAlgorithms: [.es256], requiredClaims: ["sub"])
         let registration = JWTValidationOptions(
@@ -91,6 +114,9 @@ public final class SessionTokenVerifier: Sendable {
             // registration-only token (the registration audience) always has it, true.
             if options.audience == tenant {
                 guard jwt.claims[claim: "sign_up"] == nil else { throw refused("token_type") }
+                // Every session token names its session: the one a revocation names.
+                guard case .string(let sid)? = jwt.claims[claim: "sid"], (1...64).contains(sid.utf8.count) else { throw refused("missing_claim") }
+                if let revocations, try await revocations.isRevoked(tenant: tenant, sid: sid) { throw refused("session_revoked") }
                 return .user(tenant: tenant, username: subject)
             }
             guard let kind = RegistrationTokenKind(claims: jwt.claims) else { throw refused("token_type") }

@@ -103,4 +103,28 @@ struct HousekeepingTests {
         #expect(plans[0].contains("approvals_finished"), "\(plans[0])")
         #expect(plans[1].contains("approval_deliveries_finished"), "\(plans[1])")
     }
+
+    /// The expirer's pass forgets revoked sessions a day after their revocation (past any
+    /// session token's lifetime) and keeps the younger ones: a revocation is answered while a
+    /// token of its session can still be valid.
+    @Test func revokedSessionsAreKeptADay() async throws {
+        let f = try await OOBFixture.make()
+        defer { Task { await f.h.close() } }
+        let now = Date()
+        try await f.h.context.pool.withConnection { conn in
+            try await conn.query(
+                """
+                INSERT INTO revoked_sessions (tenant_id, sid, revoked_at)
+                SELECT 'acme', 's' || g, \(now)::timestamptz - CASE WHEN g <= 3 THEN interval '25 hours' ELSE interval '23 hours' END
+                FROM generate_series(1, 5) g
+                """)
+        }
+        let revocations = SessionRevocations(pool: f.h.context.pool)
+        #expect(try await revocations.isRevoked(tenant: "acme", sid: "s1"))
+        let purged = try await f.h.context.pool.withConnection { try await SessionRevocations.purge(now: now, limit: 2, on: $0) }
+        #expect(purged == 3)
+        #expect(try await !revocations.isRevoked(tenant: "acme", sid: "s1"))
+        #expect(try await revocations.isRevoked(tenant: "acme", sid: "s4"))
+        #expect(try await !revocations.isRevoked(tenant: "other", sid: "s4"))
+    }
 }

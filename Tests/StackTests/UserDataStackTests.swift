@@ -346,7 +346,10 @@ struct UserDataStackTests {
     /// A revoked session's access token (logout, a refresh token reused, the RP's revocation)
     /// neither fetches nor erases its user's data, though its signature and expiry still hold.
     /// Before, it did both until it expired.
-    @Test func aRevokedSessionNeitherFetchesNorErases() async throws {
+    /// Every route that takes a user's session token, in each service that takes them
+    /// (registration: the user's data, credentials, methods; oob: the user's devices), refuses
+    /// the token once its session was revoked; the RP's key is unchanged.
+    @Test func aRevokedSessionIsRefusedWhereverSessionsAreTaken() async throws {
         try TestStack.require()
         let t = try await adaptive.tenant()
         let username = "rev-\(UInt32.random(in: 0...UInt32.max))"
@@ -354,22 +357,33 @@ struct UserDataStackTests {
         let signin = try await adaptive.start(t, username: username)
         let progress = try AdaptiveSignInStackTests.decode(SignInProgress.self, try await adaptive.step(t, signin.signinId, with: passkey))
         let token = try #require(progress.sessionToken)
-        let data = "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)/data"
+        let user = "/v1/tenants/\(t.id)/users/\(username)"
+        let reads = [
+            "\(Self.registration)\(user)/data", "\(Self.registration)\(user)/credentials", "\(Self.registration)\(user)/methods",
+            "\(OOBApprovalStackTests.oob)\(user)/devices",
+        ]
         let bearer = ["Authorization": "Bearer \(token)"]
-        #expect(try await TestHTTP.send("GET", data, headers: bearer).status == 200)
+        for url in reads {
+            let answer = try await TestHTTP.send("GET", url, headers: bearer)
+            #expect(answer.status == 200, "\(url): \(answer.text)")
+        }
         // The session's id, from the token, revoked by the RP at the authentication service.
         let payload = try #require(token.split(separator: ".").dropFirst().first.flatMap { Base64URL.decode(String($0)) })
         let sid = try #require((try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])?["sid"] as? String)
         let revoked = try await TestHTTP.send("DELETE", "\(Self.authentication)/v1/tenants/\(t.id)/sessions/\(sid)", headers: ["Authorization": "Bearer \(t.key)"])
         try #require(revoked.status == 204, "\(revoked.text)")
-        let refused = await TestStack.eventually(timeout: .seconds(30)) {
-            (try? await TestHTTP.send("GET", data, headers: bearer).status) == 401
+        for url in reads {
+            let refused = await TestStack.eventually(timeout: .seconds(30)) {
+                (try? await TestHTTP.send("GET", url, headers: bearer).status) == 401
+            }
+            #expect(refused, "\(url) still took the revoked session's token")
         }
-        #expect(refused)
-        let erase = try await TestHTTP.send("DELETE", "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)", headers: bearer)
+        let erase = try await TestHTTP.send("DELETE", "\(Self.registration)\(user)", headers: bearer)
         #expect(erase.status == 401 && (try? Self.json(erase))?["code"] as? String == "unauthorized", "\(erase.text)")
-        // The RP's key still does both.
-        #expect(try await TestHTTP.send("GET", data, headers: ["Authorization": "Bearer \(t.key)"]).status == 200)
+        // The RP's key still reads everything.
+        for url in reads {
+            #expect(try await TestHTTP.send("GET", url, headers: ["Authorization": "Bearer \(t.key)"]).status == 200, "\(url)")
+        }
     }
 
     @Test func anUnknownUserIsErasedWithEmptyTallies() async throws {

@@ -6,7 +6,7 @@ import ServiceKit
 
 /// Every few seconds: marks approvals in progress (and QR sessions not finished) past their
 /// expiry `EXPIRED`, each with its event, and wakes their long polls; deletes the nonces of device proofs that can no longer
-/// be fresh, and finished approvals older than the retention (`SIGNET_OOB_APPROVAL_RETENTION_DAYS`). (A decision arriving later is refused anyway: every read and decision
+/// be fresh, revoked sessions past any token's lifetime (``SessionRevocations``), and finished approvals older than the retention (`SIGNET_OOB_APPROVAL_RETENTION_DAYS`). (A decision arriving later is refused anyway: every read and decision
 /// compares with the expiry, not with the status alone.)
 final class ApprovalExpirer: Service {
     let name = "approval-expirer"
@@ -65,6 +65,7 @@ final class ApprovalExpirer: Service {
             try await ApprovalDeliveryStore.purgeFinished(before: now.addingTimeInterval(-retention), on: conn)
             // QR sessions are transient: gone an hour after their expiry.
             try await StoredQRSession.purge(expiredBefore: now.addingTimeInterval(-3600), on: conn)
+            _ = try await SessionRevocations.purge(now: now, on: conn)
         }
     }
 }

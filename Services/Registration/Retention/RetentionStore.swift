@@ -68,7 +68,7 @@ struct RetentionStore: Sendable {
                     LIMIT \(limit))
                 """)
             let setupSends = try await MethodSetupBudget.purge(now: now, limit: limit, on: conn)
-            let revoked = try await RevokedSessions.purge(now: now, limit: limit, on: conn)
+            let revoked = try await SessionRevocations.purge(now: now, limit: limit, on: conn)
             return credentials + methods + challenges + setupSends + revoked
         }
     }

@@ -7,8 +7,6 @@ import Platform
 /// A user's data over HTTP: fetch it (``UserDataExport``), erase it (``ErasureStore``), follow
 /// an erasure, and the keys its receipts verify with.
 ///
-/// A session token's session must not be revoked here (``RevokedSessions``).
-///
 /// - `GET /v1/tenants/{t}/users/{u}/data` (RP key or the user's session): the document, or with
 ///   `Accept: application/zip` a ZIP of one JSON file per service and a manifest.
 /// - `DELETE /v1/tenants/{t}/users/{u}` (RP key or the user's session): 202 `{"erasureId"}`.
@@ -70,7 +68,6 @@ struct UserDataRoutes: Sendable {
     }
 
     func fetch(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        try await RevokedSessions.requireActive(request, ctx, pool: context.pool)
         let (tenant, username) = try await target(ctx)
         let document = try await export.gather(tenant: tenant, username: username, at: Date())
         ctx.logger.info("user data exported", metadata: ["signet.missing_parts": .string("\(document.missing.count)")])
@@ -87,7 +84,6 @@ struct UserDataRoutes: Sendable {
     }
 
     func erase(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
-        try await RevokedSessions.requireActive(request, ctx, pool: context.pool)
         let (tenant, username) = try await target(ctx)
         let id = try await erasures.start(tenant: tenant, username: username, at: Date())
         ctx.logger.notice("user data erasure started", metadata: ["signet.erasure": .string(id)])
