@@ -87,6 +87,9 @@ extension ProblemCode {
     static let qrPurposeNotAllowed = ProblemCode("qr_purpose_not_allowed", status: 403, title: "QR purpose not allowed by the tenant")
     /// A blessing's approval does not verify with the old device's user-auth key.
     static let qrBlessSignatureInvalid = ProblemCode("qr_bless_signature_invalid", status: 400, title: "Blessing signature invalid")
+    /// A sign-in code's ACCEPT without the user's signature, or one that does not verify with
+    /// the device's user-auth key.
+    static let qrSignatureInvalid = ProblemCode("qr_signature_invalid", status: 400, title: "QR sign-in signature invalid")
     /// The new device answered a blessing before the old device's user approved it.
     static let qrBlessNotApproved = ProblemCode("qr_bless_not_approved", status: 409, title: "Blessing not approved yet")
 

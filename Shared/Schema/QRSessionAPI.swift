@@ -182,11 +182,31 @@ public struct QRSessionDecisionRequest: Codable, Sendable, Equatable {
     /// `register`, with `ACCEPT`: the credential the phone registered (base64url), which the oob
     /// service checks with the registration service before the session SUCCEEDED.
     public var credentialId: String?
-    public init(decision: String, credentialId: String? = nil) {
+    /// `authenticate`, with `ACCEPT` (required there, refused elsewhere): the user's consent,
+    /// ES256 by the device's user-auth key (raw r‖s, base64url) over
+    /// ``QRSignInSignature/message(qrSessionId:decision:)``. The `Device-Proof` shows the
+    /// device; this shows its user unlocked the key (biometry or PIN), as an ESSENTIAL
+    /// approval's answer does.
+    public var signature: String?
+    public init(decision: String, credentialId: String? = nil, signature: String? = nil) {
         self.decision = decision
         self.credentialId = credentialId
+        self.signature = signature
     }
-    public static var fullExample: QRSessionDecisionRequest { QRSessionDecisionRequest(decision: "ACCEPT", credentialId: "AQIDBAUGBwgJCgsMDQ4PEA") }
+    /// Every member (no purpose takes both `credentialId` and `signature`).
+    public static var fullExample: QRSessionDecisionRequest {
+        QRSessionDecisionRequest(decision: "ACCEPT", credentialId: "AQIDBAUGBwgJCgsMDQ4PEA", signature: String(repeating: "c2lnbmF0dXJl", count: 7) + "AA")
+    }
+}
+
+/// What a phone signs with its user-auth key to accept a sign-in's QR code
+/// (`purpose: authenticate`): `signet-qr-signin-v1\n<qrSessionId>\n<decision>`, UTF-8. The
+/// session id is unique and bound to one sign-in and tenant, so a signature answers that
+/// code only.
+public enum QRSignInSignature {
+    public static func message(qrSessionId: String, decision: String) -> [UInt8] {
+        Array("signet-qr-signin-v1\n\(qrSessionId)\n\(decision)".utf8)
+    }
 }
 
 /// The oob service asks the authentication service for a QR registration's token

@@ -81,6 +81,6 @@ import Testing
     @Test func consumedTopicsFollowFromTheHandlers() async throws {
         let h = try await ServiceHarness<OOBService>.offline()
         defer { Task { await h.close() } }
-        #expect(h.assembly.handlers.topics.sorted() == ["signet.registration", "signet.oob.requests"].sorted())
+        #expect(h.assembly.handlers.topics.sorted() == ["signet.registration", "signet.authentication", "signet.oob.requests"].sorted())
     }
 }

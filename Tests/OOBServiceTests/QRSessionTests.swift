@@ -35,7 +35,7 @@ struct QRSessionTests {
     }
 
     func decide(_ f: OOBFixture, _ phone: SoftwareDevice, _ device: String, _ id: String, _ decision: String) async throws -> HTTPResponse {
-        try await f.device(phone, "POST", "/v1/tenants/acme/devices/\(device)/qr-sessions/\(id)/decision", json: #"{"decision":"\#(decision)"}"#)
+        try await f.device(phone, "POST", "/v1/tenants/acme/devices/\(device)/qr-sessions/\(id)/decision", json: try phone.qrDecision(decision, qrSessionId: id))
     }
 
     func watch(_ f: OOBFixture, _ c: Created, query: String = "", headers: [(name: String, value: String)] = []) async -> HTTPResponse {
@@ -84,6 +84,45 @@ struct QRSessionTests {
         }
         #expect(statuses == ["PENDING", "SCANNED", "SUCCEEDED"])
         #expect(!(try await f.h.published()).contains { $0.type == QRSessionChanged.eventType && $0.data.contains("alice") })
+    }
+
+    /// A sign-in code's ACCEPT is the user's, not only the device's: the device proof alone
+    /// (the device key, which needs no user) does not sign a user in. Without the user-auth
+    /// key's signature over this session and decision, with the device key's, with one over
+    /// another session or the other decision, the answer is refused and the code stays
+    /// SCANNED; a REJECT needs none, and a signature anywhere else is a field refused.
+    @Test func aSignInIsAcceptedOnlyWithTheUserAuthKeysSignature() async throws {
+        let f = try await OOBFixture.make()
+        defer { Task { await f.h.close() } }
+        let phone = try SoftwareDevice()
+        let device = try await f.enrol(phone, as: "alice")
+        let c = try await create(f)
+        #expect(try await claim(f, phone, device, c.id).status == 200)
+        let path = "/v1/tenants/acme/devices/\(device)/qr-sessions/\(c.id)/decision"
+        let other = try await create(f)
+        let unsigned = try phone.qrDecision("ACCEPT", qrSessionId: c.id, signed: false)
+        let byDeviceKey = try phone.qrDecision("ACCEPT", qrSessionId: c.id, key: phone.deviceKey)
+        let forAnotherCode = try phone.qrDecision("ACCEPT", qrSessionId: other.id)
+        // A REJECT's signature turned into an ACCEPT: the decision is in what is signed.
+        let rejectSignature = try #require(try JSONParser.parse(Array(try phone.qrDecision("REJECT", qrSessionId: c.id, signed: true).utf8)).objectValue?["signature"]?.stringValue)
+        let swapped = #"{"decision":"ACCEPT","signature":"\#(rejectSignature)"}"#
+        for body in [unsigned, byDeviceKey, forAnotherCode, swapped] {
+            let refused = try await f.device(phone, "POST", path, json: body)
+            #expect(refused.status == 400 && refused.code == "qr_signature_invalid", "\(body): \(refused.text)")
+        }
+        let malformed = try await f.device(phone, "POST", path, json: #"{"decision":"ACCEPT","signature":"c2ln"}"#)
+        #expect(malformed.status == 400 && malformed.code == "invalid_field", "\(malformed.text)")
+        let signedReject = try await f.device(phone, "POST", path, json: try phone.qrDecision("REJECT", qrSessionId: c.id, signed: true))
+        #expect(signedReject.status == 400 && signedReject.code == "invalid_field", "\(signedReject.text)")
+        #expect(await f.rp("GET", "/v1/tenants/acme/qr-sessions/\(c.id)").object()["status"] as? String == "SCANNED")
+
+        let accepted = try await f.device(phone, "POST", path, json: try phone.qrDecision("ACCEPT", qrSessionId: c.id))
+        #expect(accepted.status == 200 && accepted.object()["status"] as? String == "SUCCEEDED", "\(accepted.text)")
+
+        // A REJECT is unsigned.
+        #expect(try await claim(f, phone, device, other.id).status == 200)
+        let rejected = try await decide(f, phone, device, other.id, "REJECT")
+        #expect(rejected.status == 200 && rejected.object()["status"] as? String == "FAILED", "\(rejected.text)")
     }
 
     @Test func payloadFormsCarryOnlyTheId() async throws {

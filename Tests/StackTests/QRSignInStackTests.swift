@@ -59,7 +59,7 @@ struct QRSignInStackTests {
         -> TestHTTP.Response
     {
         try await OOBApprovalStackTests.device(
-            phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/qr-sessions/\(s.id)/decision", json: #"{"decision":"\#(decision)"}"#)
+            phone, "POST", "/v1/tenants/\(t.id)/devices/\(device)/qr-sessions/\(s.id)/decision", json: try phone.qrDecision(decision, qrSessionId: s.id))
     }
 
     func subject(of token: String, tenant: String) async throws -> String? {

@@ -75,6 +75,16 @@ public struct SoftwareDevice: Sendable {
         return #"{"decision":"\#(decision)","signedWith":"\#(withUserAuthKey ? "userAuthKey" : "deviceKey")","signature":"\#(Base64URL.encode(raw))"\#(numberMember)}"#
     }
 
+    /// A QR sign-in code's answer (``QRSessionDecisionRequest``): an `ACCEPT` signed by the
+    /// user-auth key (or `key`) over ``QRSignInSignature``; a `REJECT` (or `signed: false`)
+    /// without a signature.
+    public func qrDecision(_ decision: String, qrSessionId: String, key: PrivateKey? = nil, signed: Bool? = nil) throws -> String {
+        guard signed ?? (decision == "ACCEPT") else { return JSONValue.object(["decision": .string(decision)]).jsonString }
+        let der = try (key ?? userAuthKey).sign(QRSignInSignature.message(qrSessionId: qrSessionId, decision: decision), algorithm: .es256)
+        guard let raw = ECDSASignature.raw(fromDER: der, size: 32) else { throw CryptoError("signature") }
+        return JSONValue.object(["decision": .string(decision), "signature": .string(Base64URL.encode(raw))]).jsonString
+    }
+
     /// A signed identity document submission (``IdentityDocumentSubmission``): the scanned
     /// `text`, signed by the user-auth key (or `key`) over ``IdentityDocumentSignature``.
     public func identityDocument(format: String, text: String, deviceId: String, key: PrivateKey? = nil) throws -> String {

@@ -40,7 +40,9 @@ import urllib.request
 
 import jwt
 import pytest
+from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from selenium.webdriver.common.by import By
 
 # The demo page's fixtures and checks, shared with the passkey test of the same page.
@@ -110,8 +112,14 @@ class SoftwarePhone:
         return self.send("POST", f"/v1/tenants/{TENANT}/devices/{self.device_id}/qr-sessions/{match.group(1)}/claim", {})
 
     def answer(self, session_id: str, decision: str) -> tuple[int, dict]:
-        return self.send("POST", f"/v1/tenants/{TENANT}/devices/{self.device_id}/qr-sessions/{session_id}/decision",
-                         {"decision": decision})
+        """The user's answer: an ACCEPT is signed by the user-auth key (the app unlocks it with
+        biometry or a PIN) over `signet-qr-signin-v1\\n<qrSessionId>\\n<decision>`, raw r||s."""
+        body = {"decision": decision}
+        if decision == "ACCEPT":
+            message = f"signet-qr-signin-v1\n{session_id}\n{decision}".encode()
+            r, s = decode_dss_signature(self.user_auth_key.sign(message, ec.ECDSA(hashes.SHA256())))
+            body["signature"] = b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
+        return self.send("POST", f"/v1/tenants/{TENANT}/devices/{self.device_id}/qr-sessions/{session_id}/decision", body)
 
 
 # ---- the page ----

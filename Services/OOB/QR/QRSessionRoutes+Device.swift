@@ -1,8 +1,10 @@
+import Crypto
 import FoundationEssentials
 import HTTPServer
 import Postgres
 import Schema
 import ServiceKit
+import Tokens
 
 /// The scanning phone's side: claim (once), then accept or reject. Both calls carry the
 /// device's `Device-Proof` (a JWS by its device key over method, path, body hash and a fresh
@@ -73,6 +75,14 @@ extension QRSessionRoutes {
     func decide(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let body = try request.decode(QRSessionDecisionRequest.self)
         guard ["ACCEPT", "REJECT"].contains(body.decision) else { throw HTTPError.invalid("decision", "decision is ACCEPT or REJECT.") }
+        // The user's signature (a sign-in code's ACCEPT): its shape first, checked against the
+        // device's user-auth key in the transaction.
+        var signature: [UInt8]?
+        if let text = body.signature {
+            guard body.decision == "ACCEPT", text.utf8.count <= 128, let raw = Base64URL.decode(text), raw.count == 64, let der = ECDSASignature.der(fromRaw: raw)
+            else { throw HTTPError.invalid("signature", "signature is a base64url ES256 signature (r‖s, 64 bytes), sent with a sign-in code's ACCEPT.") }
+            signature = der
+        }
         let tenantId = ctx.parameter("tenant")
         let deviceId = ctx.parameter("deviceId")
         let id = ctx.parameter("qrSessionId")
@@ -98,6 +108,9 @@ extension QRSessionRoutes {
             } else if body.credentialId != nil {
                 throw HTTPError.invalid("credentialId", "Only a register session's ACCEPT names a credential.")
             }
+            if seen.purpose != QRSessionPurpose.authenticate, body.signature != nil {
+                throw HTTPError.invalid("signature", "Only a sign-in code's ACCEPT is signed with the user-auth key.")
+            }
         }
         let now = Date()
         let outcome = try await context.withTransaction { conn -> Outcome in
@@ -120,6 +133,17 @@ extension QRSessionRoutes {
                     try await Self.change(&session, to: QRSessionStatus.failed, reason: "credential_not_registered", now: now, on: conn)
                 }
             } else if body.decision == "ACCEPT" {
+                // A sign-in: the device key says which phone answers, the user-auth key's
+                // signature that its user unlocked it and consented. Nothing changes without it.
+                let device = try await DeviceStore.load(deviceId, tenant: tenantId, on: conn)
+                let message = QRSignInSignature.message(qrSessionId: id, decision: body.decision)
+                guard let signature, let keyText = device?.userAuthKey, let key = try? JWK(json: keyText).publicKey(),
+                    key.verify(signature: signature, message: message, algorithm: .es256)
+                else {
+                    throw HTTPError(
+                        .qrSignatureInvalid, detail: "A sign-in code's ACCEPT is signed with the device's user-auth key; the signature is missing or does not verify.",
+                        field: "signature")
+                }
                 try await Self.change(&session, to: QRSessionStatus.succeeded, now: now, on: conn)
             } else {
                 try await Self.change(&session, to: QRSessionStatus.failed, reason: "user_rejected", now: now, on: conn)
