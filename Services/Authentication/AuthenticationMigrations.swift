@@ -459,5 +459,16 @@ enum AuthenticationMigrations {
             END;
             $$;
             """),
+        Migration(
+            193, "uaf_metadata_characteristics",
+            """
+            -- The metadata characteristics a UAF policy is matched on at sign-in (UAF Protocol
+            -- §3.5.7.5 step 4.a: userVerification, keyProtection), as registration found them in
+            -- the AAID's metadata statement (UAFAuthenticatorRegistered): userVerificationDetails
+            -- as JSON (alternatives of method names), keyProtection names. NULL for a key
+            -- registered without a statement, or stored before this migration: criteria on them
+            -- do not match it, as before.
+            ALTER TABLE uaf_registrations ADD COLUMN user_verification_details jsonb, ADD COLUMN key_protection text[];
+            """),
     ]
 }

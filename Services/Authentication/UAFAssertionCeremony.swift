@@ -119,11 +119,8 @@ struct UAFAssertionCeremony: Sendable {
             // stored value under the row lock; the verifier is given 0 so that it accepts any
             // counter here (a replay is then refused as challenge_replayed, not by its counter).
             verified = try verifier.verify(response, expectedChallenge: challenge, serverData: serverData, shown: shown) { aaid, keyID in
-                stored.first { $0.record.aaid == aaid && $0.record.keyID == keyID }.map { s in
-                    UAFRegistrationRecord(
-                        aaid: s.record.aaid, keyID: s.record.keyID, publicKey: s.record.publicKey, keyEncoding: s.record.keyEncoding,
-                        signatureAlgorithm: s.record.signatureAlgorithm, signCounter: 0, attestationType: s.record.attestationType)
-                }
+                // (The record's metadata characteristics go with it: the policy is matched on them.)
+                stored.first { $0.record.aaid == aaid && $0.record.keyID == keyID }?.record.withSignCounter(0)
             }
         } catch {
             logger.info("uaf sign-in refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])

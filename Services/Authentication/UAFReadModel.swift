@@ -22,9 +22,10 @@ enum UAFReadModel {
             try await conn.query(
                 """
                 INSERT INTO uaf_registrations (tenant_id, aaid, key_id, subject_ref, public_key, key_encoding, signature_algorithm, sign_counter,
-                    attestation_type, registered_at)
+                    attestation_type, registered_at, user_verification_details, key_protection)
                 VALUES (\(e.tenantId), \(e.aaid), \(PostgresBytes(keyID)), \(e.subjectRef), \(PostgresBytes(key)), \(e.keyEncoding),
-                    \(e.signatureAlgorithm), \(Int64(e.signCounter)), \(e.attestationType), \(e.registeredAt))
+                    \(e.signatureAlgorithm), \(Int64(e.signCounter)), \(e.attestationType), \(e.registeredAt),
+                    \(e.userVerificationDetails.map(Self.detailsJSON)), \(e.keyProtection.map(PostgresArray.init)))
                 ON CONFLICT DO NOTHING
                 """)
             if let appID = e.appId {
@@ -94,7 +95,8 @@ enum UAFReadModel {
             for key in keys {
                 let rows = try await conn.query(
                     """
-                    SELECT subject_ref, status, clone_suspected, public_key, key_encoding, signature_algorithm, sign_counter, attestation_type
+                    SELECT subject_ref, status, clone_suspected, public_key, key_encoding, signature_algorithm, sign_counter, attestation_type,
+                        user_verification_details::text AS user_verification_details, array_to_json(key_protection)::text AS key_protection
                     FROM uaf_registrations
                     WHERE tenant_id = \(tenant) AND aaid = \(key.aaid) AND key_id = \(PostgresBytes(key.keyID))
                     """)
@@ -108,9 +110,36 @@ enum UAFReadModel {
                             aaid: key.aaid, keyID: key.keyID, publicKey: publicKey,
                             keyEncoding: UAFKeyEncoding(rawValue: UInt16(clamping: row.int64("key_encoding") ?? 0)),
                             signatureAlgorithm: UAFSignatureAlgorithm(rawValue: UInt16(clamping: row.int64("signature_algorithm") ?? 0)),
-                            signCounter: UInt32(clamping: row.int64("sign_counter") ?? 0), attestationType: attestation)))
+                            signCounter: UInt32(clamping: row.int64("sign_counter") ?? 0), attestationType: attestation,
+                            // NULL (no statement at registration, or a row older than migration
+                            // 193): matched as without metadata, as before.
+                            userVerificationDetails: try row.string("user_verification_details").map(Self.details),
+                            keyProtection: try row.string("key_protection").map(Self.keyProtection))))
             }
         }
         return found
+    }
+
+    // MARK: - Metadata characteristics
+
+    /// `userVerificationDetails` as the `user_verification_details` column's JSON.
+    static func detailsJSON(_ details: [[String]]) -> String {
+        JSONValue.array(details.map { .array($0.map(JSONValue.string)) }).jsonString
+    }
+
+    /// The `user_verification_details` column read back (its JSON, as `settings` reads the policy).
+    ///
+    /// - Throws: the decoder's error when the stored text is not alternatives of names: the key
+    ///   is then refused, never matched as one without metadata (which a `disallowed`
+    ///   criterion would not refuse).
+    static func details(_ text: String) throws -> [[String]] {
+        try JSONValueDecoder().decode([[String]].self, from: Array(text.utf8))
+    }
+
+    /// The `key_protection` column, selected as `array_to_json(key_protection)::text`, read back.
+    ///
+    /// - Throws: as ``details(_:)``.
+    static func keyProtection(_ text: String) throws -> [String] {
+        try JSONValueDecoder().decode([String].self, from: Array(text.utf8))
     }
 }

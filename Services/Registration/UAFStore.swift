@@ -110,7 +110,10 @@ struct UAFStore: Sendable {
                 let event = UAFAuthenticatorRegistered(
                     tenantId: tenant, subjectRef: subjectRef, aaid: r.aaid, keyId: Base64URL.encode(r.keyID), publicKey: Base64URL.encode(r.publicKey.bytes),
                     keyEncoding: Int(r.publicKey.encoding.rawValue), signatureAlgorithm: Int(r.publicKey.algorithm.rawValue),
-                    signCounter: Int(r.signCounter), attestationType: r.attestation.typeName, registeredAt: now, appId: appID)
+                    signCounter: Int(r.signCounter), attestationType: r.attestation.typeName, registeredAt: now, appId: appID,
+                    // The metadata the policy was matched on here, for sign-in to match the same.
+                    userVerificationDetails: r.userVerificationDetails.flatMap(UAFValidation.eventUserVerificationDetails),
+                    keyProtection: r.keyProtection.map(UAFValidation.eventKeyProtection))
                 try await Outbox.enqueue(event, source: .registration, subject: tenant, key: tenant, on: conn)
             }
         }

@@ -29,12 +29,23 @@ public struct UAFAuthenticatorRegistered: EventPayload {
     /// `/v1/tenants/{tenant}/uaf/facets`): the authentication service checks at start-up that it
     /// makes the same AppIDs.
     public var appId: String?
+    /// The metadata statement's `userVerificationDetails` the registration was judged with:
+    /// alternatives, each a list of method names (``UAFValidation/userVerificationMethods``);
+    /// absent when it registered without a statement. Sign-in matches the tenant's UAF policy
+    /// (`userVerification`) on them (UAF Protocol §3.5.7.5 step 4.a).
+    public var userVerificationDetails: [[String]]?
+    /// The metadata statement's `keyProtection` names (``UAFValidation/keyProtectionTypes``);
+    /// absent as `userVerificationDetails`. For the policy's `keyProtection`.
+    public var keyProtection: [String]?
 
     public init(
         tenantId: String, subjectRef: String, aaid: String, keyId: String, publicKey: String, keyEncoding: Int, signatureAlgorithm: Int,
-        signCounter: Int, attestationType: String, registeredAt: Date, appId: String? = nil
+        signCounter: Int, attestationType: String, registeredAt: Date, appId: String? = nil, userVerificationDetails: [[String]]? = nil,
+        keyProtection: [String]? = nil
     ) {
         self.appId = appId
+        self.userVerificationDetails = userVerificationDetails
+        self.keyProtection = keyProtection
         self.tenantId = tenantId
         self.subjectRef = subjectRef
         self.aaid = aaid
@@ -52,11 +63,14 @@ public struct UAFAuthenticatorRegistered: EventPayload {
             tenantId: "demo", subjectRef: "s1.bUerVXM0dmFdazr6tUixuPoRWb9nHrqRFYR6w8_r-lc", aaid: "FFFF#0001", keyId: "ZMCPn92yHv1Ip-iCiBb6i4ADq6ZOv569KFQCvYSJfNg",
             publicKey: "BJsvEtUsVKh7tmYHhJ2FBm3kHU-OCdWiUYVijgYa81MfkjQ1z6UiHbKP9_nRzIN9anprHqDGcR6q7O20q_yctZA", keyEncoding: 256,
             signatureAlgorithm: 1, signCounter: 0, attestationType: "basic_surrogate", registeredAt: Date(timeIntervalSince1970: 1_764_000_000),
-            appId: "http://localhost:8080/registration/v1/tenants/demo/uaf/facets")
+            appId: "http://localhost:8080/registration/v1/tenants/demo/uaf/facets",
+            userVerificationDetails: [["fingerprint_internal"], ["passcode_internal", "presence_internal"]], keyProtection: ["hardware", "tee"])
     }
     public static var minimalExample: UAFAuthenticatorRegistered {
         var e = fullExample
         e.appId = nil
+        e.userVerificationDetails = nil
+        e.keyProtection = nil
         return e
     }
 
@@ -71,6 +85,10 @@ public struct UAFAuthenticatorRegistered: EventPayload {
         guard signCounter >= 0, signCounter <= Int(UInt32.max) else { throw EventDecodingError.invalidData("signCounter") }
         guard ["basic_full", "basic_surrogate"].contains(attestationType) else { throw EventDecodingError.invalidData("attestationType") }
         if let a = appId, !((a.hasPrefix("https://") || a.hasPrefix("http://")) && a.utf8.count <= 2048) { throw EventDecodingError.invalidData("appId") }
+        if let details = userVerificationDetails, !UAFValidation.isUserVerificationDetails(details) {
+            throw EventDecodingError.invalidData("userVerificationDetails")
+        }
+        if let names = keyProtection, !UAFValidation.isKeyProtection(names) { throw EventDecodingError.invalidData("keyProtection") }
     }
 }
 
@@ -157,6 +175,54 @@ public struct UAFSettingsChanged: EventPayload {
 public enum UAFValidation {
     /// More trusted facets than this are refused.
     public static let maximumFacets = 32
+
+    /// The user verification method names of metadata statements (UAF Registry §3.1,
+    /// USER_VERIFY_*; FIDO Metadata Statement §3.1 `userVerificationMethod`).
+    public static let userVerificationMethods: Set<String> = [
+        "presence_internal", "fingerprint_internal", "passcode_internal", "voiceprint_internal", "faceprint_internal",
+        "location_internal", "eyeprint_internal", "pattern_internal", "handprint_internal", "none", "all",
+        "passcode_external", "pattern_external",
+    ]
+    /// The key protection names of metadata statements (UAF Registry §3.2, KEY_PROTECTION_*).
+    public static let keyProtectionTypes: Set<String> = ["software", "hardware", "tee", "secure_element", "remote_handle"]
+    /// More `userVerificationDetails` alternatives than this are not carried (real statements
+    /// list a handful).
+    public static let maximumUserVerificationAlternatives = 64
+
+    /// `userVerificationDetails` as an event carries them: at most
+    /// ``maximumUserVerificationAlternatives`` alternatives, each of known method names, each
+    /// name once (so at most 13). An alternative may be empty.
+    public static func isUserVerificationDetails(_ details: [[String]]) -> Bool {
+        details.count <= maximumUserVerificationAlternatives
+            && details.allSatisfy { Set($0).count == $0.count && $0.allSatisfy(userVerificationMethods.contains) }
+    }
+
+    /// `keyProtection` as an event carries it: known names, each once.
+    public static func isKeyProtection(_ names: [String]) -> Bool {
+        Set(names).count == names.count && names.allSatisfy(keyProtectionTypes.contains)
+    }
+
+    /// A metadata statement's `userVerificationDetails` made fit for an event: unknown names
+    /// dropped and repeated ones kept once, in their order. Neither changes what a policy
+    /// matches (an unknown name offers no USER_VERIFY bit; bits are or-ed). Nil when more than
+    /// ``maximumUserVerificationAlternatives`` alternatives remain once repeats are dropped:
+    /// the key is then matched as one without metadata.
+    public static func eventUserVerificationDetails(_ details: [[String]]) -> [[String]]? {
+        var out: [[String]] = []
+        for alternative in details {
+            var seen = Set<String>()
+            let kept = alternative.filter { userVerificationMethods.contains($0) && seen.insert($0).inserted }
+            if !out.contains(kept) { out.append(kept) }
+        }
+        return out.count <= maximumUserVerificationAlternatives ? out : nil
+    }
+
+    /// A metadata statement's `keyProtection` made fit for an event: known names, each once, in
+    /// their order (an unknown name offers no KEY_PROTECTION bit).
+    public static func eventKeyProtection(_ names: [String]) -> [String] {
+        var seen = Set<String>()
+        return names.filter { keyProtectionTypes.contains($0) && seen.insert($0).inserted }
+    }
 
     /// `VVVV#MMMM` in upper-case hexadecimal.
     public static func isAAID(_ s: String) -> Bool {

@@ -2,6 +2,7 @@ import Crypto
 import FIDO
 import Foundation
 import JSON
+import Schema
 import Testing
 import TestSupport
 
@@ -27,7 +28,8 @@ import TestSupport
         UAFRegistrationRecord(
             aaid: registration.aaid, keyID: registration.keyID, publicKey: registration.publicKey.bytes,
             keyEncoding: registration.publicKey.encoding, signatureAlgorithm: registration.publicKey.algorithm,
-            signCounter: registration.signCounter, attestationType: registration.attestation.tag)
+            signCounter: registration.signCounter, attestationType: registration.attestation.tag,
+            userVerificationDetails: registration.userVerificationDetails, keyProtection: registration.keyProtection)
     }
 
     func register(_ authenticator: SoftUAFAuthenticator, verifier: UAFRegistrationVerifier? = nil) throws -> UAFVerifiedRegistration {
@@ -459,6 +461,114 @@ import TestSupport
         #expect(!UAFMatchCriteria(userVerification: 2).matches(
             UAFAuthenticatorDescription(aaid: "ABCD#0001", keyID: nil, signatureAlgorithm: .secp256r1ECDSASHA256Raw,
                 attestationType: .attestationBasicSurrogate, authenticatorVersion: 1, statement: nil)))
+    }
+
+    // MARK: - Policy on metadata at sign-in
+
+    /// A UAF model's metadata: basic surrogate attestation, the given user verification and
+    /// key protection.
+    static func metadata(aaid: String, userVerification: [[String]], keyProtection: [String]) -> MetadataEntry {
+        MetadataEntry(
+            aaid: aaid,
+            metadataStatement: MetadataStatement(
+                description: "UAF model \(aaid)", aaid: aaid, protocolFamily: "uaf", attestationTypes: ["basic_surrogate"],
+                userVerificationDetails: userVerification, keyProtection: keyProtection, authenticationAlgorithms: ["secp256r1_ecdsa_sha256_raw"]),
+            statusReports: [], timeOfLastStatusChange: MetadataTestPKI.verificationTime)
+    }
+
+    /// Three models: a fingerprint sensor with a hardware key, a passcode with a software key,
+    /// and one the metadata does not know.
+    static let models: [String: MetadataEntry] = [
+        "ABCD#0F01": metadata(aaid: "ABCD#0F01", userVerification: [["fingerprint_internal"]], keyProtection: ["hardware", "tee"]),
+        "ABCD#0F02": metadata(aaid: "ABCD#0F02", userVerification: [["passcode_internal"], ["presence_internal"]], keyProtection: ["software"]),
+    ]
+
+    /// `authenticator` registered (under `acceptAll`) with the metadata of ``models``.
+    func registeredWithMetadata(_ authenticator: SoftUAFAuthenticator) throws -> UAFRegistrationRecord {
+        record(try register(authenticator, verifier: UAFRegistrationVerifier(context: context, metadata: { Self.models[$0] })))
+    }
+
+    /// UAF Protocol §3.5.7.5 step 4.a at sign-in, on `userVerification`: the policy is matched on
+    /// the metadata the key registered with. Before, sign-in matched without metadata, so a
+    /// tenant accepting only fingerprint authenticators refused every UAF sign-in.
+    @Test func signInMatchesUserVerificationOnTheRegisteredMetadata() throws {
+        let fingerprintOnly = UAFPolicy(accepted: [[UAFMatchCriteria(userVerification: 0x02)]])
+        let fingerprint = SoftUAFAuthenticator(aaid: "ABCD#0F01", facetID: Self.facet)
+        let fingerprintRecord = try registeredWithMetadata(fingerprint)
+        #expect(fingerprintRecord.userVerificationDetails == [["fingerprint_internal"]] && fingerprintRecord.keyProtection == ["hardware", "tee"])
+        let signedIn = try authenticate(fingerprint, record: fingerprintRecord, policy: fingerprintOnly)
+        #expect(signedIn.newSignCounter == 1)
+
+        let passcode = SoftUAFAuthenticator(aaid: "ABCD#0F02", facetID: Self.facet)
+        let passcodeRecord = try registeredWithMetadata(passcode)
+        let refused = #expect(throws: UAFError.self) { _ = try authenticate(passcode, record: passcodeRecord, policy: fingerprintOnly) }
+        #expect(refused?.code == .policyNotAccepted && refused?.rule == "Protocol §3.5.7.5 step 4.a", "\(String(describing: refused))")
+        // USER_VERIFY_ALL: passcode and presence are alternatives, not one combination.
+        let passcodeAndPresence = UAFPolicy(accepted: [[UAFMatchCriteria(userVerification: 0x400 | 0x04 | 0x01)]])
+        let notAll = #expect(throws: UAFError.self) { _ = try authenticate(passcode, record: passcodeRecord, policy: passcodeAndPresence) }
+        #expect(notAll?.code == .policyNotAccepted)
+        _ = try authenticate(passcode, record: passcodeRecord, policy: UAFPolicy(accepted: [[UAFMatchCriteria(userVerification: 0x400 | 0x04)]]))
+    }
+
+    /// UAF Protocol §3.5.7.5 step 4.a at sign-in, on `keyProtection`: a tenant that disallows
+    /// software keys after some were registered refuses them at sign-in. Before, sign-in matched
+    /// without metadata, so a `disallowed` criterion on key protection never refused anything.
+    @Test func aDisallowedKeyProtectionRefusesARegisteredKeyAtSignIn() throws {
+        let noSoftware = UAFPolicy(accepted: UAFPolicy.acceptAll.accepted, disallowed: [UAFMatchCriteria(keyProtection: 0x01)])
+        let software = SoftUAFAuthenticator(aaid: "ABCD#0F02", facetID: Self.facet)
+        let softwareRecord = try registeredWithMetadata(software)
+        _ = try authenticate(software, record: softwareRecord, policy: .acceptAll)
+        let refused = #expect(throws: UAFError.self) { _ = try authenticate(software, record: softwareRecord, policy: noSoftware) }
+        #expect(refused?.code == .policyDisallowed && refused?.rule == "Protocol §3.5.7.5 step 4.a", "\(String(describing: refused))")
+        // A hardware key signs in under the same policy.
+        let hardware = SoftUAFAuthenticator(aaid: "ABCD#0F01", facetID: Self.facet)
+        _ = try authenticate(hardware, record: try registeredWithMetadata(hardware), policy: noSoftware)
+    }
+
+    /// A key registered without metadata (or stored before Signet kept it): criteria on
+    /// metadata do not match it, as before: an `accepted` one does not accept it, a
+    /// `disallowed` one does not refuse it.
+    @Test func aKeyWithoutMetadataIsMatchedAsBefore() throws {
+        let unknown = SoftUAFAuthenticator(aaid: "ABCD#0F03", facetID: Self.facet)
+        let unknownRecord = try registeredWithMetadata(unknown)
+        #expect(unknownRecord.userVerificationDetails == nil && unknownRecord.keyProtection == nil)
+        let fingerprintOnly = UAFPolicy(accepted: [[UAFMatchCriteria(userVerification: 0x02)]])
+        let refused = #expect(throws: UAFError.self) { _ = try authenticate(unknown, record: unknownRecord, policy: fingerprintOnly) }
+        #expect(refused?.code == .policyNotAccepted)
+        let noSoftware = UAFPolicy(accepted: UAFPolicy.acceptAll.accepted, disallowed: [UAFMatchCriteria(keyProtection: 0x01)])
+        _ = try authenticate(unknown, record: unknownRecord, policy: noSoftware)
+    }
+
+    /// Every metadata name an event keeps (``UAFValidation``) is one the policy matches on, and
+    /// what an event drops (unknown names, repeats) changes no match.
+    @Test func theNamesEventsKeepAreTheNamesPoliciesMatch() {
+        func described(_ details: [[String]]?, _ keyProtection: [String]?) -> UAFAuthenticatorDescription {
+            UAFAuthenticatorDescription(
+                aaid: "ABCD#0F01", keyID: nil, signatureAlgorithm: .secp256r1ECDSASHA256Raw, attestationType: .attestationBasicSurrogate,
+                authenticatorVersion: 1, userVerificationDetails: details, keyProtection: keyProtection)
+        }
+        let bits = (0..<13).map { UInt32(1) << $0 }
+        for name in UAFValidation.userVerificationMethods {
+            #expect(bits.contains { UAFMatchCriteria(userVerification: $0).matches(described([[name]], nil)) }, "\(name)")
+        }
+        #expect(!bits.filter { $0 != 0x400 }.contains { UAFMatchCriteria(userVerification: $0).matches(described([["iris_internal"]], nil)) })
+        for name in UAFValidation.keyProtectionTypes {
+            #expect((0..<5).contains { UAFMatchCriteria(keyProtection: UInt16(1) << $0).matches(described(nil, [name])) }, "\(name)")
+        }
+        let raw = [["fingerprint_internal", "iris_internal", "fingerprint_internal"], ["passcode_internal"], ["passcode_internal"], ["iris_internal"]]
+        let kept = UAFValidation.eventUserVerificationDetails(raw)
+        #expect(kept == [["fingerprint_internal"], ["passcode_internal"], []])
+        for wanted in bits + [0x400, 0x400 | 0x02, 0x400 | 0x06] {
+            #expect(UAFMatchCriteria(userVerification: wanted).matches(described(raw, nil)) == UAFMatchCriteria(userVerification: wanted).matches(described(kept, nil)))
+        }
+        // Repeated alternatives count once; more than 64 different ones are not carried (the key
+        // is then matched as one without metadata).
+        #expect(UAFValidation.eventUserVerificationDetails(Array(repeating: ["none"], count: 100)) == [["none"]])
+        let names = UAFValidation.userVerificationMethods.sorted()
+        let many = (1...65).map { i in names.indices.filter { i >> $0 & 1 == 1 }.map { names[$0] } }
+        #expect(UAFValidation.eventUserVerificationDetails(Array(many.prefix(64))) == Array(many.prefix(64)))
+        #expect(UAFValidation.eventUserVerificationDetails(many) == nil)
+        #expect(UAFValidation.eventKeyProtection(["software", "magnetic", "software", "tee"]) == ["software", "tee"])
     }
 
     // MARK: - Messages

@@ -91,6 +91,25 @@ import Testing
         try Self.check(TenantAPIKeyRevoked.self, vector)
     }
 
+    /// The metadata characteristics of `uaf.registered`: known names only, each once, bounded.
+    @Test(arguments: [
+        Vector.ok("userVerificationDetails", .array([])), .ok("userVerificationDetails", .array([strings([])])),
+        .ok("userVerificationDetails", .array([strings(["none"]), strings(["all", "passcode_external", "pattern_external"])])),
+        .ok("userVerificationDetails", .array(Array(repeating: strings(["fingerprint_internal"]), count: 64))),
+        .ok("userVerificationDetails", .array([strings(UAFValidation.userVerificationMethods.sorted())])),
+        .bad("userVerificationDetails", .array(Array(repeating: strings(["fingerprint_internal"]), count: 65))),
+        .bad("userVerificationDetails", .array([strings(["fingerprint_internal", "fingerprint_internal"])])),
+        .bad("userVerificationDetails", .array([strings(["iris_internal"])])), .bad("userVerificationDetails", .array([strings(["Fingerprint_internal"])])),
+        .bad("userVerificationDetails", strings(["fingerprint_internal"])),
+        .ok("keyProtection", strings([])), .ok("keyProtection", strings(["software"])),
+        .ok("keyProtection", strings(UAFValidation.keyProtectionTypes.sorted())),
+        .bad("keyProtection", strings(["software", "software"])), .bad("keyProtection", strings(["magnetic"])),
+        .bad("keyProtection", strings(["hardware", ""])),
+    ])
+    func uafAuthenticatorRegistered(_ vector: Vector) throws {
+        try Self.check(UAFAuthenticatorRegistered.self, vector)
+    }
+
     static func check<P: EventPayload>(_: P.Type, _ vector: Vector) throws {
         let schema = MiniJSONSchema(document: try SchemaDocuments.eventSchema(P.schemaFile))
         let instance = try SchemaDocuments.eventJSON(P.fullExample).setting(vector.field, to: vector.value)

@@ -10,10 +10,17 @@ public struct UAFRegistrationRecord: Sendable, Hashable {
     public let signCounter: UInt32
     /// The attestation tag it registered with (0x3E07 / 0x3E08), for policies.
     public let attestationType: UAFTag
+    /// The metadata statement's `userVerificationDetails` as registration found them, for
+    /// policies' `userVerification`; nil when it registered without a statement (or was
+    /// stored before Signet kept them).
+    public let userVerificationDetails: [[String]]?
+    /// The metadata statement's `keyProtection` names as registration found them, for
+    /// policies' `keyProtection`; nil as ``userVerificationDetails``.
+    public let keyProtection: [String]?
 
     public init(
         aaid: String, keyID: [UInt8], publicKey: [UInt8], keyEncoding: UAFKeyEncoding, signatureAlgorithm: UAFSignatureAlgorithm,
-        signCounter: UInt32, attestationType: UAFTag
+        signCounter: UInt32, attestationType: UAFTag, userVerificationDetails: [[String]]? = nil, keyProtection: [String]? = nil
     ) {
         self.aaid = aaid
         self.keyID = keyID
@@ -22,6 +29,30 @@ public struct UAFRegistrationRecord: Sendable, Hashable {
         self.signatureAlgorithm = signatureAlgorithm
         self.signCounter = signCounter
         self.attestationType = attestationType
+        self.userVerificationDetails = userVerificationDetails
+        self.keyProtection = keyProtection
+    }
+
+    /// This registration with another signature counter (0: any counter is accepted, for a
+    /// caller that judges the counter itself), everything else kept.
+    public func withSignCounter(_ signCounter: UInt32) -> UAFRegistrationRecord {
+        UAFRegistrationRecord(
+            aaid: aaid, keyID: keyID, publicKey: publicKey, keyEncoding: keyEncoding, signatureAlgorithm: signatureAlgorithm,
+            signCounter: signCounter, attestationType: attestationType, userVerificationDetails: userVerificationDetails,
+            keyProtection: keyProtection)
+    }
+
+    /// This registration as a policy judges it in this assertion: the assertion's AAID, KeyID,
+    /// algorithm and version, the registration's attestation and metadata characteristics.
+    ///
+    /// - Important: a record without metadata characteristics (nil) is matched as one without a
+    ///   metadata statement: criteria on `userVerification` or `keyProtection` do not match it,
+    ///   so an `accepted` one does not accept it and a `disallowed` one does not refuse it.
+    func policyDescription(of assertion: UAFAuthenticationAssertion) -> UAFAuthenticatorDescription {
+        UAFAuthenticatorDescription(
+            aaid: assertion.aaid, keyID: assertion.keyID, signatureAlgorithm: assertion.info.signatureAlgorithm,
+            attestationType: attestationType, authenticatorVersion: assertion.info.authenticatorVersion,
+            userVerificationDetails: userVerificationDetails, keyProtection: keyProtection)
     }
 }
 
@@ -92,10 +123,7 @@ public struct UAFAuthenticationVerifier: Sendable {
                 throw UAFError(.duplicateAssertion, rule: "\(section) step 4", "two assertions for the same AAID and KeyID")
             }
             results.append(result)
-            described.append(
-                UAFAuthenticatorDescription(
-                    aaid: assertion.aaid, keyID: assertion.keyID, signatureAlgorithm: assertion.info.signatureAlgorithm,
-                    attestationType: record.attestationType, authenticatorVersion: assertion.info.authenticatorVersion, statement: nil))
+            described.append(record.policyDescription(of: assertion))
         }
         // 4.a across the assertions: together they satisfy one accepted combination.
         try policy.enforceCombination(described, rule: "\(section) step 4.a")
@@ -133,12 +161,9 @@ public struct UAFAuthenticationVerifier: Sendable {
         guard assertion.info.signatureAlgorithm == record.signatureAlgorithm else {
             throw UAFError(.unsupportedAlgorithm, rule: "\(section) step 4.b", "the signature algorithm differs from the registration's")
         }
-        // 4.a: the policy (it may have changed since registration).
-        try policy.enforce(
-            UAFAuthenticatorDescription(
-                aaid: assertion.aaid, keyID: assertion.keyID, signatureAlgorithm: assertion.info.signatureAlgorithm,
-                attestationType: record.attestationType, authenticatorVersion: assertion.info.authenticatorVersion, statement: nil),
-            rule: "\(section) step 4.a")
+        // 4.a: the policy (it may have changed since registration), with the metadata
+        // characteristics registration found (userVerification, keyProtection).
+        try policy.enforce(record.policyDescription(of: assertion), rule: "\(section) step 4.a")
         // 4.c: FinalChallengeHash.
         try checkFinalChallengeHash(assertion.finalChallengeHash, fcParams: fcParams, algorithm: assertion.info.signatureAlgorithm, section: section)
         // 4.d: authenticationMode and TransactionContentHash.

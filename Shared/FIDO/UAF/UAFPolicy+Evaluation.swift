@@ -10,18 +10,39 @@ public struct UAFAuthenticatorDescription: Sendable {
     /// The attestation tag (0x3E07 / 0x3E08).
     public var attestationType: UAFTag
     public var authenticatorVersion: UInt16
-    public var statement: MetadataStatement?
+    /// The metadata statement's `userVerificationDetails`: alternatives, each a list of method
+    /// names (`fingerprint_internal`…); nil when no metadata is known.
+    public var userVerificationDetails: [[String]]?
+    /// The metadata statement's `keyProtection` names (`hardware`, `software`…); nil when no
+    /// metadata is known.
+    public var keyProtection: [String]?
 
+    /// - Parameters:
+    ///   - userVerificationDetails: as the metadata statement had them (at sign-in, as the
+    ///     registration stored them); nil when none is known.
+    ///   - keyProtection: likewise.
     public init(
         aaid: String, keyID: [UInt8]?, signatureAlgorithm: UAFSignatureAlgorithm, attestationType: UAFTag,
-        authenticatorVersion: UInt16, statement: MetadataStatement?
+        authenticatorVersion: UInt16, userVerificationDetails: [[String]]?, keyProtection: [String]?
     ) {
         self.aaid = aaid
         self.keyID = keyID
         self.signatureAlgorithm = signatureAlgorithm
         self.attestationType = attestationType
         self.authenticatorVersion = authenticatorVersion
-        self.statement = statement
+        self.userVerificationDetails = userVerificationDetails
+        self.keyProtection = keyProtection
+    }
+
+    /// An authenticator described by its metadata statement (nil: none is known).
+    public init(
+        aaid: String, keyID: [UInt8]?, signatureAlgorithm: UAFSignatureAlgorithm, attestationType: UAFTag,
+        authenticatorVersion: UInt16, statement: MetadataStatement?
+    ) {
+        self.init(
+            aaid: aaid, keyID: keyID, signatureAlgorithm: signatureAlgorithm, attestationType: attestationType,
+            authenticatorVersion: authenticatorVersion, userVerificationDetails: statement?.userVerificationDetails,
+            keyProtection: statement?.keyProtection)
     }
 }
 
@@ -29,8 +50,9 @@ extension UAFMatchCriteria {
     /// Whether the authenticator satisfies every field set in these criteria (UAF Protocol
     /// §3.2.1: the fields combine with AND; a list matches when one of its values does).
     ///
-    /// Fields only metadata can answer (`userVerification`, `keyProtection`) need a metadata
-    /// statement; `matcherProtection`, `attachmentHint`, `tcDisplay` and `exts` are not
+    /// Fields only metadata can answer (`userVerification`, `keyProtection`) need the
+    /// authenticator's metadata characteristics: without them (nil) such criteria do not match;
+    /// `matcherProtection`, `attachmentHint`, `tcDisplay` and `exts` are not
     /// carried by Signet's metadata statements, so criteria that set them never match.
     public func matches(_ authenticator: UAFAuthenticatorDescription) -> Bool {
         let aaid = authenticator.aaid.uppercased()
@@ -44,8 +66,8 @@ extension UAFMatchCriteria {
         if let list = attestationTypes, !list.contains(authenticator.attestationType.rawValue) { return false }
         if let version = authenticatorVersion, authenticator.authenticatorVersion < version { return false }
         if let wanted = userVerification {
-            guard let statement = authenticator.statement else { return false }
-            let offered = statement.userVerificationDetails.map { $0.reduce(UInt32(0)) { $0 | Self.userVerificationBit($1) } }
+            guard let details = authenticator.userVerificationDetails else { return false }
+            let offered = details.map { $0.reduce(UInt32(0)) { $0 | Self.userVerificationBit($1) } }
             // USER_VERIFY_ALL (0x400): one combination must hold every method asked for.
             if wanted & 0x400 != 0 {
                 let methods = wanted & ~0x400
@@ -55,8 +77,8 @@ extension UAFMatchCriteria {
             }
         }
         if let wanted = keyProtection {
-            guard let statement = authenticator.statement else { return false }
-            let offered = statement.keyProtection.reduce(UInt16(0)) { $0 | Self.keyProtectionBit($1) }
+            guard let names = authenticator.keyProtection else { return false }
+            let offered = names.reduce(UInt16(0)) { $0 | Self.keyProtectionBit($1) }
             guard offered & wanted != 0 else { return false }
         }
         if matcherProtection != nil || attachmentHint != nil || tcDisplay != nil || exts?.isEmpty == false { return false }

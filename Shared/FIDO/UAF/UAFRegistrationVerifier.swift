@@ -12,6 +12,12 @@ public struct UAFVerifiedRegistration: Sendable {
     public let attestation: UAFAttestation
     /// The metadata statement's description, when the AAID has one.
     public let description: String?
+    /// The metadata statement's `userVerificationDetails` and `keyProtection`, when the AAID
+    /// has one: the characteristics the policy was matched on here, kept so that sign-in
+    /// matches the same (``UAFRegistrationRecord``). Nil without a statement.
+    public let userVerificationDetails: [[String]]?
+    /// See ``userVerificationDetails``.
+    public let keyProtection: [String]?
 }
 
 /// Verifies a UAF RegistrationResponse: UAF Protocol v1.2 §3.4.6.5 ("Registration Response
@@ -116,7 +122,8 @@ public struct UAFRegistrationVerifier: Sendable {
         return UAFVerifiedRegistration(
             aaid: assertion.aaid, keyID: assertion.keyID, publicKey: key, signCounter: assertion.signCounter,
             regCounter: assertion.regCounter, authenticatorVersion: assertion.info.authenticatorVersion,
-            attestation: assertion.attestation, description: statement?.description)
+            attestation: assertion.attestation, description: statement?.description,
+            userVerificationDetails: statement?.userVerificationDetails, keyProtection: statement?.keyProtection)
     }
 
     /// Basic full: the attestation certificate chains to the metadata's roots, names the AAID

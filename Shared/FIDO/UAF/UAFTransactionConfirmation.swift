@@ -69,9 +69,7 @@ public enum UAFTransactionConfirmation {
         }
         // Step 3: appID, the dynamic-linking challenge of the details, facetID.
         try context.check(fc, expectedChallenge: challenge(detailsHash: detailsHash, nonce: nonce), section: section)
-        let unjudgedCounter = UAFRegistrationRecord(
-            aaid: record.aaid, keyID: record.keyID, publicKey: record.publicKey, keyEncoding: record.keyEncoding,
-            signatureAlgorithm: record.signatureAlgorithm, signCounter: 0, attestationType: record.attestationType)
+        let unjudgedCounter = record.withSignCounter(0)
         // Step 4.d against every form: a confirmation always shows one (an empty list, or a form
         // whose content is not base64url, is refused rather than read as "no transaction").
         let shown = transactions.compactMap(UAFShownTransaction.init)
