@@ -31,8 +31,12 @@ struct UAFSignInTests {
         return server
     }
 
-    /// Registers a key with `authenticator` (locally) and gives the service its event.
-    static func registered(_ h: Harness, _ authenticator: SoftUAFAuthenticator, username: String = "alice") async throws {
+    /// Registers a key with `authenticator` (locally) and gives the service its event, with the
+    /// metadata characteristics registration found (nil: registered without a statement).
+    static func registered(
+        _ h: Harness, _ authenticator: SoftUAFAuthenticator, username: String = "alice", userVerificationDetails: [[String]]? = nil,
+        keyProtection: [String]? = nil
+    ) async throws {
         _ = try authenticator.registrationAssertion(fcParams: "unused")
         let registration = try #require(authenticator.registrations.last)
         let point = Array(try registration.key.publicKey().subjectPublicKeyInfo.suffix(65))
@@ -40,7 +44,8 @@ struct UAFSignInTests {
             UAFAuthenticatorRegistered(
                 tenantId: "acme", subjectRef: h.context.configuration.subjectKey.ref(tenant: "acme", username: username), aaid: authenticator.aaid, keyId: Base64URL.encode(registration.keyID),
                 publicKey: Base64URL.encode(point), keyEncoding: 0x100, signatureAlgorithm: 1, signCounter: 0,
-                attestationType: "basic_surrogate", registeredAt: Date()),
+                attestationType: "basic_surrogate", registeredAt: Date(), userVerificationDetails: userVerificationDetails,
+                keyProtection: keyProtection),
             source: .registration)
     }
 
@@ -132,6 +137,50 @@ struct UAFSignInTests {
             source: .registration)
         let policy = try await Self.finish(h, try authenticator.authenticate(try await Self.request(h)))
         #expect(policy.status == 400 && policy.body.contains("policy_uaf_disallowed"), "\(policy.body)")
+    }
+
+    /// UAF Protocol §3.5.7.5 step 4.a: the tenant's policy is matched at sign-in on the metadata
+    /// the key registered with (`userVerificationDetails`, `keyProtection` of `uaf.registered`,
+    /// kept by the read model). Before, sign-in matched without metadata: a policy accepting only
+    /// fingerprints refused every sign-in, one disallowing software keys refused none. A key
+    /// whose event carried none is matched as before.
+    @Test func thePolicyIsMatchedOnTheMetadataTheKeyRegisteredWith() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("acme", apiKey: "acme-key", origins: ["https://acme.example"])
+        let fingerprint = SoftUAFAuthenticator(aaid: "ABCD#0F01", facetID: "https://acme.example")
+        try await Self.registered(h, fingerprint, username: "alice", userVerificationDetails: [["fingerprint_internal"]], keyProtection: ["hardware"])
+        let passcode = SoftUAFAuthenticator(aaid: "ABCD#0F02", facetID: "https://acme.example")
+        try await Self.registered(
+            h, passcode, username: "bob", userVerificationDetails: [["passcode_internal"], ["presence_internal"]], keyProtection: ["software"])
+        let unknown = SoftUAFAuthenticator(aaid: "ABCD#0F03", facetID: "https://acme.example")
+        try await Self.registered(h, unknown, username: "carol")
+        func signIn(_ authenticator: SoftUAFAuthenticator, _ username: String) async throws -> (status: Int, body: String) {
+            try await Self.finish(h, try authenticator.authenticate(try await Self.request(h, #"{"username":"\#(username)"}"#)))
+        }
+        func policy(_ policy: JSONValue, revision: Int) async throws {
+            try await h.consume(
+                UAFSettingsChanged(
+                    tenantId: "acme", facetIds: ["https://acme.example"], policy: policy, allowSurrogateWithoutMetadata: true, revision: revision,
+                    changedAt: Date()),
+                source: .registration)
+        }
+
+        try await policy(["accepted": [[["userVerification": 2]]]], revision: 1)
+        let alice = try await signIn(fingerprint, "alice")
+        #expect(alice.status == 200, "\(alice.body)")
+        let bob = try await signIn(passcode, "bob")
+        #expect(bob.status == 400 && bob.body.contains("policy_uaf_not_accepted"), "\(bob.body)")
+        let carol = try await signIn(unknown, "carol")
+        #expect(carol.status == 400 && carol.body.contains("policy_uaf_not_accepted"), "\(carol.body)")
+
+        try await policy(["accepted": [[["assertionSchemes": ["UAFV1TLV"]]]], "disallowed": [["keyProtection": 1]]], revision: 2)
+        let softwareKey = try await signIn(passcode, "bob")
+        #expect(softwareKey.status == 400 && softwareKey.body.contains("policy_uaf_disallowed"), "\(softwareKey.body)")
+        let hardwareKey = try await signIn(fingerprint, "alice")
+        #expect(hardwareKey.status == 200, "\(hardwareKey.body)")
+        let withoutMetadata = try await signIn(unknown, "carol")
+        #expect(withoutMetadata.status == 200, "\(withoutMetadata.body)")
     }
 
     /// One `uaf` step of a sign-in flow: challenge, the authenticator's answer, verify.

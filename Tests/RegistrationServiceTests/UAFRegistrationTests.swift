@@ -61,6 +61,8 @@ struct UAFRegistrationTests {
         // Named by subject reference, never by username (#18).
         #expect(event.subjectRef == h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice") && !registered[0].data.contains("alice"))
         #expect(event.aaid == "ABCD#0001" && event.keyEncoding == 0x100 && event.signatureAlgorithm == 1)
+        // Registered without a metadata statement: no metadata characteristics for sign-in.
+        #expect(event.userVerificationDetails == nil && event.keyProtection == nil)
 
         // Beside passkeys and other methods in the user's methods.
         let methods = String(decoding: await h.send("GET", "/v1/tenants/acme/users/alice/methods", bearer: key).body, as: UTF8.self)

@@ -18,7 +18,9 @@ struct UAFStackTests {
     struct Tenant {
         let id: String
         let key: String
-        var registration: String { "\(UAFStackTests.gateway)/registration/v1/tenants/\(id)" }
+        /// A registration replica's base URL, to register there rather than through the gateway.
+        var replica: String? = nil
+        var registration: String { "\(replica ?? "\(UAFStackTests.gateway)/registration")/v1/tenants/\(id)" }
         var authentication: String { "\(UAFStackTests.gateway)/authentication/v1/tenants/\(id)" }
         var appID: String { "\(UAFStackTests.origin)/registration/v1/tenants/\(id)/uaf/facets" }
     }
@@ -305,5 +307,71 @@ struct UAFStackTests {
 
         // The transaction service checks the UAF step again and issues the tcToken; the RP verifies it.
         try await expectTCTokenVerifies(t, tx, username: username)
+    }
+
+    // MARK: - The policy on metadata at sign-in
+
+    /// A UAF model of an MDS3 BLOB: basic surrogate attestation, P-256 raw keys, one user
+    /// verification method and the given key protection.
+    static func uafEntry(aaid: String, userVerification: String, keyProtection: [String]) -> [String: Any] {
+        var entry = MetadataTestPKI.entry(statuses: [("FIDO_CERTIFIED_L1", "2026-01-01")], description: "UAF model \(aaid)")
+        var statement = entry["metadataStatement"] as? [String: Any] ?? [:]
+        statement["protocolFamily"] = "uaf"
+        statement["aaid"] = aaid.lowercased()
+        statement["publicKeyAlgAndEncodings"] = ["ecc_x962_raw"]
+        statement["attestationTypes"] = ["basic_surrogate"]
+        statement["userVerificationDetails"] = [[["userVerificationMethod": userVerification]]]
+        statement["keyProtection"] = keyProtection
+        entry["metadataStatement"] = statement
+        entry["aaid"] = aaid.lowercased()
+        return entry
+    }
+
+    /// UAF Protocol §3.5.7.5 step 4.a, end to end: a registration replica whose MDS3 BLOB
+    /// describes two UAF models registers a key of each; `uaf.registered` carries each model's
+    /// `userVerificationDetails` and `keyProtection` to the authentication service, which matches
+    /// the tenant's policy on them at sign-in (through the gateway). Before, sign-in matched
+    /// without metadata: a fingerprint-only policy refused the fingerprint model too, and a
+    /// policy disallowing software keys let the software-key model sign in.
+    @Test func thePolicyAtSignInIsMatchedOnTheMetadataOfRegistration() async throws {
+        try TestStack.require()
+        let replica = try await MetadataReplica.start(name: "uaf-mds-replica", port: 18186) { chain in
+            try MetadataTestPKI.blob(
+                payload: MetadataTestPKI.payload(
+                    no: 1,
+                    entries: [
+                        Self.uafEntry(aaid: "FFFF#0F01", userVerification: "fingerprint_internal", keyProtection: ["hardware", "tee"]),
+                        Self.uafEntry(aaid: "FFFF#0F02", userVerification: "passcode_internal", keyProtection: ["software"]),
+                    ], nextUpdate: "2027-01-01"),
+                chain: chain)
+        }
+        defer { Task { await replica.stop() } }
+        let (id, key) = try await replica.tenant(prefix: "uaf-mds", origin: Self.origin)
+        let t = Tenant(id: id, key: key, replica: replica.base)
+        #expect(await TestStack.eventually { (try? await TestHTTP.send("GET", "http://127.0.0.1:8082/v1/tenants/\(id)"))?.status == 200 })
+        let fingerprint = try await registeredAuthenticator(t, username: "fingerprint-user", aaid: "FFFF#0F01")
+        let software = try await registeredAuthenticator(t, username: "software-user", aaid: "FFFF#0F02")
+        func signIn(_ authenticator: SoftUAFAuthenticator, _ username: String) async throws -> (status: Int, json: [String: Any]) {
+            try await finish("\(t.authentication)/uaf/authentications", try authenticator.authenticate(try await authenticationRequest(t, username: username)))
+        }
+        func setPolicy(_ policy: String) async throws {
+            let put = try await TestHTTP.json(
+                "PUT", "\(replica.base)/v1/admin/tenants/\(id)/uaf-settings", token: TestStack.adminToken,
+                json: #"{"facetIds":["\#(Self.origin)"],"policy":\#(policy)}"#)
+            #expect(put.status == 200, "\(put.text)")
+        }
+
+        // Only fingerprint authenticators: once the policy has arrived the passcode model is
+        // refused, and the fingerprint model signs in.
+        try await setPolicy(#"{"accepted":[[{"userVerification":2}]]}"#)
+        #expect(await TestStack.eventually { (try? await signIn(software, "software-user"))?.json["code"] as? String == "policy_uaf_not_accepted" })
+        let fingerprintSignIn = try await signIn(fingerprint, "fingerprint-user")
+        #expect(fingerprintSignIn.status == 200, "\(fingerprintSignIn.json)")
+
+        // Software keys disallowed: the registered software key is refused at sign-in.
+        try await setPolicy(#"{"accepted":[[{"assertionSchemes":["UAFV1TLV"]}]],"disallowed":[{"keyProtection":1}]}"#)
+        #expect(await TestStack.eventually { (try? await signIn(software, "software-user"))?.json["code"] as? String == "policy_uaf_disallowed" })
+        let hardwareSignIn = try await signIn(fingerprint, "fingerprint-user")
+        #expect(hardwareSignIn.status == 200, "\(hardwareSignIn.json)")
     }
 }
