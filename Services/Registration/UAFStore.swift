@@ -112,7 +112,7 @@ struct UAFStore: Sendable {
                     keyEncoding: Int(r.publicKey.encoding.rawValue), signatureAlgorithm: Int(r.publicKey.algorithm.rawValue),
                     signCounter: Int(r.signCounter), attestationType: r.attestation.typeName, registeredAt: now, appId: appID,
                     // The metadata the policy was matched on here, for sign-in to match the same.
-                    userVerificationDetails: r.userVerificationDetails.flatMap(UAFValidation.eventUserVerificationDetails),
+                    userVerificationDetails: r.userVerificationDetails.map(UAFValidation.eventUserVerificationDetails),
                     keyProtection: r.keyProtection.map(UAFValidation.eventKeyProtection))
                 try await Outbox.enqueue(event, source: .registration, subject: tenant, key: tenant, on: conn)
             }

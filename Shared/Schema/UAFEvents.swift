@@ -185,9 +185,10 @@ public enum UAFValidation {
     ]
     /// The key protection names of metadata statements (UAF Registry §3.2, KEY_PROTECTION_*).
     public static let keyProtectionTypes: Set<String> = ["software", "hardware", "tee", "secure_element", "remote_handle"]
-    /// More `userVerificationDetails` alternatives than this are not carried (real statements
-    /// list a handful).
-    public static let maximumUserVerificationAlternatives = 64
+    /// The most `userVerificationDetails` alternatives an event carries: C(13, 6), the largest
+    /// set of alternatives of the 13 method names none of which holds another (Sperner), which
+    /// is what ``eventUserVerificationDetails(_:)`` keeps. Real statements list a handful.
+    public static let maximumUserVerificationAlternatives = 1716
 
     /// `userVerificationDetails` as an event carries them: at most
     /// ``maximumUserVerificationAlternatives`` alternatives, each of known method names, each
@@ -202,19 +203,31 @@ public enum UAFValidation {
         Set(names).count == names.count && names.allSatisfy(keyProtectionTypes.contains)
     }
 
-    /// A metadata statement's `userVerificationDetails` made fit for an event: unknown names
-    /// dropped and repeated ones kept once, in their order. Neither changes what a policy
-    /// matches (an unknown name offers no USER_VERIFY bit; bits are or-ed). Nil when more than
-    /// ``maximumUserVerificationAlternatives`` alternatives remain once repeats are dropped:
-    /// the key is then matched as one without metadata.
-    public static func eventUserVerificationDetails(_ details: [[String]]) -> [[String]]? {
-        var out: [[String]] = []
+    /// A metadata statement's `userVerificationDetails` made fit for an event, matched by a
+    /// policy exactly as the statement's own: unknown names dropped (they offer no USER_VERIFY
+    /// bit), each name once, and only the alternatives no other one holds, each once (an
+    /// alternative that another holds matches nothing the other does not: `userVerification`
+    /// asks for one method of an alternative, or with USER_VERIFY_ALL for all of them in one).
+    /// What remains holds no alternative in another, so it is never more than
+    /// ``maximumUserVerificationAlternatives``: every statement is carried, none is dropped to
+    /// "no metadata" (which a `disallowed` criterion would not refuse).
+    public static func eventUserVerificationDetails(_ details: [[String]]) -> [[String]] {
+        let order = userVerificationMethods.sorted()
+        // Each alternative as a set of names (a 13-bit mask), in the statement's order; the
+        // first spelling of each set kept.
+        var masks: [UInt16] = []
+        var spelled: [UInt16: [String]] = [:]
         for alternative in details {
             var seen = Set<String>()
             let kept = alternative.filter { userVerificationMethods.contains($0) && seen.insert($0).inserted }
-            if !out.contains(kept) { out.append(kept) }
+            let mask = kept.reduce(UInt16(0)) { $0 | UInt16(1) << UInt16(order.firstIndex(of: $1)!) }
+            if spelled[mask] == nil {
+                spelled[mask] = kept
+                masks.append(mask)
+            }
         }
-        return out.count <= maximumUserVerificationAlternatives ? out : nil
+        // At most 2^13 distinct masks: the quadratic pass is bounded whatever the statement.
+        return masks.filter { mask in !masks.contains { $0 != mask && $0 & mask == mask } }.map { spelled[$0]! }
     }
 
     /// A metadata statement's `keyProtection` made fit for an event: known names, each once, in

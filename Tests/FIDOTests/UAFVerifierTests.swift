@@ -557,18 +557,36 @@ import TestSupport
         }
         let raw = [["fingerprint_internal", "iris_internal", "fingerprint_internal"], ["passcode_internal"], ["passcode_internal"], ["iris_internal"]]
         let kept = UAFValidation.eventUserVerificationDetails(raw)
-        #expect(kept == [["fingerprint_internal"], ["passcode_internal"], []])
-        for wanted in bits + [0x400, 0x400 | 0x02, 0x400 | 0x06] {
-            #expect(UAFMatchCriteria(userVerification: wanted).matches(described(raw, nil)) == UAFMatchCriteria(userVerification: wanted).matches(described(kept, nil)))
-        }
-        // Repeated alternatives count once; more than 64 different ones are not carried (the key
-        // is then matched as one without metadata).
-        #expect(UAFValidation.eventUserVerificationDetails(Array(repeating: ["none"], count: 100)) == [["none"]])
+        // The empty alternative (iris only) is held by every other: dropped.
+        #expect(kept == [["fingerprint_internal"], ["passcode_internal"]])
+        let held = [["passcode_internal"], ["fingerprint_internal", "passcode_internal"], ["faceprint_internal"], []]
+        #expect(UAFValidation.eventUserVerificationDetails(held) == [["fingerprint_internal", "passcode_internal"], ["faceprint_internal"]])
+        #expect(UAFValidation.eventUserVerificationDetails([[]]) == [[]] && UAFValidation.eventUserVerificationDetails([]) == [])
         let names = UAFValidation.userVerificationMethods.sorted()
-        let many = (1...65).map { i in names.indices.filter { i >> $0 & 1 == 1 }.map { names[$0] } }
-        #expect(UAFValidation.eventUserVerificationDetails(Array(many.prefix(64))) == Array(many.prefix(64)))
-        #expect(UAFValidation.eventUserVerificationDetails(many) == nil)
+        // Every set of names up to four (1,093 alternatives, nested in one another): what is
+        // kept matches as the whole does, for every USER_VERIFY bit alone and with ALL.
+        var all: [[String]] = [[]]
+        for name in names { all += all.filter { $0.count < 4 }.map { $0 + [name] } }
+        let compact = UAFValidation.eventUserVerificationDetails(all)
+        #expect(compact.count == 715 && compact.allSatisfy { $0.count == 4 })
+        for wanted in bits + bits.map({ $0 | 0x400 }) + [0x400 | 0x06, 0x400 | 0x0E, 0x400 | 0x1E, 0x400 | 0x3E] {
+            #expect(UAFMatchCriteria(userVerification: wanted).matches(described(all, nil)) == UAFMatchCriteria(userVerification: wanted).matches(described(compact, nil)), "\(wanted)")
+        }
+        // Repeated alternatives count once; the largest set of alternatives none of which holds
+        // another (every six names of the 13: C(13, 6) = 1,716) is carried whole, and passes
+        // the event's own check.
+        #expect(UAFValidation.eventUserVerificationDetails(Array(repeating: ["none"], count: 100)) == [["none"]])
+        let sixes = Self.subsets(of: names, size: 6)
+        #expect(sixes.count == UAFValidation.maximumUserVerificationAlternatives)
+        #expect(UAFValidation.eventUserVerificationDetails(sixes) == sixes && UAFValidation.isUserVerificationDetails(sixes))
         #expect(UAFValidation.eventKeyProtection(["software", "magnetic", "software", "tee"]) == ["software", "tee"])
+    }
+
+    static func subsets(of names: [String], size: Int) -> [[String]] {
+        guard size > 0 else { return [[]] }
+        guard names.count >= size else { return [] }
+        let rest = Array(names.dropFirst())
+        return subsets(of: rest, size: size - 1).map { [names[0]] + $0 } + subsets(of: rest, size: size)
     }
 
     // MARK: - Messages

@@ -79,7 +79,7 @@ import Testing
     @Test(arguments: keyFields + [
         .ok("keyHash", .string(String(repeating: "0", count: 64))), .ok("keyHash", .string(String(repeating: "f9", count: 32))),
         .bad("keyHash", .string(String(repeating: "AB", count: 32))), .bad("keyHash", .string(String(repeating: "a", count: 63))),
-        .bad("keyHash", .string(String(repeating: "a", count: 65))), .bad("keyHash", .string(String(repeating: "g", count: 64))),
+        .bad("keyHash", .string(String(repeating: "a", count: 65))), .bad("keyHash", .string(String(repeating: "g", count: 1716))),
         .bad("keyHash", ""), .bad("createdAt", "not a date"),
     ])
     func tenantAPIKeyCreated(_ vector: Vector) throws {
@@ -95,9 +95,9 @@ import Testing
     @Test(arguments: [
         Vector.ok("userVerificationDetails", .array([])), .ok("userVerificationDetails", .array([strings([])])),
         .ok("userVerificationDetails", .array([strings(["none"]), strings(["all", "passcode_external", "pattern_external"])])),
-        .ok("userVerificationDetails", .array(Array(repeating: strings(["fingerprint_internal"]), count: 64))),
+        .ok("userVerificationDetails", .array(Array(repeating: strings(["fingerprint_internal"]), count: 1716))),
         .ok("userVerificationDetails", .array([strings(UAFValidation.userVerificationMethods.sorted())])),
-        .bad("userVerificationDetails", .array(Array(repeating: strings(["fingerprint_internal"]), count: 65))),
+        .bad("userVerificationDetails", .array(Array(repeating: strings(["fingerprint_internal"]), count: 1717))),
         .bad("userVerificationDetails", .array([strings(["fingerprint_internal", "fingerprint_internal"])])),
         .bad("userVerificationDetails", .array([strings(["iris_internal"])])), .bad("userVerificationDetails", .array([strings(["Fingerprint_internal"])])),
         .bad("userVerificationDetails", strings(["fingerprint_internal"])),
