@@ -65,6 +65,7 @@ struct CredentialStore: Sendable {
                 ON CONFLICT DO NOTHING
                 """)
             guard used.affectedRows == 1 else { throw HTTPError(.challengeReplayed, detail: "This registration was already completed.") }
+            try await SignUpClaim.enforce(tenant: new.tenant, username: new.username, subjectKey: context.configuration.subjectKey, on: conn)
             try await UserStore.insert(tenant: new.tenant, username: new.username, handle: new.userHandle, displayName: new.displayName, on: conn)
             guard try await UserStore.handle(tenant: new.tenant, username: new.username, on: conn) == new.userHandle else {
                 throw HTTPError(.conflict, detail: "The user was registered concurrently; start again.")

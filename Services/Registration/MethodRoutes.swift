@@ -18,12 +18,19 @@ struct MethodRoutes: Sendable {
         let selfOrRP = context.relyingPartyOrSelf(sessions: sessions)
         // A QR registration's token does not (it registers a passkey only).
         let registrant = context.relyingPartyOrRegistrant(sessions: sessions, accepting: [.signUp, .enforcedRegistration])
-        router.post("/v1/tenants/{tenant}/users/{username}/methods", registrant) { request, ctx in try await create(request, ctx) }
-        router.get("/v1/tenants/{tenant}/users/{username}/methods", registrant) { _, ctx in
-            let (tenant, username) = try authorize(ctx)
-            return try .json(MethodList(methods: try await methods.list(tenant: tenant, username: username)), headers: [("Cache-Control", "no-store")])
+        // A sign-up's token acts only on an account it registered on first (SignUpClaim).
+        router.post("/v1/tenants/{tenant}/users/{username}/methods", registrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) { try await create(request, ctx) }
         }
-        router.post("/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", registrant) { request, ctx in try await confirm(request, ctx) }
+        router.get("/v1/tenants/{tenant}/users/{username}/methods", registrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) {
+                let (tenant, username) = try authorize(ctx)
+                return try .json(MethodList(methods: try await methods.list(tenant: tenant, username: username)), headers: [("Cache-Control", "no-store")])
+            }
+        }
+        router.post("/v1/tenants/{tenant}/users/{username}/methods/{methodId}/confirm", registrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) { try await confirm(request, ctx) }
+        }
         router.patch("/v1/tenants/{tenant}/users/{username}/methods/{methodId}", selfOrRP) { request, ctx in try await rename(request, ctx) }
         router.delete("/v1/tenants/{tenant}/users/{username}/methods/{methodId}", selfOrRP) { _, ctx in
             let (tenant, username) = try authorize(ctx)

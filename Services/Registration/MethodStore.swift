@@ -42,6 +42,7 @@ struct MethodStore: Sendable {
     /// Stores a pending method, with the delivery request of its code when it has one.
     func insert(_ method: Pending, delivery: DeliveryRequested?) async throws {
         try await context.withTransaction { conn in
+            try await SignUpClaim.enforce(tenant: method.tenant, username: method.username, subjectKey: context.configuration.subjectKey, on: conn)
             try await conn.query(
                 """
                 INSERT INTO user_methods (id, tenant_id, username, type, status, pii_ref, masked, sealed_secret, code_hash, code_expires_at,

@@ -225,5 +225,20 @@ enum RegistrationMigrations {
             );
             CREATE INDEX revoked_sessions_by_time ON revoked_sessions (revoked_at);
             """),
+        Migration(
+            210, "sign_up_claims",
+            """
+            -- The sign-up (its token's jti) an account's first registration was made under, until
+            -- that token expires: another sign-up's token registers nothing on it (SignUpClaim).
+            -- The user by subject reference only.
+            CREATE TABLE sign_up_claims (
+                tenant_id text NOT NULL,
+                subject_ref text NOT NULL,
+                jti text NOT NULL,
+                expires_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, subject_ref)
+            );
+            CREATE INDEX sign_up_claims_by_expiry ON sign_up_claims (expires_at);
+            """),
     ]
 }

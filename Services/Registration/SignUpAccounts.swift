@@ -23,6 +23,19 @@ struct SignUpAccounts: Sendable {
             ctx.logger.info("sign-up account opened", metadata: ["signet.passkey_only": .string("\(body.passkeyOnly)")])
             return try .json(account, status: 201, headers: [("Cache-Control", "no-store")])
         }
+        // The authentication service, before it finishes a sign-up: did this sign-up register
+        // on its account (SignUpClaim)? Else a sign-up opened before the user's own finished
+        // with the user's methods.
+        router.post("/v1/internal/tenants/{tenant}/sign-ups/claims", calls.guardInternal) { request, ctx in
+            let body = try request.decode(SignUpClaimQuery.self)
+            try UsernameRules.require(body.username)
+            guard (1...64).contains(body.jti.utf8.count) else { throw HTTPError.invalid("jti", "jti is 1-64 bytes.") }
+            let registered = try await context.pool.withConnection { conn in
+                try await SignUpClaim.registered(
+                    tenant: ctx.parameter("tenant"), username: body.username, jti: body.jti, subjectKey: context.configuration.subjectKey, on: conn)
+            }
+            return try .json(SignUpClaimAnswer(registered: registered), headers: [("Cache-Control", "no-store")])
+        }
         // The oob service vaults a user's identity document under the user's subject (so that
         // the purge shreds it) and compares its name with the profile's (issue #16).
         router.get("/v1/internal/tenants/{tenant}/users/{username}/vault-subject", calls.guardInternal) { _, ctx in

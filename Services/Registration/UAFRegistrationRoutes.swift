@@ -48,10 +48,17 @@ struct UAFRegistrationRoutes: Sendable {
         // A QR registration's token does not (it registers a passkey only).
         let registrant = context.relyingPartyOrRegistrant(sessions: sessions, accepting: [.signUp, .enforcedRegistration])
         router.get("/v1/tenants/{tenant}/uaf/facets", .open) { _, ctx in try await facets(ctx) }
-        router.post("/v1/tenants/{tenant}/uaf/registrations/requests", registrant) { request, ctx in try await requests(request, ctx) }
-        router.post("/v1/tenants/{tenant}/uaf/registrations", registrant) { request, ctx in try await finish(request, ctx) }
-        router.get("/v1/tenants/{tenant}/users/{username}/uaf/registrations", registrant) { _, ctx in
-            try .json(UAFRegistrationResult(registrations: try await store.list(tenant: ctx.parameter("tenant"), username: try ctx.username())))
+        // A sign-up's token acts only on an account it registered on first (SignUpClaim).
+        router.post("/v1/tenants/{tenant}/uaf/registrations/requests", registrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) { try await requests(request, ctx) }
+        }
+        router.post("/v1/tenants/{tenant}/uaf/registrations", registrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) { try await finish(request, ctx) }
+        }
+        router.get("/v1/tenants/{tenant}/users/{username}/uaf/registrations", registrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) {
+                try .json(UAFRegistrationResult(registrations: try await store.list(tenant: ctx.parameter("tenant"), username: try ctx.username())))
+            }
         }
         router.delete("/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", selfOrRP) { _, ctx in try await deregister(ctx) }
         router.patch("/v1/tenants/{tenant}/users/{username}/uaf/registrations/{aaid}/{keyId}", selfOrRP) { request, ctx in try await update(request, ctx) }

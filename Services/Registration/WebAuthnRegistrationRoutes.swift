@@ -33,17 +33,33 @@ struct WebAuthnRegistrationRoutes: Sendable {
         let registrant = context.relyingPartyOrRegistrant(sessions: sessions, accepting: [.signUp, .enforcedRegistration])
         let passkeyRegistrant = context.relyingPartyOrRegistrant(sessions: sessions, accepting: [.signUp, .enforcedRegistration, .qrRegistration])
         router.get("/v1/tenants/{tenant}/webauthn/related-origins", .open) { _, ctx in try await relatedOrigins(ctx) }
-        router.post("/v1/tenants/{tenant}/webauthn/registrations/options", passkeyRegistrant) { request, ctx in try await options(request, ctx) }
-        router.post("/v1/tenants/{tenant}/webauthn/registrations", passkeyRegistrant) { request, ctx in try await finish(request, ctx) }
-        router.get("/v1/tenants/{tenant}/users/{username}/credentials", registrant) { _, ctx in
+        // A sign-up's token acts only on an account it registered on first (SignUpClaim).
+        router.post("/v1/tenants/{tenant}/webauthn/registrations/options", passkeyRegistrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) { try await options(request, ctx) }
+        }
+        router.post("/v1/tenants/{tenant}/webauthn/registrations", passkeyRegistrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) { try await finish(request, ctx) }
+        }
+        router.get("/v1/tenants/{tenant}/users/{username}/credentials", registrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) { try await list(ctx) }
+        }
+        router.get("/v1/tenants/{tenant}/users/{username}/registration-suggestion", registrant) { request, ctx in
+            try await context.signUpScoped(request, ctx) { try await suggestion(ctx) }
+        }
+        router.patch("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", selfOrRP) { request, ctx in try await update(request, ctx) }
+        router.delete("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", selfOrRP) { _, ctx in try await deregister(ctx) }
+    }
+
+    func list(_ ctx: RequestContext) async throws -> HTTPResponse {
             var listed = try await credentials.list(tenant: ctx.parameter("tenant"), username: try ctx.username())
             for i in listed.indices {
                 listed[i].model = AAGUID(listed[i].aaguid).flatMap { WebAuthnRegistrationCeremony.model($0, metadata: ceremony.metadata) }
             }
             let displayName = try await credentials.pickedDisplayName(tenant: ctx.parameter("tenant"), username: try ctx.username())
             return try .json(CredentialList(credentials: listed, displayName: displayName))
-        }
-        router.get("/v1/tenants/{tenant}/users/{username}/registration-suggestion", registrant) { _, ctx in
+    }
+
+    func suggestion(_ ctx: RequestContext) async throws -> HTTPResponse {
             // The seed's suggestRegister: a signed-in user (or the RP) asks which methods the
             // tenant's registration decision rules offer now, independently of a sign-in.
             guard let rules = ceremony.rules else {
@@ -52,9 +68,6 @@ struct WebAuthnRegistrationRoutes: Sendable {
             }
             let decision = try await rules.decision(tenant: ctx.parameter("tenant"), username: try ctx.username())
             return try .json(decision, headers: [("Cache-Control", "no-store")])
-        }
-        router.patch("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", selfOrRP) { request, ctx in try await update(request, ctx) }
-        router.delete("/v1/tenants/{tenant}/users/{username}/credentials/{credentialId}", selfOrRP) { _, ctx in try await deregister(ctx) }
     }
 
     // MARK: - Related origins

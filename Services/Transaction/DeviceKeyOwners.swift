@@ -74,7 +74,11 @@ enum DeviceKeyOwners {
         guard case .object(let shown)? = try? JSONParser.parse(detailsBytes),
             shown["level"] == .string(ApprovalLevel.essential.rawValue), shown["action"] == .string(action),
             shown["resource"] == .string(transactionId), shown["text"] == .string(details.text),
-            shown["transactionHash"] == .string(Base64URL.encode(detailsHash))
+            shown["transactionHash"] == .string(Base64URL.encode(detailsHash)),
+            // The figures the phone showed beside the text are the transaction's own: the user
+            // read these, not the hash.
+            shown["customFields"]
+                == .object(["amount": .string(details.amount), "currency": .string(details.currency), "payee": .string(details.payee)])
         else { return false }
         // The message: ACCEPT of this approval over the hash of exactly these details.
         let lines = String(decoding: message, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)

@@ -42,7 +42,10 @@ struct TransactionDecisions: Sendable {
             logger.warning("decision for an unknown transaction ignored")
             return
         }
-        guard tx.status == "PENDING", tx.expiresAt > e.decidedAt else {
+        // Still pending, decided in time, and not past its expiry now: a decision that arrives
+        // after the expiry (broker lag, before the expirer's pass marks the row) is ignored, as
+        // the RP already reads the transaction as EXPIRED and may have created another.
+        guard tx.status == "PENDING", tx.expiresAt > e.decidedAt, tx.expiresAt > now else {
             logger.notice("decision for a transaction no longer pending ignored", metadata: ["signet.transaction.status": .string(tx.status)])
             return
         }

@@ -48,7 +48,7 @@ struct TransactionRoutes: Sendable {
         router.get("/.well-known/jwks.json", .open) { _, _ in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
-                body: Array(try await keys.allKeys().jsonString.utf8))
+                body: Array(try await keys.allKeys().utf8))
         }
         router.get("/v1/tenants/{tenant}/.well-known/jwks.json", .open) { _, ctx in
             let tenant = ctx.parameter("tenant")
@@ -187,9 +187,13 @@ struct TransactionRoutes: Sendable {
         let tenant = ctx.parameter("tenant")
         let body = try request.decode(TCTokenVerifyRequest.self)
         let id = ctx.parameter("transactionId")
-        let ring = try await keys.ring(for: tenant)
+        // A key another replica added since this one read the ring is read at once.
+        let ring = try await keys.ring(for: tenant, holding: (try? JWS(compact: body.tcToken))?.header.keyID)
         let verifier = JWTVerifier(
-            keySet: ring.keySet, options: JWTValidationOptions(issuer: issuer, audience: tenant, requiredClaims: ["txn", "txn_hash", "jti"]))
+            keySet: ring.keySet,
+            options: JWTValidationOptions(
+                issuer: issuer, audience: tenant, maximumLifetime: TransactionDecisions.tokenLifetime, requiredClaims: ["txn", "txn_hash", "jti"],
+                expectedType: "tc+jwt"))
         let jwt: JWT
         do {
             jwt = try verifier.verify(body.tcToken, now: Date())

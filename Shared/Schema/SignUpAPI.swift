@@ -136,6 +136,26 @@ public struct SignUpStarted: Codable, Sendable, Equatable {
 
 /// `POST /v1/internal/tenants/{tenant}/sign-ups` (registration service, internal token): the
 /// account a sign-up opens, created before its first method.
+/// Whether a sign-up registered on its account (`POST /v1/internal/tenants/{tenant}/sign-ups/claims`,
+/// internal token, the authentication service before `signups/finish`): the account holds
+/// something and its first registration was made under the sign-up token `jti`.
+public struct SignUpClaimQuery: Codable, Sendable, Equatable {
+    public var username: String
+    public var jti: String
+    public init(username: String, jti: String) {
+        self.username = username
+        self.jti = jti
+    }
+}
+
+/// The answer to ``SignUpClaimQuery``.
+public struct SignUpClaimAnswer: Codable, Sendable, Equatable {
+    /// The account holds something registered under this sign-up (and nothing registered
+    /// before it).
+    public var registered: Bool
+    public init(registered: Bool) { self.registered = registered }
+}
+
 public struct SignUpAccountRequest: Codable, Sendable, Equatable {
     public var username: String
     /// The account registers passkeys only.

@@ -10,8 +10,18 @@ import Tokens
 /// here, their private halves sealed with AES-256-GCM under the service's seal key in the table
 /// that `Naming` names (`tenant_id, kid, sealed_private_key, public_jwk, created_at`). The newest
 /// key signs; every key stays in the tenant's JWKS (and the service-wide one) so that tokens
-/// signed before a rotation still verify. Keys are cached per process.
+/// signed before a rotation still verify. Keys are cached per process, for at most
+/// ``cacheLifetime``, and reloaded at once for a token naming a key the cache does not hold
+/// (``ring(for:holding:)``): a rotation on one replica reaches the others within a minute for
+/// signing, at once for verifying. A tenant's ring publishes its newest
+/// `JWKSet.maximumKeyCount` keys (64 rotations back); the service-wide JWKS lists every key.
 public final class TenantSigningKeys: Sendable {
+    /// How long a replica signs with and publishes a ring it read.
+    public static let cacheLifetime: Duration = .seconds(60)
+    /// A ring is read again for an unknown `kid` at most this often (a stream of forged ids
+    /// does not become a stream of queries).
+    public static let minimumReloadInterval: Duration = .seconds(1)
+
     /// Where a service keeps its keys and how they are named.
     public struct Naming: Sendable {
         /// The table (a constant of the service's migrations, never outside input).
@@ -40,7 +50,7 @@ public final class TenantSigningKeys: Sendable {
     private let seal: AES256GCM
     private let naming: Naming
     /// Read by every token issued or verified: a `PlainLock`, as on the whole request path.
-    private let rings = PlainLock<[String: Ring]>([:])
+    private let rings = PlainLock<[String: (ring: Ring, loadedAt: ContinuousClock.Instant)]>([:])
 
     /// - Parameter seal: the service's seal key. Without it (a random key), keys sealed before a
     ///   restart cannot be opened, so new ones are made.
@@ -51,15 +61,29 @@ public final class TenantSigningKeys: Sendable {
     }
 
     /// The tenant's ring, creating its first key when it has none.
-    public func ring(for tenant: String) async throws -> Ring {
-        if let r = rings.withLock({ $0[tenant] }) { return r }
+    public func ring(for tenant: String, now: ContinuousClock.Instant = .now) async throws -> Ring {
+        if let cached = rings.withLock({ $0[tenant] }), now - cached.loadedAt < Self.cacheLifetime { return cached.ring }
+        return try await reload(tenant, now: now)
+    }
+
+    /// The tenant's ring, read again when it does not hold `kid` (a key another replica added)
+    /// and was not read within ``minimumReloadInterval``.
+    public func ring(for tenant: String, holding kid: String?, now: ContinuousClock.Instant = .now) async throws -> Ring {
+        let ring = try await ring(for: tenant, now: now)
+        guard let kid, !ring.keySet.keys.contains(where: { $0.keyID == kid }),
+            let loadedAt = rings.withLock({ $0[tenant]?.loadedAt }), now - loadedAt >= Self.minimumReloadInterval
+        else { return ring }
+        return try await reload(tenant, now: now)
+    }
+
+    private func reload(_ tenant: String, now: ContinuousClock.Instant) async throws -> Ring {
         var ring = try await load(tenant)
         if ring == nil {
             try await addKey(tenant)
             ring = try await load(tenant)
         }
         guard let ring else { throw CryptoError("no \(naming.purpose) key") }
-        rings.withLock { $0[tenant] = ring }
+        rings.withLock { $0[tenant] = (ring, now) }
         return ring
     }
 
@@ -70,11 +94,14 @@ public final class TenantSigningKeys: Sendable {
         return kid
     }
 
-    /// Every tenant's published keys.
-    public func allKeys() async throws -> JWKSet {
+    /// Every tenant's published keys, as a JWK Set document (`{"keys": [...]}`). Not a
+    /// `JWKSet`: that bound (64 keys) is for sets read from elsewhere, and a service with more
+    /// than 64 keys in all (65 tenants) answered 500 here.
+    public func allKeys() async throws -> String {
         let query = PostgresQuery(unsafeSQL: "SELECT public_jwk FROM \(naming.table) ORDER BY tenant_id, created_at")
         let rows = try await pool.withConnection { try await $0.query(query) }
-        return try JWKSet(keys: rows.compactMap { $0.string("public_jwk") }.map { try JWK(json: $0) })
+        let keys = try rows.compactMap { $0.string("public_jwk") }.map { JSONValue.object(try JWK(json: $0).jsonObject) }
+        return JSONValue.object(["keys": .array(keys)]).jsonString
     }
 
     private func associatedData(_ tenant: String, _ kid: String) -> [UInt8] {
@@ -99,8 +126,8 @@ public final class TenantSigningKeys: Sendable {
 
     private func load(_ tenant: String) async throws -> Ring? {
         let query = PostgresQuery(
-            unsafeSQL: "SELECT kid, sealed_private_key, public_jwk FROM \(naming.table) WHERE tenant_id = $1 ORDER BY created_at DESC, kid",
-            binds: [tenant.postgresText])
+            unsafeSQL: "SELECT kid, sealed_private_key, public_jwk FROM \(naming.table) WHERE tenant_id = $1 ORDER BY created_at DESC, kid LIMIT $2",
+            binds: [tenant.postgresText, JWKSet.maximumKeyCount.postgresText])
         let rows = try await pool.withConnection { try await $0.query(query) }
         guard !rows.isEmpty else { return nil }
         var signer: JWTSigner?

@@ -31,6 +31,7 @@ import Testing
         ("PUT", "/v1/admin/tenants/{tenant}/retention", "admin"),
         ("GET", "/v1/admin/tenants/{tenant}/users", "admin"),
         ("POST", "/v1/internal/tenants/{tenant}/sign-ups", "internal"),
+        ("POST", "/v1/internal/tenants/{tenant}/sign-ups/claims", "internal"),
         ("GET", "/v1/tenants/{tenant}", "public"),
         ("GET", "/v1/tenants/{tenant}/api-keys/current", "relyingParty"),
         ("GET", "/v1/tenants/{tenant}/erasures/{erasureId}", "relyingParty"),

@@ -79,9 +79,12 @@ struct AdaptiveSignInStackTests {
     }
 
     func start(_ tenant: Tenant, username: String?, amount: Int = 10, ip: String = "203.0.113.7") async throws -> SignInStarted {
-        let body = SignInStartRequest(username: username, signals: ["ip": .string(ip)], context: ["transactionAmount": .int(Int64(amount))])
+        // The address as the gateway would forward it (the service reads the last
+        // X-Forwarded-For entry; tests call it directly).
+        let body = SignInStartRequest(username: username, signals: [:], context: ["transactionAmount": .int(Int64(amount))])
         let r = try await TestHTTP.send(
-            "POST", "\(Self.authentication)/v1/tenants/\(tenant.id)/signins", headers: ["Content-Type": "application/json"], body: try Self.json(body))
+            "POST", "\(Self.authentication)/v1/tenants/\(tenant.id)/signins", headers: ["Content-Type": "application/json", "X-Forwarded-For": ip],
+            body: try Self.json(body))
         #expect(r.status == 201, "\(r.text)")
         return try Self.decode(SignInStarted.self, r)
     }
@@ -160,6 +163,16 @@ struct AdaptiveSignInStackTests {
         // A denied network.
         let denied = try await start(t, username: username, amount: 50, ip: "198.51.100.23")
         #expect(denied.action == "DENY" && denied.status == "DENIED" && denied.matchedRule == "blocked-network" && denied.sequences.isEmpty)
+
+        // The network is the gateway's to say: an `ip` in the client's signals is kept as
+        // `reportedIp` and changes nothing (a client on the denied network claiming another
+        // address is still denied; one claiming the denied network is not).
+        for (claimed, forwarded, action) in [("203.0.113.7", "198.51.100.23", "DENY"), ("198.51.100.23", "203.0.113.7", "TRIGGER_AUTHENTICATION")] {
+            let r = try await TestHTTP.send(
+                "POST", "\(Self.authentication)/v1/tenants/\(t.id)/signins", headers: ["Content-Type": "application/json", "X-Forwarded-For": forwarded],
+                body: Array(#"{"username":"\#(username)","signals":{"ip":"\#(claimed)"},"context":{"transactionAmount":50}}"#.utf8))
+            #expect(r.status == 201 && (try? r.json())?["action"] as? String == action, "\(claimed) via \(forwarded): \(r.text)")
+        }
 
         // Explain says which rule matched and why the earlier ones did not.
         let explain = try await TestHTTP.json(

@@ -40,7 +40,7 @@ struct PolicyBroadcastStackTests {
         try await Task.sleep(for: .seconds(3))
         func startOnReplica() async throws -> SignInStarted? {
             let r = try await TestHTTP.send(
-                "POST", replica, headers: ["Content-Type": "application/json"], body: Array(#"{"username": "mia", "signals": {"ip": "198.51.100.9"}}"#.utf8))
+                "POST", replica, headers: ["Content-Type": "application/json", "X-Forwarded-For": "198.51.100.9"], body: Array(#"{"username": "mia"}"#.utf8))
             return try? AdaptiveSignInStackTests.decode(SignInStarted.self, r)
         }
         // The replica compiles the tenant's (default) policy and caches it.
@@ -74,8 +74,8 @@ struct PolicyBroadcastStackTests {
         }
         func matchedRule() async throws -> String? {
             let r = try await TestHTTP.send(
-                "POST", "http://127.0.0.1:8082/v1/tenants/\(t.id)/signins", headers: ["Content-Type": "application/json"],
-                body: Array(#"{"signals":{"ip":"203.0.113.7"},"context":{}}"#.utf8))
+                "POST", "http://127.0.0.1:8082/v1/tenants/\(t.id)/signins", headers: ["Content-Type": "application/json", "X-Forwarded-For": "203.0.113.7"],
+                body: Array(#"{"signals":{},"context":{}}"#.utf8))
             return try r.json()["matchedRule"] as? String
         }
         func announce(on topic: String) async throws {

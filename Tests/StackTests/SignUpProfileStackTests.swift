@@ -50,6 +50,66 @@ struct SignUpProfileStackTests {
         return (authenticator, o.publicKey)
     }
 
+    /// A sign-up's token registers only on an account it began: a sign-up opened for a
+    /// username before its user's own (or for a user whose passkeys are all suspended) can
+    /// neither read, add to, nor finish on that account. Before, the earlier sign-up's token
+    /// added a passkey or a method to the user's account once the user had registered, and its
+    /// finish returned a session for the user without registering anything.
+    @Test func aSignUpCannotRegisterOnAnAccountAnotherBegan() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let victim = "vic-\(UInt32.random(in: 0...UInt32.max))"
+        func token(_ r: TestHTTP.Response) throws -> String { try #require(try r.json()["signUpToken"] as? String, "\(r.text)") }
+        let attacker = try token(try await openSignUp(t, #"{"username":"\#(victim)"}"#))
+        let own = try token(try await openSignUp(t, #"{"username":"\#(victim)"}"#))
+        _ = try await registerPasskey(t, token: own, username: victim, displayName: nil)
+        // The user's own sign-up goes on: a second method, then its finish.
+        let totp = try await TestHTTP.send(
+            "POST", "\(Adaptive.registration)/v1/tenants/\(t.id)/users/\(victim)/methods",
+            headers: ["Authorization": "Bearer \(own)", "Content-Type": "application/json"], body: Array(#"{"type":"totp"}"#.utf8))
+        #expect(totp.status == 201, "\(totp.text)")
+
+        // The earlier sign-up: every registration route refuses it, and so does its finish.
+        let bearer = ["Authorization": "Bearer \(attacker)", "Content-Type": "application/json"]
+        let base = "\(Adaptive.registration)/v1/tenants/\(t.id)"
+        let attempts: [(String, String, String?)] = [
+            ("GET", "\(base)/users/\(victim)/credentials", nil),
+            ("GET", "\(base)/users/\(victim)/methods", nil),
+            ("POST", "\(base)/webauthn/registrations/options", #"{"username":"\#(victim)"}"#),
+            ("POST", "\(base)/users/\(victim)/methods", #"{"type":"totp"}"#),
+            ("POST", "\(base)/uaf/registrations/requests", #"{"username":"\#(victim)"}"#),
+        ]
+        for (method, url, body) in attempts {
+            let r = try await TestHTTP.send(method, url, headers: bearer, body: body.map { Array($0.utf8) })
+            #expect(r.status == 409 && Self.code(r) == "username_taken", "\(method) \(url): \(r.status) \(r.text)")
+        }
+        // Once the authentication service knows the user's passkey (its read model), the earlier
+        // sign-up's finish is refused for what it is: it registered nothing of what is there.
+        let refused = await TestStack.eventually(timeout: .seconds(20)) {
+            guard let r = try? await self.finish(t, attacker) else { return false }
+            return r.status == 409 && Self.code(r) == "nothing_registered" && r.text.contains("This sign-up registered nothing")
+        }
+        #expect(refused, "the earlier sign-up's finish was not refused as this sign-up's")
+        let finished = try await finish(t, own)
+        #expect(finished.status == 200 && (try? finished.json())?["sessionToken"] != nil, "\(finished.text)")
+
+        // A user whose only passkey is suspended: a sign-up opens (nothing active), but
+        // registers nothing on the account.
+        let bob = "bob-\(UInt32.random(in: 0...UInt32.max))"
+        let passkey = try await adaptive.register(bob, in: t)
+        let suspend = try await TestHTTP.send(
+            "PATCH", "\(base)/users/\(bob)/credentials/\(passkey.credentialIDBase64URL)",
+            headers: ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"], body: Array(#"{"status":"suspended"}"#.utf8))
+        #expect(suspend.status == 200, "\(suspend.text)")
+        let opened = await TestStack.eventually { (try? await self.openSignUp(t, #"{"username":"\#(bob)"}"#))?.status == 201 }
+        try #require(opened)
+        let intruder = try token(try await openSignUp(t, #"{"username":"\#(bob)"}"#))
+        let options = try await TestHTTP.send(
+            "POST", "\(base)/webauthn/registrations/options", headers: ["Authorization": "Bearer \(intruder)", "Content-Type": "application/json"],
+            body: Array(#"{"username":"\#(bob)"}"#.utf8))
+        #expect(options.status == 409 && Self.code(options) == "username_taken", "\(options.text)")
+    }
+
     @Test func aSignUpProfileIsVaultedFetchedAndPurged() async throws {
         try TestStack.require()
         let t = try await adaptive.tenant()

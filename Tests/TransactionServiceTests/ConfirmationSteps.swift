@@ -32,11 +32,13 @@ enum ConfirmationSteps {
 
     /// The authentication service's `confirmed` decision for `tx` with one step of `amr` and its
     /// `evidence`, then the transaction as the RP reads it.
-    static func decide(_ h: Harness, _ tx: TransactionResource, _ evidence: SignedAssertionEvidence, amr: String) async throws -> TransactionResource {
+    static func decide(
+        _ h: Harness, _ tx: TransactionResource, _ evidence: SignedAssertionEvidence, amr: String, decidedAt: Date = Date()
+    ) async throws -> TransactionResource {
         try await h.consume(
             TransactionDecision(
                 tenantId: "shop", transactionId: tx.transactionId, decision: "confirmed", detailsHash: tx.detailsHash, signinId: "si_1",
-                amr: [amr], assertions: [evidence], decidedAt: Date()),
+                amr: [amr], assertions: [evidence], decidedAt: decidedAt),
             source: .authentication)
         let read = await h.send("GET", "/v1/tenants/shop/transactions/\(tx.transactionId)", bearer: Self.key)
         return try JSONValueDecoder().decode(TransactionResource.self, from: read.body)

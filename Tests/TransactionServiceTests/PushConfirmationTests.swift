@@ -75,6 +75,42 @@ struct PushConfirmationTests {
         await ConfirmationSteps.expectEvidence(h, tx, format: "oob_push")
     }
 
+    /// The figures shown beside the text (amount, currency, payee) are the transaction's: an
+    /// approval that showed others, over the right hash, confirms nothing.
+    @Test func anApprovalShowingOtherFiguresConfirmsNothing() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await ConfirmationSteps.seed(h)
+        let phone = try SoftwareDevice()
+        try await Self.device(h, phone)
+        let tx = try await ConfirmationSteps.create(h)
+        for edit: (inout ApprovalDetails) -> Void in [
+            { $0.customFields = ["amount": "1.00", "currency": tx.details.currency, "payee": tx.details.payee] },
+            { $0.customFields = ["amount": tx.details.amount, "currency": tx.details.currency, "payee": "Someone Else"] },
+            { $0.customFields = nil },
+        ] {
+            #expect(try await Self.decide(h, tx, try Self.evidence(phone, tx, edit: edit)).status == "PENDING")
+        }
+        #expect(try await Self.decide(h, tx, try Self.evidence(phone, tx)).status == "CONFIRMED")
+    }
+
+    /// A decision made in time but arriving after the expiry (broker lag, before the expirer's
+    /// pass) is ignored: the RP reads the transaction as EXPIRED from then on and may have made
+    /// another for the same payment.
+    @Test func aDecisionArrivingAfterTheExpiryConfirmsNothing() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await ConfirmationSteps.seed(h)
+        let phone = try SoftwareDevice()
+        try await Self.device(h, phone)
+        let tx = try await ConfirmationSteps.create(h)
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("UPDATE transactions SET expires_at = now() - interval '1 second' WHERE id = \(tx.transactionId)")
+        }
+        let late = try await ConfirmationSteps.decide(h, tx, try Self.evidence(phone, tx), amr: "oob_push", decidedAt: Date().addingTimeInterval(-5))
+        #expect(late.status != "CONFIRMED" && late.tcToken == nil, "\(late.status)")
+    }
+
     @Test func aStepThatIsNotTheBoundDevicesSignatureOverTheseDetailsConfirmsNothing() async throws {
         let h = try await Harness.withDatabase()
         defer { Task { await h.close() } }

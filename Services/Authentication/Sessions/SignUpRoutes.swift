@@ -87,6 +87,14 @@ struct SignUpRoutes: Sendable {
             guard try await registeredCount(tenant: tenant, username: username) > 0 else {
                 throw HTTPError(.nothingRegistered, detail: "Register a method first.")
             }
+            // What is registered must be this sign-up's: a sign-up opened for a username before
+            // its user's own would otherwise finish with the user's methods (the registration
+            // service records which sign-up registered on an account first).
+            let claim = try await calls.post(
+                "\(registrationURL)/v1/internal/tenants/\(tenant)/sign-ups/claims", SignUpClaimQuery(username: username, jti: jti), as: SignUpClaimAnswer.self)
+            guard claim.registered else {
+                throw HTTPError(.nothingRegistered, detail: "This sign-up registered nothing; register a method first.")
+            }
             let now = Date()
             let issued = try await context.withTransaction { conn -> SessionStore.Issued in
                 // Each sign-up token finishes once (its id is kept until it would have expired).

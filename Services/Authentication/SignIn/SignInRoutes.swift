@@ -82,8 +82,11 @@ struct SignInRoutes: Sendable {
         request.header("X-Forwarded-For")?.split(separator: ",").last.map { $0.trimmingWhitespace() } ?? "direct"
     }
 
-    /// A sign-in's signals and context, bounded (64 members each, 8 levels); `signals.ip`
-    /// defaults to the address the gateway saw.
+    /// A sign-in's signals and context, bounded (64 members each, 8 levels). `signals.ip` is
+    /// always the address the gateway saw: the routes are open, so a client's own `ip` would let
+    /// it choose which network rules see (a DENY on a network dodged, an ALLOW on the office
+    /// network taken from anywhere); what the client sent as `ip` is kept as
+    /// `signals.reportedIp`, a client assertion like every other signal.
     static func signalsAndContext(
         _ signals: [String: AnyJSON]?, _ context: [String: AnyJSON]?, request: HTTPRequest
     ) throws -> ([String: AnyJSON], [String: AnyJSON]) {
@@ -92,7 +95,8 @@ struct SignInRoutes: Sendable {
         guard signals.count <= 64, context.count <= 64, AnyJSON.object(signals).depth <= 8, AnyJSON.object(context).depth <= 8 else {
             throw HTTPError.invalid("signals", "signals and context hold at most 64 members each, nested at most 8 deep.")
         }
-        if signals["ip"] == nil { signals["ip"] = .string(clientIP(request)) }
+        if let reported = signals.removeValue(forKey: "ip"), signals["reportedIp"] == nil { signals["reportedIp"] = reported }
+        signals["ip"] = .string(clientIP(request))
         return (signals, context)
     }
 }

@@ -45,7 +45,7 @@ struct DeviceRoutes: Sendable {
         router.get("/.well-known/jwks.json", .open) { _, _ in
             HTTPResponse(
                 status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
-                body: Array(try await keys.allKeys().jsonString.utf8))
+                body: Array(try await keys.allKeys().utf8))
         }
         router.get("/v1/tenants/{tenant}/.well-known/jwks.json", .open) { _, ctx in
             let tenant = ctx.parameter("tenant")
@@ -209,7 +209,8 @@ struct DeviceRoutes: Sendable {
         let tenant = ctx.parameter("tenant")
         let username = try ctx.username()
         let body = try request.decode(DeviceBindRequest.self)
-        let ring = try await keys.ring(for: tenant)
+        // A key another replica added since this one read the ring is read at once.
+        let ring = try await keys.ring(for: tenant, holding: (try? JWS(compact: body.deviceToken))?.header.keyID)
         let verifier = JWTVerifier(
             keySet: ring.keySet,
             options: JWTValidationOptions(

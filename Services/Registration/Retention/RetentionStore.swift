@@ -69,7 +69,8 @@ struct RetentionStore: Sendable {
                 """)
             let setupSends = try await MethodSetupBudget.purge(now: now, limit: limit, on: conn)
             let revoked = try await SessionRevocations.purge(now: now, limit: limit, on: conn)
-            return credentials + methods + challenges + setupSends + revoked
+            let claims = try await SignUpClaim.purge(now: now, limit: limit, on: conn)
+            return credentials + methods + challenges + setupSends + revoked + claims
         }
     }
 }

@@ -58,6 +58,8 @@ struct RegistrationUserData: UserDataStore {
         let profiles = try await conn.query("DELETE FROM user_profiles WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let users = try await conn.query("DELETE FROM users WHERE tenant_id = \(t) AND username = \(u)").affectedRows
         let setupSends = try await conn.query("DELETE FROM method_setup_sends WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)").affectedRows
+        // A sign-up's claim on the account (a token id, transient: gone when the token expires).
+        try await conn.query("DELETE FROM sign_up_claims WHERE tenant_id = \(t) AND subject_ref = \(user.subjectRef)")
         // The reference no longer resolves: the authentication service's lookups answer 404.
         let subjects = try await SubjectDirectory.erase(tenant: t, username: u, on: conn)
         return ["credentials": credentials, "methods": methods, "uafAuthenticators": uaf, "signUpProfile": profiles, "users": users, "subjects": subjects, "methodSetupSends": setupSends]
