@@ -16,7 +16,9 @@ import Schema
 /// - `POST /console/api/enrolments/options` `{"username","code"}` → `{"handle","publicKey"}`:
 ///   an operator without a passkey yet enrols one with the enrolment code
 ///   (`SIGNET_CONSOLE_ENROLMENT_CODE`); 403 `console_enrolment_refused` otherwise
-/// - `POST /console/api/enrolments` `{"handle","credential"}` → as sign-in
+/// - `POST /console/api/enrolments` `{"handle","credential"}` → as sign-in; 403
+///   `console_enrolment_refused` when the operator has a passkey by now (checked again before
+///   the registration)
 /// - `GET /console/api/session` → `{"username","role","csrfToken"}`
 /// - `POST /console/api/sign-out` → 204, the cookie cleared
 struct OperatorSignInRoutes: Sendable {
@@ -55,6 +57,13 @@ struct OperatorSignInRoutes: Sendable {
             guard let username = await guards.sessions.takeEnrolment(handle: finish.handle), let role = operators.role(of: username) else {
                 throw HTTPError(.consoleEnrolmentRefused, detail: "Start the enrolment again.")
             }
+            // Checked again right before the registration: the options' check is up to five
+            // minutes old, and a passkey enrolled since (the operator's own, or any) means this
+            // ceremony would add a second one to an account that is not the caller's to claim.
+            guard try await !hasPasskey(username) else {
+                ctx.logger.notice("console enrolment refused at finish: the operator has a passkey")
+                throw HTTPError(.consoleEnrolmentRefused, detail: "This operator has a passkey; sign in with it.")
+            }
             let body = try JSONValueEncoder().encodeToBytes(
                 RegistrationFinishBody(handle: finish.handle, credential: finish.credential, friendlyName: "Signet console"))
             let answer = try await upstream.send(.registration, "POST", "/v1/tenants/\(tenant)/webauthn/registrations", credential: .operatorsRelyingParty, body: body)
@@ -89,12 +98,7 @@ struct OperatorSignInRoutes: Sendable {
         guard let enrolmentCode, body.code.utf8.count <= 256, ConstantTime.secretsEqual(body.code, enrolmentCode) else { throw refused }
         guard UsernameRules.isValid(body.username) else { throw HTTPError.invalid("username", "username is not a valid username.") }
         guard operators.role(of: body.username) != nil else { throw refused }
-        let path = "/v1/tenants/\(tenant)/users/\(PathSegment.encode(body.username))/credentials"
-        let existing = try await upstream.send(.registration, "GET", path, credential: .operatorsRelyingParty, body: nil)
-        if existing.status != 404 {
-            let list = try existing.decode(CredentialCount.self)
-            guard list.credentials.isEmpty else { throw refused }
-        }
+        guard try await !hasPasskey(body.username) else { throw refused }
         let options = RegistrationOptionsRequest(
             username: body.username, displayName: body.username,
             authenticatorSelection: AuthenticatorSelectionJSON(residentKey: "required", userVerification: "required"))
@@ -105,6 +109,19 @@ struct OperatorSignInRoutes: Sendable {
         await guards.sessions.expectEnrolment(handle: response.handle, username: body.username)
         ctx.logger.info("console enrolment started")
         return HTTPResponse(status: 200, headers: [("Content-Type", "application/json"), ("Cache-Control", "no-store")], body: answer.body)
+    }
+
+    /// Whether `username` has a credential on the operators' tenant, in any status but deleted
+    /// (a suspended passkey is still the operator's): asked at the enrolment's options and
+    /// again right before its registration.
+    ///
+    /// - Throws: the registration service's problem, or 503 when it does not answer.
+    private func hasPasskey(_ username: String) async throws -> Bool {
+        let path = "/v1/tenants/\(tenant)/users/\(PathSegment.encode(username))/credentials"
+        let existing = try await upstream.send(.registration, "GET", path, credential: .operatorsRelyingParty, body: nil)
+        // 404: no such user yet, so no passkey.
+        if existing.status == 404 { return false }
+        return try !existing.decode(CredentialCount.self).credentials.isEmpty
     }
 }
 
