@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import JSON
 import Schema
+import Tokens
 
 /// Operators sign in to the console with a passkey of the operators' tenant: the console is
 /// that tenant's relying party and runs the ceremonies through the registration and
@@ -12,7 +13,9 @@ import Schema
 /// - `POST /console/api/sign-in/options` `{}` → `{"handle","publicKey"}` (discoverable
 ///   credentials, user verification required)
 /// - `POST /console/api/sign-in` `{"handle","credential"}` → `{"username","role","csrfToken"}`
-///   and the session cookie; 403 `console_not_an_operator` for a user without a role
+///   and the session cookie; 403 `console_user_verification_required` for an assertion
+///   without user verification (whatever options the handle came from), 403
+///   `console_not_an_operator` for a user without a role
 /// - `POST /console/api/enrolments/options` `{"username","code"}` → `{"handle","publicKey"}`:
 ///   an operator without a passkey yet enrols one with the enrolment code
 ///   (`SIGNET_CONSOLE_ENROLMENT_CODE`); 403 `console_enrolment_refused` otherwise
@@ -44,6 +47,14 @@ struct OperatorSignInRoutes: Sendable {
             let body = try JSONValueEncoder().encodeToBytes(finish)
             let answer = try await upstream.send(.authentication, "POST", "/v1/tenants/\(tenant)/webauthn/authentications", credential: .none, body: body)
             let result = try answer.decode(SignedIn.self)
+            // The options above ask for user verification, but the handle may come from the
+            // authentication service's public options route, where a caller can ask for less
+            // (`discouraged`): what counts is what the authenticator did, which the session
+            // token's `amr` says.
+            guard Self.userVerified(sessionToken: result.sessionToken) else {
+                ctx.logger.notice("console sign-in refused: the authenticator did not verify the user")
+                throw HTTPError(.consoleUserVerificationRequired, detail: "Sign in with a passkey that verifies you (PIN or biometric).")
+            }
             guard let role = operators.role(of: result.username) else {
                 ctx.logger.notice("console sign-in refused: not an operator")
                 throw HTTPError(.consoleNotAnOperator, detail: "This passkey's user has no console role.")
@@ -87,6 +98,19 @@ struct OperatorSignInRoutes: Sendable {
         return try .json(
             SessionView(username: username, role: role.rawValue, csrfToken: session.csrfToken),
             headers: [("Set-Cookie", guards.cookie.setting(token)), ("Cache-Control", "no-store")])
+    }
+
+    /// Whether the authentication service's session token says the authenticator verified the
+    /// user: its `amr` holds `mfa` (RFC 8176, as `SessionIssuer` writes it for an assertion
+    /// with the UV flag).
+    ///
+    /// The token is read for its claims, not verified: it is the answer of the authentication
+    /// service to the console's own call, the same answer whose `username` the console takes,
+    /// so its signature would say nothing more about it. A token that does not parse, or
+    /// without `amr`, counts as no user verification.
+    static func userVerified(sessionToken: String) -> Bool {
+        guard let jws = try? JWS(compact: sessionToken), let claims = try? JSONParser.parse(jws.payload, maximumDepth: 8) else { return false }
+        return claims["amr"]?.stringArrayValue?.contains("mfa") == true
     }
 
     /// The enrolment code is checked first (in constant time), then the role, then that the
@@ -151,6 +175,9 @@ struct EnrolmentOptionsAnswer: Decodable, Sendable {
 
 struct SignedIn: Decodable, Sendable {
     let username: String
+    /// The authentication service's session token: only its `amr` is read, and it goes no
+    /// further than this process.
+    let sessionToken: String
 }
 
 struct CredentialCount: Decodable, Sendable {

@@ -92,7 +92,7 @@ import Testing
         #expect(codes.allSatisfy { $0.hasPrefix("console_") })
         #expect(codes == [
             "console_session_required", "console_csrf_invalid", "console_origin_refused", "console_role_insufficient", "console_not_an_operator",
-            "console_enrolment_refused",
+            "console_enrolment_refused", "console_user_verification_required",
         ])
         #expect(ProblemCode.consoleSessionRequired.status == 401)
         // The preview's refusal is the oob service's code for the same template.
