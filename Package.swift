@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(name: "PII", dependencies: ["PIIService", "ServiceKit", "CAllocator"], path: "Services/PII/main"),
         // The admin console's backend-for-frontend (not one of the five services: no database).
         .target(
-            name: "ConsoleService", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Crypto", "Kafka", "Delivery"],
+            name: "ConsoleService", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Crypto", "Kafka", "Delivery", "Tokens"],
             path: "Services/Console", exclude: ["main", "Assets"]),
         .executableTarget(name: "Console", dependencies: ["ConsoleService", "CAllocator"], path: "Services/Console/main"),
 

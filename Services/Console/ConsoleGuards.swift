@@ -11,6 +11,7 @@ import HTTPServer
 /// | `consoleViewer` | a live session of any role |
 /// | `consoleOperator` | a session of an operator or administrator |
 /// | `consoleAdministrator` | a session of an administrator |
+/// | `consoleOperator[operatorsTenant:administrator]` | a session of an operator or administrator; on the operators' tenant, of an administrator |
 ///
 /// The principal is the operator as a user of the operators' tenant.
 public struct ConsoleGuards: Sendable {
@@ -32,14 +33,40 @@ public struct ConsoleGuards: Sendable {
 
     /// A route for operators of at least `role`.
     public func at(_ role: OperatorRole) -> RouteGuard {
-        let name = "console" + role.rawValue.prefix(1).uppercased() + role.rawValue.dropFirst()
-        return RouteGuard(name: name) { request, _ in
-            let session = try await self.session(request)
-            guard session.role >= role else {
-                throw HTTPError(.consoleRoleInsufficient, detail: "This needs the \(role.rawValue) role.")
-            }
-            return .user(tenant: operatorsTenant, username: session.username)
+        RouteGuard(name: Self.name(role)) { request, _ in try await self.principal(request, role: role) }
+    }
+
+    /// A route that changes a tenant's users (erases one, suspends or resumes a credential,
+    /// unlocks a method, revokes a session): operators of at least `role` on any tenant but the
+    /// operators' own, administrators only on that one. Its users are the console's operators:
+    /// an operator who could erase an administrator there, or suspend the administrator's
+    /// passkeys, could lock every administrator out, or (with the enrolment code) enrol a
+    /// passkey of their own under the administrator's name and sign in with that role.
+    ///
+    /// - Important: For routes whose path names the `{tenant}` (checked by
+    ///   `signetParameterChecks` before the guard: lower-case ASCII, so comparing the bytes is
+    ///   comparing the tenant).
+    /// - Throws: as ``at(_:)``; 403 `console_role_insufficient` for an operator on the
+    ///   operators' tenant.
+    public func changingUsers(at role: OperatorRole) -> RouteGuard {
+        RouteGuard(name: Self.name(role) + "[operatorsTenant:administrator]") { request, ctx in
+            let operators = ctx.parameter("tenant").utf8.elementsEqual(operatorsTenant.utf8)
+            return try await self.principal(request, role: operators ? .administrator : role)
         }
+    }
+
+    /// `consoleViewer`, `consoleOperator`, `consoleAdministrator`: as the authorization matrix
+    /// names the guards.
+    private static func name(_ role: OperatorRole) -> String {
+        "console" + role.rawValue.prefix(1).uppercased() + role.rawValue.dropFirst()
+    }
+
+    private func principal(_ request: HTTPRequest, role: OperatorRole) async throws -> Principal {
+        let session = try await session(request)
+        guard session.role >= role else {
+            throw HTTPError(.consoleRoleInsufficient, detail: "This needs the \(role.rawValue) role.")
+        }
+        return .user(tenant: operatorsTenant, username: session.username)
     }
 
     /// The live session of the request; on a state-changing method, also checks the origin

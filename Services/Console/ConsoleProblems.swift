@@ -12,6 +12,10 @@ extension ProblemCode {
     public static let consoleRoleInsufficient = ProblemCode("console_role_insufficient", status: 403, title: "Role insufficient")
     /// The passkey signed in a user of the operators' tenant who is not an operator.
     public static let consoleNotAnOperator = ProblemCode("console_not_an_operator", status: 403, title: "Not an operator")
+    /// A sign-in whose authenticator did not verify the user (no PIN or biometric: the session
+    /// token's `amr` has no `mfa`).
+    public static let consoleUserVerificationRequired = ProblemCode(
+        "console_user_verification_required", status: 403, title: "User verification required")
     /// A passkey enrolment refused: wrong or absent enrolment code, not an operator, a passkey
     /// already enrolled, or a ceremony the console did not start.
     public static let consoleEnrolmentRefused = ProblemCode("console_enrolment_refused", status: 403, title: "Enrolment refused")
@@ -23,5 +27,6 @@ extension ProblemCode {
     /// Every console code, for the problem code tests.
     public static let consoleCodes: [ProblemCode] = [
         .consoleSessionRequired, .consoleCSRFInvalid, .consoleOriginRefused, .consoleRoleInsufficient, .consoleNotAnOperator, .consoleEnrolmentRefused,
+        .consoleUserVerificationRequired,
     ]
 }

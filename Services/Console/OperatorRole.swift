@@ -3,7 +3,7 @@
 /// | role | may |
 /// |---|---|
 /// | `viewer` | read tenants, policies, rulesets and users; run the explain dry run |
-/// | `operator` | also act on users: suspend and resume authenticators, revoke sessions, unlock |
+/// | `operator` | also act on users: suspend and resume authenticators, revoke sessions, unlock, erase (not on the operators' own tenant: there, administrators only) |
 /// | `administrator` | also change tenants, API keys, policies and rulesets |
 public enum OperatorRole: String, Sendable, Comparable, CaseIterable {
     case viewer, `operator`, administrator

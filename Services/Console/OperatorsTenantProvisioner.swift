@@ -14,9 +14,16 @@ public final class ConsoleReadiness: Sendable {
     func markReady() { flag.set(true) }
 }
 
-/// Makes sure the operators' tenant exists, with the console's origin and RP ID and the
-/// console's RP API key, through the admin API (idempotent: `PUT` tenant, `PUT` key). Retries
+/// Makes sure the operators' tenant exists, with the console's origin and RP ID, the
+/// console's RP API key, and a FIDO policy that requires user verification, through the admin
+/// API (idempotent: `PUT` tenant, `PUT` key, `PUT` policy when it does not require it). Retries
 /// until the services answer, then waits for shutdown.
+///
+/// The policy is what makes the authentication service ask every sign-in ceremony of the
+/// tenant for user verification and refuse an assertion without it, whatever options a caller
+/// of its public routes asks for: a stolen security key without its PIN signs no operator in,
+/// not even to a session of the services (with which the operator could register a passkey of
+/// their own). Of a policy an administrator set, only `userVerification` is changed.
 ///
 /// The key's id is derived from the key (`k_` + 16 hex digits of its SHA-256), so a new
 /// `SIGNET_CONSOLE_RP_API_KEY` is registered under a new id; the previous one is revoked by an
@@ -58,7 +65,7 @@ struct OperatorsTenantProvisioner: Service {
 
     func shutdown() async { stop.finish() }
 
-    private func provision() async throws {
+    func provision() async throws {
         let tenant = configuration.operatorsTenant
         let body = TenantUpsertRequest(displayName: "Signet operators", rpId: configuration.rpID, origins: [configuration.origin])
         try await upstream.send(.registration, "PUT", "/v1/admin/tenants/\(tenant)", credential: .admin, body: try JSONValueEncoder().encodeToBytes(body))
@@ -68,8 +75,32 @@ struct OperatorsTenantProvisioner: Service {
             .registration, "PUT", "/v1/admin/tenants/\(tenant)/api-keys/\(Self.keyID(for: configuration.operatorsKey))", credential: .admin,
             body: try JSONValueEncoder().encodeToBytes(key)
         ).requireSuccess()
+        try await requireUserVerification(tenant: tenant)
         // The tenant reaches the authentication service by event; sign-in needs it there.
         try await upstream.send(.authentication, "GET", "/v1/tenants/\(tenant)", credential: .none, body: nil).requireSuccess()
+    }
+}
+
+extension OperatorsTenantProvisioner {
+    /// Sets the tenant's FIDO policy's `userVerification` to `required`, keeping its other
+    /// members as the registration service answers them (its defaults when nobody set one);
+    /// nothing is written when it is `required` already. The policy reaches the authentication
+    /// service by event (`FIDOPolicyChanged`); until then the console's own check of the
+    /// session token's `amr` (``OperatorSignInRoutes``) keeps presence-only sign-ins out.
+    ///
+    /// - Throws: the registration service's problem, or 503 when it does not answer.
+    func requireUserVerification(tenant: String) async throws {
+        let path = "/v1/admin/tenants/\(tenant)/fido-policy"
+        let answer = try await upstream.send(.registration, "GET", path, credential: .admin, body: nil)
+        try answer.requireSuccess()
+        guard case .object(var members)? = try? JSONParser.parse(answer.body, maximumDepth: 8) else {
+            throw HTTPError(.unavailable, detail: "The registration service answered a FIDO policy that is not an object.")
+        }
+        guard members["userVerification"]?.stringValue != "required" else { return }
+        members["userVerification"] = .string("required")
+        try await upstream.send(.registration, "PUT", path, credential: .admin, body: try JSONValueEncoder().encodeToBytes(JSONValue.object(members)))
+            .requireSuccess()
+        logger.notice("operators' tenant's FIDO policy now requires user verification", metadata: ["signet.console.tenant": .string(tenant)])
     }
 }
 

@@ -11,7 +11,7 @@ import Schema
 /// | `GET`/`PUT /console/api/tenants/{t}/authentication-settings` | viewer / administrator | authentication `…/authentication-settings` (its answer redacts the RP's password-check token) |
 /// | `GET /console/api/metadata/models?q=&after=` | viewer | registration `GET /v1/admin/metadata/models` (the metadata's models to pick from: name, icon, certification level, status) |
 /// | `POST /console/api/tenants/{t}/tctoken-keys/rotate` | administrator | transaction `…/tctoken-keys/rotate` |
-/// | `POST /console/api/tenants/{t}/users/{u}/methods/{method}/unlock` | operator | authentication `POST /v1/tenants/{t}/users/{u}/methods/{method}/unlock` (admin token) |
+/// | `POST /console/api/tenants/{t}/users/{u}/methods/{method}/unlock` | operator (administrator on the operators' tenant) | authentication `POST /v1/tenants/{t}/users/{u}/methods/{method}/unlock` (admin token) |
 struct PolicyConsoleRoutes: Sendable {
     let upstream: any ConsoleUpstream
     let guards: ConsoleGuards
@@ -47,7 +47,7 @@ struct PolicyConsoleRoutes: Sendable {
             TenantConsoleRoutes.audit(ctx, "tcToken key rotated", answer)
             return answer.asResponse
         }
-        router.post("/console/api/tenants/{tenant}/users/{username}/methods/{method}/unlock", guards.at(.operator)) { _, ctx in
+        router.post("/console/api/tenants/{tenant}/users/{username}/methods/{method}/unlock", guards.changingUsers(at: .operator)) { _, ctx in
             let method = ctx.parameter("method")
             guard method.utf8.count <= 32, method.utf8.allSatisfy({ (97...122).contains($0) || (48...57).contains($0) || $0 == UInt8(ascii: "_") }) else {
                 throw HTTPError.invalid("method", "Methods are lower-case names such as fido2 or email_otp.")

@@ -4,7 +4,7 @@ import Schema
 
 /// A tenant's users through the registration service's RP API, with the console's own key of
 /// that tenant (``ConsoleTenantKeys``): a user's passkeys (viewer), and suspending or resuming
-/// one (operator).
+/// one (operator; administrator on the operators' tenant, ``ConsoleGuards/changingUsers(at:)``).
 ///
 /// - `GET /console/api/tenants/{tenant}/users/{username}/credentials` → the user's credentials
 /// - `PATCH /console/api/tenants/{tenant}/users/{username}/credentials/{credentialId}`
@@ -21,7 +21,7 @@ struct UserConsoleRoutes: Sendable {
             try await keys.ensure(tenant)
             return try await upstream.send(.registration, "GET", path, credential: .tenantRelyingParty(tenant), body: nil).asResponse
         }
-        router.patch("/console/api/tenants/{tenant}/users/{username}/credentials/{credentialId}", guards.at(.operator)) { request, ctx in
+        router.patch("/console/api/tenants/{tenant}/users/{username}/credentials/{credentialId}", guards.changingUsers(at: .operator)) { request, ctx in
             let tenant = ctx.parameter("tenant")
             let body = try request.decode(CredentialStatusChange.self)
             guard ["active", "suspended"].contains(body.status) else { throw HTTPError.invalid("status", "status must be active or suspended.") }

@@ -11,12 +11,14 @@ import Schema
 /// | `GET …/users/{u}/methods` | viewer | registration `GET /v1/tenants/{t}/users/{u}/methods` (addresses masked by the service) |
 /// | `GET …/users/{u}/devices` | viewer | oob `GET /v1/tenants/{t}/users/{u}/devices` |
 /// | `GET …/users/{u}/data` | operator | registration `GET /v1/tenants/{t}/users/{u}/data`: the data-rights document (every service's part, the vault's values decrypted; the vault records the read), with the user's sessions and recent sign-ins |
-/// | `DELETE …/users/{u}` | operator | registration `DELETE /v1/tenants/{t}/users/{u}`: the erasure saga, 202 `{"erasureId"}` |
+/// | `DELETE …/users/{u}` | operator (administrator on the operators' tenant) | registration `DELETE /v1/tenants/{t}/users/{u}`: the erasure saga, 202 `{"erasureId"}` |
 /// | `GET /console/api/tenants/{t}/erasures/{id}` | operator | registration `GET /v1/tenants/{t}/erasures/{id}`: status, tallies and, once completed, the signed receipt |
-/// | `DELETE /console/api/tenants/{t}/sessions/{sid}` | operator | authentication `DELETE /v1/tenants/{t}/sessions/{sid}` |
+/// | `DELETE /console/api/tenants/{t}/sessions/{sid}` | operator (administrator on the operators' tenant) | authentication `DELETE /v1/tenants/{t}/sessions/{sid}` |
 ///
 /// Viewers see what the services mask (methods' addresses) and no document with personal
-/// data: the data-rights fetch needs the operator role.
+/// data: the data-rights fetch needs the operator role. On the operators' tenant, whose users
+/// are the console's operators, the routes that change a user need the administrator role
+/// (``ConsoleGuards/changingUsers(at:)``).
 struct UserDirectoryConsoleRoutes: Sendable {
     let upstream: any ConsoleUpstream
     let guards: ConsoleGuards
@@ -52,7 +54,7 @@ struct UserDirectoryConsoleRoutes: Sendable {
             TenantConsoleRoutes.audit(ctx, "user data fetched", answer)
             return answer.asResponse
         }
-        router.delete("/console/api/tenants/{tenant}/users/{username}", guards.at(.operator)) { _, ctx in
+        router.delete("/console/api/tenants/{tenant}/users/{username}", guards.changingUsers(at: .operator)) { _, ctx in
             let tenant = ctx.parameter("tenant")
             let path = "/v1/tenants/\(tenant)/users/\(try UserConsoleRoutes.username(ctx))"
             try await keys.ensure(tenant)
@@ -70,7 +72,7 @@ struct UserDirectoryConsoleRoutes: Sendable {
             return try await upstream.send(.registration, "GET", "/v1/tenants/\(tenant)/erasures/\(id)", credential: .tenantRelyingParty(tenant), body: nil)
                 .asResponse
         }
-        router.delete("/console/api/tenants/{tenant}/sessions/{sid}", guards.at(.operator)) { _, ctx in
+        router.delete("/console/api/tenants/{tenant}/sessions/{sid}", guards.changingUsers(at: .operator)) { _, ctx in
             let tenant = ctx.parameter("tenant")
             let sid = ctx.parameter("sid")
             guard (1...64).contains(sid.utf8.count), sid.utf8.allSatisfy({ UserConsoleRoutes.isBase64URL($0) }) else {

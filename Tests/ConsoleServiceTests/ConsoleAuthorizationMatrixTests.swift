@@ -4,7 +4,8 @@ import Testing
 
 /// The console's authorization matrix: every route with the guard that admits its callers.
 /// The page and the ceremonies are public; everything else needs an operator's session of at
-/// least the named role (``ConsoleGuards``).
+/// least the named role (``ConsoleGuards``), and the routes that change a user need an
+/// administrator's on the operators' tenant (`[operatorsTenant:administrator]`).
 @Suite struct ConsoleAuthorizationMatrixTests {
     static let matrix: [(method: String, template: String, guard: String)] = [
         ("GET", "/healthz", "public"),
@@ -37,8 +38,8 @@ import Testing
         ("GET", "/console/api/tenants/{tenant}/authentication-settings", "consoleViewer"),
         ("PUT", "/console/api/tenants/{tenant}/authentication-settings", "consoleAdministrator"),
         ("POST", "/console/api/tenants/{tenant}/tctoken-keys/rotate", "consoleAdministrator"),
-        ("POST", "/console/api/tenants/{tenant}/users/{username}/methods/{method}/unlock", "consoleOperator"),
-        ("PATCH", "/console/api/tenants/{tenant}/users/{username}/credentials/{credentialId}", "consoleOperator"),
+        ("POST", "/console/api/tenants/{tenant}/users/{username}/methods/{method}/unlock", "consoleOperator[operatorsTenant:administrator]"),
+        ("PATCH", "/console/api/tenants/{tenant}/users/{username}/credentials/{credentialId}", "consoleOperator[operatorsTenant:administrator]"),
         ("GET", "/console/api/tenants/{tenant}/uaf-settings", "consoleViewer"),
         ("PUT", "/console/api/tenants/{tenant}/uaf-settings", "consoleAdministrator"),
         ("GET", "/console/api/tenants/{tenant}/app-settings", "consoleViewer"),
@@ -52,9 +53,9 @@ import Testing
         ("GET", "/console/api/tenants/{tenant}/users/{username}/methods", "consoleViewer"),
         ("GET", "/console/api/tenants/{tenant}/users/{username}/devices", "consoleViewer"),
         ("GET", "/console/api/tenants/{tenant}/users/{username}/data", "consoleOperator"),
-        ("DELETE", "/console/api/tenants/{tenant}/users/{username}", "consoleOperator"),
+        ("DELETE", "/console/api/tenants/{tenant}/users/{username}", "consoleOperator[operatorsTenant:administrator]"),
         ("GET", "/console/api/tenants/{tenant}/erasures/{erasureId}", "consoleOperator"),
-        ("DELETE", "/console/api/tenants/{tenant}/sessions/{sid}", "consoleOperator"),
+        ("DELETE", "/console/api/tenants/{tenant}/sessions/{sid}", "consoleOperator[operatorsTenant:administrator]"),
         ("GET", "/console/api/metadata/models", "consoleViewer"),
     ]
 
@@ -91,7 +92,7 @@ import Testing
         #expect(codes.allSatisfy { $0.hasPrefix("console_") })
         #expect(codes == [
             "console_session_required", "console_csrf_invalid", "console_origin_refused", "console_role_insufficient", "console_not_an_operator",
-            "console_enrolment_refused",
+            "console_enrolment_refused", "console_user_verification_required",
         ])
         #expect(ProblemCode.consoleSessionRequired.status == 401)
         // The preview's refusal is the oob service's code for the same template.

@@ -35,11 +35,38 @@ import Testing
         #expect(fixture.upstream.calls.map { "\($0.method) \($0.path) \($0.credential)" } == [
             "GET /v1/tenants/operators/users/otto/credentials operatorsRelyingParty",
             "POST /v1/tenants/operators/webauthn/registrations/options operatorsRelyingParty",
+            "GET /v1/tenants/operators/users/otto/credentials operatorsRelyingParty",
             "POST /v1/tenants/operators/webauthn/registrations operatorsRelyingParty",
         ])
         // The handle enrols once.
         let again = await fixture.send("POST", "/console/api/enrolments", json: #"{"handle":"handle-1","credential":{"id":"abc"}}"#)
         #expect(again.status == 403 && again.code == "console_enrolment_refused")
+    }
+
+    /// The options' check that the operator has no passkey is up to five minutes old at the
+    /// finish: a passkey enrolled in between (the operator's own, or one enrolled after an
+    /// erasure) refuses the finish, and nothing is registered.
+    @Test func aPasskeyEnrolledSinceTheOptionsRefusesTheFinish() async throws {
+        let lists = PlainLock(0)
+        let fixture = try ConsoleFixture(
+            upstream: FakeUpstream { call in
+                switch (call.method, call.path) {
+                case ("GET", _):
+                    let n = lists.withLock { n in
+                        n += 1
+                        return n
+                    }
+                    return FakeUpstream.json(n == 1 ? #"{"credentials":[]}"# : #"{"credentials":[{"credentialId":"enrolled-since"}]}"#)
+                case (_, let p) where p.hasSuffix("/registrations/options"): return FakeUpstream.json(#"{"handle":"handle-1","publicKey":{"challenge":"c"}}"#)
+                default: return FakeUpstream.json(#"{"credentialId":"abc"}"#, status: 201)
+                }
+            })
+        let options = await fixture.send("POST", "/console/api/enrolments/options", json: Self.options("ada"))
+        #expect(options.status == 200)
+        let finish = await fixture.send("POST", "/console/api/enrolments", json: #"{"handle":"handle-1","credential":{"id":"abc"}}"#)
+        #expect(finish.status == 403 && finish.code == "console_enrolment_refused")
+        #expect(finish.header("Set-Cookie") == nil)
+        #expect(!fixture.upstream.calls.contains { $0.method == "POST" && $0.path.hasSuffix("/webauthn/registrations") }, "nothing was registered")
     }
 
     @Test func refusals() async throws {

@@ -73,7 +73,7 @@ struct ConsoleFixture {
     static func signedIn(_ username: String, environment: [String: String] = [:], answer: FakeUpstream.Answer? = nil) async throws -> (ConsoleFixture, cookie: String, csrf: String) {
         let upstream = FakeUpstream { call in
             if call.path.hasSuffix("/webauthn/authentications") {
-                return FakeUpstream.json(#"{"sessionToken":"t","username":"\#(username)","credentialId":"c","expiresAt":"2030-01-01T00:00:00Z"}"#)
+                return FakeUpstream.json(signedInAnswer(username))
             }
             return answer?(call) ?? FakeUpstream.json("{}")
         }
@@ -84,6 +84,24 @@ struct ConsoleFixture {
             let csrf = try JSONParser.parse(response.body)["csrfToken"]?.stringValue
         else { throw FixtureError(description: "sign-in failed: \(response.status) \(String(decoding: response.body, as: UTF8.self))") }
         return (fixture, String(token), csrf)
+    }
+
+    /// The authentication service's answer to a sign-in of `username`, its session token with
+    /// `amr` (by default what an assertion with user verification gets).
+    static func signedInAnswer(_ username: String, amr: [String] = ["hwk", "user", "mfa"]) -> String {
+        #"{"sessionToken":"\#(sessionToken(username, amr: amr))","username":"\#(username)","credentialId":"c","expiresAt":"2030-01-01T00:00:00Z"}"#
+    }
+
+    /// A session token as the authentication service's `SessionIssuer` shapes it (compact JWS,
+    /// ES256 header, `sub` and `amr`), with a signature that is not one: the console reads its
+    /// claims only.
+    static func sessionToken(_ username: String, amr: [String]) -> String {
+        func part(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        let claims = #"{"sub":"\#(username)","aud":["operators"],"amr":[\#(amr.map { "\"\($0)\"" }.joined(separator: ","))]}"#
+        return part(#"{"alg":"ES256","typ":"JWT"}"#) + "." + part(claims) + "." + part("not a signature")
     }
 
     func send(_ method: String, _ path: String, json: String? = nil, headers: [(name: String, value: String)] = []) async -> HTTPResponse {

@@ -9,9 +9,8 @@ import Testing
 /// Sign-in, the session cookie, CSRF, origin and roles, in process over a fake upstream.
 @Suite struct ConsoleSessionTests {
     @Test func signInSetsAStrictHttpOnlyCookieAndReturnsTheCSRFToken() async throws {
-        let upstream = FakeUpstream { call in
-            FakeUpstream.json(#"{"sessionToken":"service-token","username":"ada","credentialId":"c","expiresAt":"2030-01-01T00:00:00Z"}"#)
-        }
+        let serviceToken = ConsoleFixture.sessionToken("ada", amr: ["hwk", "user", "mfa"])
+        let upstream = FakeUpstream { call in FakeUpstream.json(ConsoleFixture.signedInAnswer("ada")) }
         let fixture = try ConsoleFixture(upstream: upstream)
         let response = await fixture.send("POST", "/console/api/sign-in", json: #"{"handle":"h1","credential":{"id":"x"}}"#)
         #expect(response.status == 200)
@@ -23,7 +22,8 @@ import Testing
         #expect(body["username"]?.stringValue == "ada" && body["role"]?.stringValue == "administrator")
         #expect((body["csrfToken"]?.stringValue?.count ?? 0) >= 43)
         // The service's own session token never reaches the browser.
-        #expect(!String(decoding: response.body, as: UTF8.self).contains("service-token"))
+        #expect(!String(decoding: response.body, as: UTF8.self).contains(serviceToken))
+        #expect(response.header("Set-Cookie")?.contains(serviceToken) == false)
         #expect(response.header("Cache-Control") == "no-store")
         #expect(upstream.calls == [
             UpstreamCall(
@@ -34,17 +34,35 @@ import Testing
 
     @Test func overTLSTheCookieIsSecure() async throws {
         let (_, _, _) = try await ConsoleFixture.signedIn("ada", environment: ["SIGNET_CONSOLE_ORIGIN": "https://console.example"])
-        let upstream = FakeUpstream { _ in FakeUpstream.json(#"{"username":"ada"}"#) }
+        let upstream = FakeUpstream { _ in FakeUpstream.json(ConsoleFixture.signedInAnswer("ada")) }
         let fixture = try ConsoleFixture(environment: ["SIGNET_CONSOLE_ORIGIN": "https://console.example"], upstream: upstream)
         let response = await fixture.send("POST", "/console/api/sign-in", json: #"{"handle":"h","credential":{}}"#)
         #expect(response.header("Set-Cookie")?.hasSuffix("; Secure") == true)
     }
 
     @Test func aUserOfTheTenantWithoutARoleGetsNoSession() async throws {
-        let upstream = FakeUpstream { _ in FakeUpstream.json(#"{"username":"mallory"}"#) }
+        let upstream = FakeUpstream { _ in FakeUpstream.json(ConsoleFixture.signedInAnswer("mallory")) }
         let fixture = try ConsoleFixture(upstream: upstream)
         let response = await fixture.send("POST", "/console/api/sign-in", json: #"{"handle":"h","credential":{}}"#)
         #expect(response.status == 403 && response.code == "console_not_an_operator")
+        #expect(response.header("Set-Cookie") == nil)
+    }
+
+    /// An assertion without user verification (a stolen security key without its PIN, the
+    /// handle from the authentication service's public options asked with
+    /// `userVerification: "discouraged"`): the service signs the user in with `amr`
+    /// `["hwk","user"]`, and the console opens no session, for an administrator either. A token
+    /// that is no JWT, or has no `amr`, counts as no user verification.
+    @Test(arguments: [
+        ConsoleFixture.signedInAnswer("ada", amr: ["hwk", "user"]),
+        ConsoleFixture.signedInAnswer("ada", amr: []),
+        #"{"sessionToken":"service-token","username":"ada","credentialId":"c","expiresAt":"2030-01-01T00:00:00Z"}"#,
+    ])
+    func aSignInWithoutUserVerificationGetsNoSession(_ answer: String) async throws {
+        let upstream = FakeUpstream { _ in FakeUpstream.json(answer) }
+        let fixture = try ConsoleFixture(upstream: upstream)
+        let response = await fixture.send("POST", "/console/api/sign-in", json: #"{"handle":"h","credential":{}}"#)
+        #expect(response.status == 403 && response.code == "console_user_verification_required")
         #expect(response.header("Set-Cookie") == nil)
     }
 

@@ -243,6 +243,72 @@ struct ConsoleStackTests {
         #expect(current.status == 200 && displayName == "Console Bank")
     }
 
+    /// User verification is required at the console's sign-in whatever options the handle
+    /// came from. A presence-only assertion (a security key without its PIN) over a handle of
+    /// the authentication service's public options asked with `userVerification: "discouraged"`
+    /// signs no operator in through the console; and once the FIDO policy the console gave the
+    /// operators' tenant at start-up has reached the authentication service, its options ask
+    /// for user verification whatever the caller asks, and it refuses such an assertion itself
+    /// (no session of the services either).
+    @Test func signInNeedsUserVerificationWhateverTheOptions() async throws {
+        try TestStack.require()
+        let operators = "ops-\(UInt32.random(in: 0...UInt32.max))"
+        let port = try TestStack.unusedPort()
+        let process = try await Self.launchConsole(tenant: operators, port: port)
+        defer { process.terminate() }
+        let base = "http://127.0.0.1:\(port)"
+        let authentication = Stack.url(.authentication)
+        let (_, chiefKey) = try await Self.enrol("chief", base: base)
+
+        // The operators' tenant's policy, as the registration service keeps it.
+        let policy = try await TestHTTP.send(
+            "GET", "\(Stack.registration)/v1/admin/tenants/\(operators)/fido-policy", headers: ["Authorization": "Bearer \(TestStack.adminToken)"])
+        let policyUV = try policy.json()["userVerification"] as? String
+        #expect(policy.status == 200 && policyUV == "required", "\(policy.text)")
+
+        // A sign-in with the options the service answers to a caller asking for less.
+        func presenceOnly() async throws -> (options: RequestOptionsJSON, console: Client.Response) {
+            let options = try await TestHTTP.json(
+                "POST", "\(authentication)/v1/tenants/\(operators)/webauthn/authentications/options", json: #"{"userVerification":"discouraged"}"#)
+            #expect(options.status == 200, "\(options.text)")
+            let decoded = try JSONDecoder().decode(AuthenticationOptionsResponse.self, from: Data(options.body))
+            let assertion = try chiefKey.get(decoded.publicKey, origin: Self.origin, userVerified: false)
+            let body = try Self.encode(AuthenticationFinishRequest(handle: decoded.handle, credential: assertion))
+            return (decoded.publicKey, try await Client(base: base).send("POST", "/console/api/sign-in", json: body))
+        }
+        // The credential reaches the authentication service by event: a verified sign-in
+        // through the console succeeds first.
+        let verified = await TestStack.eventually {
+            var attempt = Client(base: base)
+            guard let options = try? await attempt.send("POST", "/console/api/sign-in/options", json: "{}"), options.status == 200,
+                let decoded = try? JSONDecoder().decode(AuthenticationOptionsResponse.self, from: Data(options.body)),
+                let assertion = try? chiefKey.get(decoded.publicKey, origin: Self.origin),
+                let body = try? Self.encode(AuthenticationFinishRequest(handle: decoded.handle, credential: assertion)),
+                let finish = try? await attempt.send("POST", "/console/api/sign-in", json: body), finish.status == 200
+            else { return false }
+            return (try? attempt.adopt(finish)) != nil
+        }
+        #expect(verified)
+        // Presence only: refused by the console (the service's options still as asked) or by the
+        // service (the policy has reached it); never a session.
+        let first = try await presenceOnly()
+        #expect(first.console.headers["set-cookie"] == nil)
+        #expect(
+            (first.console.status == 403 && first.console.code == "console_user_verification_required")
+                || (first.console.status == 400 && first.console.code == "user_verification_required"), "\(first.console.status) \(first.console.text)")
+        // Once the policy has reached the authentication service, its options require user
+        // verification whatever the caller asks, and the service refuses the assertion itself.
+        var last = first
+        let required = await TestStack.eventually(timeout: .seconds(30)) {
+            guard let attempt = try? await presenceOnly() else { return false }
+            last = attempt
+            return attempt.options.userVerification == "required"
+        }
+        #expect(required, "the operators' tenant's policy did not reach the authentication service")
+        #expect(last.console.status == 400 && last.console.code == "user_verification_required", "\(last.console.status) \(last.console.text)")
+        #expect(last.console.headers["set-cookie"] == nil)
+    }
+
     /// A tenant's user, found through the console; an operator's role suspends and resumes the
     /// user's passkey (through the RP API, with the console's own key of the tenant, imported
     /// through the admin API); a viewer's cannot.
