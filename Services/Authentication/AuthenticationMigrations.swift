@@ -470,5 +470,15 @@ enum AuthenticationMigrations {
             -- do not match it, as before.
             ALTER TABLE uaf_registrations ADD COLUMN user_verification_details jsonb, ADD COLUMN key_protection text[];
             """),
+        Migration(
+            194, "signin_flow_facts",
+            """
+            -- The signals and context (JSON objects, as the strict JSON module writes them) a
+            -- sign-in started without a username was decided on: once a step identifies the user,
+            -- the rules decide again with them and the user's facts. NULL for a flow started with
+            -- a username, or before this migration (such a flow fails when its user is
+            -- identified: it cannot be decided again).
+            ALTER TABLE signin_flows ADD COLUMN signals text, ADD COLUMN context text;
+            """),
     ]
 }

@@ -59,4 +59,32 @@ struct SignInFlowStoreTests {
         await #expect(throws: SignInFlowStore.UnreadableFlow.self) { try await store.load(flow.id, tenant: "acme") }
         #expect(await h.send("GET", "/v1/tenants/acme/signins/\(flow.id)").status == 500)
     }
+
+    /// A sign-in started without a username keeps the signals and context it was decided on, and
+    /// a save writes what deciding again changes: the rule, the sequences, the expiry.
+    @Test func theFactsOfAnAnonymousStartReadBackAndASaveWritesTheNewDecision() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let store = SignInFlowStore(pool: h.context.pool)
+        var flow = Self.flow()
+        flow.username = nil
+        flow.signals = ["ip": "203.0.113.7", "supportedMethods": ["fido2", "totp"]]
+        flow.context = ["transactionAmount": 50]
+        let named = Self.flow()
+        try await h.context.pool.withConnection { conn in
+            try await store.insert(flow, on: conn)
+            try await store.insert(named, on: conn)
+        }
+        var loaded = try await store.load(flow.id, tenant: "acme")
+        #expect(loaded.signals == flow.signals && loaded.context == flow.context)
+        #expect(try await store.load(named.id, tenant: "acme").signals == nil)
+        let expires = Date(timeIntervalSince1970: (loaded.createdAt + 120).timeIntervalSince1970.rounded())
+        loaded.username = "alice"
+        loaded.matchedRule = "r2"
+        loaded.sequences = [["fido2", "totp"]]
+        loaded.expiresAt = expires
+        try await store.save(&loaded)
+        let saved = try await store.load(flow.id, tenant: "acme")
+        #expect(saved.matchedRule == "r2" && saved.sequences == [["fido2", "totp"]] && saved.expiresAt == expires && saved.username == "alice")
+    }
 }

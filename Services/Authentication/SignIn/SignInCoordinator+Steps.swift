@@ -40,7 +40,9 @@ extension SignInCoordinator {
     /// Verifies the pending step of `methodName`. The guess is counted before it is evaluated;
     /// a refusal (400) counts as a failure, anything else gives the guess back. The step that
     /// completes a sequence issues the session (and, for a transaction, publishes the
-    /// confirmation with the signed evidence).
+    /// confirmation with the signed evidence). The step that identifies the user of a sign-in
+    /// started without a username is counted against that user's standing and has the rules
+    /// decide again (``decideAgain(_:user:policy:now:)``): it may answer DENIED or FAILED.
     ///
     /// The query `refreshToken=false` asks for a session without a refresh token (none is made):
     /// for a caller that would only keep it in a web page's memory, such as the demo page's
@@ -106,10 +108,39 @@ extension SignInCoordinator {
         if let expected = flow.username, !UsernameRules.identical(expected, outcome.username) {
             throw HTTPError(.credentialNotAllowed, detail: "This credential belongs to someone else.")
         }
+        // A sign-in started without a username: this step identified the user, whose standing
+        // the step could not be counted against before. The user's facts are read before it
+        // is (the rules see the failures the start would have seen); a locked method or one on
+        // probation refuses the step as it would have with the username (the challenge is used).
+        var identified: UserFacts?
+        if flow.username == nil {
+            let user = try await facts.load(tenant: flow.tenant, username: outcome.username, settings: policy.settings)
+            let standing = try await antiHammering.reserveAttempt(
+                tenant: flow.tenant, username: outcome.username, method: method.name, settings: policy.settings, now: now)
+            if standing != .clear {
+                try await flows.save(&flow)
+                try AntiHammering.require(standing, now: now)
+            }
+            identified = user
+        }
         flow.username = outcome.username
         flow.completed.append(method.name)
         if let id = outcome.credentialID { flow.usedCredentials.append(id) }
         if let evidence = outcome.evidence { flow.evidence.append(evidence) }
+        if let user = identified, flow.transactionId == nil {
+            // The rules decide again with the user's facts: DENY, or no sequence left that the
+            // user can complete and that accounts for this step, ends the sign-in here.
+            decideAgain(&flow, user: user, policy: policy, now: now)
+            if flow.status != .inProgress {
+                try await flows.save(&flow)
+                // The step was right but the sign-in refused: neither a failure nor a success.
+                try? await antiHammering.releaseAttempt(tenant: flow.tenant, username: outcome.username, method: method.name, settings: policy.settings)
+                logger.info(
+                    "sign-in refused once its user was identified",
+                    metadata: ["signet.signin.status": .string(flow.status.rawValue), "signet.signin.rule": .string(flow.matchedRule)])
+                return Self.progress(flow)
+            }
+        }
         guard let satisfied = flow.progress.satisfied else {
             let stepped = flow
             flow = try await context.withTransaction { conn in

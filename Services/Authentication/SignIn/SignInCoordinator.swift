@@ -97,6 +97,11 @@ struct SignInCoordinator: Sendable {
             sequences: [], completed: [], usedCredentials: [], pendingMethod: nil, pendingState: nil, revision: 0, createdAt: now,
             expiresAt: expires)
         flow.transactionId = transaction?.id
+        if username == nil {
+            // Decided on an anonymous user: kept to decide again once a step identifies the user.
+            flow.signals = signals
+            flow.context = facts
+        }
         switch decision.action {
         case .allow where transaction != nil:
             // Consent to a transaction is always signed: ALLOW still needs one passkey.

@@ -34,6 +34,12 @@ struct SignInFlow: Sendable {
     var transactionId: String? = nil
     /// Each fido2 step's signed data, for a transaction confirmation.
     var evidence: [SignedAssertionEvidence] = []
+    /// The signals and context the rules saw at start (the context with a transaction's facts),
+    /// kept for a sign-in started without a username only: the rules decide again with them once
+    /// a step identifies the user (``SignInCoordinator/decideAgain(_:user:policy:now:)``). Nil
+    /// for a flow started with a username, or stored before they were kept (migration 194).
+    var signals: [String: AnyJSON]? = nil
+    var context: [String: AnyJSON]? = nil
 
     var progress: SequenceProgress { SequenceProgress(sequences: sequences, completed: completed) }
 

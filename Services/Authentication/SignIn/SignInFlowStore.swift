@@ -22,15 +22,17 @@ struct SignInFlowStore: Sendable {
         try await conn.query(
             """
             INSERT INTO signin_flows (id, tenant_id, username, status, matched_rule, sequences, completed, used_credentials, revision,
-                created_at, expires_at, transaction_id, evidence)
+                created_at, expires_at, transaction_id, evidence, signals, context)
             VALUES (\(flow.id), \(flow.tenant), \(flow.username), \(flow.status.rawValue), \(flow.matchedRule), \(try Self.document(flow.sequences)),
                 \(PostgresArray(flow.completed)), \(PostgresArray(flow.usedCredentials)), \(flow.revision), \(flow.createdAt), \(flow.expiresAt),
-                \(flow.transactionId), \(try Self.document(flow.evidence)))
+                \(flow.transactionId), \(try Self.document(flow.evidence)), \(try flow.signals.map { try Self.document($0) }),
+                \(try flow.context.map { try Self.document($0) }))
             """)
     }
 
     /// Saves the flow if nobody changed it since it was read (then bumps its revision), in the
-    /// caller's transaction.
+    /// caller's transaction. The rule, sequences and expiry are saved too: a step that identifies
+    /// the user of a sign-in started without a username decides them again.
     ///
     /// - Throws: 409 `signin_conflict` when another step changed it first.
     func save(_ flow: inout SignInFlow, on conn: PostgresConnection) async throws {
@@ -39,7 +41,8 @@ struct SignInFlowStore: Sendable {
             UPDATE signin_flows SET username = \(flow.username), status = \(flow.status.rawValue), completed = \(PostgresArray(flow.completed)),
                 used_credentials = \(PostgresArray(flow.usedCredentials)), pending_method = \(flow.pendingMethod),
                 pending_state = \(flow.pendingState.map(PostgresBytes.init)), revision = \(flow.revision + 1),
-                evidence = \(try Self.document(flow.evidence))
+                evidence = \(try Self.document(flow.evidence)), matched_rule = \(flow.matchedRule), sequences = \(try Self.document(flow.sequences)),
+                expires_at = \(flow.expiresAt)
             WHERE id = \(flow.id) AND revision = \(flow.revision)
             """)
         guard updated.affectedRows == 1 else {
@@ -66,7 +69,7 @@ struct SignInFlowStore: Sendable {
                 """
                 SELECT id, tenant_id, username, status, matched_rule, sequences, array_to_json(completed)::text AS completed,
                     array_to_json(used_credentials)::text AS used_credentials, pending_method, pending_state, revision, created_at, expires_at,
-                    transaction_id, evidence
+                    transaction_id, evidence, signals, context
                 FROM signin_flows WHERE id = \(id) AND tenant_id = \(tenant)
                 """)
         }.first
@@ -83,6 +86,8 @@ struct SignInFlowStore: Sendable {
         flow.transactionId = row.string("transaction_id")
         // The column is NOT NULL DEFAULT '[]'.
         flow.evidence = try Self.read([SignedAssertionEvidence].self, row.string("evidence") ?? "[]", column: "evidence")
+        flow.signals = try row.string("signals").map { try Self.read([String: AnyJSON].self, $0, column: "signals") }
+        flow.context = try row.string("context").map { try Self.read([String: AnyJSON].self, $0, column: "context") }
         return flow
     }
 
