@@ -85,7 +85,7 @@ public enum AuthenticationService: SignetService {
                 UAFMethod(ceremony: uafCeremony),
                 OneTimeCodeMethod(name: "email_otp", channel: "email", keys: codeKeys, pool: context.pool),
                 OneTimeCodeMethod(name: "sms_otp", channel: "sms", keys: codeKeys, pool: context.pool), TOTPMethod(keys: codeKeys, pool: context.pool, subjectKey: context.configuration.subjectKey),
-                ExternalJWTMethod(policies: policies), ExternalPasswordMethod(policies: policies),
+                ExternalJWTMethod(policies: policies, pool: context.pool), ExternalPasswordMethod(policies: policies),
                 OOBPushMethod(calls: configuration.calls, oobURL: configuration.oobURL, pool: context.pool),
                 QRMethod(calls: configuration.calls, oobURL: configuration.oobURL),
             ],

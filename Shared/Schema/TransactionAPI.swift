@@ -112,20 +112,44 @@ public struct TransactionDetails: Codable, Sendable, Equatable {
         return integer + "." + fraction
     }
 
+    /// Whether `scalar` may be shown to the user as part of what they confirm: no control
+    /// characters (C0, DEL, C1 such as U+0085 NEXT LINE; `\n` in the text only), no line or
+    /// paragraph separators, no bidirectional controls (U+202A–202E, U+2066–2069, U+200E/200F,
+    /// U+061C) and no invisible characters (U+200B–200D, U+2060, U+FEFF, U+00AD): each of these
+    /// can make a display show something other than the bytes the hash binds (a forged line, a
+    /// payee read backwards, a hidden difference).
+    static func displayable(_ scalar: Unicode.Scalar, newlines: Bool) -> Bool {
+        if scalar == "\n" { return newlines }
+        switch scalar.value {
+        case 0...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069, 0x200E, 0x200F, 0x061C, 0x200B...0x200D, 0x2060, 0xFEFF, 0x00AD:
+            return false
+        default:
+            return true
+        }
+    }
+
+    /// A field shown to the user: 1…`characters` grapheme clusters, at most 4 UTF-8 bytes
+    /// each on average, every scalar ``displayable(_:newlines:)``.
+    static func shownField(_ s: String, characters: Int, newlines: Bool = false) -> Bool {
+        !s.isEmpty && s.count <= characters && s.utf8.count <= 4 * characters && s.unicodeScalars.allSatisfy { displayable($0, newlines: newlines) }
+    }
+
     /// The first rule the details break, as (field, message).
     public func violation() -> (field: String, message: String)? {
-        if text.isEmpty || text.count > 500 || text.unicodeScalars.contains(where: { $0.value < 0x20 && $0 != "\n" }) {
-            return ("text", "text must be 1-500 characters without control characters other than newlines.")
+        if !Self.shownField(text, characters: 500, newlines: true) {
+            return ("text", "text must be 1-500 characters without control, bidirectional or invisible characters (newlines allowed).")
         }
         if Self.canonicalAmount(amount) != amount { return ("amount", "amount must be a decimal string such as 385.00 (up to 15 digits and 4 decimals, no leading zeros).") }
         if currency.count != 3 || !currency.allSatisfy({ $0.isASCII && $0.isUppercase }) { return ("currency", "currency must be an ISO 4217 code such as EUR.") }
-        if payee.isEmpty || payee.count > 200 || payee.unicodeScalars.contains(where: { $0.value < 0x20 }) { return ("payee", "payee must be 1-200 characters.") }
-        if let type, type.isEmpty || type.count > 64 { return ("type", "type must be 1-64 characters.") }
+        if !Self.shownField(payee, characters: 200) { return ("payee", "payee must be 1-200 characters without control, bidirectional or invisible characters.") }
+        if let type, !Self.shownField(type, characters: 64) { return ("type", "type must be 1-64 characters without control, bidirectional or invisible characters.") }
         if let batch {
             guard (1...100).contains(batch.count) else { return ("batch", "batch has 1-100 payees.") }
             for (i, item) in batch.enumerated() {
                 if Self.canonicalAmount(item.amount) != item.amount { return ("batch[\(i)].amount", "amount must be a canonical decimal string.") }
-                if item.payee.isEmpty || item.payee.count > 200 { return ("batch[\(i)].payee", "payee must be 1-200 characters.") }
+                if !Self.shownField(item.payee, characters: 200) {
+                    return ("batch[\(i)].payee", "payee must be 1-200 characters without control, bidirectional or invisible characters.")
+                }
             }
         }
         if let images {

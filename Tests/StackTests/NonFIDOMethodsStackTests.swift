@@ -445,9 +445,23 @@ struct ExternalMethodsStackTests {
         let none = Base64URL.encode(Array(#"{"alg":"none","kid":"rp-key-1"}"#.utf8)) + "." + Base64URL.encode(Array(#"{"sub":"kim"}"#.utf8)) + "."
         let unsigned = try await step("external_jwt", #"{"jwt": "\#(none)"}"#)
         #expect(unsigned.status == 400, "\(unsigned.text)")
-        let good = try await step("external_jwt", #"{"jwt": "\#(try jwt(subject: "kim", signer: signer))"}"#)
+        let token = try jwt(subject: "kim", signer: signer)
+        let good = try await step("external_jwt", #"{"jwt": "\#(token)"}"#)
         let done = try AdaptiveSignInStackTests.decode(SignInProgress.self, good)
         #expect(done.status == "SUCCEEDED" && done.completedMethods == ["external_password", "external_jwt"], "\(good.text)")
+
+        // The same token does not complete a step of another sign-in: each is used once.
+        let again = try #require(try await adaptive.start(t, username: "kim")).signinId
+        func stepAgain(_ method: String, _ body: String) async throws -> TestHTTP.Response {
+            let url = "\(AdaptiveSignInStackTests.authentication)/v1/tenants/\(t.id)/signins/\(again)/methods/\(method)"
+            _ = try await TestHTTP.send("POST", "\(url)/challenge", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+            return try await TestHTTP.send("POST", "\(url)/verify", headers: ["Content-Type": "application/json"], body: Array(body.utf8))
+        }
+        #expect(try await stepAgain("external_password", #"{"password": "correct horse \"battery\""}"#).status == 200)
+        let replayed = try await stepAgain("external_jwt", #"{"jwt": "\#(token)"}"#)
+        #expect(replayed.status == 400 && (try? replayed.json()["code"] as? String) == "code_replayed", "\(replayed.text)")
+        let fresh = try await stepAgain("external_jwt", #"{"jwt": "\#(try jwt(subject: "kim", signer: signer))"}"#)
+        #expect((try? AdaptiveSignInStackTests.decode(SignInProgress.self, fresh))?.status == "SUCCEEDED", "\(fresh.text)")
     }
 
     @Test func aSignUpTokenRegistersMethodsThenBecomesASession() async throws {

@@ -179,9 +179,14 @@ struct TOTPMethod: AuthenticationMethod {
 /// `external_jwt`: a JWT issued by the RP's server for the user (`sub` = username), checked
 /// against the tenant's configured JWKS, issuer and audience. The algorithm is the key's (a
 /// key's `alg`/type decides), never the token's.
+///
+/// Each token completes one step, once: its SHA-256 is spent in `used_challenges` until it
+/// expires (with the leeway), so a token that leaked (front channel, a log, a proxy) does not
+/// sign its user in again and again for the hour it may live.
 struct ExternalJWTMethod: AuthenticationMethod {
     let name = "external_jwt"
     let policies: PolicyStore
+    let pool: PostgresPool
     let cache = JWKSCache()
 
     func capacity(for user: UserFacts) -> Int { user.settings.externalJWT != nil && user.username != nil ? 1 : 0 }
@@ -199,12 +204,25 @@ struct ExternalJWTMethod: AuthenticationMethod {
         let options = JWTValidationOptions(
             issuer: settings.issuer, audience: settings.audience, allowedAlgorithms: [.es256, .es384, .es512, .rs256, .rs384, .rs512, .ps256, .ps384, .ps512, .edDSA], maximumLifetime: 3600,
             requiredClaims: ["sub", "iat"])
+        let expiresAt: Date
         do {
             let jwt = try JWTVerifier(keySet: keys, options: options).verify(body.jwt, now: Date())
             guard let subject = jwt.claims.subject, UsernameRules.identical(subject, username) else { throw HTTPError(.jwtSubjectMismatch, detail: "The token is for another user.") }
+            expiresAt = (jwt.claims.expiresAt ?? Date()).addingTimeInterval(options.leeway)
         } catch let error as JOSEError {
             throw HTTPError(.externalJWTRefused(error), detail: "The token was refused (\(error.code.rawValue)).")
         }
+        // Single use, across every sign-in of the tenant's users.
+        let spent = try await pool.withConnection { conn in
+            try await conn.query(
+                """
+                INSERT INTO used_challenges (challenge_hash, expires_at)
+                VALUES (\(PostgresBytes(SHA256.hash(Array("external-jwt/".utf8) + SHA256.hash(Array(body.jwt.utf8))))), \(expiresAt))
+                ON CONFLICT DO NOTHING
+                """
+            ).affectedRows == 1
+        }
+        guard spent else { throw HTTPError(.codeReplayed, detail: "This token was already used.") }
         return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
     }
 
