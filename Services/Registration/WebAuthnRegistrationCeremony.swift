@@ -42,9 +42,10 @@ struct WebAuthnRegistrationCeremony: Sendable {
         var passkeyOnly: Bool? = nil
     }
 
-    /// Attestation trust anchors: MDS3 statements' roots, when configured.
+    /// Attestation trust anchors: MDS3 statements' roots, when configured, found by AAGUID or,
+    /// for a U2F attestation certificate (no attested AAGUID), by its key identifier.
     var anchors: any AttestationTrustAnchorSource {
-        if let metadata { return TrustAnchorLookup(metadata.anchorProvider) }
+        if let metadata { return metadata }
         return ConfiguredTrustAnchors()
     }
 

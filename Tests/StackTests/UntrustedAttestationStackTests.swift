@@ -1,3 +1,4 @@
+import FIDO
 import Foundation
 import Schema
 import Testing
@@ -13,22 +14,23 @@ struct UntrustedAttestationStackTests {
     static let origin = "http://localhost:8080"
     static let model = "8a9b0c1d-2e3f-4a5b-8c6d-7e8f9a0b1c2d"
 
-    /// A replica whose metadata lists ``model`` with `root` as its attestation root, a tenant of
-    /// it with an RP API key, and the tenant's FIDO policy set to `policy`.
+    /// A replica whose metadata lists ``model`` with `root` as its attestation root (or
+    /// `entries`), a tenant of it with an RP API key, and the tenant's FIDO policy set to
+    /// `policy` (nil: the consumer default).
     static func replica(
-        port: Int, root: MetadataTestPKI.Issued, policy: String
+        port: Int, root: MetadataTestPKI.Issued? = nil, entries: [[String: Any]] = [], policy: String?
     ) async throws -> (replica: MetadataReplica, tenant: String, key: String) {
-        let replica = try await MetadataReplica.start(name: "untrusted-att-\(port)", port: port) { chain in
-            try MetadataTestPKI.blob(
-                payload: MetadataTestPKI.payload(
-                    no: 1, entries: [MetadataTestPKI.entry(aaguid: model, statuses: [("FIDO_CERTIFIED_L1", "2024-01-01")], roots: [root.base64])],
-                    nextUpdate: "2030-01-01"),
-                chain: chain)
+        var entries = entries
+        if let root { entries.append(MetadataTestPKI.entry(aaguid: model, statuses: [("FIDO_CERTIFIED_L1", "2024-01-01")], roots: [root.base64])) }
+        let replica = try await MetadataReplica.start(name: "untrusted-att-\(port)", port: port) { [entries] chain in
+            try MetadataTestPKI.blob(payload: MetadataTestPKI.payload(no: 1, entries: entries, nextUpdate: "2030-01-01"), chain: chain)
         }
         do {
             let (tenant, key) = try await replica.tenant(prefix: "untrusted", origin: origin)
-            let put = try await TestHTTP.json("PUT", "\(replica.base)/v1/admin/tenants/\(tenant)/fido-policy", token: TestStack.adminToken, json: policy)
-            try #require(put.status == 200, "\(put.text)")
+            if let policy {
+                let put = try await TestHTTP.json("PUT", "\(replica.base)/v1/admin/tenants/\(tenant)/fido-policy", token: TestStack.adminToken, json: policy)
+                try #require(put.status == 200, "\(put.text)")
+            }
             return (replica, tenant, key)
         } catch {
             await replica.stop()
@@ -44,11 +46,21 @@ struct UntrustedAttestationStackTests {
         let authenticator = try SoftAuthenticator()
         authenticator.aaguid = try MetadataTestPKI.aaguid(model).bytes
         let attestation = try SoftAuthenticator.PackedAttestation(aaguid: authenticator.aaguid, issuer: issuer)
+        return try await register(replica, tenant: tenant, key: key, username: username) {
+            try authenticator.create($0, origin: origin, packed: attestation)
+        }
+    }
+
+    /// Registers for `username` the credential `create` makes from the creation options: the answer.
+    static func register(
+        _ replica: MetadataReplica, tenant: String, key: String, username: String,
+        create: (CreationOptionsJSON) throws -> RegistrationResponseJSON
+    ) async throws -> TestHTTP.Response {
         let options = try await TestHTTP.json(
             "POST", "\(replica.base)/v1/tenants/\(tenant)/webauthn/registrations/options", token: key, json: #"{"username":"\#(username)"}"#)
         try #require(options.status == 200, "\(options.text)")
         let o = try JSONDecoder().decode(RegistrationOptionsResponse.self, from: Data(options.body))
-        let finish = RegistrationFinishRequest(handle: o.handle, credential: try authenticator.create(o.publicKey, origin: origin, packed: attestation))
+        let finish = RegistrationFinishRequest(handle: o.handle, credential: try create(o.publicKey))
         return try await TestHTTP.json(
             "POST", "\(replica.base)/v1/tenants/\(tenant)/webauthn/registrations", token: key,
             json: String(decoding: try JSONEncoder().encode(finish), as: UTF8.self))
@@ -102,5 +114,50 @@ struct UntrustedAttestationStackTests {
         #expect(answer["attestationType"] as? String == "none" && answer["attestationFormat"] as? String == "packed", "\(registered.text)")
         let listed = try await Self.listed(replica, tenant: tenant, key: key, username: "self-made")
         #expect(listed.map(\.attestationType) == ["none"] && listed.map(\.attestationFormat) == ["packed"])
+    }
+
+    /// A U2F authenticator has no attested AAGUID: its attestation certificate chains to the
+    /// roots metadata lists for the certificate's key identifier. Under the consumer default, a
+    /// certified model registers as `basic`, a revoked one is refused (policy_authenticator_revoked),
+    /// and a certificate metadata does not list counts as `none`. (With the anchors looked up
+    /// by AAGUID only, every U2F chain was untrusted: `none`, and the revoked model registered.)
+    @Test func aU2FChainIsTrustedThroughItsKeyIdentifier() async throws {
+        try TestStack.require()
+        let certifiedRoot = try MetadataTestPKI.root("U2F Certified Root"), revokedRoot = try MetadataTestPKI.root("U2F Revoked Root")
+        let certified = try MetadataTestPKI.issue("U2F Certified", by: certifiedRoot)
+        let revoked = try MetadataTestPKI.issue("U2F Revoked", by: revokedRoot)
+        let unlisted = try MetadataTestPKI.issue("U2F Unlisted", by: try MetadataTestPKI.root("U2F Unlisted Root"))
+        func keyIdentifier(_ issued: MetadataTestPKI.Issued) throws -> String { try #require(AttestationKeyIdentifier.of(try issued.certificate)) }
+        let (replica, tenant, key) = try await Self.replica(
+            port: 18189,
+            entries: [
+                MetadataTestPKI.entry(
+                    keyIdentifiers: [try keyIdentifier(certified)], statuses: [("FIDO_CERTIFIED_L1", "2024-01-01")], roots: [certifiedRoot.base64]),
+                MetadataTestPKI.entry(
+                    keyIdentifiers: [try keyIdentifier(revoked)], statuses: [("FIDO_CERTIFIED_L1", "2024-01-01"), ("REVOKED", "2025-01-01")],
+                    roots: [revokedRoot.base64]),
+            ],
+            policy: nil)
+        defer { Task { await replica.stop() } }
+        func register(_ username: String, _ attestation: MetadataTestPKI.Issued) async throws -> TestHTTP.Response {
+            let authenticator = try SoftAuthenticator()
+            return try await Self.register(replica, tenant: tenant, key: key, username: username) {
+                try authenticator.create($0, origin: Self.origin, u2f: attestation)
+            }
+        }
+
+        let certifiedAnswer = try await register("u2f-certified", certified)
+        #expect(certifiedAnswer.status == 201, "\(certifiedAnswer.text)")
+        let listed = try await Self.listed(replica, tenant: tenant, key: key, username: "u2f-certified")
+        #expect(listed.map(\.attestationType) == ["basic"] && listed.map(\.attestationFormat) == ["fido-u2f"])
+
+        let revokedAnswer = try await register("u2f-revoked", revoked)
+        let revokedCode = try revokedAnswer.json()["code"] as? String
+        #expect(revokedAnswer.status == 400 && revokedCode == "policy_authenticator_revoked", "\(revokedAnswer.text)")
+
+        let unlistedAnswer = try await register("u2f-unlisted", unlisted)
+        #expect(unlistedAnswer.status == 201, "\(unlistedAnswer.text)")
+        let unlistedListed = try await Self.listed(replica, tenant: tenant, key: key, username: "u2f-unlisted")
+        #expect(unlistedListed.map(\.attestationType) == ["none"])
     }
 }

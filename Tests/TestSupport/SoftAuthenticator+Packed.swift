@@ -1,6 +1,7 @@
 import Crypto
 import FIDO
 import Foundation
+import Schema
 
 extension SoftAuthenticator {
     /// A `packed` attestation key (WebAuthn L3 §8.2) and its `x5c`, leaf first, for
@@ -33,6 +34,18 @@ extension SoftAuthenticator {
                 subject, try key.publicKey().subjectPublicKeyInfo, extensions)
             let signature = try (issuer?.key ?? key).sign(tbs, algorithm: .es256)
             x5c = [DER.sequence(tbs, MetadataTestPKI.ecdsaWithSHA256, DER.bitString(signature))]
+        }
+    }
+}
+
+extension SoftAuthenticator {
+    /// The response with a `fido-u2f` attestation (WebAuthn L3 §8.6) by `attestation`'s key,
+    /// its certificate as x5c. Use with the zero AAGUID, as U2F clients do.
+    public func create(_ options: CreationOptionsJSON, origin: String, u2f attestation: MetadataTestPKI.Issued) throws -> RegistrationResponseJSON {
+        try response(options, origin: origin, userVerified: false, userPresent: true) { _, clientData in
+            let signed = [0x00] + SHA256.hash(Array(options.rp.id.utf8)) + SHA256.hash(clientData) + credentialID + [0x04] + x + y
+            let sig = try attestation.key.sign(signed, algorithm: .es256)
+            return ("fido-u2f", .map([(.text("sig"), .bytes(sig)), (.text("x5c"), .array([.bytes(attestation.der)]))]))
         }
     }
 }
