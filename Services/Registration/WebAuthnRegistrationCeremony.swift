@@ -42,9 +42,10 @@ struct WebAuthnRegistrationCeremony: Sendable {
         var passkeyOnly: Bool? = nil
     }
 
-    /// Attestation trust anchors: MDS3 statements' roots, when configured.
+    /// Attestation trust anchors: MDS3 statements' roots, when configured, found by AAGUID or,
+    /// for a U2F attestation certificate (no attested AAGUID), by its key identifier.
     var anchors: any AttestationTrustAnchorSource {
-        if let metadata { return TrustAnchorLookup(metadata.anchorProvider) }
+        if let metadata { return metadata }
         return ConfiguredTrustAnchors()
     }
 
@@ -173,19 +174,18 @@ struct WebAuthnRegistrationCeremony: Sendable {
             throw HTTPError(.invalidHandle)
         }
         let policy = try await policies.policy(for: tenantID)
-        // A policy that requires attestation trusts only chains to configured anchors (and
-        // MDS3 roots); otherwise an untrusted chain counts as no attestation (§7.1 step 24).
-        let trust: any AttestationTrustEvaluator =
-            policy.attestation.required
-            ? TrustAnchorEvaluator(source: anchors, allowsIntermediateAnchors: true)
-            : ConsumerAttestationTrust(source: anchors, logger: logger)
+        // A trust path is trusted only when it chains to the MDS3 roots of the authenticator's
+        // model (or configured anchors). An untrusted one fails a policy that requires
+        // attestation; otherwise it counts as `none` with no trust path (§7.1 steps 23–24 and
+        // the step after storing), so `acceptNone` decides, and it is stored and listed as none.
         let verifier = RegistrationVerifier(
             relyingParty: RelyingParty(id: tenant.rpId, origins: tenant.origins),
             requiresUserVerification: state.userVerification == "required" || policy.userVerification == .required,
             // WebAuthn L3 §7.1 step 14: a conditional create may be made without user presence.
             requiresUserPresence: state.mediation != "conditional",
             allowedAlgorithms: state.algorithms.map { COSEAlgorithm(rawValue: $0) },
-            trustEvaluator: trust)
+            trustEvaluator: TrustAnchorEvaluator(source: anchors, allowsIntermediateAnchors: true),
+            untrustedAttestation: policy.attestation.required ? .refuse : .treatAsNone)
         let response = RegistrationResponse(
             clientDataJSON: clientData, attestationObject: attestationObject, transports: body.credential.response.transports ?? [])
         let verified: VerifiedRegistration
@@ -194,6 +194,11 @@ struct WebAuthnRegistrationCeremony: Sendable {
         } catch {
             logger.info("registration refused", metadata: [LogKey.errorCode: .string(error.code.rawValue)])
             throw HTTPError(.registrationRefused(error), detail: error.description)
+        }
+        if let untrusted = verified.untrustedAttestation {
+            logger.info("attestation not trusted; evaluated as none", metadata: [
+                LogKey.errorCode: .string(untrusted.code.rawValue), "signet.attestation.format": .string(verified.attestationFormat),
+            ])
         }
         if case .refused(let refusal) = policy.evaluate(
             registration: verified, metadata: metadata, residentKey: body.credential.clientExtensionResults?.credProps?.rk)

@@ -12,8 +12,23 @@ import FoundationEssentials
 ///
 /// Attestation formats are verified by the ``AttestationFormatVerifier`` registered for `fmt`
 /// in ``attestationFormats`` (by default every WebAuthn L3 §8 format). Statements with a
-/// trust path (x5c) are only accepted when a ``trustEvaluator`` validates it.
+/// trust path (x5c) are trusted only when a ``trustEvaluator`` validates it; an untrusted one is
+/// refused or counted as `none`, as ``untrustedAttestation`` says.
 public struct RegistrationVerifier: Sendable {
+    /// What to do with an attestation whose trust path does not validate (WebAuthn L3 §7.1
+    /// steps 23–24 and the step after storing: "SHOULD fail the registration ceremony", or, "if
+    /// permitted by policy", register it as an unattested credential).
+    public enum UntrustedAttestation: Sendable, Hashable {
+        /// Fail the ceremony with the evaluator's error (the default; a policy that requires
+        /// attestation).
+        case refuse
+        /// Register the credential as attestation type `none` with an empty trust path: the
+        /// chain proves no model, so nothing downstream may treat it as basic, AttCA or AnonCA.
+        /// The reason is kept in ``VerifiedRegistration/untrustedAttestation``.
+        case treatAsNone
+    }
+
+
     /// The relying party (RP IDs, origins, cross-origin policy).
     public var relyingParty: RelyingParty
     /// Whether the UV flag must be set (`userVerification: "required"`).
@@ -28,15 +43,17 @@ public struct RegistrationVerifier: Sendable {
     public var attestationFormats: AttestationFormatRegistry
     /// Attestation types the policy accepts (e.g. drop `.none` and `.self` when attestation is required).
     public var allowedAttestationTypes: Set<AttestationType>
-    /// Validates trust paths (§7.1 steps 23–24). Without one, attestations with a trust path are refused.
+    /// Validates trust paths (§7.1 steps 23–24). Without one, no trust path is trusted.
     public var trustEvaluator: (any AttestationTrustEvaluator)?
+    /// What happens to an attestation whose trust path is not trusted. Default ``UntrustedAttestation/refuse``.
+    public var untrustedAttestation: UntrustedAttestation
 
     public init(
         relyingParty: RelyingParty, requiresUserVerification: Bool, requiresUserPresence: Bool = true,
         allowedAlgorithms: [COSEAlgorithm] = COSEAlgorithm.defaultAllowed, clientDataTypes: [String] = ["webauthn.create"],
         attestationFormats: AttestationFormatRegistry = .standard,
         allowedAttestationTypes: Set<AttestationType> = Set(AttestationType.allCases),
-        trustEvaluator: (any AttestationTrustEvaluator)? = nil
+        trustEvaluator: (any AttestationTrustEvaluator)? = nil, untrustedAttestation: UntrustedAttestation = .refuse
     ) {
         self.relyingParty = relyingParty
         self.requiresUserVerification = requiresUserVerification
@@ -46,6 +63,7 @@ public struct RegistrationVerifier: Sendable {
         self.attestationFormats = attestationFormats
         self.allowedAttestationTypes = allowedAttestationTypes
         self.trustEvaluator = trustEvaluator
+        self.untrustedAttestation = untrustedAttestation
     }
 
     /// Verifies `response`.
@@ -110,7 +128,7 @@ public struct RegistrationVerifier: Sendable {
             format: attestation.format, statement: attestation.statement, authenticatorData: authData,
             attestedCredential: credential, credentialPublicKey: key, clientDataHash: clientDataHash,
             verificationTime: verificationTime)
-        let result: AttestationResult
+        var result: AttestationResult
         do {
             result = try formatVerifier.verify(context)
         } catch {
@@ -120,23 +138,39 @@ public struct RegistrationVerifier: Sendable {
         guard allowedAttestationTypes.contains(result.type) else {
             throw WebAuthnError(.attestationTypeNotAllowed, step: "§7.1 step 24", "attestation type not accepted by policy")
         }
-        if !result.trustPath.isEmpty {
-            guard let trustEvaluator else {
-                throw WebAuthnError(.attestationNotTrusted, step: "§7.1 step 23", "no trust anchors configured for this attestation")
-            }
-            do {
-                try trustEvaluator.evaluate(result, context: context)
-            } catch {
-                throw error.at("§7.1 steps 23–24")
-            }
+        var untrusted: WebAuthnError? = nil
+        if !result.trustPath.isEmpty, let failure = trustFailure(result, context: context) {
+            guard untrustedAttestation == .treatAsNone else { throw failure }
+            // §7.1, the step after storing: a statement that verified but is not trustworthy
+            // SHOULD fail the ceremony; policy MAY register the credential with no proof of its model. It is
+            // `none`, not self: a self attestation is signed with the credential key, this
+            // signature is by a key no anchor vouches for. An empty trust path, so that nothing
+            // downstream (policy, metadata lookups by certificate) takes the chain as evidence.
+            guard allowedAttestationTypes.contains(.none) else { throw failure }
+            untrusted = failure
+            result = AttestationResult(type: .none)
         }
         // Step 25: credentialId length — enforced when authData was parsed (step 12).
 
         return VerifiedRegistration(
             credentialID: credential.credentialID, credentialPublicKey: key, aaguid: credential.aaguid,
             signCount: authData.signCount, flags: authData.flags, attestationFormat: attestation.format,
-            attestationType: result.type, attestationTrustPath: result.trustPath, transports: response.transports,
-            extensions: authData.extensions, rpID: rpID, origin: clientData.origin, topOrigin: clientData.topOrigin)
+            attestationType: result.type, attestationTrustPath: result.trustPath, untrustedAttestation: untrusted,
+            transports: response.transports, extensions: authData.extensions, rpID: rpID, origin: clientData.origin,
+            topOrigin: clientData.topOrigin)
+    }
+
+    /// §7.1 steps 23–24 for a trust path: nil when ``trustEvaluator`` validates it, else why not.
+    private func trustFailure(_ result: AttestationResult, context: AttestationContext) -> WebAuthnError? {
+        guard let trustEvaluator else {
+            return WebAuthnError(.attestationNotTrusted, step: "§7.1 step 23", "no trust anchors configured for this attestation")
+        }
+        do {
+            try trustEvaluator.evaluate(result, context: context)
+            return nil
+        } catch {
+            return error.at("§7.1 steps 23–24")
+        }
     }
 
     /// §7.1 step 19: the key's `alg` must be allowed, then the key must parse.
@@ -173,10 +207,15 @@ public struct VerifiedRegistration: Sendable {
     public let flags: AuthenticatorData.Flags
     /// `fmt`.
     public let attestationFormat: String
-    /// The attestation type established by the format.
+    /// The attestation type established by the format, and trusted: `none` for an untrusted
+    /// trust path under ``RegistrationVerifier/UntrustedAttestation/treatAsNone``.
     public let attestationType: AttestationType
-    /// The attestation trust path (DER certificates, leaf first), empty for none/self.
+    /// The attestation trust path (DER certificates, leaf first), validated by the trust
+    /// evaluator; empty for none/self and for an untrusted attestation counted as none.
     public let attestationTrustPath: [[UInt8]]
+    /// Why the statement's trust path was not trusted, when it was counted as `none`
+    /// (``RegistrationVerifier/UntrustedAttestation/treatAsNone``); nil otherwise.
+    public let untrustedAttestation: WebAuthnError?
     /// `response.transports`, unchanged.
     public let transports: [String]
     /// Authenticator extension outputs (§7.1 step 20 is the caller's).

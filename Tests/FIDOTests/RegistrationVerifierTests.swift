@@ -319,6 +319,51 @@ import Testing
         #expect(result.attestationTrustPath == [[0x30, 0x00]])
     }
 
+    /// Under ``RegistrationVerifier/UntrustedAttestation/treatAsNone`` an untrusted trust path
+    /// counts as `none` (§7.1 steps 23–24 and the step after storing): no trust path, the
+    /// evaluator's reason kept; refused when `none` is not an allowed type either. A trusted
+    /// path stays as the format said.
+    @Test func anUntrustedTrustPathCountsAsNoneWhenThePolicySaysSo() throws {
+        struct FakeBasic: AttestationFormatVerifier {
+            let format = "org.example.fake"
+            func verify(_ context: AttestationContext) throws(WebAuthnError) -> AttestationResult {
+                AttestationResult(type: .basic, trustPath: [[0x30, 0x00]])
+            }
+        }
+        struct Evaluator: AttestationTrustEvaluator {
+            let accept: Bool
+            func evaluate(_ result: AttestationResult, context: AttestationContext) throws(WebAuthnError) {
+                if !accept { throw WebAuthnError(.attestationNotTrusted, step: "test", "not issued by the anchor") }
+            }
+        }
+        var formats = AttestationFormatRegistry.standard
+        formats.register(FakeBasic())
+        let fake = response(fmt: "org.example.fake", attStmt: .map([(key: .text("x"), value: .int(1))]))
+        let lenient = verifier {
+            $0.attestationFormats = formats
+            $0.trustEvaluator = Evaluator(accept: false)
+            $0.untrustedAttestation = .treatAsNone
+        }
+        let result = try lenient.verify(fake, expectedChallenge: challenge)
+        #expect(result.attestationType == .none && result.attestationTrustPath.isEmpty && result.attestationFormat == "org.example.fake")
+        #expect(result.untrustedAttestation?.code == .attestationNotTrusted && result.untrustedAttestation?.detail.contains("not issued") == true)
+        // Without an evaluator nothing is trusted: the same.
+        let noEvaluator = verifier {
+            $0.attestationFormats = formats
+            $0.untrustedAttestation = .treatAsNone
+        }
+        #expect(try noEvaluator.verify(fake, expectedChallenge: challenge).attestationType == .none)
+        // `none` not allowed: the untrusted chain is refused as such.
+        var noneRefused = lenient
+        noneRefused.allowedAttestationTypes = [.basic, .self]
+        #expect(code(fake, verifier: noneRefused) == .attestationNotTrusted)
+        // A trusted path is unchanged.
+        var trusting = lenient
+        trusting.trustEvaluator = Evaluator(accept: true)
+        let trusted = try trusting.verify(fake, expectedChallenge: challenge)
+        #expect(trusted.attestationType == .basic && trusted.attestationTrustPath == [[0x30, 0x00]] && trusted.untrustedAttestation == nil)
+    }
+
     /// Every code has a distinct, stable, snake_case string.
     @Test func codesAreStable() {
         let raw = WebAuthnError.Code.allCases.map(\.rawValue)

@@ -58,12 +58,27 @@ public final class SoftAuthenticator: @unchecked Sendable {
     /// `navigator.credentials.create()` then `toJSON()`.
     /// `userPresent: false` is a conditional create (WebAuthn L3), made without a user gesture.
     public func create(_ options: CreationOptionsJSON, origin: String, userVerified: Bool = true, userPresent: Bool = true) -> RegistrationResponseJSON {
+        response(options, origin: origin, userVerified: userVerified, userPresent: userPresent) { _, _ in ("none", .map([])) }
+    }
+
+    /// The response with a `packed` attestation signed by `attestation`'s key, with its x5c.
+    public func create(_ options: CreationOptionsJSON, origin: String, packed attestation: PackedAttestation) throws -> RegistrationResponseJSON {
+        try response(options, origin: origin, userVerified: true, userPresent: true) { authData, clientData in
+            try attestation.statement(authData: authData, clientData: clientData)
+        }
+    }
+
+    func response(
+        _ options: CreationOptionsJSON, origin: String, userVerified: Bool, userPresent: Bool,
+        statement: (_ authData: [UInt8], _ clientData: [UInt8]) throws -> (fmt: String, attStmt: CBORValue)
+    ) rethrows -> RegistrationResponseJSON {
         userHandle = Base64URL.decode(options.user.id) ?? []
         let authData = authenticatorData(rpID: options.rp.id, attested: true, userVerified: userVerified, userPresent: userPresent)
-        let attestation = CBORValue.map([
-            (.text("fmt"), .text("none")), (.text("attStmt"), .map([])), (.text("authData"), .bytes(authData)),
-        ]).encoded
         let clientData = Self.clientData(type: "webauthn.create", challenge: options.challenge, origin: origin)
+        let (fmt, attStmt) = try statement(authData, clientData)
+        let attestation = CBORValue.map([
+            (.text("fmt"), .text(fmt)), (.text("attStmt"), attStmt), (.text("authData"), .bytes(authData)),
+        ]).encoded
         return RegistrationResponseJSON(
             id: credentialIDBase64URL, rawId: credentialIDBase64URL,
             response: .init(clientDataJSON: Base64URL.encode(clientData), attestationObject: Base64URL.encode(attestation), transports: ["internal"]),

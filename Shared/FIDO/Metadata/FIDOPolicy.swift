@@ -31,7 +31,9 @@ public struct FIDOPolicy: Sendable, Hashable {
         /// Whether an attestation that chains to a trust anchor (basic, AttCA, AnonCA) is
         /// required. When true, `none` and self attestation are refused.
         public var required: Bool
-        /// Whether `none` attestation is accepted (when not ``required``).
+        /// Whether `none` attestation is accepted (when not ``required``). An attestation whose
+        /// trust path does not chain to a trust anchor counts as `none`
+        /// (``RegistrationVerifier/UntrustedAttestation/treatAsNone``), so this decides it too.
         public var acceptNone: Bool
         /// Whether self attestation is accepted (when not ``required``).
         public var acceptSelf: Bool

@@ -156,3 +156,8 @@ public final class MetadataService: Sendable {
         { [self] aaguid, format in anchors(for: aaguid, format: format) }
     }
 }
+
+/// The metadata as a trust anchor source: a FIDO2 model's roots by AAGUID, and a U2F
+/// attestation certificate's by its key identifier (which ``TrustAnchorEvaluator`` asks for
+/// only when the AAGUID is not attested).
+extension MetadataService: AttestationTrustAnchorSource {}
