@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(name: "FIDOTests", dependencies: ["FIDO", "Crypto", "Tokens", "JSON", "Platform", "Schema", "TestSupport", "TestRandom"], path: "Tests/FIDOTests"),
         .testTarget(name: "SchemaTests", dependencies: ["Schema", "HTTPServer", "JSON", "TestRandom"], path: "Tests/SchemaTests"),
         .testTarget(
-            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform", "Postgres", "Tokens", "JSON", "TestSupport"],
+            name: "ServiceKitTests", dependencies: ["ServiceKit", "HTTPServer", "Schema", "Kafka", "Platform", "Postgres", "Tokens", "JSON", "Crypto", "TestSupport"],
             path: "Tests/ServiceKitTests"),
         // Services assembled in process (ServiceHarness): routes and guards, stores against a
         // scratch database, consumers fed directly. No broker, no other service.

@@ -480,5 +480,12 @@ enum AuthenticationMigrations {
             -- identified: it cannot be decided again).
             ALTER TABLE signin_flows ADD COLUMN signals text, ADD COLUMN context text;
             """),
+        Migration(
+            195, "refresh_token_sibling",
+            """
+            -- A retired refresh token presented again within the grace gets one sibling at most
+            -- (SessionStore.refresh): a third presentation revokes the session as any reuse.
+            ALTER TABLE refresh_tokens ADD COLUMN sibling_issued boolean NOT NULL DEFAULT false;
+            """),
     ]
 }

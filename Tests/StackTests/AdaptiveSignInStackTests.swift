@@ -249,6 +249,30 @@ struct AdaptiveSignInStackTests {
         #expect(copied.status == 401 && copiedCode == "refresh_token_reused", "\(copied.text)")
     }
 
+    /// A retired token presented again within the grace gets one sibling, not one per
+    /// presentation: a copy replayed twice while the client's own successor is unused revokes
+    /// the session (each sibling would otherwise be a branch reuse detection never sees).
+    @Test func aRetiredTokenGetsOneSiblingAtMost() async throws {
+        try TestStack.require()
+        let t = try await tenant()
+        let authenticator = try await register("fay", in: t)
+        let result = try Self.decode(SignInProgress.self, try await step(t, try await start(t, username: "fay").signinId, with: authenticator))
+        let token = try #require(result.refreshToken)
+        let url = "\(Self.authentication)/v1/tenants/\(t.id)/sessions/refresh"
+        func refresh(_ token: String) async throws -> TestHTTP.Response {
+            try await TestHTTP.send("POST", url, headers: ["Content-Type": "application/json"], body: try Self.json(RefreshTokenRequest(refreshToken: token)))
+        }
+        let rotated = try await refresh(token)
+        #expect(rotated.status == 200, "\(rotated.text)")
+        let sibling = try await refresh(token)
+        #expect(sibling.status == 200, "\(sibling.text)")
+        let third = try await refresh(token)
+        #expect(third.status == 401 && (try? third.json()["code"] as? String) == "refresh_token_reused", "\(third.text)")
+        // The session is over: the client's own successor is refused too.
+        let own = try Self.decode(SessionTokens.self, rotated).refreshToken
+        #expect(try await refresh(own).status == 401)
+    }
+
     @Test func repeatedFailuresPutTheMethodOnProbationThenLockIt() async throws {
         try TestStack.require()
         let t = try await tenant()

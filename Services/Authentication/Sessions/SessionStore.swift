@@ -85,7 +85,7 @@ struct SessionStore: Sendable {
         let outcome = try await context.withTransaction { conn -> Outcome in
             let row = try await conn.query(
                 """
-                SELECT r.used_at, r.replaced_by, s.sid, s.username, array_to_json(s.amr)::text AS amr, s.acr, s.expires_at, s.revoked_at
+                SELECT r.used_at, r.replaced_by, r.sibling_issued, s.sid, s.username, array_to_json(s.amr)::text AS amr, s.acr, s.expires_at, s.revoked_at
                 FROM refresh_tokens r JOIN sessions s ON s.sid = r.sid
                 WHERE r.token_hash = \(PostgresBytes(hash)) AND s.tenant_id = \(tenant)
                 FOR UPDATE OF r, s
@@ -97,10 +97,12 @@ struct SessionStore: Sendable {
             let nextHash = SHA256.hash(Array(next.utf8))
             if let usedAt = row.date("used_at") {
                 // A parallel refresh of the same client: the token it was exchanged for moments
-                // ago is still unused. The late request gets a sibling in the same session.
-                if now.timeIntervalSince(usedAt) <= Self.reuseGrace, let successor = row.bytes("replaced_by"),
+                // ago is still unused. The late request gets a sibling in the same session, once:
+                // a copy replayed again within the grace (one more, or many) is reuse.
+                if now.timeIntervalSince(usedAt) <= Self.reuseGrace, row.bool("sibling_issued") == false, let successor = row.bytes("replaced_by"),
                     try await conn.query("SELECT 1 AS unused FROM refresh_tokens WHERE token_hash = \(PostgresBytes(successor)) AND used_at IS NULL").first != nil
                 {
+                    try await conn.query("UPDATE refresh_tokens SET sibling_issued = true WHERE token_hash = \(PostgresBytes(hash))")
                     try await conn.query(
                         "INSERT INTO refresh_tokens (token_hash, sid, issued_at) VALUES (\(PostgresBytes(nextHash)), \(sid), \(now))")
                     let access = try issuer.issue(
