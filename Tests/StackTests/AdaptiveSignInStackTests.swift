@@ -397,6 +397,19 @@ struct AdaptiveSignInStackTests {
         #expect(partial.status == "IN_PROGRESS" && partial.remainingSequences == [["fido2"]] && partial.sessionToken == nil, "\(big.text)")
         let rest = try Self.decode(SignInProgress.self, try await step(t, partial.signinId, with: second))
         #expect(rest.status == "SUCCEEDED" && rest.completedMethods == ["fido2", "fido2"])
+        // A user whose fido2 is locked (as ten failures lock it) does not sign in this way either.
+        let auth = TestStack.pool(database: "signet_authentication", size: 1)
+        defer { auth.close() }
+        try await auth.withConnection { conn in
+            try await conn.query(
+                """
+                INSERT INTO method_failures (tenant_id, username, method, consecutive, last_failure_at, locked_at)
+                VALUES (\(t.id), 'dave', 'fido2', 10, now(), now())
+                ON CONFLICT (tenant_id, username, method) DO UPDATE SET consecutive = 10, locked_at = now()
+                """)
+        }
+        let (locked, _) = try await quick(first, time: now + 2)
+        #expect(locked.status == 423 && (try? locked.json()["code"] as? String) == "method_locked", "\(locked.text)")
     }
 
     @Test func registrationRulesSuggestAndTheAnswerIsRemembered() async throws {

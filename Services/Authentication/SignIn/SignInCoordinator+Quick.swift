@@ -17,7 +17,8 @@ extension SignInCoordinator {
     /// so the one round trip also commits to the details shown.
     ///
     /// - Throws: 400 `quick_auth_time_out_of_window`, `invalid_field` or the assertion's
-    ///   refusal; 403 `quick_auth_disabled` (the tenant switched it off); 404 `tenant_not_found`,
+    ///   refusal; 423 `method_locked` / 429 `method_probation` (the user's fido2 standing);
+    ///   403 `quick_auth_disabled` (the tenant switched it off); 404 `tenant_not_found`,
     ///   `transaction_not_found`; 409 `transaction_not_pending`;
     ///   429 `too_many_requests`.
     func quick(
@@ -57,6 +58,9 @@ extension SignInCoordinator {
             body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: usedUntil, expectedUsername: nil,
             userVerification: "preferred", sessionID: nil, expectedSubjectRef: transaction?.subjectRef, logger: logger)
         let user = try await facts.load(tenant: tenantID, username: verified.username, settings: policy.settings)
+        // The user's fido2 standing holds here as in a flow: a method locked (or on probation)
+        // after repeated failures is not completed by the one round trip either.
+        try AntiHammering.require(user.failures.standing("fido2", now: now), now: now)
         let document = UserFactsLoader.facts(signals: signals, context: contextFacts, user: user, methods: methods, settings: policy.settings, now: now)
         let decision = policy.authentication.evaluate(document)
         var flow = SignInFlow(
