@@ -362,6 +362,53 @@ struct NonFIDOMethodsStackTests {
         }
         return false
     }
+    /// A sequence that names a code method twice needs two of the user's methods: the second
+    /// step challenges the authenticator app the first did not use, so one app's next code (the
+    /// ±1 step drift accepts it) does not complete both steps.
+    @Test func aMethodNamedTwiceNeedsTwoOfTheUsers() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let username = "twice-\(UInt32.random(in: 0...UInt32.max))"
+        let methods = "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)/methods"
+        var generators: [TOTP] = []
+        for _ in 0..<2 {
+            let created = try await post(methods, #"{"type": "totp"}"#, token: t.key)
+            try #require(created.status == 201, "\(created.text)")
+            let totp = try AdaptiveSignInStackTests.decode(MethodResource.self, created)
+            let generator = try OTPAuthURI(parsing: try #require(totp.otpauthUri)).makeTOTP()
+            // Confirmed with the previous step's code (the drift takes it), so that the current
+            // step's is still unused for the sign-in.
+            let confirmed = try await post(
+                "\(methods)/\(totp.methodId)/confirm", #"{"code": "\#(try generator.code(at: Date().addingTimeInterval(-30)))"}"#, token: t.key)
+            try #require(confirmed.status == 200, "\(confirmed.text)")
+            generators.append(generator)
+        }
+        #expect(try await adaptive.putRuleset(t, #"{"rules": [{"name": "two-apps", "action": "TRIGGER_AUTHENTICATION", "sequences": [["totp", "totp"]]}]}"#).status == 200)
+        var started: SignInStarted?
+        #expect(await TestStack.eventually {
+            started = try? await adaptive.start(t, username: username)
+            return started?.sequences == [["totp", "totp"]]
+        })
+        let signin = try #require(started).signinId
+        func step(_ code: String) async throws -> TestHTTP.Response {
+            let url = "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(signin)/methods/totp"
+            _ = try await TestHTTP.send("POST", "\(url)/challenge", headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
+            return try await TestHTTP.send("POST", "\(url)/verify", headers: ["Content-Type": "application/json"], body: Array(#"{"code": "\#(code)"}"#.utf8))
+        }
+        // The first step is one app's (the first set up); which one does not matter here.
+        var firstApp = 0
+        var first = try await step(try generators[0].code(at: Date()))
+        if (try? AdaptiveSignInStackTests.decode(SignInProgress.self, first))?.status != "IN_PROGRESS" {
+            firstApp = 1
+            first = try await step(try generators[1].code(at: Date()))
+        }
+        #expect((try? AdaptiveSignInStackTests.decode(SignInProgress.self, first))?.status == "IN_PROGRESS", "\(first.text)")
+        // The same app's next code: not the app this step asks for.
+        let same = try await step(try generators[firstApp].code(at: Date().addingTimeInterval(30)))
+        #expect(same.status == 400, "\(same.text)")
+        let other = try await step(try generators[1 - firstApp].code(at: Date()))
+        #expect((try? AdaptiveSignInStackTests.decode(SignInProgress.self, other))?.status == "SUCCEEDED", "\(other.text)")
+    }
 }
 
 /// The external methods against a small relying-party stand-in this test starts: its JWKS and

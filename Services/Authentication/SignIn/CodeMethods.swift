@@ -38,8 +38,11 @@ struct OneTimeCodeMethod: AuthenticationMethod {
     func capacity(for user: UserFacts) -> Int { user.methods.filter { $0.type == name }.count }
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
-        guard let method = user.methods.first(where: { $0.type == name }), let piiRef = method.piiRef else {
-            throw HTTPError(.methodUnavailable, detail: "This user has no such method.")
+        // A sequence that names the method twice needs two of the user's (two phones): one that
+        // completed an earlier step of this sign-in is not challenged again.
+        guard let method = user.methods.first(where: { $0.type == name && !flow.usedCredentials.contains(Self.stepID($0.id)) }), let piiRef = method.piiRef
+        else {
+            throw HTTPError(.methodUnavailable, detail: "This user has no such method left for this sign-in.")
         }
         let now = Date()
         // Told to the client (429) rather than dropped by the oob service.
@@ -77,8 +80,12 @@ struct OneTimeCodeMethod: AuthenticationMethod {
             throw HTTPError(
                 .codeMismatch, detail: left > 0 ? "The code is not right; \(left) more tries with this code." : "The code is not right; ask for another.")
         }
-        return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
+        return MethodOutcome(username: username, userHandle: nil, credentialID: Self.stepID(pending.methodID))
     }
+
+    /// What a completed step of a user's method records in the flow's used credentials (`m:`
+    /// and the method id; never a base64url credential id, which has no colon).
+    static func stepID(_ methodID: String) -> String { "m:" + methodID }
 
     /// The code stays pending after a wrong guess, with one guess fewer, until the last.
     func pendingAfterMismatch(_ bytes: [UInt8]) -> [UInt8]? { Self.pendingAfterMismatch(bytes) }
@@ -134,8 +141,8 @@ struct TOTPMethod: AuthenticationMethod {
     func capacity(for user: UserFacts) -> Int { user.methods.filter { $0.type == name }.count }
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
-        guard let method = user.methods.first(where: { $0.type == name }) else {
-            throw HTTPError(.methodUnavailable, detail: "This user has no authenticator app.")
+        guard let method = user.methods.first(where: { $0.type == name && !flow.usedCredentials.contains(OneTimeCodeMethod.stepID($0.id)) }) else {
+            throw HTTPError(.methodUnavailable, detail: "This user has no authenticator app left for this sign-in.")
         }
         return MethodChallenge(response: Array(#"{"prompt":"totp","digits":6}"#.utf8), pending: [3] + Array(method.id.utf8))
     }
@@ -172,7 +179,7 @@ struct TOTPMethod: AuthenticationMethod {
                 """)
         }
         guard updated.affectedRows == 1 else { throw HTTPError(.codeReplayed, detail: "This code was already used.") }
-        return MethodOutcome(username: username, userHandle: nil, credentialID: nil)
+        return MethodOutcome(username: username, userHandle: nil, credentialID: OneTimeCodeMethod.stepID(methodID))
     }
 }
 

@@ -170,9 +170,10 @@ extension SignInCoordinator {
             }
             try await antiHammering.recordSuccess(tenant: flow.tenant, username: outcome.username, method: method.name, on: conn)
             // A session, or under ENFORCE_REGISTRATION a registration-only token.
+            // `cid` names a credential (fido2, uaf), never a code method's step (`m:<id>`).
             let granted = try await grant(
                 signin: flow.id, tenant: flow.tenant, username: outcome.username, userHandle: outcome.userHandle, amr: flow.completed,
-                acr: satisfied.joined(separator: "+"), credentialID: outcome.credentialID, suggestion: suggestion, refreshable: refreshable, at: now,
+                acr: satisfied.joined(separator: "+"), credentialID: outcome.credentialID.flatMap { $0.hasPrefix("m:") ? nil : $0 }, suggestion: suggestion, refreshable: refreshable, at: now,
                 on: conn)
             return (flow, granted)
         }
