@@ -79,7 +79,7 @@ struct SignUpClaim: Sendable, Equatable {
             """
         ).first
         let owner = row?.string("jti")
-        if row?.bool("registered") == true, owner.map({ !ConstantTime.equals(Array($0.utf8), Array(jti.utf8)) }) ?? true {
+        if row?.bool("registered") == true, !owns(owner) {
             throw HTTPError(.usernameTaken, detail: "This user already has methods; sign in instead.")
         }
         guard claiming, owner != jti else { return }
@@ -90,17 +90,17 @@ struct SignUpClaim: Sendable, Equatable {
             """)
     }
 
-    /// Whether the account of `username` holds something and is the sign-up `jti`'s.
+    /// Whether `owner` (an account's recorded sign-up) is this sign-up.
+    private func owns(_ owner: String?) -> Bool {
+        owner.map { ConstantTime.equals(Array($0.utf8), Array(jti.utf8)) } ?? false
+    }
+
+    /// Whether the account of `username` is the sign-up `jti`'s (its first registration was made
+    /// under it; a claim is recorded only by a registration, on an account that held nothing).
     static func registered(tenant: String, username: String, jti: String, subjectKey: SubjectKey, on conn: PostgresConnection) async throws -> Bool {
-        do {
-            try await SignUpClaim(jti: jti, expiresAt: .distantPast).check(
-                tenant: tenant, username: username, subjectKey: subjectKey, claiming: false, on: conn)
-        } catch let error as HTTPError where error.code == .usernameTaken {
-            return false
-        }
         let subjectRef = subjectKey.ref(tenant: tenant, username: username)
-        return try await conn.query("SELECT 1 AS claimed FROM sign_up_claims WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND jti = \(jti)")
-            .first != nil
+        let owner = try await conn.query("SELECT jti FROM sign_up_claims WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef)").first?.string("jti")
+        return SignUpClaim(jti: jti, expiresAt: .distantPast).owns(owner)
     }
 
     /// Claims past their token's expiry (no token can present them any more), in batches.
