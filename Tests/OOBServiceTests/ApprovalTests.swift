@@ -291,6 +291,19 @@ struct ApprovalTests {
         if let id = executive.object()["approvalId"] as? String { _ = await f.rp("POST", "/v1/tenants/acme/approvals/\(id)/cancel") }
         #expect(await create(#"{"username":"alice","level":"HIGH","action":"a","resource":"r"}"#).code == "invalid_field")
         #expect(await create(#"{"username":"alice","level":"ENTRY","action":"","resource":"r"}"#).code == "invalid_field")
+        // What the device shows: no bidirectional override (the payee read backwards), no
+        // invisible or C1 character, in the action, resource, text or a custom field's value.
+        for shown in [#""action":"pay \u202Eeve","resource":"r""#, #""action":"a","resource":"acc\u200Bount""#,
+            #""action":"a","resource":"r","text":"line\u0085two""#, #""action":"a","resource":"r","customFields":{"payee":"bob\u2066"}"#]
+        {
+            let refused = await create(#"{"username":"alice","level":"ENTRY",\#(shown)}"#)
+            #expect(refused.status == 400 && refused.code == "invalid_field", "\(shown): \(refused.text)")
+        }
+        // A transaction's text has lines (oob_push asks with it): accepted, as is any script.
+        try await f.allowDynamicText()
+        let shownWell = await create(#"{"username":"alice","level":"ENTRY","action":"Überweisung","resource":"r","text":"Pay 10.00 EUR\nto Bob","customFields":{"note":"two\nlines","empty":""}}"#)
+        #expect(shownWell.status == 201, "\(shownWell.text)")
+        if let id = shownWell.object()["approvalId"] as? String { _ = await f.rp("POST", "/v1/tenants/acme/approvals/\(id)/cancel") }
         #expect(await create(#"{"username":"alice","level":"ENTRY","action":"a","resource":"r","expiresInSeconds":5}"#).code == "invalid_field")
         #expect(await create(#"{"username":"nobody","level":"ENTRY","action":"a","resource":"r"}"#).code == "no_capable_device")
         #expect(await f.rp("GET", "/v1/tenants/acme/approvals/ap_00000000000000000000000000000000").code == "approval_not_found")

@@ -71,10 +71,14 @@ struct ApprovalRoutes: Sendable {
 
     // MARK: - Relying party
 
-    static func checkText(_ value: String?, _ field: String, max: Int) throws {
+    /// What the device shows (``ShownText``): a right-to-left override or an invisible
+    /// character in the action or resource would show the user something other than what the
+    /// approval's signature binds. The text may have several lines (a transaction's text has).
+    static func checkText(_ value: String?, _ field: String, max: Int, newlines: Bool = false) throws {
         guard let value else { return }
-        guard (1...max).contains(value.count), value.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7F }) else {
-            throw HTTPError.invalid(field, "\(field) must be 1-\(max) characters without control characters.")
+        guard ShownText.isValid(value, characters: max, newlines: newlines) else {
+            throw HTTPError.invalid(
+                field, "\(field) must be 1-\(max) characters without control, bidirectional or invisible characters\(newlines ? " (newlines allowed)" : "").")
         }
     }
 
@@ -88,7 +92,7 @@ struct ApprovalRoutes: Sendable {
         guard let level = ApprovalLevel(rawValue: body.level) else { throw HTTPError.invalid("level", "level is ENTRY, ESSENTIAL or EXECUTIVE.") }
         try Self.checkText(body.action, "action", max: 256)
         try Self.checkText(body.resource, "resource", max: 256)
-        try Self.checkText(body.text, "text", max: 512)
+        try Self.checkText(body.text, "text", max: 512, newlines: true)
         if let locale = body.locale, !PushTemplate.isLocale(locale) { throw HTTPError.invalid("locale", "A locale like en or fr-CA.") }
         if body.text != nil, !internalCaller {
             // The tenant chooses between its push templates and the RP's own text. Signet's own
@@ -98,8 +102,12 @@ struct ApprovalRoutes: Sendable {
             }
         }
         if let fields = body.customFields {
-            guard fields.count <= 20, fields.allSatisfy({ (1...64).contains($0.key.count) && $0.value.count <= 500 }) else {
-                throw HTTPError.invalid("customFields", "At most 20 custom fields, names 1-64 and values up to 500 characters.")
+            guard fields.count <= 20,
+                fields.allSatisfy({ ShownText.isValid($0.key, characters: 64) && ($0.value.isEmpty || ShownText.isValid($0.value, characters: 500, newlines: true)) })
+            else {
+                throw HTTPError.invalid(
+                    "customFields",
+                    "At most 20 custom fields, names 1-64 and values up to 500 characters, without control, bidirectional or invisible characters (newlines allowed in values).")
             }
         }
         if let hash = body.transactionHash {
