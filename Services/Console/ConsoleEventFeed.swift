@@ -89,26 +89,45 @@ public actor ConsoleEventBuffer {
 /// (`signet-console-<instance>`), starting at the newest offset, so every replica sees every
 /// event and none is taken from the services' groups. Events published while it starts (until
 /// librdkafka has the newest offsets, a few seconds) are not shown.
+///
+/// It also reads `signet.registration` whatever the feed's topics, for ``OperatorsTenantEvents``
+/// (the operators' passkeys' suspensions and deletions, their erasures, their tenant's FIDO
+/// policy); the feed shows that topic's events only when it is one of `feedTopics`.
 final class ConsoleEventListener: Service {
     let name = "event-listener"
     private let consumer: KafkaConsumer
     private let buffer: ConsoleEventBuffer
+    private let feedTopics: Set<String>
+    private let operatorsTenant: OperatorsTenantEvents
 
-    init(configuration: KafkaConfiguration, topics: [String], instance: String, buffer: ConsoleEventBuffer, logger: Logger) throws {
+    init(
+        configuration: KafkaConfiguration, feedTopics: [String], instance: String, buffer: ConsoleEventBuffer, operatorsTenant: OperatorsTenantEvents,
+        logger: Logger
+    ) throws {
         self.buffer = buffer
+        self.feedTopics = Set(feedTopics)
+        self.operatorsTenant = operatorsTenant
         consumer = try KafkaConsumer(
-            configuration: configuration, groupID: "signet-console-\(instance)", topics: topics, logger: logger,
+            configuration: configuration, groupID: "signet-console-\(instance)", topics: Self.topics(feed: feedTopics), logger: logger,
             overrides: ["auto.offset.reset": "latest"])
     }
 
+    /// The feed's topics and `signet.registration`, once each.
+    static func topics(feed: [String]) -> [String] {
+        feed.contains(Topic.registration) ? feed : feed + [Topic.registration]
+    }
+
     func run() async throws {
-        await consumer.run(maxBatch: 256) { [buffer] batch in
-            let arrivals = batch.compactMap { record -> ConsoleEventBuffer.Arrival? in
-                guard let envelope = try? EventEnvelope(record: record) else { return nil }
+        await consumer.run(maxBatch: 256) { [buffer, feedTopics, operatorsTenant] batch in
+            var arrivals: [ConsoleEventBuffer.Arrival] = []
+            for record in batch {
+                guard let envelope = try? EventEnvelope(record: record) else { continue }
+                if record.topic == Topic.registration { await operatorsTenant.apply(envelope) }
+                guard feedTopics.contains(record.topic) else { continue }
                 let tenant = record.key.flatMap { key in key.split(separator: UInt8(ascii: "/")).first.map { String(decoding: $0, as: UTF8.self) } }
-                return ConsoleEventBuffer.Arrival(
+                arrivals.append(ConsoleEventBuffer.Arrival(
                     id: envelope.id, type: envelope.type, source: envelope.source,
-                    tenant: tenant.flatMap { TenantValidation.isValidTenantID($0) ? $0 : nil }, time: envelope.time)
+                    tenant: tenant.flatMap { TenantValidation.isValidTenantID($0) ? $0 : nil }, time: envelope.time))
             }
             await buffer.append(arrivals)
             return batch.count

@@ -16,6 +16,12 @@ extension ProblemCode {
     /// token's `amr` has no `mfa`).
     public static let consoleUserVerificationRequired = ProblemCode(
         "console_user_verification_required", status: 403, title: "User verification required")
+    /// A sign-in with a passkey the registration service has reported suspended or deleted (a
+    /// session opened with one ends when the report arrives).
+    public static let consoleCredentialInactive = ProblemCode("console_credential_inactive", status: 403, title: "Passkey suspended or deleted")
+    /// A change to the operators' tenant's FIDO policy that would not require user
+    /// verification: the console keeps `userVerification: required` there.
+    public static let consoleOperatorsPolicyProtected = ProblemCode("console_operators_policy_protected", status: 409, title: "Operators' policy protected")
     /// A passkey enrolment refused: wrong or absent enrolment code, not an operator, a passkey
     /// already enrolled, or a ceremony the console did not start.
     public static let consoleEnrolmentRefused = ProblemCode("console_enrolment_refused", status: 403, title: "Enrolment refused")
@@ -27,6 +33,6 @@ extension ProblemCode {
     /// Every console code, for the problem code tests.
     public static let consoleCodes: [ProblemCode] = [
         .consoleSessionRequired, .consoleCSRFInvalid, .consoleOriginRefused, .consoleRoleInsufficient, .consoleNotAnOperator, .consoleEnrolmentRefused,
-        .consoleUserVerificationRequired,
+        .consoleUserVerificationRequired, .consoleCredentialInactive, .consoleOperatorsPolicyProtected,
     ]
 }

@@ -128,8 +128,9 @@ public enum ConsoleService {
     public static func application(
         _ configuration: Configuration, upstream: any ConsoleUpstream, readiness: ConsoleReadiness, events: ConsoleEventBuffer, logger: Logger
     ) -> ConsoleApplication {
+        let sessions = OperatorSessions(idleTimeout: configuration.idleTimeout, lifetime: configuration.lifetime)
         let guards = ConsoleGuards(
-            sessions: OperatorSessions(idleTimeout: configuration.idleTimeout, lifetime: configuration.lifetime),
+            sessions: sessions,
             cookie: SessionCookie(secure: configuration.origin.hasPrefix("https://"), maxAge: Int(configuration.lifetime.components.seconds)),
             operatorsTenant: configuration.operatorsTenant, origin: configuration.origin)
         var router = GuardedRouter(maxBodyBytes: configuration.http.maxBodyBytes)
@@ -155,7 +156,8 @@ public enum ConsoleService {
         TenantSettingsConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
         TemplateConsoleRoutes(upstream: upstream, guards: guards).register(on: &router)
         return ConsoleApplication(
-            router: router, application: HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks))
+            router: router, sessions: sessions,
+            application: HTTPApplication(router: router.router, logger: logger, parameterChecks: HTTPApplication.signetParameterChecks))
     }
 
     /// Runs the console until SIGTERM/SIGINT; exits 78 on a configuration error.
@@ -178,8 +180,12 @@ public enum ConsoleService {
             SignalTrap.install()
             try http.start()
             let provisioner = OperatorsTenantProvisioner(configuration: configuration, upstream: upstream, readiness: readiness, logger: logger)
+            let operatorsTenant = OperatorsTenantEvents(tenant: configuration.operatorsTenant, sessions: app.sessions, logger: logger) {
+                provisioner.recheck()
+            }
             let listener = try ConsoleEventListener(
-                configuration: configuration.kafka, topics: configuration.eventTopics, instance: configuration.instanceID, buffer: events, logger: logger)
+                configuration: configuration.kafka, feedTopics: configuration.eventTopics, instance: configuration.instanceID, buffer: events,
+                operatorsTenant: operatorsTenant, logger: logger)
             let group = ServiceGroup(services: [listener, provisioner, http], logger: logger, maximumShutdownDuration: configuration.shutdownGrace)
             MemoryAllocator.publish()
             logger.notice(
@@ -198,6 +204,8 @@ public enum ConsoleService {
 public struct ConsoleApplication: Sendable {
     /// The registered routes with their guards (the authorization matrix test reads them).
     public let router: GuardedRouter
+    /// The operators' sessions (``OperatorsTenantEvents`` ends those whose passkey goes).
+    public let sessions: OperatorSessions
     let application: HTTPApplication
 
     public func respond(to request: HTTPRequest) async -> HTTPResponse {

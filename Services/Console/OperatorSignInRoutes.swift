@@ -22,6 +22,9 @@ import Tokens
 /// - `POST /console/api/enrolments` `{"handle","credential"}` → as sign-in; 403
 ///   `console_enrolment_refused` when the operator has a passkey by now (checked again before
 ///   the registration)
+/// - Both: 403 `console_credential_inactive` for a passkey the registration service has
+///   reported suspended or deleted; a session ends when its passkey is suspended or deleted
+///   later (``OperatorsTenantEvents``)
 /// - `GET /console/api/session` → `{"username","role","csrfToken"}`
 /// - `POST /console/api/sign-out` → 204, the cookie cleared
 struct OperatorSignInRoutes: Sendable {
@@ -59,7 +62,9 @@ struct OperatorSignInRoutes: Sendable {
                 ctx.logger.notice("console sign-in refused: not an operator")
                 throw HTTPError(.consoleNotAnOperator, detail: "This passkey's user has no console role.")
             }
-            return try await openSession(username: result.username, role: role, ctx)
+            // The authentication service checked a present `userHandle` against the credential's.
+            let userHandle = finish.credential["response"]?["userHandle"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 }
+            return try await openSession(username: result.username, role: role, credentialID: result.credentialId, userHandle: userHandle, ctx)
         }
         router.post("/console/api/enrolments/options", .open) { request, ctx in try await enrolmentOptions(request, ctx) }
         router.post("/console/api/enrolments", .open) { request, ctx in
@@ -78,9 +83,9 @@ struct OperatorSignInRoutes: Sendable {
             let body = try JSONValueEncoder().encodeToBytes(
                 RegistrationFinishBody(handle: finish.handle, credential: finish.credential, friendlyName: "Signet console"))
             let answer = try await upstream.send(.registration, "POST", "/v1/tenants/\(tenant)/webauthn/registrations", credential: .operatorsRelyingParty, body: body)
-            try answer.requireSuccess()
+            let enrolled = try answer.decode(EnrolledCredential.self)
             ctx.logger.info("console operator enrolled a passkey")
-            return try await openSession(username: username, role: role, ctx)
+            return try await openSession(username: username, role: role, credentialID: enrolled.credentialId, userHandle: nil, ctx)
         }
         router.get("/console/api/session", guards.at(.viewer)) { request, _ in
             let session = try await guards.session(request)
@@ -92,8 +97,17 @@ struct OperatorSignInRoutes: Sendable {
         }
     }
 
-    private func openSession(username: String, role: OperatorRole, _ ctx: RequestContext) async throws -> HTTPResponse {
-        let (token, session) = await guards.sessions.open(username: username, role: role)
+    /// - Throws: 403 `console_credential_inactive` when the registration service has reported
+    ///   the credential suspended or deleted (the authentication service's copy may lag).
+    private func openSession(
+        username: String, role: OperatorRole, credentialID: String, userHandle: String?, _ ctx: RequestContext
+    ) async throws -> HTTPResponse {
+        guard let opened = await guards.sessions.open(username: username, role: role, credentialID: credentialID, userHandle: userHandle)
+        else {
+            ctx.logger.notice("console sign-in refused: the passkey is suspended or deleted")
+            throw HTTPError(.consoleCredentialInactive, detail: "This passkey is suspended or deleted.")
+        }
+        let (token, session) = opened
         ctx.logger.info("console session opened", metadata: ["signet.console.role": .string(role.rawValue)])
         return try .json(
             SessionView(username: username, role: role.rawValue, csrfToken: session.csrfToken),
@@ -175,9 +189,16 @@ struct EnrolmentOptionsAnswer: Decodable, Sendable {
 
 struct SignedIn: Decodable, Sendable {
     let username: String
+    /// The credential that signed in (base64url): the session ends when it is suspended or deleted.
+    let credentialId: String
     /// The authentication service's session token: only its `amr` is read, and it goes no
     /// further than this process.
     let sessionToken: String
+}
+
+/// The registration service's answer to an enrolment (its `CredentialResource`): the id only.
+struct EnrolledCredential: Decodable, Sendable {
+    let credentialId: String
 }
 
 struct CredentialCount: Decodable, Sendable {

@@ -17,7 +17,13 @@ public final class ConsoleReadiness: Sendable {
 /// Makes sure the operators' tenant exists, with the console's origin and RP ID, the
 /// console's RP API key, and a FIDO policy that requires user verification, through the admin
 /// API (idempotent: `PUT` tenant, `PUT` key, `PUT` policy when it does not require it). Retries
-/// until the services answer, then waits for shutdown.
+/// until the services answer; then keeps the policy requiring user verification until
+/// shutdown: checked again every `policyCheckInterval` (60 s) and at once when the registration
+/// service announces a policy of the tenant without it (``recheck()``, from
+/// ``OperatorsTenantEvents``), so that an administrator who weakens it through the admin API
+/// reopens presence-only sign-ins at the authentication service for moments, not until the
+/// console's next restart. (The console's own policy route refuses to weaken it:
+/// ``PolicyConsoleRoutes``.)
 ///
 /// The policy is what makes the authentication service ask every sign-in ceremony of the
 /// tenant for user verification and refuse an assertion without it, whatever options a caller
@@ -34,13 +40,19 @@ struct OperatorsTenantProvisioner: Service {
     let upstream: any ConsoleUpstream
     let readiness: ConsoleReadiness
     let logger: Logger
-    private let stop = Wakeups()
+    let policyCheckInterval: Duration
+    /// Shutdown (finished) and policy checks (signalled).
+    private let wakeups = Wakeups()
 
-    init(configuration: ConsoleService.Configuration, upstream: any ConsoleUpstream, readiness: ConsoleReadiness, logger: Logger) {
+    init(
+        configuration: ConsoleService.Configuration, upstream: any ConsoleUpstream, readiness: ConsoleReadiness, logger: Logger,
+        policyCheckInterval: Duration = .seconds(60)
+    ) {
         self.configuration = configuration
         self.upstream = upstream
         self.readiness = readiness
         self.logger = logger
+        self.policyCheckInterval = policyCheckInterval
     }
 
     static func keyID(for key: String) -> String {
@@ -48,7 +60,7 @@ struct OperatorsTenantProvisioner: Service {
     }
 
     func run() async throws {
-        var waiter = stop.makeWaiter()
+        var waiter = wakeups.makeWaiter()
         var backoff = Backoff(initial: .milliseconds(200), maximum: .seconds(5))
         while !readiness.isReady {
             do {
@@ -60,10 +72,19 @@ struct OperatorsTenantProvisioner: Service {
                 guard await waiter.wait(timeout: backoff.next()) else { return }
             }
         }
-        await waiter.wait()
+        while await waiter.wait(timeout: policyCheckInterval) {
+            do {
+                try await requireUserVerification(tenant: configuration.operatorsTenant)
+            } catch {
+                logger.warning("operators' tenant's FIDO policy not checked; retrying", metadata: [LogKey.error: "\(error)"])
+            }
+        }
     }
 
-    func shutdown() async { stop.finish() }
+    func shutdown() async { wakeups.finish() }
+
+    /// Checks the tenant's FIDO policy now rather than at the next interval (signals coalesce).
+    func recheck() { wakeups.signal() }
 
     func provision() async throws {
         let tenant = configuration.operatorsTenant

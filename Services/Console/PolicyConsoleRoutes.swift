@@ -7,7 +7,7 @@ import Schema
 ///
 /// | console route | role | service route |
 /// |---|---|---|
-/// | `GET`/`PUT /console/api/tenants/{t}/fido-policy` | viewer / administrator | registration `…/v1/admin/tenants/{t}/fido-policy` |
+/// | `GET`/`PUT /console/api/tenants/{t}/fido-policy` | viewer / administrator | registration `…/v1/admin/tenants/{t}/fido-policy` (on the operators' tenant, only with `userVerification: required`) |
 /// | `GET`/`PUT /console/api/tenants/{t}/authentication-settings` | viewer / administrator | authentication `…/authentication-settings` (its answer redacts the RP's password-check token) |
 /// | `GET /console/api/metadata/models?q=&after=` | viewer | registration `GET /v1/admin/metadata/models` (the metadata's models to pick from: name, icon, certification level, status) |
 /// | `POST /console/api/tenants/{t}/tctoken-keys/rotate` | administrator | transaction `…/tctoken-keys/rotate` |
@@ -22,6 +22,7 @@ struct PolicyConsoleRoutes: Sendable {
                 try await upstream.send(service, "GET", "/v1/admin/tenants/\(ctx.parameter("tenant"))/\(name)", credential: .admin, body: nil).asResponse
             }
             router.put("/console/api/tenants/{tenant}/\(name)", guards.at(.administrator)) { request, ctx in
+                if name == "fido-policy" { try requireUserVerificationOnOperators(request, ctx) }
                 let answer = try await upstream.send(
                     service, "PUT", "/v1/admin/tenants/\(ctx.parameter("tenant"))/\(name)", credential: .admin, body: try RulesetConsoleRoutes.jsonBody(request))
                 TenantConsoleRoutes.audit(ctx, "\(name) changed", answer)
@@ -56,6 +57,24 @@ struct PolicyConsoleRoutes: Sendable {
             let answer = try await upstream.send(.authentication, "POST", path, credential: .admin, body: nil)
             TenantConsoleRoutes.audit(ctx, "method unlocked", answer)
             return answer.asResponse
+        }
+    }
+
+    /// The operators' tenant's policy keeps `userVerification: required` (what makes the
+    /// authentication service refuse presence-only sign-ins of operators): a document without
+    /// it (the member absent means the default, `preferred`) is refused before it reaches the
+    /// registration service. Path tenants are lower-case ASCII (checked before the guard), so
+    /// comparing bytes is comparing tenants.
+    ///
+    /// - Throws: 409 `console_operators_policy_protected`; the body's own problem when it is no
+    ///   JSON.
+    func requireUserVerificationOnOperators(_ request: HTTPRequest, _ ctx: RequestContext) throws {
+        guard ctx.parameter("tenant").utf8.elementsEqual(guards.operatorsTenant.utf8) else { return }
+        let policy = try request.decode(JSONValue.self)
+        guard policy["userVerification"]?.stringValue == "required" else {
+            ctx.logger.notice("console: refused to weaken the operators' tenant's FIDO policy")
+            throw HTTPError(
+                .consoleOperatorsPolicyProtected, detail: "The operators' tenant's FIDO policy keeps userVerification: required.", field: "userVerification")
         }
     }
 }

@@ -92,11 +92,13 @@ import Testing
         #expect(codes.allSatisfy { $0.hasPrefix("console_") })
         #expect(codes == [
             "console_session_required", "console_csrf_invalid", "console_origin_refused", "console_role_insufficient", "console_not_an_operator",
-            "console_enrolment_refused", "console_user_verification_required",
+            "console_enrolment_refused", "console_user_verification_required", "console_credential_inactive",
+            "console_operators_policy_protected",
         ])
         #expect(ProblemCode.consoleSessionRequired.status == 401)
+        #expect(ProblemCode.consoleOperatorsPolicyProtected.status == 409)
         // The preview's refusal is the oob service's code for the same template.
         #expect(ProblemCode.invalidTemplate.rawValue == "invalid_template" && ProblemCode.invalidTemplate.status == 400)
-        #expect(ProblemCode.consoleCodes.dropFirst().allSatisfy { $0.status == 403 })
+        #expect(ProblemCode.consoleCodes.dropFirst().dropLast().allSatisfy { $0.status == 403 })
     }
 }

@@ -51,4 +51,23 @@ import Testing
         #expect(response.status == 400 && response.code == "invalid_field")
         #expect(fixture.upstream.calls.count == 1)
     }
+
+    /// The operators' tenant's FIDO policy keeps `userVerification: required` through the
+    /// console: a document with less (or without the member, which means `preferred`) is
+    /// refused before it reaches the registration service; other tenants' are not checked.
+    @Test func theOperatorsTenantsPolicyKeepsUserVerificationRequired() async throws {
+        let (fixture, cookie, csrf) = try await ConsoleFixture.signedIn("ada")
+        for body in [#"{"userVerification":"preferred"}"#, #"{"userVerification":"discouraged","residentKey":"required"}"#, "{}", #"{"userVerification":null}"#] {
+            let response = await fixture.send("PUT", "/console/api/tenants/operators/fido-policy", json: body, cookie: cookie, csrf: csrf)
+            #expect(response.status == 409 && response.code == "console_operators_policy_protected", "\(body)")
+        }
+        #expect(fixture.upstream.calls.count == 1, "nothing but the sign-in reached a service")
+        let kept = #"{"residentKey":"required","userVerification":"required"}"#
+        let allowed = await fixture.send("PUT", "/console/api/tenants/operators/fido-policy", json: kept, cookie: cookie, csrf: csrf)
+        #expect(allowed.status == 200)
+        #expect(fixture.upstream.calls.last == UpstreamCall(
+            service: .registration, method: "PUT", path: "/v1/admin/tenants/operators/fido-policy", credential: .admin, body: kept))
+        let other = await fixture.send("PUT", "/console/api/tenants/acme/fido-policy", json: #"{"userVerification":"preferred"}"#, cookie: cookie, csrf: csrf)
+        #expect(other.status == 200)
+    }
 }

@@ -133,13 +133,13 @@ import Testing
         #expect(fixture.upstream.calls.last == UpstreamCall(service: .registration, method: "GET", path: "/v1/tenants/acme", credential: .none, body: nil))
     }
 
-    @Test func sessionsEndWhenIdleOrTooOld() async {
+    @Test func sessionsEndWhenIdleOrTooOld() async throws {
         let sessions = OperatorSessions(idleTimeout: .seconds(60), lifetime: .seconds(300))
         let start = ContinuousClock.now
-        let (idle, _) = await sessions.open(username: "ada", role: .administrator, now: start)
+        let (idle, _) = try #require(await sessions.open(username: "ada", role: .administrator, credentialID: "c", userHandle: nil, now: start))
         #expect(await sessions.find(token: idle, now: start + .seconds(59)) != nil)
         #expect(await sessions.find(token: idle, now: start + .seconds(119)) == nil)
-        let (old, _) = await sessions.open(username: "ada", role: .administrator, now: start)
+        let (old, _) = try #require(await sessions.open(username: "ada", role: .administrator, credentialID: "c", userHandle: nil, now: start))
         for minute in 1...4 { #expect(await sessions.find(token: old, now: start + .seconds(minute * 59)) != nil) }
         #expect(await sessions.find(token: old, now: start + .seconds(300)) == nil)
     }

@@ -56,4 +56,39 @@ import Testing
         await #expect(throws: HTTPError.self) { try await provisioner.provision() }
         #expect(!upstream.calls.contains { $0.service == .authentication })
     }
+
+    /// Once ready, the provisioner keeps the policy: an administrator who weakens it through
+    /// the admin API (here: the service answers `preferred` every time) sees it put back when
+    /// the registration service's event arrives (``OperatorsTenantProvisioner/recheck()``) and
+    /// at the interval, not at the console's next restart only.
+    @Test func aWeakenedPolicyIsPutBackOnItsEventAndAtTheInterval() async throws {
+        for interval in [Duration.seconds(3600), .milliseconds(20)] {
+            let upstream = FakeUpstream { call in
+                call.method == "GET" && call.path.hasSuffix("/fido-policy") ? FakeUpstream.json(Self.defaultPolicy) : FakeUpstream.json("{}")
+            }
+            let readiness = ConsoleReadiness()
+            let provisioner = OperatorsTenantProvisioner(
+                configuration: try ConsoleService.configuration(ConsoleFixture.environment()), upstream: upstream, readiness: readiness,
+                logger: Logger(label: "test", level: .error), policyCheckInterval: interval)
+            let running = Task { try await provisioner.run() }
+            func puts() -> Int { upstream.calls.filter { $0.method == "PUT" && $0.path == "/v1/admin/tenants/operators/fido-policy" }.count }
+            func eventually(_ condition: () -> Bool) async throws -> Bool {
+                for _ in 0..<500 {
+                    if condition() { return true }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+                return condition()
+            }
+            #expect(try await eventually { readiness.isReady })
+            if interval == .seconds(3600) {
+                #expect(puts() == 1)
+                provisioner.recheck()
+                #expect(try await eventually { puts() == 2 }, "put back on the event")
+            } else {
+                #expect(try await eventually { puts() >= 3 }, "put back at the interval")
+            }
+            await provisioner.shutdown()
+            try await running.value
+        }
+    }
 }

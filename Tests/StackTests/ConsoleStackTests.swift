@@ -309,6 +309,53 @@ struct ConsoleStackTests {
         #expect(last.console.headers["set-cookie"] == nil)
     }
 
+    /// An operator's console session ends when an administrator suspends the passkey it was
+    /// opened with (the registration service's event reaches the console's listener); and the
+    /// operators' tenant's FIDO policy keeps `userVerification: required`: refused through the
+    /// console, put back when weakened through the admin API.
+    @Test func aSuspendedOperatorPasskeyEndsItsSessionAndTheOperatorsPolicyStaysRequired() async throws {
+        try TestStack.require()
+        let operators = "ops-\(UInt32.random(in: 0...UInt32.max))"
+        let port = try TestStack.unusedPort()
+        let process = try await Self.launchConsole(tenant: operators, port: port)
+        defer { process.terminate() }
+        let base = "http://127.0.0.1:\(port)"
+        let (chief, _) = try await Self.enrol("chief", base: base)
+        let (watcher, watcherKey) = try await Self.enrol("watcher", base: base)
+        let id = watcherKey.credentialIDBase64URL
+        #expect(try await watcher.send("GET", "/console/api/session").status == 200)
+
+        // Suspended through the console by the administrator: the watcher's session ends. (The
+        // console's consumer may still be looking up its newest offsets at first: the change is
+        // made again, resumed then suspended, until the session ends.)
+        let path = "/console/api/tenants/\(operators)/users/watcher/credentials/\(id)"
+        let suspended = try await chief.send("PATCH", path, json: #"{"status":"suspended"}"#)
+        #expect(suspended.status == 200, "\(suspended.text)")
+        let ended = await TestStack.eventually(timeout: .seconds(30)) {
+            if (try? await watcher.send("GET", "/console/api/session").status) == 401 { return true }
+            _ = try? await chief.send("PATCH", path, json: #"{"status":"active"}"#)
+            _ = try? await chief.send("PATCH", path, json: #"{"status":"suspended"}"#)
+            try? await Task.sleep(for: .milliseconds(300))
+            return false
+        }
+        #expect(ended, "the watcher's console session outlived the suspension of its passkey")
+        #expect(try await chief.send("GET", "/console/api/session").status == 200, "the administrator's own session stays")
+
+        // The operators' tenant's policy: a weaker one is refused through the console...
+        let refused = try await chief.send("PUT", "/console/api/tenants/\(operators)/fido-policy", json: #"{"userVerification":"preferred"}"#)
+        #expect(refused.status == 409 && refused.code == "console_operators_policy_protected", "\(refused.text)")
+        // ...and put back when written through the admin API (on its event, or at the check).
+        let admin = ["Authorization": "Bearer \(TestStack.adminToken)"]
+        let policyURL = "\(Stack.registration)/v1/admin/tenants/\(operators)/fido-policy"
+        let weakened = try await TestHTTP.json("PUT", policyURL, token: TestStack.adminToken, json: #"{"userVerification":"preferred"}"#)
+        #expect(weakened.status == 200, "\(weakened.text)")
+        let restored = await TestStack.eventually(timeout: .seconds(90), every: .milliseconds(250)) {
+            guard let policy = try? await TestHTTP.send("GET", policyURL, headers: admin) else { return false }
+            return (try? policy.json()["userVerification"] as? String) == "required"
+        }
+        #expect(restored, "the operators' tenant's weakened policy was not put back")
+    }
+
     /// A tenant's user, found through the console; an operator's role suspends and resumes the
     /// user's passkey (through the RP API, with the console's own key of the tenant, imported
     /// through the admin API); a viewer's cannot.
