@@ -227,9 +227,17 @@ actor MetadataRefresher: Service {
     }
 }
 
-/// An MDS3 BLOB downloaded over HTTPS (`SIGNET_MDS_BLOB_URL`), bounded in size.
+/// An MDS3 BLOB downloaded over HTTPS (`SIGNET_MDS_BLOB_URL`), bounded in size. Plain `http`
+/// is refused, for the URL and for every redirect: there is no test or local-stack exception
+/// (they load the BLOB from a file, `SIGNET_MDS_BLOB_FILE`).
 struct MetadataURLSource: MetadataSource {
     let url: URL
+
+    /// A source for an `https` URL with a host; nil for any other.
+    init?(url: URL) {
+        guard url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else { return nil }
+        self.url = url
+    }
 
     /// Its own lane: a download of up to a minute never holds up the shared client's calls.
     static let client = HTTPClient(label: "signet.mds", lanes: 1)
@@ -239,7 +247,7 @@ struct MetadataURLSource: MetadataSource {
         do {
             answer = try await Self.client.send(
                 "GET", url.absoluteString, headers: ["User-Agent: signet-registration"], timeout: .seconds(60), responseLimit: maximumSize,
-                followRedirects: true)
+                followRedirects: true, httpsOnly: true)
         } catch {
             throw MetadataError(.sourceUnavailable, "the metadata URL could not be read")
         }
