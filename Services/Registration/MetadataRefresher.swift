@@ -12,12 +12,19 @@ import ServiceKit
 /// the credentials already registered with it (status reason `authenticator_revoked`), each
 /// with its `CredentialStatusChanged` event, so sign-in refuses them too.
 ///
-/// Only FIDO2 models (AAGUIDs) can be matched to stored credentials; U2F attestation key
-/// identifiers and UAF AAIDs in the update are logged, not matched.
+/// A newer BLOB is in force (registrations refuse its revoked models) as soon as it verifies;
+/// its suspensions follow in the database. Those that did not commit (the database failed) are
+/// kept as ``Pending`` and tried again by every later refresh, whether or not the source has a
+/// newer BLOB by then, until they commit: before, the next refresh found the same BLOB "not
+/// newer" and the suspensions waited for a restart.
 ///
-/// An actor: its state is whether a refresh is running (scheduled and requested refreshes run
-/// one at a time). Loading and verifying the BLOB and suspending credentials run outside it
-/// (``MetadataService`` verifies on a queue of its own; libpq through the pool).
+/// Only FIDO2 models (AAGUIDs) and UAF models (AAIDs) can be matched to stored credentials; U2F
+/// attestation key identifiers in the update are logged, not matched.
+///
+/// An actor: its state is whether a refresh is running (the start-up application, scheduled
+/// and requested refreshes run one at a time) and the pending suspensions. Loading and
+/// verifying the BLOB and suspending credentials run outside it (``MetadataService`` verifies
+/// on a queue of its own; libpq through the pool).
 actor MetadataRefresher: Service {
     nonisolated let name = "metadata-refresher"
     nonisolated let metadata: MetadataService
@@ -29,6 +36,28 @@ actor MetadataRefresher: Service {
     private nonisolated let schedule: PeriodicTask
     /// A refresh is running.
     private var refreshing = false
+    /// What installed BLOBs still ask of the database.
+    private(set) var pending = Pending()
+
+    /// Suspensions and republication the BLOBs in force ask for and the database has not
+    /// committed yet. Each part is cleared when its transaction commits.
+    struct Pending: Sendable, Equatable {
+        /// FIDO2 models whose active credentials are to be suspended.
+        var aaguids: Set<String> = []
+        /// UAF models (upper case) whose active keys are to be suspended.
+        var aaids: Set<String> = []
+        /// FIDO policies with a minimum certification level are to be published again.
+        var republish = false
+
+        var isEmpty: Bool { aaguids.isEmpty && aaids.isEmpty && !republish }
+
+        /// Adds what `update` asks for.
+        mutating func add(_ update: MetadataUpdate) {
+            aaguids.formUnion(update.newlyRevokedAAGUIDs.map { $0.description })
+            aaids.formUnion(update.newlyRevokedAAIDs.map { $0.uppercased() })
+            republish = true
+        }
+    }
 
     init(metadata: MetadataService, source: any MetadataSource, context: ServiceContext, interval: Duration, initialUpdate: MetadataUpdate?) {
         self.metadata = metadata
@@ -44,21 +73,48 @@ actor MetadataRefresher: Service {
     func run() async throws {
         if let initialUpdate {
             do {
-                _ = try await apply(initialUpdate)
+                _ = try await applyInitial(initialUpdate)
             } catch {
-                context.logger.error("suspending credentials of revoked authenticators failed", metadata: [LogKey.error: "\(error)"])
+                context.logger.error(
+                    "suspending credentials of revoked authenticators failed; the next refresh tries again",
+                    metadata: [LogKey.error: "\(error)"])
             }
         }
-        // A failed refresh leaves the BLOB in force; the next turn tries again.
+        // A failed refresh leaves the BLOB in force (and what it asks of the database pending);
+        // the next turn tries again.
         await schedule.run(logger: context.logger, failure: "FIDO metadata refresh failed") { _ = try await self.refresh() }
     }
 
     func shutdown() async { await schedule.stopRunning() }
 
-    /// Loads the source's BLOB; a newer one is installed and its revocations applied.
+    /// Applies the start-up load's update (the BLOB is already in force). Whatever does not
+    /// commit — or waits because a refresh is running — stays pending for the next refresh.
+    ///
+    /// - Returns: How many credentials and UAF keys were suspended.
+    func applyInitial(_ update: MetadataUpdate) async throws -> Int {
+        take(update)
+        guard !refreshing else { throw MetadataError(.sourceUnavailable, "a refresh is already running") }
+        refreshing = true
+        defer { refreshing = false }
+        return try await applyPending()
+    }
+
+    /// Adds what a newly installed BLOB asks of the database to ``pending``.
+    private func take(_ update: MetadataUpdate) {
+        pending.add(update)
+        if !update.newlyRevokedKeyIdentifiers.isEmpty {
+            context.logger.notice(
+                "revoked U2F models are not matched to credentials",
+                metadata: ["signet.mds.key_identifiers": "\(update.newlyRevokedKeyIdentifiers.count)"])
+        }
+    }
+
+    /// Loads the source's BLOB; a newer one is installed, and its revocations — with any an
+    /// earlier refresh could not commit — applied.
     ///
     /// - Throws: `MetadataError` when the BLOB cannot be read or does not verify (the one in
-    ///   force stays), or a database error while suspending credentials.
+    ///   force stays; pending suspensions are tried first), or a database error while
+    ///   suspending credentials (what did not commit stays pending for the next refresh).
     func refresh() async throws -> Outcome {
         guard !refreshing else {
             throw MetadataError(.sourceUnavailable, "a refresh is already running")
@@ -71,83 +127,117 @@ actor MetadataRefresher: Service {
         } catch {
             loaded = .failure(error)
         }
-        guard case .success(let update) = loaded else {
-            if case .failure(let error) = loaded, error.code != .notNewer { throw error }
-            return Outcome(
-                changed: false, number: metadata.currentNumber, previousNumber: metadata.currentNumber, newlyRevokedAAGUIDs: [],
-                credentialsSuspended: 0)
+        let update: MetadataUpdate?
+        switch loaded {
+        case .success(let new):
+            update = new
+            take(new)
+            context.logger.notice(
+                "FIDO metadata updated",
+                metadata: ["signet.mds.number": "\(new.number)", "signet.mds.revoked_models": "\(new.newlyRevokedAAGUIDs.count)"])
+        case .failure(let error):
+            // A failed load leaves the BLOB in force, and what it still asks of the database is
+            // tried all the same.
+            guard error.code == .notNewer else {
+                if !pending.isEmpty { _ = try await applyPending() }
+                throw error
+            }
+            update = nil
         }
-        context.logger.notice(
-            "FIDO metadata updated",
-            metadata: ["signet.mds.number": "\(update.number)", "signet.mds.revoked_models": "\(update.newlyRevokedAAGUIDs.count)"])
-        return try await apply(update)
+        let revoked = pending.aaguids.sorted()
+        if update == nil, !pending.isEmpty {
+            context.logger.notice("retrying the suspensions of revoked authenticator models", metadata: ["signet.mds.revoked_models": "\(revoked.count)"])
+        }
+        let suspended = try await applyPending()
+        // Without a newer BLOB, the one in force is both the number and the previous one.
+        let current = metadata.currentNumber
+        return Outcome(
+            changed: update != nil, number: update?.number ?? current, previousNumber: update == nil ? current : update?.previousNumber,
+            newlyRevokedAAGUIDs: revoked, credentialsSuspended: suspended)
     }
 
-    /// Suspends the active credentials of the models `update` newly revokes.
-    nonisolated func apply(_ update: MetadataUpdate) async throws -> Outcome {
-        let aaguids = update.newlyRevokedAAGUIDs.map { $0.description }
-        if !update.newlyRevokedKeyIdentifiers.isEmpty {
-            context.logger.notice(
-                "revoked U2F models are not matched to credentials",
-                metadata: ["signet.mds.key_identifiers": "\(update.newlyRevokedKeyIdentifiers.count)"])
-        }
+    /// Suspends the active credentials of the pending models and republishes the policies,
+    /// clearing each part of ``pending`` once its transaction has committed.
+    ///
+    /// - Returns: How many credentials and UAF keys were suspended.
+    private func applyPending() async throws -> Int {
         var suspended = 0
         // FIDO UAF keys of newly revoked AAIDs are suspended as FIDO2 credentials are.
-        let aaids = update.newlyRevokedAAIDs.map { $0.uppercased() }
+        let aaids = pending.aaids.sorted()
         if !aaids.isEmpty {
-            let now = Date()
-            suspended += try await context.withTransaction { conn in
-                let rows = try await conn.query(
-                    """
-                    UPDATE uaf_registrations SET status = 'suspended'
-                    WHERE aaid = ANY(\(PostgresArray(aaids))::text[]) AND status = 'active'
-                    RETURNING tenant_id, aaid, key_id
-                    """)
-                for row in rows {
-                    guard let tenant = row.string("tenant_id"), let aaid = row.string("aaid"), let id = row.bytes("key_id") else { continue }
-                    try await Outbox.enqueue(
-                        UAFAuthenticatorStatusChanged(tenantId: tenant, aaid: aaid, keyId: Base64URL.encode(id), status: "suspended", changedAt: now),
-                        source: .registration, subject: tenant, key: tenant, on: conn)
-                }
-                return rows.count
-            }
+            suspended += try await Self.suspend(aaids: aaids, context: context, at: Date())
+            pending.aaids.subtract(aaids)
         }
+        let aaguids = pending.aaguids.sorted()
         if !aaguids.isEmpty {
-            let now = Date()
-            suspended += try await context.withTransaction { conn in
-                let rows = try await conn.query(
-                    """
-                    UPDATE credentials SET status = 'suspended', status_reason = 'authenticator_revoked'
-                    WHERE aaguid = ANY(\(PostgresArray(aaguids))::uuid[]) AND status = 'active'
-                    RETURNING tenant_id, credential_id
-                    """)
-                for row in rows {
-                    guard let tenant = row.string("tenant_id"), let id = row.bytes("credential_id") else { continue }
-                    try await Outbox.enqueue(
-                        CredentialStatusChanged(tenantId: tenant, credentialId: Base64URL.encode(id), status: "suspended", changedAt: now),
-                        source: .registration, subject: tenant, key: tenant, on: conn)
-                }
-                return rows.count
-            }
-            if suspended > 0 {
-                context.logger.warning("credentials of revoked authenticator models suspended", metadata: ["signet.count": "\(suspended)"])
+            suspended += try await Self.suspend(aaguids: aaguids, context: context, at: Date())
+            pending.aaguids.subtract(aaguids)
+        }
+        if suspended > 0 {
+            context.logger.warning("credentials of revoked authenticator models suspended", metadata: ["signet.count": "\(suspended)"])
+        }
+        if pending.republish {
+            // Sign-in checks a minimum certification level against the models the metadata
+            // certifies: policies that set one are published again with the new list.
+            let republished = try await FIDOPolicyStore.republishCertified(metadata: metadata, context: context, at: Date())
+            pending.republish = false
+            if republished > 0 {
+                context.logger.info("FIDO policies with a minimum certification level published again", metadata: ["signet.count": "\(republished)"])
             }
         }
-        // Sign-in checks a minimum certification level against the models the metadata
-        // certifies: policies that set one are published again with the new list.
-        let republished = try await FIDOPolicyStore.republishCertified(metadata: metadata, context: context, at: Date())
-        if republished > 0 {
-            context.logger.info("FIDO policies with a minimum certification level published again", metadata: ["signet.count": "\(republished)"])
+        return suspended
+    }
+
+    /// Suspends the active UAF keys of `aaids` (upper case), each with its event, in one transaction.
+    private static func suspend(aaids: [String], context: ServiceContext, at now: Date) async throws -> Int {
+        try await context.withTransaction { conn in
+            let rows = try await conn.query(
+                """
+                UPDATE uaf_registrations SET status = 'suspended'
+                WHERE aaid = ANY(\(PostgresArray(aaids))::text[]) AND status = 'active'
+                RETURNING tenant_id, aaid, key_id
+                """)
+            for row in rows {
+                guard let tenant = row.string("tenant_id"), let aaid = row.string("aaid"), let id = row.bytes("key_id") else { continue }
+                try await Outbox.enqueue(
+                    UAFAuthenticatorStatusChanged(tenantId: tenant, aaid: aaid, keyId: Base64URL.encode(id), status: "suspended", changedAt: now),
+                    source: .registration, subject: tenant, key: tenant, on: conn)
+            }
+            return rows.count
         }
-        return Outcome(
-            changed: true, number: update.number, previousNumber: update.previousNumber, newlyRevokedAAGUIDs: aaguids,
-            credentialsSuspended: suspended)
+    }
+
+    /// Suspends the active credentials of `aaguids`, each with its event, in one transaction.
+    private static func suspend(aaguids: [String], context: ServiceContext, at now: Date) async throws -> Int {
+        try await context.withTransaction { conn in
+            let rows = try await conn.query(
+                """
+                UPDATE credentials SET status = 'suspended', status_reason = 'authenticator_revoked'
+                WHERE aaguid = ANY(\(PostgresArray(aaguids))::uuid[]) AND status = 'active'
+                RETURNING tenant_id, credential_id
+                """)
+            for row in rows {
+                guard let tenant = row.string("tenant_id"), let id = row.bytes("credential_id") else { continue }
+                try await Outbox.enqueue(
+                    CredentialStatusChanged(tenantId: tenant, credentialId: Base64URL.encode(id), status: "suspended", changedAt: now),
+                    source: .registration, subject: tenant, key: tenant, on: conn)
+            }
+            return rows.count
+        }
     }
 }
 
-/// An MDS3 BLOB downloaded over HTTPS (`SIGNET_MDS_BLOB_URL`), bounded in size.
+/// An MDS3 BLOB downloaded over HTTPS (`SIGNET_MDS_BLOB_URL`), bounded in size. Plain `http`
+/// is refused, for the URL and for every redirect: there is no test or local-stack exception
+/// (they load the BLOB from a file, `SIGNET_MDS_BLOB_FILE`).
 struct MetadataURLSource: MetadataSource {
     let url: URL
+
+    /// A source for an `https` URL with a host; nil for any other.
+    init?(url: URL) {
+        guard url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else { return nil }
+        self.url = url
+    }
 
     /// Its own lane: a download of up to a minute never holds up the shared client's calls.
     static let client = HTTPClient(label: "signet.mds", lanes: 1)
@@ -157,7 +247,7 @@ struct MetadataURLSource: MetadataSource {
         do {
             answer = try await Self.client.send(
                 "GET", url.absoluteString, headers: ["User-Agent: signet-registration"], timeout: .seconds(60), responseLimit: maximumSize,
-                followRedirects: true)
+                followRedirects: true, httpsOnly: true)
         } catch {
             throw MetadataError(.sourceUnavailable, "the metadata URL could not be read")
         }

@@ -15,8 +15,9 @@ import ServiceKit
 /// Rows in `method_setup_sends`, shared by every replica, counted and spent under advisory
 /// locks (the user's, then the destination's: always in that order). The destination is kept
 /// as an HMAC under the code-hash key (`SIGNET_OTP_HASH_KEY`) of tenant, kind and the value
-/// (e-mail addresses lower-cased), never the value; the user by subject reference. Rows older
-/// than the window go with the retention pass, and a user's with their erasure.
+/// (an e-mail address by its mailbox, ``mailbox(_:)``), never the value; the user by subject
+/// reference. Rows older than the window go with the retention pass, and a user's with their
+/// erasure.
 struct MethodSetupBudget: Sendable {
     static let window: TimeInterval = 600
     static let perUser = 5
@@ -25,10 +26,23 @@ struct MethodSetupBudget: Sendable {
     let pool: PostgresPool
     let key: [UInt8]
 
-    /// The keyed hash a destination is counted under.
+    /// The keyed hash a destination is counted under. Only the count uses it: the address the
+    /// method stores and the code is sent to stay as given.
     func destination(tenant: String, kind: String, value: String) -> [UInt8] {
-        let normalized = kind == "email" ? value.lowercased() : value
+        let normalized = kind == "email" ? Self.mailbox(value) : value
         return HMAC.authenticationCode(.sha256, key: key, message: Array("method-setup-destination\0\(tenant)\0\(kind)\0\(normalized)".utf8))
+    }
+
+    /// The mailbox an e-mail address delivers to, as the budget counts it: lower case, and the
+    /// local part without a `+tag` subaddress (RFC 5233), so `Ada+1@Example.org` and
+    /// `ada@example.org` share one budget rather than each getting five sends. A local part
+    /// that starts with `+` is kept whole.
+    static func mailbox(_ address: String) -> String {
+        let lowered = address.lowercased()
+        guard let at = lowered.lastIndex(of: "@") else { return lowered }
+        let local = lowered[..<at]
+        guard let plus = local.firstIndex(of: "+"), plus != local.startIndex else { return lowered }
+        return String(local[..<plus]) + lowered[at...]
     }
 
     /// Spends one setup's code for the user `subjectRef` to `destination`.

@@ -37,18 +37,9 @@ public enum RegistrationService: SignetService {
 
     public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
         let refreshInterval = Duration.seconds(try env.int("SIGNET_MDS_REFRESH_SECONDS", default: 86_400, range: 60...604_800))
-        // FIDO MDS3: a BLOB file (refreshed by the deployment) or URL, and the root it must chain to.
-        var source: (any MetadataSource)?
-        if let blobFile = env.optionalString("SIGNET_MDS_BLOB_FILE") {
-            source = MetadataFileSource(path: blobFile)
-        } else if let blobURL = env.optionalString("SIGNET_MDS_BLOB_URL") {
-            guard let url = URL(string: blobURL), url.scheme == "https" || url.scheme == "http" else {
-                throw Environment.ConfigurationError(variable: "SIGNET_MDS_BLOB_URL", reason: "expected an http(s) URL")
-            }
-            source = MetadataURLSource(url: url)
-        }
         var metadata: Configuration.Metadata?
-        if let source {
+        // FIDO MDS3: a BLOB file (refreshed by the deployment) or URL, and the root it must chain to.
+        if let source = try metadataSource(env) {
             let roots: [X509Certificate]
             if let rootFile = env.optionalString("SIGNET_MDS_ROOT_FILE") {
                 roots = try X509Certificate.certificates(fromPEM: String(contentsOfFile: rootFile, encoding: .utf8))
@@ -72,6 +63,21 @@ public enum RegistrationService: SignetService {
             receipts: try ErasureReceipts.fromEnvironment(env, logger: logger),
             userData: try UserDataExport.Settings.fromEnvironment(env),
             retentionInterval: try RetentionPurger.interval(env))
+    }
+
+    /// Where the FIDO metadata BLOB comes from: `SIGNET_MDS_BLOB_FILE` (a file the deployment
+    /// refreshes) or else `SIGNET_MDS_BLOB_URL`, which must be `https` (so must its redirects,
+    /// ``MetadataURLSource``); nil when neither is set.
+    ///
+    /// The BLOB is signed, but over plain `http` anyone on the path could keep a newer BLOB —
+    /// and the revocations it brings — from arriving while the old one stays in force.
+    static func metadataSource(_ env: Environment) throws -> (any MetadataSource)? {
+        if let blobFile = env.optionalString("SIGNET_MDS_BLOB_FILE") { return MetadataFileSource(path: blobFile) }
+        guard let blobURL = env.optionalString("SIGNET_MDS_BLOB_URL") else { return nil }
+        guard let url = URL(string: blobURL), let source = MetadataURLSource(url: url) else {
+            throw Environment.ConfigurationError(variable: "SIGNET_MDS_BLOB_URL", reason: "expected an https URL with a host")
+        }
+        return source
     }
 
     /// `SIGNET_UAF_APP_ID_BASE`: the registration service's URL as UAF clients reach it (the

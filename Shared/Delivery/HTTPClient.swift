@@ -13,8 +13,8 @@ import CCurl
 /// blocks, and the lanes bound the threads the client can hold. Cancelling the awaiting task
 /// aborts the transfer and throws `CancellationError`.
 ///
-/// Only `http` and `https` are allowed (redirects included). Header lines with CR, LF or NUL
-/// are refused before anything is sent.
+/// Only `http` and `https` are allowed (redirects included), or `https` alone for a request
+/// sent with `httpsOnly`. Header lines with CR, LF or NUL are refused before anything is sent.
 public final class HTTPClient: Sendable {
     /// An answer: its status and body.
     public struct Response: Sendable, Hashable {
@@ -65,13 +65,15 @@ public final class HTTPClient: Sendable {
     ///   - responseLimit: Bytes of the response body kept.
     ///   - followRedirects: Whether 3xx answers are followed (up to 5, `http`/`https` only),
     ///     as `URLSession` does; off, a 3xx is returned as the answer.
+    ///   - httpsOnly: Refuse `http`, for the URL and for every redirect (libcurl's
+    ///     `CURLE_UNSUPPORTED_PROTOCOL`): an `https` URL cannot be downgraded by a redirect.
     /// - Returns: The status and body.
     /// - Throws: ``Failure`` when no HTTP answer came (unresolved host, refused connection,
     ///   timeout, malformed URL, a header line with CR/LF/NUL), `CancellationError` when the
     ///   task is cancelled.
     public func send(
         _ method: String, _ url: String, headers: [String] = [], body: [UInt8]? = nil, timeout: Duration,
-        responseLimit: Int, followRedirects: Bool = false
+        responseLimit: Int, followRedirects: Bool = false, httpsOnly: Bool = false
     ) async throws -> Response {
         for line in headers + [method] where line.utf8.contains(where: { $0 == 10 || $0 == 13 || $0 == 0 }) {
             throw Failure(code: Int(CURLE_BAD_FUNCTION_ARGUMENT.rawValue), text: "a header line or method with CR, LF or NUL")
@@ -80,7 +82,7 @@ public final class HTTPClient: Sendable {
         return try await lanes.run { cancellation in
             try Self.perform(
                 method, url, headers: headers, body: body, timeout: timeout, responseLimit: responseLimit, followRedirects: followRedirects,
-                cancellation: cancellation)
+                protocols: httpsOnly ? "https" : "http,https", cancellation: cancellation)
         }
     }
 
@@ -88,7 +90,7 @@ public final class HTTPClient: Sendable {
 
     private static func perform(
         _ method: String, _ url: String, headers: [String], body: [UInt8]?, timeout: Duration, responseLimit: Int, followRedirects: Bool,
-        cancellation: CancellationFlag
+        protocols: String, cancellation: CancellationFlag
     ) throws -> Response {
         // One byte more than the limit tells a body that was cut from one that fits.
         let context = CurlTransferContext(responseLimit: responseLimit + 1, cancellation: cancellation)
@@ -96,12 +98,12 @@ public final class HTTPClient: Sendable {
         do {
             curl = try CurlEasy()
             try curl.set(CURLOPT_URL, url)
-            try curl.set(CURLOPT_PROTOCOLS_STR, "http,https")
+            try curl.set(CURLOPT_PROTOCOLS_STR, protocols)
             try curl.set(CURLOPT_TIMEOUT_MS, timeout.curlMilliseconds)
             if followRedirects {
                 try curl.set(CURLOPT_FOLLOWLOCATION, 1)
                 try curl.set(CURLOPT_MAXREDIRS, 5)
-                try curl.set(CURLOPT_REDIR_PROTOCOLS_STR, "http,https")
+                try curl.set(CURLOPT_REDIR_PROTOCOLS_STR, protocols)
             }
             // "Expect:" keeps libcurl from waiting for a 100-continue on larger bodies.
             try curl.set(CURLOPT_HTTPHEADER, list: headers + ["Expect:"])

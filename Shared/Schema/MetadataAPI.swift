@@ -25,7 +25,8 @@ public struct MetadataRefreshOutcome: Codable, Sendable, Equatable {
     public var changed: Bool
     public var number: Int?
     public var previousNumber: Int?
-    /// FIDO2 models newly reported revoked or compromised.
+    /// FIDO2 models newly reported revoked or compromised, and those whose suspensions an
+    /// earlier refresh could not commit (tried again by every refresh until they commit).
     public var newlyRevokedAAGUIDs: [String]
     /// Active credentials of those models now suspended.
     public var credentialsSuspended: Int

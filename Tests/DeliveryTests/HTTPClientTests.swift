@@ -77,6 +77,16 @@ struct HTTPClientTests {
         #expect(error?.code == Int(CURLE_UNSUPPORTED_PROTOCOL.rawValue))
     }
 
+    @Test func anHTTPSOnlyRequestRefusesPlainHTTPBeforeConnecting() async throws {
+        let server = try CannedHTTPServer(responses: [Self.ok("never")])
+        let error = await #expect(throws: HTTPClient.Failure.self) {
+            try await Self.client.send(
+                "GET", "http://127.0.0.1:\(server.port)/", timeout: .seconds(2), responseLimit: 64, followRedirects: true, httpsOnly: true)
+        }
+        #expect(error?.code == Int(CURLE_UNSUPPORTED_PROTOCOL.rawValue))
+        #expect(server.requests.isEmpty)
+    }
+
     @Test func aRefusedConnectionIsAFailureThatIsNotATimeout() async throws {
         let port = try LoopbackSocket.closedPort()
         let error = await #expect(throws: HTTPClient.Failure.self) {

@@ -56,4 +56,44 @@ struct MethodSetupBudgetTests {
         let purged = try await h.context.pool.withConnection { try await MethodSetupBudget.purge(now: now.addingTimeInterval(601), limit: 100, on: $0) }
         #expect(purged == 11)
     }
+
+    @Test func subaddressesOfOneMailboxShareItsBudget() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let budget = MethodSetupBudget(pool: h.context.pool, key: Array(repeating: 7, count: 32))
+        let now = Date()
+        // Five users, each to another tag of one mailbox (and the domain in another case).
+        for i in 0..<5 {
+            try await budget.spend(
+                tenant: "acme", subjectRef: "ref-\(i)", destination: budget.destination(tenant: "acme", kind: "email", value: "ada+\(i)@Example.ORG"),
+                now: now)
+        }
+        let sixth = await Self.refusal {
+            try await budget.spend(tenant: "acme", subjectRef: "ref-z", destination: budget.destination(tenant: "acme", kind: "email", value: "ada@example.org"), now: now)
+        }
+        #expect(sixth?.code == "code_send_limited", "\(String(describing: sixth))")
+    }
+}
+
+/// The key a destination's budget is counted under: one per mailbox, whatever the case or the
+/// `+tag` of the address (no database: the pool is never used).
+@Suite struct MethodSetupBudgetDestinationTests {
+    let budget = MethodSetupBudget(pool: PostgresPool(configuration: PostgresConfiguration(conninfo: "postgresql://signet@127.0.0.1:1/none", poolSize: 1), logger: TestStack.quietLogger), key: Array(repeating: 7, count: 32))
+
+    @Test(arguments: ["ada@example.org", "Ada@Example.org", "ada+news@example.org", "ADA+News+2@EXAMPLE.ORG", "ada+@example.org"])
+    func oneMailboxIsOneDestination(_ address: String) {
+        #expect(budget.destination(tenant: "acme", kind: "email", value: address) == budget.destination(tenant: "acme", kind: "email", value: "ada@example.org"))
+    }
+
+    @Test(arguments: ["bob@example.org", "ada@example.net", "ada.b@example.org", "+ada@example.org"])
+    func otherMailboxesAreOtherDestinations(_ address: String) {
+        #expect(budget.destination(tenant: "acme", kind: "email", value: address) != budget.destination(tenant: "acme", kind: "email", value: "ada@example.org"))
+    }
+
+    @Test func aMailboxIsTheLowerCasedAddressWithoutItsTag() {
+        #expect(MethodSetupBudget.mailbox("Ada+Tag@Example.ORG") == "ada@example.org")
+        #expect(MethodSetupBudget.mailbox("+tag@example.org") == "+tag@example.org")
+        // Phone numbers are counted as given.
+        #expect(budget.destination(tenant: "acme", kind: "phone", value: "+447700900123") != budget.destination(tenant: "acme", kind: "phone", value: "+447700900124"))
+    }
 }

@@ -1,0 +1,86 @@
+import FIDO
+import Foundation
+import Postgres
+import Schema
+import ServiceTestSupport
+import Synchronization
+import Testing
+import TestSupport
+@testable import RegistrationService
+
+/// The metadata refresher over a scratch database: a newer BLOB that revokes a model suspends
+/// the model's credentials, and when the database step fails, the next refresh still does —
+/// though the source still holds the same BLOB, which is in force already.
+@Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
+struct MetadataRefresherTests {
+    typealias Harness = ServiceHarness<RegistrationService>
+    static let model = "5e6f7a8b-1c2d-4e3f-9a0b-1c2d3e4f5a6b"
+
+    /// A BLOB source whose text a test replaces.
+    final class Source: MetadataSource {
+        let text: Mutex<String>
+        init(_ text: String) { self.text = Mutex(text) }
+        func fetchBLOB(maximumSize: Int) async throws(MetadataError) -> String { text.withLock { $0 } }
+    }
+
+    static func blob(no: Int, status: String, chain: MetadataTestPKI.Chain) throws -> String {
+        try MetadataTestPKI.blob(
+            payload: MetadataTestPKI.payload(
+                no: no, entries: [MetadataTestPKI.entry(aaguid: model, statuses: [(status, "2026-01-0\(no)")])], nextUpdate: "2027-01-01"),
+            chain: chain)
+    }
+
+    static func status(_ h: Harness) async throws -> String? {
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("SELECT status FROM credentials WHERE tenant_id = 'acme' AND credential_id = '\\x0102'::bytea").first?.string("status")
+        }
+    }
+
+    @Test func suspensionsThatFailedAreDoneByTheNextRefresh() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.context.pool.withConnection { conn in
+            try await conn.query(
+                "INSERT INTO users (tenant_id, username, user_handle, display_name) VALUES ('acme', 'alice', '\\x01'::bytea, 'alice')")
+            try await conn.query(
+                """
+                INSERT INTO credentials (tenant_id, credential_id, username, user_handle, public_key_cose, algorithm, sign_count, aaguid,
+                    backup_eligible, backup_state, user_verified, transports, attestation_format, attestation_type)
+                VALUES ('acme', '\\x0102'::bytea, 'alice', '\\x01'::bytea, '\\x00'::bytea, -7, 0, \(Self.model)::uuid,
+                    false, false, true, '{}', 'packed', 'basic')
+                """)
+        }
+        let chain = try MetadataTestPKI.Chain()
+        let metadata = MetadataService(configuration: try chain.configuration)
+        try metadata.load(jwt: Self.blob(no: 1, status: "FIDO_CERTIFIED_L1", chain: chain))
+        let source = Source(try Self.blob(no: 2, status: "REVOKED", chain: chain))
+        let refresher = MetadataRefresher(metadata: metadata, source: source, context: h.context, interval: .seconds(3600), initialUpdate: nil)
+
+        // The suspension fails once (a trigger refuses updates of credentials): BLOB 2 is in
+        // force, the credential still active.
+        try await h.context.pool.withConnection { conn in
+            try await conn.execute(
+                "CREATE FUNCTION refuse_update() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$")
+            try await conn.execute("CREATE TRIGGER refuse_update BEFORE UPDATE ON credentials FOR EACH ROW EXECUTE FUNCTION refuse_update()")
+        }
+        await #expect(throws: (any Error).self) { try await refresher.refresh() }
+        let revoked = try metadata.isRevokedOrCompromised(MetadataTestPKI.aaguid(Self.model))
+        #expect(metadata.currentNumber == 2 && revoked)
+        #expect(try await Self.status(h) == "active")
+        #expect(await refresher.pending.aaguids == [Self.model])
+
+        // The database is back; the source still holds BLOB 2: the next refresh suspends.
+        try await h.context.pool.withConnection { conn in try await conn.execute("DROP TRIGGER refuse_update ON credentials") }
+        let outcome = try await refresher.refresh()
+        #expect(
+            outcome == MetadataRefreshOutcome(changed: false, number: 2, previousNumber: 2, newlyRevokedAAGUIDs: [Self.model], credentialsSuspended: 1))
+        #expect(try await Self.status(h) == "suspended")
+        let event = try #require(try await h.published().last { $0.type == CredentialStatusChanged.eventType })
+        #expect(try EventCoding.decode(CredentialStatusChanged.self, from: Array(event.data.utf8)).status == "suspended")
+        #expect(await refresher.pending.isEmpty)
+
+        // Nothing is left to do: the same BLOB again changes nothing.
+        let again = try await refresher.refresh()
+        #expect(again == MetadataRefreshOutcome(changed: false, number: 2, previousNumber: 2, newlyRevokedAAGUIDs: [], credentialsSuspended: 0))
+    }
+}
