@@ -130,5 +130,24 @@ enum TransactionMigrations {
             );
             CREATE INDEX device_key_owners_by_subject ON device_key_owners (tenant_id, subject_ref);
             """),
+        Migration(
+            191, "consumed_evidence",
+            """
+            -- The dynamic-linking challenge of every WebAuthn and UAF step that confirmed a
+            -- transaction, spent once per tenant in the confirming transaction: the details hash
+            -- does not name the transaction, so one confirmation's steps would confirm another
+            -- transaction with the same details. The signing key (aaid NULL: a WebAuthn
+            -- credential id) says when a row stops mattering (ConsumedEvidence.purge).
+            CREATE TABLE consumed_evidence (
+                tenant_id text NOT NULL,
+                challenge bytea NOT NULL,
+                transaction_id text NOT NULL,
+                aaid text,
+                key_id bytea NOT NULL,
+                consumed_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, challenge)
+            );
+            CREATE INDEX consumed_evidence_by_transaction ON consumed_evidence (tenant_id, transaction_id);
+            """),
     ]
 }
