@@ -195,12 +195,39 @@ struct TransactionStackTests {
         #expect(late.status == 409 && lateCode == "transaction_not_pending")
         #expect(await TestStack.eventually(timeout: .seconds(20)) { (try? await get(t, short.transactionId))?.status == "EXPIRED" })
 
-        // The user rejects.
+        // A reject before any step is verified is nobody's: whoever knows the transaction id can
+        // start a sign-in for it. Refused, and the transaction stays PENDING (before this stop it
+        // was REJECTED). The user's rejection after a verified step: below.
         let refused = try await create(t, username: "hugo", amount: "99.00")
         let flow = try AdaptiveSignInStackTests.decode(SignInStarted.self, try await startConfirmation(t, refused.transactionId))
         let reject = try await TestHTTP.send("POST", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(flow.signinId)/reject")
-        #expect(reject.status == 200)
-        #expect(await TestStack.eventually { (try? await get(t, refused.transactionId))?.status == "REJECTED" })
+        let rejectCode = try? reject.json()["code"] as? String
+        #expect(reject.status == 403 && rejectCode == "authentication_required", "\(reject.text)")
+        // The decision event, had there been one, reaches the transaction service in well under this.
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await get(t, refused.transactionId).status == "PENDING")
+        let still = try AdaptiveSignInStackTests.decode(
+            SignInProgress.self, try await TestHTTP.send("GET", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(flow.signinId)"))
+        #expect(still.status == "IN_PROGRESS")
+    }
+
+    @Test func theUserRejectsAfterAVerifiedStep() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let first = try await adaptive.register("kim", in: t)
+        _ = try await adaptive.register("kim", in: t)
+        #expect(try await adaptive.putRuleset(t, AdaptiveSignInStackTests.ruleset).status == 200)
+        // Two steps for a large amount: the first shows that the user is the transaction's, and
+        // the user then declines instead of signing again.
+        let tx = try await create(t, username: "kim", amount: "5000.00")
+        let started = try AdaptiveSignInStackTests.decode(SignInStarted.self, try await startConfirmation(t, tx.transactionId))
+        #expect(started.sequences == [["fido2", "fido2"]])
+        let one = try AdaptiveSignInStackTests.decode(SignInProgress.self, try await adaptive.step(t, started.signinId, with: first))
+        #expect(one.status == "IN_PROGRESS")
+        let reject = try await TestHTTP.send("POST", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(started.signinId)/reject")
+        #expect(reject.status == 200, "\(reject.text)")
+        #expect((try? AdaptiveSignInStackTests.decode(SignInProgress.self, reject))?.status == "REJECTED")
+        #expect(await TestStack.eventually { (try? await get(t, tx.transactionId))?.status == "REJECTED" })
     }
 
     @Test func aConfirmationsStepsConfirmOneTransactionOnly() async throws {
