@@ -133,6 +133,38 @@ struct UAFConfirmationTests {
         #expect(try await spent() == 0)
     }
 
+    /// Migration 192 spends the steps of confirmations made before 191, from their evidence: the
+    /// row it derives is the one the confirmation spends now, and the replay is refused.
+    @Test func theBackfillSpendsTheStepsOfEarlierConfirmations() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await Self.seed(h)
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
+        _ = try await Self.registered(h, authenticator)
+        let a = try await Self.create(h)
+        let b = try await Self.create(h)
+        let step = try Self.evidence(authenticator, a)
+        #expect(try await Self.decide(h, a, step).status == "CONFIRMED")
+        func rows() async throws -> [String] {
+            try await h.context.pool.withConnection {
+                try await $0.query(
+                    "SELECT encode(challenge, 'hex') || '/' || transaction_id || '/' || coalesce(aaid, '-') || '/' || encode(key_id, 'hex') AS r FROM consumed_evidence")
+            }.compactMap { $0.string("r") }
+        }
+        let spent = try await rows()
+        let challenge = DynamicLinkingChallenge.derive(
+            detailsHash: try #require(Base64URL.decode(a.detailsHash)), nonce: try #require(Base64URL.decode(step.nonce)))
+        #expect(spent.count == 1 && spent.first?.hasPrefix(Hex.encode(challenge) + "/" + a.transactionId + "/ABCD#0001/") == true)
+        // As before 191: confirmed, nothing spent.
+        let backfill = try #require(TransactionMigrations.all.first { $0.version == 192 })
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("DELETE FROM consumed_evidence")
+            try await conn.execute(backfill.sql)
+        }
+        #expect(try await rows() == spent)
+        #expect(try await Self.decide(h, b, step).status == "PENDING")
+    }
+
     /// A transaction created with a PNG form: the image is checked at creation (a bad one is
     /// refused with its code and creates nothing), it is part of the details hash, a step that
     /// signed the image's hash confirms, and a step that signed another image's hash (over the
