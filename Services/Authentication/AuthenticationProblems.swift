@@ -100,6 +100,9 @@ extension ProblemCode {
     static let noPendingChallenge = ProblemCode("no_pending_challenge", status: 409, title: "No challenge")
     /// A reject for a sign-in that confirms no transaction.
     static let notATransaction = ProblemCode("not_a_transaction", status: 409, title: "Nothing to reject")
+    /// A reject before the sign-in verified any step: nobody has shown to be the transaction's
+    /// user yet (whoever knows a transaction id can start a sign-in for it).
+    static let authenticationRequired = ProblemCode("authentication_required", status: 403, title: "Authentication required")
 
     // MARK: - Anti-hammering and budgets
 

@@ -16,8 +16,10 @@ import JSON
 /// TRANSACTION_CONTENT_HASH is the hash of the details' display text, and it verifies under the
 /// UAF key this service holds, see ``UAFKeyOwners``; an `oob_push` step is the user's bound
 /// device's signature over an approval of these details, verified with the user-auth key this
-/// service holds, see ``DeviceKeyOwners``). Then the transaction is CONFIRMED with its tcToken and
-/// evidence, in one transaction with its event; anything else leaves it as it was.
+/// service holds, see ``DeviceKeyOwners``). Each WebAuthn and UAF step's challenge is spent then
+/// (``ConsumedEvidence``): steps that confirmed one transaction never confirm another with the
+/// same details. Then the transaction is CONFIRMED with its tcToken and evidence, in one
+/// transaction with its event and the spent challenges; anything else leaves it as it was.
 struct TransactionDecisions: Sendable {
     let keys: TCTokenKeys
     let issuer: String
@@ -93,6 +95,14 @@ struct TransactionDecisions: Sendable {
                     logger.warning("confirmation refused: an oob_push step does not verify with the user-auth key of a bound device of the transaction's user")
                     return
                 }
+            }
+            // Each WebAuthn and UAF step's challenge confirms one transaction: the details hash
+            // does not name the transaction, so the same steps replayed in a decision for another
+            // pending transaction of the user with the same details would verify as well.
+            guard try await ConsumedEvidence.spend(e.assertions, transactionId: tx.id, tenant: tx.tenant, detailsHash: tx.detailsHash, at: now, on: conn)
+            else {
+                logger.warning("confirmation refused: a signed step already confirmed another transaction")
+                return
             }
             let ring = try await keys.ring(for: tx.tenant)
             let jti = SecureRandom.token(byteCount: 16)

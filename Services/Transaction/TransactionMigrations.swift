@@ -130,5 +130,47 @@ enum TransactionMigrations {
             );
             CREATE INDEX device_key_owners_by_subject ON device_key_owners (tenant_id, subject_ref);
             """),
+        Migration(
+            191, "consumed_evidence",
+            """
+            -- The dynamic-linking challenge of every WebAuthn and UAF step that confirmed a
+            -- transaction, spent once per tenant in the confirming transaction: the details hash
+            -- does not name the transaction, so one confirmation's steps would confirm another
+            -- transaction with the same details. The signing key (aaid NULL: a WebAuthn
+            -- credential id) says when a row stops mattering (ConsumedEvidence.purge).
+            CREATE TABLE consumed_evidence (
+                tenant_id text NOT NULL,
+                challenge bytea NOT NULL,
+                transaction_id text NOT NULL,
+                aaid text,
+                key_id bytea NOT NULL,
+                consumed_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, challenge)
+            );
+            CREATE INDEX consumed_evidence_by_transaction ON consumed_evidence (tenant_id, transaction_id);
+            """),
+        Migration(
+            192, "consumed_evidence_backfill",
+            """
+            -- The steps of confirmations made before 191 are spent too, from the evidence kept
+            -- (evidence already cleared by retention cannot be). The challenge as
+            -- DynamicLinkingChallenge.derive computes it: SHA-256("signet-dynamic-link-v1" || 0x00
+            -- || detailsHash || nonce). Only well-formed base64url is decoded (a step that was
+            -- verified always is); a confirmed transaction's details hash cannot change.
+            INSERT INTO consumed_evidence (tenant_id, challenge, transaction_id, aaid, key_id, consumed_at)
+            SELECT t.tenant_id,
+                sha256(convert_to('signet-dynamic-link-v1', 'UTF8') || decode('00', 'hex') || t.details_hash
+                    || decode(translate(a->>'nonce', '-_', '+/') || repeat('=', (4 - length(a->>'nonce') % 4) % 4), 'base64')),
+                t.id, CASE WHEN a->>'format' IS NULL THEN NULL ELSE a->>'aaid' END,
+                decode(translate(a->>'credentialId', '-_', '+/') || repeat('=', (4 - length(a->>'credentialId') % 4) % 4), 'base64'),
+                t.updated_at
+            FROM transactions t CROSS JOIN LATERAL json_array_elements(
+                CASE WHEN json_typeof(t.evidence::json -> 'assertions') = 'array' THEN t.evidence::json -> 'assertions' ELSE '[]'::json END) a
+            WHERE t.status = 'CONFIRMED' AND t.evidence IS NOT NULL
+                AND (a->>'format' IS NULL OR (a->>'format' = 'uaf' AND a->>'aaid' IS NOT NULL))
+                AND a->>'nonce' ~ '^[A-Za-z0-9_-]{22}$'
+                AND a->>'credentialId' ~ '^[A-Za-z0-9_-]+$' AND length(a->>'credentialId') % 4 <> 1
+            ON CONFLICT DO NOTHING;
+            """),
     ]
 }

@@ -36,7 +36,10 @@ public enum TransactionService: SignetService {
         let userData = TransactionUserData()
         handlers.merge(TransactionRetention.handlers)
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { now in
-            try await context.pool.withConnection { try await TransactionRetention.purge(now: now, on: $0) }
+            // With the evidence past its retention, the spent challenges whose key is gone.
+            try await context.pool.withConnection { conn in
+                try await TransactionRetention.purge(now: now, on: conn) + (try await ConsumedEvidence.purge(on: conn))
+            }
         }
         handlers.merge(
             UserErasure.handlers(

@@ -1,7 +1,9 @@
 import Crypto
 import FIDO
 import Foundation
+import Kafka
 import Schema
+import ServiceKit
 import Testing
 import TestSupport
 import Tokens
@@ -193,12 +195,74 @@ struct TransactionStackTests {
         #expect(late.status == 409 && lateCode == "transaction_not_pending")
         #expect(await TestStack.eventually(timeout: .seconds(20)) { (try? await get(t, short.transactionId))?.status == "EXPIRED" })
 
-        // The user rejects.
+        // A reject before any step is verified is nobody's: whoever knows the transaction id can
+        // start a sign-in for it. Refused, and the transaction stays PENDING (before this stop it
+        // was REJECTED). The user's rejection after a verified step: below.
         let refused = try await create(t, username: "hugo", amount: "99.00")
         let flow = try AdaptiveSignInStackTests.decode(SignInStarted.self, try await startConfirmation(t, refused.transactionId))
         let reject = try await TestHTTP.send("POST", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(flow.signinId)/reject")
-        #expect(reject.status == 200)
-        #expect(await TestStack.eventually { (try? await get(t, refused.transactionId))?.status == "REJECTED" })
+        let rejectCode = try? reject.json()["code"] as? String
+        #expect(reject.status == 403 && rejectCode == "authentication_required", "\(reject.text)")
+        // The decision event, had there been one, reaches the transaction service in well under this.
+        try await Task.sleep(for: .seconds(2))
+        #expect(try await get(t, refused.transactionId).status == "PENDING")
+        let still = try AdaptiveSignInStackTests.decode(
+            SignInProgress.self, try await TestHTTP.send("GET", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(flow.signinId)"))
+        #expect(still.status == "IN_PROGRESS")
+    }
+
+    @Test func theUserRejectsAfterAVerifiedStep() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let first = try await adaptive.register("kim", in: t)
+        _ = try await adaptive.register("kim", in: t)
+        #expect(try await adaptive.putRuleset(t, AdaptiveSignInStackTests.ruleset).status == 200)
+        // Two steps for a large amount: the first shows that the user is the transaction's, and
+        // the user then declines instead of signing again.
+        let tx = try await create(t, username: "kim", amount: "5000.00")
+        let started = try AdaptiveSignInStackTests.decode(SignInStarted.self, try await startConfirmation(t, tx.transactionId))
+        #expect(started.sequences == [["fido2", "fido2"]])
+        let one = try AdaptiveSignInStackTests.decode(SignInProgress.self, try await adaptive.step(t, started.signinId, with: first))
+        #expect(one.status == "IN_PROGRESS")
+        let reject = try await TestHTTP.send("POST", "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(started.signinId)/reject")
+        #expect(reject.status == 200, "\(reject.text)")
+        #expect((try? AdaptiveSignInStackTests.decode(SignInProgress.self, reject))?.status == "REJECTED")
+        #expect(await TestStack.eventually { (try? await get(t, tx.transactionId))?.status == "REJECTED" })
+    }
+
+    @Test func aConfirmationsStepsConfirmOneTransactionOnly() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let passkey = try await adaptive.register("lena", in: t)
+        // Two pending transactions of one user with byte-identical details: one details hash.
+        let a = try await create(t, username: "lena", amount: "250.00")
+        let b = try await create(t, username: "lena", amount: "250.00")
+        #expect(a.detailsHash == b.detailsHash && a.transactionId != b.transactionId)
+        let started = try AdaptiveSignInStackTests.decode(SignInStarted.self, try await startConfirmation(t, a.transactionId))
+        let done = try AdaptiveSignInStackTests.decode(SignInProgress.self, try await adaptive.step(t, started.signinId, with: passkey))
+        #expect(done.status == "SUCCEEDED")
+        #expect(await TestStack.eventually { (try? await get(t, a.transactionId))?.status == "CONFIRMED" })
+        let evidence = try AdaptiveSignInStackTests.decode(
+            TransactionEvidence.self,
+            try await TestHTTP.send(
+                "GET", "\(Self.transaction)/v1/tenants/\(t.id)/transactions/\(a.transactionId)/evidence", headers: ["Authorization": "Bearer \(t.key)"]))
+        // Whoever can produce on the authentication topic replays A's decision, with B's id.
+        let replayed = try EventEnvelope(
+            TransactionDecision(
+                tenantId: t.id, transactionId: b.transactionId, decision: "confirmed", detailsHash: b.detailsHash, signinId: started.signinId,
+                amr: evidence.amr, assertions: evidence.assertions, decidedAt: Date()),
+            source: ServiceName.authentication.eventSource, subject: t.id)
+        let producer = try Stack.producer()
+        for result in await producer.sendAll([replayed.kafkaMessage(topic: Topic.authentication, key: t.id)]) { _ = try result.get() }
+        #expect(await TestStack.eventually { (try? await Stack.processedCount(.transaction, eventID: replayed.id)) == 1 })
+        // Refused: A's steps were spent by A's confirmation (before this stop B was CONFIRMED).
+        #expect(try await get(t, b.transactionId).status == "PENDING")
+        let pool = TestStack.pool(database: "signet_transaction", size: 1)
+        defer { pool.close() }
+        let spent = try await pool.withConnection {
+            try await $0.query("SELECT transaction_id FROM consumed_evidence WHERE tenant_id = \(t.id)")
+        }.compactMap { $0.string("transaction_id") }
+        #expect(spent == [a.transactionId])
     }
 
     @Test func aLargeAmountMakesTheRulesDemandASecondMethod() async throws {

@@ -228,7 +228,8 @@ struct UserDataStackTests {
         // methodSetupSends: the e-mail and SMS methods' setups, counted by their send budget.
         #expect(tallies["registration"] == ["credentials": 1, "methods": 3, "users": 1, "subjects": 1, "methodSetupSends": 2])
         #expect(tallies["authentication"]?.filter { expectedAuthentication[$0.key] != nil } == expectedAuthentication.filter { $0.value > 0 }, "\(tallies)")
-        #expect(tallies["transaction"] == ["transactions": 1, "credentials": 1])
+        // spentChallenges: the confirmation's step (ConsumedEvidence), erased with its transaction.
+        #expect(tallies["transaction"] == ["transactions": 1, "credentials": 1, "spentChallenges": 1])
         #expect(tallies["pii"] == ["dataKeys": 1, "values": 2])
         #expect(tallies["oob"] == [:])
 

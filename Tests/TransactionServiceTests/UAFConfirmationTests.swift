@@ -82,6 +82,89 @@ struct UAFConfirmationTests {
         await ConfirmationSteps.expectEvidence(h, tx, format: "uaf")
     }
 
+    /// A UAF step confirms one transaction: replayed in a decision for another pending
+    /// transaction of the user with the same details (same details hash, so the same challenge
+    /// verifies), it leaves that one PENDING (before migration 191 it confirmed it too). The
+    /// spent challenge stays while the key may sign again (suspended), goes once the key is
+    /// deleted, and goes with the user's data on erasure.
+    @Test func aUAFStepConfirmsOneTransactionOnly() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await Self.seed(h)
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
+        let registration = try await Self.registered(h, authenticator)
+        let a = try await Self.create(h)
+        let b = try await Self.create(h)
+        #expect(a.detailsHash == b.detailsHash)
+        let step = try Self.evidence(authenticator, a)
+        #expect(try await Self.decide(h, a, step).status == "CONFIRMED")
+        let replayed = try await Self.decide(h, b, step)
+        #expect(replayed.status == "PENDING" && replayed.tcToken == nil)
+        // B with its own step confirms.
+        #expect(try await Self.decide(h, b, try Self.evidence(authenticator, b)).status == "CONFIRMED")
+
+        func spent() async throws -> Int {
+            try await h.context.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM consumed_evidence").first?.int("n") ?? -1 }
+        }
+        func status(_ value: String) async throws {
+            try await h.consume(
+                UAFAuthenticatorStatusChanged(
+                    tenantId: "shop", aaid: "ABCD#0001", keyId: Base64URL.encode(registration.keyID), status: value, changedAt: Date()),
+                source: .registration)
+        }
+        #expect(try await spent() == 2)
+        try await status("suspended")
+        #expect(try await h.context.pool.withConnection { try await ConsumedEvidence.purge(on: $0) } == 0)
+        try await status("deleted")
+        #expect(try await h.context.pool.withConnection { try await ConsumedEvidence.purge(limit: 1, on: $0) } == 2)
+        #expect(try await spent() == 0)
+
+        // Erasure: the user's transactions' spent challenges are exported and erased with them.
+        let other = SoftUAFAuthenticator(aaid: "ABCD#0002", facetID: "https://shop.example")
+        _ = try await Self.registered(h, other)
+        let c = try await Self.create(h)
+        #expect(try await Self.decide(h, c, try Self.evidence(other, c)).status == "CONFIRMED")
+        let subjectRef = h.context.configuration.subjectKey.ref(tenant: "shop", username: "alice")
+        let user = UserDataSubject(tenant: "shop", username: "alice", subject: nil, subjectRef: subjectRef)
+        let exported = try await h.context.pool.withConnection { try await TransactionUserData().export(user, reader: "test", on: $0) }
+        #expect(exported["spentChallenges"]?.arrayValue?.compactMap { $0["transactionId"] } == [.string(c.transactionId)])
+        let tallies = try await h.context.withTransaction { try await TransactionUserData().erase(user, on: $0) }
+        #expect(tallies["spentChallenges"] == 1 && tallies["transactions"] == 3)
+        #expect(try await spent() == 0)
+    }
+
+    /// Migration 192 spends the steps of confirmations made before 191, from their evidence: the
+    /// row it derives is the one the confirmation spends now, and the replay is refused.
+    @Test func theBackfillSpendsTheStepsOfEarlierConfirmations() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        try await Self.seed(h)
+        let authenticator = SoftUAFAuthenticator(aaid: "ABCD#0001", facetID: "https://shop.example")
+        _ = try await Self.registered(h, authenticator)
+        let a = try await Self.create(h)
+        let b = try await Self.create(h)
+        let step = try Self.evidence(authenticator, a)
+        #expect(try await Self.decide(h, a, step).status == "CONFIRMED")
+        func rows() async throws -> [String] {
+            try await h.context.pool.withConnection {
+                try await $0.query(
+                    "SELECT encode(challenge, 'hex') || '/' || transaction_id || '/' || coalesce(aaid, '-') || '/' || encode(key_id, 'hex') AS r FROM consumed_evidence")
+            }.compactMap { $0.string("r") }
+        }
+        let spent = try await rows()
+        let challenge = DynamicLinkingChallenge.derive(
+            detailsHash: try #require(Base64URL.decode(a.detailsHash)), nonce: try #require(Base64URL.decode(step.nonce)))
+        #expect(spent.count == 1 && spent.first?.hasPrefix(Hex.encode(challenge) + "/" + a.transactionId + "/ABCD#0001/") == true)
+        // As before 191: confirmed, nothing spent.
+        let backfill = try #require(TransactionMigrations.all.first { $0.version == 192 })
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("DELETE FROM consumed_evidence")
+            try await conn.execute(backfill.sql)
+        }
+        #expect(try await rows() == spent)
+        #expect(try await Self.decide(h, b, step).status == "PENDING")
+    }
+
     /// A transaction created with a PNG form: the image is checked at creation (a bad one is
     /// refused with its code and creates nothing), it is part of the details hash, a step that
     /// signed the image's hash confirms, and a step that signed another image's hash (over the

@@ -277,12 +277,19 @@ struct SignInCoordinator: Sendable {
     // MARK: - Rejecting a transaction
 
     /// The user refuses the transaction this sign-in confirms: the flow is REJECTED and the
-    /// decision event is published.
+    /// decision event is published. Only once the sign-in has verified a step (as the
+    /// transaction's user: a transaction's sign-in is bound to its user from the start): a
+    /// sign-in needs no authentication to start, so before that anyone who knows the
+    /// transaction id could reject it.
     ///
-    /// - Throws: 409 `not_a_transaction`, `transaction_not_pending`, and ``activeFlow(_:tenant:)``'s.
+    /// - Throws: 403 `authentication_required` before any step is verified; 409
+    ///   `not_a_transaction`, `transaction_not_pending`, and ``activeFlow(_:tenant:)``'s.
     func reject(signin id: String, tenant: String, logger: Logger) async throws -> SignInProgress {
         var flow = try await activeFlow(id, tenant: tenant)
         guard let transactionID = flow.transactionId else { throw HTTPError(.notATransaction, detail: "This sign-in confirms no transaction.") }
+        guard !flow.completed.isEmpty else {
+            throw HTTPError(.authenticationRequired, detail: "Verify a step of this sign-in first; a rejection counts only from the transaction's user.")
+        }
         let now = Date()
         let tx = try await PendingTransaction.load(transactionID, tenant: flow.tenant, pool: context.pool, now: now)
         flow.status = .rejected
