@@ -1,0 +1,36 @@
+import FoundationEssentials
+import HTTPServer
+import Platform
+import Schema
+import ServiceKit
+
+/// Guesses made outside a sign-in flow's steps: quick authentication, where the credential
+/// presented identifies the user (``AssertionCeremony/owner(of:tenant:)``).
+extension AntiHammering {
+    /// One guess at `method` of `username`, counted exactly as a step of a sign-in counts it
+    /// (``SignInCoordinator/verify(signin:tenant:method:request:client:logger:)``): reserved
+    /// before `evaluate` runs, under the row's lock (refused while the method is locked or on
+    /// probation); a refusal (400, "Sign-in refused") stands as a failure and may lock the
+    /// method; any other error gives the guess back. After a success the reservation is the
+    /// caller's: cleared by ``recordSuccess(tenant:username:method:on:)`` in the transaction of
+    /// its effect, or given back by ``releaseAttempt(tenant:username:method:settings:)``.
+    ///
+    /// - Throws: 423 `method_locked`, 429 `method_probation` (with `Retry-After`); `evaluate`'s.
+    func counted<T>(
+        tenant: String, username: String, method: String, settings: AuthenticationSettings, now: Date, logger: Logger,
+        _ evaluate: () async throws -> T
+    ) async throws -> T {
+        let standing = try await reserveAttempt(tenant: tenant, username: username, method: method, settings: settings, now: now)
+        try Self.require(standing, now: now)
+        do {
+            return try await evaluate()
+        } catch let error as HTTPError where error.code.status == 400 {
+            let after = try await recordFailure(tenant: tenant, username: username, method: method, settings: settings, now: now)
+            if after == .locked { logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method)]) }
+            throw error
+        } catch {
+            try? await releaseAttempt(tenant: tenant, username: username, method: method, settings: settings)
+            throw error
+        }
+    }
+}
