@@ -4,8 +4,8 @@ import Platform
 import Schema
 import ServiceKit
 
-/// Guesses made outside a sign-in flow's steps: quick authentication, where the credential
-/// presented identifies the user (``AssertionCeremony/owner(of:tenant:)``).
+/// Guesses made outside a sign-in flow's steps: quick authentication and the direct sign-in
+/// route, where the credential presented identifies the user (``AssertionCeremony/owner(of:tenant:)``).
 extension AntiHammering {
     /// One guess at `method` of `username`, counted exactly as a step of a sign-in counts it
     /// (``SignInCoordinator/verify(signin:tenant:method:request:client:logger:)``): reserved
@@ -32,5 +32,37 @@ extension AntiHammering {
             try? await releaseAttempt(tenant: tenant, username: username, method: method, settings: settings)
             throw error
         }
+    }
+
+    /// One guess on the direct sign-in route, which is benchmarked and answers a session from
+    /// one query (`record_assertion`): the standing is read (one query), not reserved, and a
+    /// method locked or on probation refused; a refusal (400) is counted afterwards (and may
+    /// lock the method), and a success clears the count when there was one. Guesses sent in
+    /// parallel may so be evaluated past the probation threshold by as many as are in flight;
+    /// the count still reaches it, and the lock.
+    ///
+    /// - Throws: 423 `method_locked`, 429 `method_probation` (with `Retry-After`); `evaluate`'s.
+    func checked<T>(
+        tenant: String, username: String, method: String, settings: AuthenticationSettings, logger: Logger, _ evaluate: () async throws -> T
+    ) async throws -> T {
+        let now = Date()
+        let before = try await record(tenant: tenant, username: username)
+        try Self.require(before.standing(method, now: now), now: now)
+        let result: T
+        do {
+            result = try await evaluate()
+        } catch let error as HTTPError where error.code.status == 400 {
+            if try await reserveAttempt(tenant: tenant, username: username, method: method, settings: settings, now: now) == .clear {
+                let after = try await recordFailure(tenant: tenant, username: username, method: method, settings: settings, now: now)
+                if after == .locked { logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method)]) }
+            }
+            throw error
+        }
+        if (before.failures[method] ?? 0) > 0 {
+            try await context.pool.withConnection { conn in
+                try await recordSuccess(tenant: tenant, username: username, method: method, on: conn)
+            }
+        }
+        return result
     }
 }
