@@ -308,6 +308,12 @@ seed() {
         [ $SECONDS -lt $deadline ] || { log "the demo tenant's sign-in rules could not be stored"; exit 1; }
         sleep 0.2
     done
+    # With a ruleset, the direct passkey routes (…/webauthn/authentications, which the demo
+    # page's passkey sign-in and signet-bench use) answer 403 direct_sign_in_disabled unless
+    # the tenant keeps them: it does, explicitly.
+    curl -fsS -o /dev/null -X PUT "$auth/v1/admin/tenants/demo/authentication-settings" \
+        -H "Authorization: Bearer $SIGNET_ADMIN_TOKEN" -H 'Content-Type: application/json' \
+        -d '{"directSignIn":true}' || { log "the demo tenant's authentication settings could not be stored"; exit 1; }
 }
 
 # Whether pid is gone (a child of this shell that exited stays a zombie until reaped).

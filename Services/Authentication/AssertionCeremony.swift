@@ -202,6 +202,45 @@ struct AssertionCeremony: Sendable {
             publicKeyCOSE: stored.publicKeyCOSE)
     }
 
+    /// Whose the credential `rawId` names is, before its assertion is verified: so that the
+    /// guess can be counted against that user's standing (anti-hammering) on the routes where
+    /// the credential identifies the user (quick authentication, the direct route without a
+    /// username). From the cache, the read model, or once per user the registration service.
+    /// A credential that cannot sign in at all is refused first (``requireUsable(_:tenant:)``).
+    ///
+    /// - Returns: nil when `rawId` is not a credential id at all (``verify`` refuses it).
+    /// - Throws: ``requireUsable(_:tenant:)``'s refusals.
+    func owner(of credential: AuthenticationResponseJSON, tenant: String) async throws -> String? {
+        guard let rawID = Base64URL.decode(credential.rawId), !rawID.isEmpty, rawID.count <= 1023 else { return nil }
+        var stored = try await usable(tenant: tenant, id: rawID)
+        if let known = stored.username { return known }
+        let username = try await usernames.username(tenant: tenant, subjectRef: stored.subjectRef)
+        stored.username = username
+        credentials.store(stored, tenant: tenant, id: rawID)
+        return username
+    }
+
+    /// Refuses a credential that cannot sign in at all (unknown, deleted, suspended, or of an
+    /// algorithm or model the tenant's FIDO policy no longer accepts), before its assertion is
+    /// evaluated: the credential's state says nothing of a guess, so such a refusal is not
+    /// counted towards the user's standing (a user retrying with a suspended key, or a key the
+    /// policy stopped accepting, does not lock their other passkeys). A credential cached before
+    /// it was suspended is refused by ``verify`` (`record_assertion`), once: the cache forgets it.
+    ///
+    /// - Throws: 400 `credential_not_found`, `credential_suspended`, `policy_*`.
+    func requireUsable(_ credential: AuthenticationResponseJSON, tenant: String) async throws {
+        guard let rawID = Base64URL.decode(credential.rawId), !rawID.isEmpty, rawID.count <= 1023 else { return }
+        _ = try await usable(tenant: tenant, id: rawID)
+    }
+
+    /// The credential, once ``requireUsable(_:tenant:)``'s checks passed (cached credential and
+    /// policy: no query while both are kept).
+    private func usable(tenant: String, id: [UInt8]) async throws -> CachedCredential {
+        let stored = try await load(tenant: tenant, id: id)
+        try await fidoPolicies.policy(for: tenant).check(algorithm: stored.key.algorithm, aaguid: stored.aaguid)
+        return stored
+    }
+
     /// The credential's immutable part, from the cache or the read model. A credential read
     /// from the database is refused here when it is deleted, suspended or flagged; a cached one
     /// is checked by `record_assertion`.

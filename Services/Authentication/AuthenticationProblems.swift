@@ -67,6 +67,10 @@ extension ProblemCode {
     // MARK: - Sign-in flows
     /// The tenant switched quick authentication off (`quickAuthEnabled` false).
     static let quickAuthDisabled = ProblemCode("quick_auth_disabled", status: 403, title: "Quick authentication disabled")
+    /// The direct sign-in routes (WebAuthn and UAF, one assertion → a session) are closed for
+    /// the tenant: it has an authentication ruleset and did not keep them (`directSignIn`
+    /// absent), or switched them off (`directSignIn` false).
+    static let directSignInDisabled = ProblemCode("direct_sign_in_disabled", status: 403, title: "Direct sign-in disabled")
     /// A sign-in for a transaction whose rule offers only sequences without a step that signs
     /// the transaction's details (OTPs alone): it could never confirm the transaction.
     static let transactionNotConfirmable = ProblemCode("transaction_not_confirmable", status: 409, title: "Transaction cannot be confirmed")

@@ -72,11 +72,12 @@ public enum AuthenticationService: SignetService {
         let policies = PolicyStore(pool: context.pool)
         let antiHammering = AntiHammering(context: context)
         let sessions = SessionStore(context: context, issuer: issuer)
-        let webAuthn = WebAuthnAuthenticationRoutes(context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony)
+        let webAuthn = WebAuthnAuthenticationRoutes(
+            context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony, policies: policies, antiHammering: antiHammering)
         let uafCeremony = UAFAssertionCeremony(
             context: context, appIDBase: configuration.uafAppIDBase, serverCertificates: configuration.uafServerCertificates)
         let uaf = UAFAuthenticationRoutes(
-            context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony,
+            context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony, policies: policies,
             transactions: TransactionTokens(calls: configuration.calls, transactionURL: configuration.transactionURL))
         let coordinator = SignInCoordinator(
             context: context, policies: policies,

@@ -13,11 +13,18 @@ import ServiceKit
 /// AuthenticationResponse verified by `FIDO.UAFAuthenticationVerifier` against the read model of
 /// registration's UAF keys; the challenge's single use and the counter update commit in one
 /// transaction; then a session token, as a passkey sign-in gives.
+///
+/// One assertion gives a session here, without the tenant's authentication rules: both calls
+/// answer 403 `direct_sign_in_disabled` for a tenant that closed the route
+/// (``AuthenticationSettings/directSignIn``; by default, once it has a ruleset of its own). The
+/// `uaf` method of sign-in flows is not concerned.
 struct UAFAuthenticationRoutes: Sendable {
     let context: ServiceContext
     let handles: CeremonyHandles
     let sessions: SessionIssuer
     let ceremony: UAFAssertionCeremony
+    /// The tenant's settings and rules, compiled and kept: whether the route is open.
+    let policies: PolicyStore
     /// Whose a transaction is, when a confirmation starts without a username.
     let transactions: TransactionTokens
 
@@ -52,6 +59,9 @@ struct UAFAuthenticationRoutes: Sendable {
         let tenantID = ctx.parameter("tenant")
         var body = request.body.isEmpty ? UAFAuthenticationRequestBody() : try request.decode(UAFAuthenticationRequestBody.self)
         if let u = body.username { try UsernameRules.require(u) }
+        guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+        // Before any ceremony starts: a closed route gives no request to answer.
+        try await policies.requireDirectSignIn(tenant: tenantID)
         var contents: UAFTransactionContents?
         var challenge = SecureRandom.token(byteCount: 32)
         var nonce: [UInt8]?
@@ -88,7 +98,6 @@ struct UAFAuthenticationRoutes: Sendable {
         case nil:
             if let text = body.transactionText { contents = try UAFTransactionContents.text(text) }
         }
-        guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         var keys: [(aaid: String, keyID: String)]?
         if let username = body.username { keys = try await UAFReadModel.activeKeys(
                 tenant: tenantID, subjectRef: context.configuration.subjectKey.ref(tenant: tenantID, username: username), pool: context.pool) }
@@ -106,6 +115,9 @@ struct UAFAuthenticationRoutes: Sendable {
     /// `POST …/uaf/authentications` `{"uafResponse"}` → a session.
     func finish(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
+        guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+        // Again at finish: a request given before the tenant closed the route gives no session.
+        try await policies.requireDirectSignIn(tenant: tenantID)
         let body = try request.decode(UAFResponseBody.self)
         let response: UAFResponse
         do { response = try UAFMessageDecoding.response(body.uafResponse) } catch {
@@ -116,7 +128,6 @@ struct UAFAuthenticationRoutes: Sendable {
         else { throw HTTPError(.invalidHandle, detail: "serverData is not one this service issued.") }
         guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "serverData belongs to another tenant.") }
         guard state.expiresAt > Date() else { throw HTTPError(.handleExpired, detail: "The sign-in request expired; start again.") }
-        guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         var shown = state.shown ?? []
         var challenge = state.challenge
         var confirming: (tx: PendingTransaction, nonce: [UInt8])?

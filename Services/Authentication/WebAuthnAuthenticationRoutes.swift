@@ -10,11 +10,20 @@ import ServiceKit
 /// WebAuthn sign-in: request options (a sealed handle, nothing written) and assertion
 /// verification (WebAuthn L3 §7.2 in `FIDO.AssertionVerifier`), where the challenge's single
 /// use and the counter update commit in one transaction, then a session token.
+///
+/// One assertion gives a session here, without the tenant's authentication rules: both calls
+/// answer 403 `direct_sign_in_disabled` for a tenant that closed the route
+/// (``AuthenticationSettings/directSignIn``; by default, once it has a ruleset of its own). The
+/// user's fido2 standing holds as in a sign-in flow (423 `method_locked`, 429
+/// `method_probation`), and a refused assertion counts towards it.
 struct WebAuthnAuthenticationRoutes: Sendable {
     let context: ServiceContext
     let handles: CeremonyHandles
     let sessions: SessionIssuer
     let ceremony: AssertionCeremony
+    /// The tenant's settings and rules, compiled and kept: whether the route is open.
+    let policies: PolicyStore
+    let antiHammering: AntiHammering
 
     static let ceremonyLifetime: TimeInterval = 300
 
@@ -43,6 +52,8 @@ struct WebAuthnAuthenticationRoutes: Sendable {
             throw HTTPError.invalid("hints", "hints may contain security-key, client-device and hybrid.")
         }
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+        // Before any ceremony starts: a closed route gives no options to finish.
+        try await policies.requireDirectSignIn(tenant: tenantID)
         var allow: [CredentialDescriptorJSON] = []
         if let username = body.username {
             // An unknown username gets options with no credentials, like a known one without
@@ -64,15 +75,34 @@ struct WebAuthnAuthenticationRoutes: Sendable {
 
     func finish(_ request: HTTPRequest, _ ctx: RequestContext) async throws -> HTTPResponse {
         let tenantID = ctx.parameter("tenant")
+        guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
+        // Again at finish: options given before the tenant closed the route give no session.
+        let settings = try await policies.requireDirectSignIn(tenant: tenantID).settings
         let body = try request.decode(AuthenticationFinishRequest.self)
         let state = try SignInHandle.open(body.handle, with: handles)
         guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "The handle belongs to another tenant.") }
         guard state.expiresAt > Date() else { throw HTTPError(.handleExpired, detail: "The sign-in ceremony expired; start again.") }
-        guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         let sessionID = SessionIssuer.newSessionID()
-        let verified = try await ceremony.verify(
-            body.credential, tenant: tenant, challenge: state.challenge, challengeExpiresAt: state.expiresAt, expectedUsername: state.username,
-            userVerification: state.userVerification, sessionID: sessionID, logger: ctx.logger)
+        func verify() async throws -> AssertionCeremony.Verified {
+            try await ceremony.verify(
+                body.credential, tenant: tenant, challenge: state.challenge, challengeExpiresAt: state.expiresAt, expectedUsername: state.username,
+                userVerification: state.userVerification, sessionID: sessionID, logger: ctx.logger)
+        }
+        // The user's fido2 standing: the username the options named, or the credential's owner.
+        // A credential that cannot sign in at all is refused first, uncounted.
+        let verified: AssertionCeremony.Verified
+        let owner: String?
+        if let named = state.username {
+            try await ceremony.requireUsable(body.credential, tenant: tenantID)
+            owner = named
+        } else {
+            owner = try await ceremony.owner(of: body.credential, tenant: tenantID)
+        }
+        if let username = owner {
+            verified = try await antiHammering.checked(tenant: tenantID, username: username, method: "fido2", settings: settings, logger: ctx.logger, verify)
+        } else {
+            verified = try await verify()
+        }
         let now = verified.at
         let credentialID = verified.credentialID
         let credential = verified

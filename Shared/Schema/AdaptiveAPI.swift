@@ -262,6 +262,13 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
     /// Whether quick authentication (one round trip, `POST …/signins/quick`) is offered
     /// (default true); off, it is refused with 403 `quick_auth_disabled`.
     public var quickAuthEnabled: Bool
+    /// Whether the direct sign-in routes (`POST …/webauthn/authentications/options` and
+    /// `…/webauthn/authentications`, `POST …/uaf/authentications/requests` and
+    /// `…/uaf/authentications`) issue sessions after one assertion, without the authentication
+    /// ruleset. Absent (nil, the default): only while the tenant has no authentication ruleset of
+    /// its own; `true`: always (passkey-only sign-in beside the rules); `false`: never. Refused,
+    /// they answer 403 `direct_sign_in_disabled`.
+    public var directSignIn: Bool?
     /// Sign-in starts and verifications per minute from one IP address (default 600).
     public var signInsPerMinutePerIP: Int
     /// Sign-in starts and verifications per second for the tenant (default 2000).
@@ -279,9 +286,10 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
         timeZone: String = "UTC", probationAfterFailures: Int = 5, probationSeconds: Int = 30, lockAfterFailures: Int = 10,
         quickAuthWindowSeconds: Int = 60, signInsPerMinutePerIP: Int = 600, signInsPerSecondPerTenant: Int = 2000,
         locations: [String: [GeoLocation]] = [:], otpLifetimeSeconds: Int = 300, externalJWT: ExternalJWTSettings? = nil,
-        externalPassword: ExternalPasswordSettings? = nil, quickAuthEnabled: Bool = true
+        externalPassword: ExternalPasswordSettings? = nil, quickAuthEnabled: Bool = true, directSignIn: Bool? = nil
     ) {
         self.quickAuthEnabled = quickAuthEnabled
+        self.directSignIn = directSignIn
         self.otpLifetimeSeconds = otpLifetimeSeconds
         self.externalJWT = externalJWT
         self.externalPassword = externalPassword
@@ -297,7 +305,7 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey {
         case timeZone, probationAfterFailures, probationSeconds, lockAfterFailures, quickAuthWindowSeconds, signInsPerMinutePerIP,
-            signInsPerSecondPerTenant, locations, otpLifetimeSeconds, externalJWT, externalPassword, quickAuthEnabled
+            signInsPerSecondPerTenant, locations, otpLifetimeSeconds, externalJWT, externalPassword, quickAuthEnabled, directSignIn
     }
 
     /// Members absent from the document take their defaults.
@@ -310,6 +318,7 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
         lockAfterFailures = try c.decodeIfPresent(Int.self, forKey: .lockAfterFailures) ?? d.lockAfterFailures
         quickAuthWindowSeconds = try c.decodeIfPresent(Int.self, forKey: .quickAuthWindowSeconds) ?? d.quickAuthWindowSeconds
         quickAuthEnabled = try c.decodeIfPresent(Bool.self, forKey: .quickAuthEnabled) ?? d.quickAuthEnabled
+        directSignIn = try c.decodeIfPresent(Bool.self, forKey: .directSignIn)
         signInsPerMinutePerIP = try c.decodeIfPresent(Int.self, forKey: .signInsPerMinutePerIP) ?? d.signInsPerMinutePerIP
         signInsPerSecondPerTenant = try c.decodeIfPresent(Int.self, forKey: .signInsPerSecondPerTenant) ?? d.signInsPerSecondPerTenant
         locations = try c.decodeIfPresent([String: [GeoLocation]].self, forKey: .locations) ?? d.locations
@@ -357,7 +366,7 @@ public struct AuthenticationSettings: Codable, Sendable, Equatable {
         AuthenticationSettings(
             timeZone: "Europe/Paris", locations: ["offices": [GeoLocation(lat: 48.8566, lon: 2.3522), GeoLocation(lat: 51.5072, lon: -0.1276)]],
             externalJWT: ExternalJWTSettings(issuer: "https://rp.example", audience: "signet", jwksURL: "https://rp.example/jwks.json"),
-            externalPassword: ExternalPasswordSettings(verifyURL: "https://rp.example/password-check", bearerToken: "rp-secret"))
+            externalPassword: ExternalPasswordSettings(verifyURL: "https://rp.example/password-check", bearerToken: "rp-secret"), directSignIn: true)
     }
 }
 

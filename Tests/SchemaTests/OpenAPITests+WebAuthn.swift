@@ -64,14 +64,15 @@ extension OpenAPITests {
         Operation(
             "post", "/v1/tenants/{tenant}/webauthn/authentications/options",
             [
-                "200": [], "400": bodyRefusals, "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"],
-                "415": ["unsupported_media_type"], "503": unavailable,
+                "200": [], "400": bodyRefusals, "403": ["direct_sign_in_disabled"], "404": ["not_found", "tenant_not_found"],
+                "413": ["payload_too_large"], "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(
             "post", "/v1/tenants/{tenant}/webauthn/authentications",
             [
-                "200": [], "400": signInRefusals, "404": ["not_found", "tenant_not_found"], "413": ["payload_too_large"],
-                "415": ["unsupported_media_type"], "503": signInUnavailable,
+                "200": [], "400": signInRefusals, "403": ["direct_sign_in_disabled"], "404": ["not_found", "tenant_not_found"],
+                "413": ["payload_too_large"], "415": ["unsupported_media_type"], "423": ["method_locked"], "429": ["method_probation"],
+                "503": signInUnavailable,
             ]),
         Operation("get", "/.well-known/jwks.json", ["200": []]),
     ]

@@ -82,6 +82,10 @@ extension UAFStackTests {
         let username = "uaf-img-\(UInt32.random(in: 0...UInt32.max))"
         let display = UAFDisplayPNGCharacteristics(width: 24, height: 12, bitDepth: 8, colorType: 2)
         let (t, authenticator) = try await uafUser(username, aaid: "FFFF#0A05", display: display)
+        // The tenant has a ruleset: it keeps the direct UAF routes explicitly (`directSignIn`).
+        let kept = try await TestHTTP.json(
+            "PUT", "http://127.0.0.1:8082/v1/admin/tenants/\(t.id)/authentication-settings", token: TestStack.adminToken, json: #"{"directSignIn": true}"#)
+        #expect(kept.status == 200, "\(String(decoding: kept.body, as: UTF8.self))")
         let png = TestPNG.make(width: 24, height: 12, colorType: 2)
         let tx = try await transaction(t, username: username, png: png)
 

@@ -193,3 +193,30 @@ final class PolicyStore: Sendable {
         return settings
     }
 }
+
+// MARK: - Direct sign-in
+
+extension PolicyStore.Compiled {
+    /// Whether the direct sign-in routes issue sessions (``AuthenticationSettings/directSignIn``):
+    /// as set, or when not set, only while the tenant has no authentication ruleset of its own
+    /// (version 0: none stored). Once one is, a session needs what its rules ask for.
+    var allowsDirectSignIn: Bool { settings.directSignIn ?? (authenticationVersion == 0) }
+}
+
+extension PolicyStore {
+    /// Refuses a direct sign-in route of a tenant that closed it, from the compiled policy this
+    /// replica keeps (no query while it is fresh).
+    ///
+    /// - Returns: the tenant's compiled policy.
+    /// - Throws: 403 `direct_sign_in_disabled`.
+    @discardableResult
+    func requireDirectSignIn(tenant: String) async throws -> Compiled {
+        let compiled = try await policy(for: tenant)
+        guard compiled.allowsDirectSignIn else {
+            throw HTTPError(
+                .directSignInDisabled,
+                detail: "This tenant signs users in through its authentication rules: start a sign-in (POST …/signins) instead.")
+        }
+        return compiled
+    }
+}

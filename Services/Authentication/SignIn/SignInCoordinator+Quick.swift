@@ -54,13 +54,21 @@ extension SignInCoordinator {
         }
         // Used until no time the window accepts can derive it again.
         let usedUntil = Date(timeIntervalSince1970: Double(body.time) + window + 1)
-        let verified = try await ceremony.verify(
-            body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: usedUntil, expectedUsername: nil,
-            userVerification: "preferred", sessionID: nil, expectedSubjectRef: transaction?.subjectRef, logger: logger)
-        let user = try await facts.load(tenant: tenantID, username: verified.username, settings: policy.settings)
-        // The user's fido2 standing holds here as in a flow: a method locked (or on probation)
-        // after repeated failures is not completed by the one round trip either.
-        try AntiHammering.require(user.failures.standing("fido2", now: now), now: now)
+        // The credential names the user, whose fido2 standing holds here as in a flow, and the
+        // guess is counted as a flow's fido2 step counts it: reserved before the assertion is
+        // evaluated (a method locked or on probation refuses it), a refusal stands as a
+        // failure, a success clears the count. The facts are the user's before this guess.
+        guard let owner = try await ceremony.owner(of: body.credential, tenant: tenantID) else {
+            throw HTTPError.invalid("credential.rawId", "rawId must be base64url.")
+        }
+        let user = try await facts.load(tenant: tenantID, username: owner, settings: policy.settings)
+        let verified = try await antiHammering.counted(
+            tenant: tenantID, username: owner, method: "fido2", settings: policy.settings, now: now, logger: logger
+        ) {
+            try await ceremony.verify(
+                body.credential, tenant: tenant, challenge: challenge, challengeExpiresAt: usedUntil, expectedUsername: nil,
+                userVerification: "preferred", sessionID: nil, expectedSubjectRef: transaction?.subjectRef, logger: logger)
+        }
         let document = UserFactsLoader.facts(signals: signals, context: contextFacts, user: user, methods: methods, settings: policy.settings, now: now)
         let decision = policy.authentication.evaluate(document)
         var flow = SignInFlow(
@@ -95,8 +103,15 @@ extension SignInCoordinator {
         // A quick sign-in is a sign-in: registration suggestions follow it.
         let suggestion = flow.status == .succeeded ? registrationSuggestion(policy: policy, user: user, completed: flow.completed, now: now) : nil
         let started = flow
+        if started.status == .denied || started.status == .failed {
+            // The step was right but the sign-in refused: neither a failure nor a success.
+            try? await antiHammering.releaseAttempt(tenant: tenantID, username: owner, method: "fido2", settings: policy.settings)
+        }
         let granted = try await context.withTransaction { conn -> Granted? in
             try await flows.insert(started, on: conn)
+            if started.status == .succeeded || started.status == .inProgress {
+                try await antiHammering.recordSuccess(tenant: tenantID, username: owner, method: "fido2", on: conn)
+            }
             guard started.status == .succeeded else { return nil }
             if let transaction {
                 try await Outbox.enqueue(

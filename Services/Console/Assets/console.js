@@ -409,6 +409,8 @@
     loadedSettings = doc;
     for (const [id, name] of numericSettings) $(id).value = doc[name] ?? "";
     $("set-quick-enabled").checked = doc.quickAuthEnabled !== false;
+    // Absent, the service's default (open only while the tenant has no ruleset): kept absent.
+    $("set-direct-sign-in").value = typeof doc.directSignIn === "boolean" ? String(doc.directSignIn) : "";
     $("set-timezone").value = doc.timeZone || "";
     $("set-locations").value = JSON.stringify(doc.locations || {}, null, 2);
   }
@@ -425,6 +427,8 @@
       doc[name] = value;
     }
     doc.quickAuthEnabled = $("set-quick-enabled").checked;
+    if ($("set-direct-sign-in").value === "") delete doc.directSignIn;
+    else doc.directSignIn = $("set-direct-sign-in").value === "true";
     doc.timeZone = $("set-timezone").value.trim();
     try { doc.locations = JSON.parse($("set-locations").value || "{}"); } catch (error) { $("set-locations").focus(); throw new Error(`Location lists are not JSON: ${error.message}`); }
     showSettings(await call("PUT", `/tenants/${tenant()}/authentication-settings`, doc));

@@ -1,0 +1,68 @@
+import FoundationEssentials
+import HTTPServer
+import Platform
+import Schema
+import ServiceKit
+
+/// Guesses made outside a sign-in flow's steps: quick authentication and the direct sign-in
+/// route, where the credential presented identifies the user (``AssertionCeremony/owner(of:tenant:)``).
+extension AntiHammering {
+    /// One guess at `method` of `username`, counted exactly as a step of a sign-in counts it
+    /// (``SignInCoordinator/verify(signin:tenant:method:request:client:logger:)``): reserved
+    /// before `evaluate` runs, under the row's lock (refused while the method is locked or on
+    /// probation); a refusal (400, "Sign-in refused") stands as a failure and may lock the
+    /// method; any other error gives the guess back. After a success the reservation is the
+    /// caller's: cleared by ``recordSuccess(tenant:username:method:on:)`` in the transaction of
+    /// its effect, or given back by ``releaseAttempt(tenant:username:method:settings:)``.
+    ///
+    /// - Throws: 423 `method_locked`, 429 `method_probation` (with `Retry-After`); `evaluate`'s.
+    func counted<T>(
+        tenant: String, username: String, method: String, settings: AuthenticationSettings, now: Date, logger: Logger,
+        _ evaluate: () async throws -> T
+    ) async throws -> T {
+        let standing = try await reserveAttempt(tenant: tenant, username: username, method: method, settings: settings, now: now)
+        try Self.require(standing, now: now)
+        do {
+            return try await evaluate()
+        } catch let error as HTTPError where error.code.status == 400 {
+            let after = try await recordFailure(tenant: tenant, username: username, method: method, settings: settings, now: now)
+            if after == .locked { logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method)]) }
+            throw error
+        } catch {
+            try? await releaseAttempt(tenant: tenant, username: username, method: method, settings: settings)
+            throw error
+        }
+    }
+
+    /// One guess on the direct sign-in route, which is benchmarked and answers a session from
+    /// one query (`record_assertion`): the standing is read (one query), not reserved, and a
+    /// method locked or on probation refused; a refusal (400) is counted afterwards (and may
+    /// lock the method), and a success clears the count when there was one. Guesses sent in
+    /// parallel may so be evaluated past the probation threshold by as many as are in flight;
+    /// the count still reaches it, and the lock.
+    ///
+    /// - Throws: 423 `method_locked`, 429 `method_probation` (with `Retry-After`); `evaluate`'s.
+    func checked<T>(
+        tenant: String, username: String, method: String, settings: AuthenticationSettings, logger: Logger, _ evaluate: () async throws -> T
+    ) async throws -> T {
+        let now = Date()
+        let before = try await record(tenant: tenant, username: username)
+        try Self.require(before.standing(method, now: now), now: now)
+        let result: T
+        do {
+            result = try await evaluate()
+        } catch let error as HTTPError where error.code.status == 400 {
+            if try await reserveAttempt(tenant: tenant, username: username, method: method, settings: settings, now: now) == .clear {
+                let after = try await recordFailure(tenant: tenant, username: username, method: method, settings: settings, now: now)
+                if after == .locked { logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method)]) }
+            }
+            throw error
+        }
+        if (before.failures[method] ?? 0) > 0 {
+            try await context.pool.withConnection { conn in
+                try await recordSuccess(tenant: tenant, username: username, method: method, on: conn)
+            }
+        }
+        return result
+    }
+}
