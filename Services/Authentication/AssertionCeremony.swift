@@ -53,11 +53,16 @@ struct AssertionCeremony: Sendable {
     ///     only (a transaction's user): the credential's owner must have it.
     ///   - excluding: base64url ids of credentials that may not be used (already used in the
     ///     same sign-in flow); refused with `credential_already_used` before anything is recorded.
-    /// - Throws: 400 problem+json whose code names the failed check.
+    ///   - standing: a method (`fido2`) whose standing for the signing user `record_assertion`
+    ///     holds in its round trip (the direct route, where no guess was reserved before): locked
+    ///     or on probation refuses before anything is written, and a success clears its failures.
+    ///     nil in a sign-in flow, whose steps reserve their guesses (``AntiHammering``).
+    /// - Throws: 400 problem+json whose code names the failed check; with `standing`, 423
+    ///   `method_locked` or 429 `method_probation`.
     func verify(
         _ credential: AuthenticationResponseJSON, tenant: TenantResource, challenge: [UInt8], challengeExpiresAt: Date, expectedUsername: String?,
         userVerification: String, sessionID: String?, excluding: Set<String> = [], securePaymentConfirmation: Bool = false,
-        expectedSubjectRef: String? = nil, logger: Logger
+        expectedSubjectRef: String? = nil, standing: String? = nil, logger: Logger
     ) async throws -> Verified {
         let tenantID = tenant.id
         let r = credential.response
@@ -155,21 +160,28 @@ struct AssertionCeremony: Sendable {
         let traceStart = Tracer.now()
         let producerSpan = Outbox.trace(&event)
         // One round trip: the challenge's single use, the counter update and the event commit
-        // together (AuthenticationMigrations 102).
+        // together, and with `standing` the method's standing is held (AuthenticationMigrations
+        // 102, 196).
         let outcome = try await context.pool.withConnection { conn in
             try await conn.query(
                 """
-                SELECT outcome, stored_sign_count FROM record_assertion(
+                SELECT outcome, stored_sign_count, probation_until FROM record_assertion(
                     \(tenantID), \(PostgresBytes(rawID)), \(PostgresBytes(stored.publicKeyCOSE)), \(PostgresBytes(challengeHash)),
                     \(challengeExpiresAt), \(Int64(verified.newSignCount)), \(verified.flags.contains(.backupState)), \(now),
                     \(event.id), \(AuthenticationSucceeded.topic), \(tenantID), \(event.type), \(event.source), \(event.subject),
-                    \(event.time), \(String(decoding: event.data, as: UTF8.self)), \(event.traceparent), \(event.tracestate))
+                    \(event.time), \(String(decoding: event.data, as: UTF8.self)), \(event.traceparent), \(event.tracestate),
+                    \(standing == nil ? nil : username), \(standing))
                 """)
         }.first
         switch outcome?.string("outcome") {
         case "ok":
             Outbox.recordPublished(event, topic: AuthenticationSucceeded.topic, span: producerSpan, start: traceStart)
             context.relay.notify()
+        case "method_locked":
+            throw AntiHammering.refusal(.locked, now: now) ?? HTTPError(.methodLocked)
+        case "method_probation":
+            let until = outcome?.date("probation_until") ?? now
+            throw AntiHammering.refusal(.probation(until: until), now: now) ?? HTTPError(.methodProbation)
         case "challenge_replayed":
             throw HTTPError(.challengeReplayed, detail: "This sign-in was already completed.")
         case "credential_suspended":

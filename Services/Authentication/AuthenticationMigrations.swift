@@ -487,5 +487,77 @@ enum AuthenticationMigrations {
             -- (SessionStore.refresh): a third presentation revokes the session as any reuse.
             ALTER TABLE refresh_tokens ADD COLUMN sibling_issued boolean NOT NULL DEFAULT false;
             """),
+        // record_assertion (192) that also holds the user's standing for a method, for the
+        // direct sign-in route (outside a flow, where no guess was reserved before): with
+        // p_method set, a method locked or on probation (AntiHammering, method_failures) refuses
+        // before anything is written, and an ok clears the method's failures (not a lock), in
+        // the same round trip as the rest. p_method NULL: exactly 192's statements. An
+        // overload: a replica of the previous release still calls the 18-parameter form.
+        Migration(
+            196, "record_assertion_standing",
+            """
+            CREATE FUNCTION record_assertion(
+                p_tenant text, p_credential bytea, p_public_key bytea, p_challenge bytea, p_expires timestamptz,
+                p_sign_count bigint, p_backup_state boolean, p_now timestamptz,
+                p_event_id text, p_topic text, p_message_key text, p_event_type text, p_source text, p_subject text,
+                p_event_time timestamptz, p_event_data text, p_traceparent text, p_tracestate text,
+                p_username text, p_method text,
+                OUT outcome text, OUT stored_sign_count bigint, OUT probation_until timestamptz)
+            LANGUAGE plpgsql AS $$
+            DECLARE
+                r record;
+                f record;
+                had_failures boolean := false;
+            BEGIN
+                IF p_method IS NOT NULL THEN
+                    SELECT m.locked_at, m.probation_until INTO f FROM method_failures m
+                        WHERE m.tenant_id = p_tenant AND m.username = p_username AND m.method = p_method;
+                    IF FOUND THEN
+                        IF f.locked_at IS NOT NULL THEN
+                            outcome := 'method_locked';
+                            RETURN;
+                        ELSIF f.probation_until > p_now THEN
+                            outcome := 'method_probation';
+                            probation_until := f.probation_until;
+                            RETURN;
+                        END IF;
+                        had_failures := true;
+                    END IF;
+                END IF;
+                INSERT INTO used_challenges (challenge_hash, expires_at) VALUES (p_challenge, p_expires) ON CONFLICT DO NOTHING;
+                IF NOT FOUND THEN
+                    outcome := 'challenge_replayed';
+                    RETURN;
+                END IF;
+                UPDATE credentials SET sign_count = p_sign_count, backup_state = p_backup_state, last_used_at = p_now
+                    WHERE tenant_id = p_tenant AND credential_id = p_credential AND public_key_cose = p_public_key
+                      AND status = 'active' AND NOT clone_suspected
+                      AND (sign_count < p_sign_count OR (p_sign_count = 0 AND sign_count = 0));
+                IF FOUND THEN
+                    INSERT INTO outbox (event_id, topic, message_key, event_type, source, subject, event_time, data, traceparent, tracestate)
+                        VALUES (p_event_id, p_topic, p_message_key, p_event_type, p_source, p_subject, p_event_time, p_event_data,
+                          p_traceparent, p_tracestate);
+                    IF had_failures THEN
+                        DELETE FROM method_failures
+                            WHERE tenant_id = p_tenant AND username = p_username AND method = p_method AND locked_at IS NULL;
+                    END IF;
+                    outcome := 'ok';
+                    stored_sign_count := p_sign_count;
+                    RETURN;
+                END IF;
+                SELECT c.status, c.clone_suspected, c.sign_count, c.public_key_cose INTO r
+                    FROM credentials c WHERE c.tenant_id = p_tenant AND c.credential_id = p_credential;
+                IF NOT FOUND OR r.status = 'deleted' OR r.public_key_cose <> p_public_key THEN
+                    outcome := 'credential_not_found';
+                ELSIF r.status <> 'active' OR r.clone_suspected THEN
+                    outcome := 'credential_suspended';
+                    stored_sign_count := r.sign_count;
+                ELSE
+                    outcome := 'sign_count_not_increased';
+                    stored_sign_count := r.sign_count;
+                END IF;
+            END;
+            $$;
+            """),
     ]
 }

@@ -83,10 +83,10 @@ struct WebAuthnAuthenticationRoutes: Sendable {
         guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "The handle belongs to another tenant.") }
         guard state.expiresAt > Date() else { throw HTTPError(.handleExpired, detail: "The sign-in ceremony expired; start again.") }
         let sessionID = SessionIssuer.newSessionID()
-        func verify() async throws -> AssertionCeremony.Verified {
+        func verify(standing: String? = nil) async throws -> AssertionCeremony.Verified {
             try await ceremony.verify(
                 body.credential, tenant: tenant, challenge: state.challenge, challengeExpiresAt: state.expiresAt, expectedUsername: state.username,
-                userVerification: state.userVerification, sessionID: sessionID, logger: ctx.logger)
+                userVerification: state.userVerification, sessionID: sessionID, standing: standing, logger: ctx.logger)
         }
         // The user's fido2 standing: the username the options named, or the credential's owner.
         // A credential that cannot sign in at all is refused first, uncounted.
@@ -99,7 +99,9 @@ struct WebAuthnAuthenticationRoutes: Sendable {
             owner = try await ceremony.owner(of: body.credential, tenant: tenantID)
         }
         if let username = owner {
-            verified = try await antiHammering.checked(tenant: tenantID, username: username, method: "fido2", settings: settings, logger: ctx.logger, verify)
+            verified = try await antiHammering.checked(tenant: tenantID, username: username, method: "fido2", settings: settings, logger: ctx.logger) {
+                try await verify(standing: "fido2")
+            }
         } else {
             verified = try await verify()
         }

@@ -35,34 +35,28 @@ extension AntiHammering {
     }
 
     /// One guess on the direct sign-in route, which is benchmarked and answers a session from
-    /// one query (`record_assertion`): the standing is read (one query), not reserved, and a
-    /// method locked or on probation refused; a refusal (400) is counted afterwards (and may
-    /// lock the method), and a success clears the count when there was one. Guesses sent in
-    /// parallel may so be evaluated past the probation threshold by as many as are in flight;
-    /// the count still reaches it, and the lock.
+    /// one query: `evaluate` verifies with `standing: method`, so `record_assertion` itself
+    /// refuses a method locked or on probation before anything is written and clears its
+    /// failures on success, in the same round trip (AuthenticationMigrations 196). A refusal
+    /// (400) is counted afterwards (and may lock the method); when the method is locked or on
+    /// probation by then, that is the answer (423, 429) instead, as it is for a good assertion.
+    /// Nothing is reserved before the evaluation: guesses sent in parallel may so be evaluated
+    /// past the probation threshold by as many as are in flight; the count still reaches it,
+    /// and the lock.
     ///
     /// - Throws: 423 `method_locked`, 429 `method_probation` (with `Retry-After`); `evaluate`'s.
     func checked<T>(
         tenant: String, username: String, method: String, settings: AuthenticationSettings, logger: Logger, _ evaluate: () async throws -> T
     ) async throws -> T {
-        let now = Date()
-        let before = try await record(tenant: tenant, username: username)
-        try Self.require(before.standing(method, now: now), now: now)
-        let result: T
         do {
-            result = try await evaluate()
+            return try await evaluate()
         } catch let error as HTTPError where error.code.status == 400 {
-            if try await reserveAttempt(tenant: tenant, username: username, method: method, settings: settings, now: now) == .clear {
-                let after = try await recordFailure(tenant: tenant, username: username, method: method, settings: settings, now: now)
-                if after == .locked { logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method)]) }
-            }
+            let now = Date()
+            let standing = try await reserveAttempt(tenant: tenant, username: username, method: method, settings: settings, now: now)
+            if let refusal = Self.refusal(standing, now: now) { throw refusal }
+            let after = try await recordFailure(tenant: tenant, username: username, method: method, settings: settings, now: now)
+            if after == .locked { logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method)]) }
             throw error
         }
-        if (before.failures[method] ?? 0) > 0 {
-            try await context.pool.withConnection { conn in
-                try await recordSuccess(tenant: tenant, username: username, method: method, on: conn)
-            }
-        }
-        return result
     }
 }

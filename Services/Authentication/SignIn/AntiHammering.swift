@@ -54,13 +54,19 @@ struct AntiHammering: Sendable {
     /// Throws when `method` may not be tried now: 423 `method_locked`, or 429
     /// `method_probation` with `Retry-After`.
     static func require(_ standing: Standing, now: Date) throws {
+        if let refusal = refusal(standing, now: now) { throw refusal }
+    }
+
+    /// What refuses a guess in `standing`: nil when clear, 423 `method_locked`, or 429
+    /// `method_probation` with `Retry-After`.
+    static func refusal(_ standing: Standing, now: Date) -> HTTPError? {
         switch standing {
-        case .clear: return
+        case .clear: return nil
         case .locked:
-            throw HTTPError(.methodLocked, detail: "Too many failures: this method is locked until the relying party unlocks it.")
+            return HTTPError(.methodLocked, detail: "Too many failures: this method is locked until the relying party unlocks it.")
         case .probation(let until):
             let seconds = max(1, Int(until.timeIntervalSince(now).rounded(.up)))
-            throw HTTPError(
+            return HTTPError(
                 .methodProbation,
                 detail: "Too many failures: try again in \(seconds) s.", headers: [("Retry-After", String(seconds))])
         }
