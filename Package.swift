@@ -156,7 +156,7 @@ let package = Package(
             path: "Tests/ServiceTestSupport"),
         .testTarget(
             name: "RegistrationServiceTests",
-            dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "Crypto", "TestSupport", "FIDO", "JSON", "Tokens", "Postgres"],
+            dependencies: ["RegistrationService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "Crypto", "TestSupport", "FIDO", "JSON", "Tokens", "Postgres", "Platform"],
             path: "Tests/RegistrationServiceTests"),
         .testTarget(
             name: "AuthenticationServiceTests",
