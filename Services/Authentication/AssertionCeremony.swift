@@ -143,12 +143,8 @@ struct AssertionCeremony: Sendable {
         let username: String
         if let expectedUsername {
             username = expectedUsername
-        } else if let known = stored.username {
-            username = known
         } else {
-            username = try await usernames.username(tenant: tenantID, subjectRef: stored.subjectRef)
-            stored.username = username
-            credentials.store(stored, tenant: tenantID, id: rawID)
+            username = try await ownerName(of: &stored, tenant: tenantID, id: rawID)
         }
         let now = Date()
         var event = try EventEnvelope(
@@ -225,10 +221,16 @@ struct AssertionCeremony: Sendable {
     func owner(of credential: AuthenticationResponseJSON, tenant: String) async throws -> String? {
         guard let rawID = Base64URL.decode(credential.rawId), !rawID.isEmpty, rawID.count <= 1023 else { return nil }
         var stored = try await usable(tenant: tenant, id: rawID)
+        return try await ownerName(of: &stored, tenant: tenant, id: rawID)
+    }
+
+    /// The username of `stored`'s owner: kept with the cached credential, or the registration
+    /// service's answer for its subject reference, asked once per user and then kept.
+    private func ownerName(of stored: inout CachedCredential, tenant: String, id: [UInt8]) async throws -> String {
         if let known = stored.username { return known }
         let username = try await usernames.username(tenant: tenant, subjectRef: stored.subjectRef)
         stored.username = username
-        credentials.store(stored, tenant: tenant, id: rawID)
+        credentials.store(stored, tenant: tenant, id: id)
         return username
     }
 
