@@ -53,9 +53,17 @@ struct TransactionDecisions: Sendable {
         }
         tx.revision += 1
         tx.updatedAt = now
-        if e.decision == "rejected" {
+        switch e.decision {
+        case "rejected":
+            // The authentication service rejects only for a sign-in that verified a step as the
+            // transaction's user (its amr), and for the details that user saw: a decision
+            // without a step, or for details since amended, changes nothing.
+            guard !e.amr.isEmpty, Base64URL.decode(e.detailsHash) == tx.detailsHash else {
+                logger.warning("rejection refused: no verified step, or other details than the transaction's")
+                return
+            }
             tx.status = "REJECTED"
-        } else {
+        case "confirmed":
             let webAuthn = e.assertions.filter { $0.format == nil }
             let uaf = e.assertions.filter { $0.format == SignedAssertionEvidence.uafFormat }
             let push = e.assertions.filter { $0.format == SignedAssertionEvidence.oobPushFormat }
@@ -122,6 +130,9 @@ struct TransactionDecisions: Sendable {
             tx.tcToken = token
             tx.evidence = String(decoding: try JSONValueEncoder().encodeToBytes(evidence), as: UTF8.self)
             try await conn.query("UPDATE transactions SET tc_jti = \(jti) WHERE id = \(tx.id)")
+        default:
+            // The event's schema admits no other kind (it does not decode).
+            return
         }
         try await tx.update(on: conn)
         try await Outbox.enqueue(tx.changedEvent(subjectKey), source: .transaction, subject: tx.tenant, key: tx.tenant, on: conn)

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import HTTPServer
 import JSON
@@ -53,6 +54,34 @@ struct TransactionLifecycleTests {
         let status = (try JSONSerialization.jsonObject(with: Data(read.body)) as? [String: Any])?["status"] as? String
         #expect(status == "PENDING")
         #expect(try await h.published().map(\.type) == [TransactionChanged.eventType])
+    }
+
+    /// A rejection counts only from a sign-in that verified a step (its amr) and for the
+    /// transaction's current details. Before, a
+    /// rejected decision without a step, or for other details, made the transaction REJECTED.
+    @Test func aRejectionNeedsAVerifiedStepAndTheCurrentDetails() async throws {
+        let h = try await ServiceHarness<TransactionService>.withDatabase()
+        defer { Task { await h.close() } }
+        try await h.seedTenant("shop", apiKey: Self.key)
+        let body = #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME"}"#
+        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
+        let object = try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any]
+        let id = try #require(object?["transactionId"] as? String)
+        let hash = try #require(object?["detailsHash"] as? String)
+        func decide(_ decision: String, amr: [String], detailsHash: String) async throws -> String? {
+            try await h.consume(
+                TransactionDecision(
+                    tenantId: "shop", transactionId: id, decision: decision, detailsHash: detailsHash, signinId: "si_1", amr: amr,
+                    assertions: [], decidedAt: Date()),
+                source: .authentication)
+            let read = await h.send("GET", "/v1/tenants/shop/transactions/\(id)", bearer: Self.key)
+            return (try JSONSerialization.jsonObject(with: Data(read.body)) as? [String: Any])?["status"] as? String
+        }
+        #expect(try await decide("rejected", amr: [], detailsHash: hash) == "PENDING")
+        #expect(try await decide("rejected", amr: ["fido2"], detailsHash: Base64URL.encode([UInt8](repeating: 7, count: 32))) == "PENDING")
+        #expect(try await h.published().map(\.type) == [TransactionChanged.eventType])
+        #expect(try await decide("rejected", amr: ["fido2"], detailsHash: hash) == "REJECTED")
+        #expect(try await h.published().map(\.type) == [TransactionChanged.eventType, TransactionChanged.eventType])
     }
 
     @Test func aTransactionPastItsExpiryReadsExpiredAtOnceAndCannotBeCancelled() async throws {
