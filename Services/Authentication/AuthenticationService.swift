@@ -78,7 +78,7 @@ public enum AuthenticationService: SignetService {
             context: context, appIDBase: configuration.uafAppIDBase, serverCertificates: configuration.uafServerCertificates)
         let uaf = UAFAuthenticationRoutes(
             context: context, handles: configuration.handles, sessions: issuer, ceremony: uafCeremony, policies: policies,
-            transactions: TransactionTokens(calls: configuration.calls, transactionURL: configuration.transactionURL))
+            transactions: TransactionTokens(calls: configuration.calls, transactionURL: configuration.transactionURL), antiHammering: antiHammering)
         let coordinator = SignInCoordinator(
             context: context, policies: policies,
             methods: [

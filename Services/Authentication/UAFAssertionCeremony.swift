@@ -71,24 +71,15 @@ struct UAFAssertionCeremony: Sendable {
         }
     }
 
-    /// Verifies `response` for the request that issued `challenge` and `serverData`, and records it.
+    /// The stored keys `response`'s assertions name (read before verifying: the verifier is
+    /// pure), each active, of `expectedUsername` when given, and all of one user. An assertion
+    /// that does not parse names no key here; the verifier refuses it with its code.
     ///
-    /// - Parameters:
-    ///   - expectedUsername: the user the request was for; nil accepts any user's key.
-    ///   - sessionID: the session the sign-in will issue, for the AuthenticationSucceeded event.
-    ///   - decision: a transaction decision to publish with the verified assertion, in the
-    ///     transaction that spends the challenge.
-    ///   - excluding: base64url KeyIDs that may not be used (already used in the same flow).
-    /// - Throws: 400 problem+json whose code names the failed check.
-    func verify(
-        _ response: UAFResponse, tenant: TenantResource, challenge: String, serverData: String, challengeExpiresAt: Date, expectedUsername: String?,
-        shown: [UAFShownTransaction], excluding: Set<String> = [], sessionID: String? = nil, logger: Logger,
-        decision: (@Sendable (Verified, Date) -> TransactionDecision?)? = nil
-    ) async throws -> Verified {
-        let tenantID = tenant.id
-        let settings = try await UAFReadModel.settings(tenant, pool: context.pool)
-        // The keys the assertions name, read before verifying (the verifier is pure). An
-        // assertion that does not parse is refused by the verifier with its code.
+    /// - Throws: 400 `credential_already_used` (a key in `excluding`), `credential_not_allowed`
+    ///   (another user's key, or keys of several users), `credential_suspended`.
+    func presentedKeys(
+        _ response: UAFResponse, tenant tenantID: String, expectedUsername: String?, excluding: Set<String> = []
+    ) async throws -> [UAFReadModel.Stored] {
         let keys = response.assertions.compactMap { message -> (aaid: String, keyID: [UInt8])? in
             guard let bytes = Base64URL.decode(message.assertion), let a = try? UAFAuthenticationAssertion(bytes: bytes) else { return nil }
             return (a.aaid, a.keyID)
@@ -107,6 +98,48 @@ struct UAFAssertionCeremony: Sendable {
         }
         guard Set(stored.map(\.subjectRef)).count <= 1 else {
             throw HTTPError(.credentialNotAllowed, detail: "The assertions are from keys of different users.")
+        }
+        return stored
+    }
+
+    /// Whose keys `presented` (an answer of ``presentedKeys(_:tenant:expectedUsername:excluding:)``)
+    /// are: `expectedUsername` when the request named the user, else the registration service's
+    /// answer for their subject reference (asked once per user and kept, ``SubjectUsernames``);
+    /// nil when no key is known (the verifier refuses the response).
+    ///
+    /// - Throws: 400 `credential_not_found` for a user erased; 503 `user_directory_unavailable`.
+    func owner(of presented: [UAFReadModel.Stored], tenant: String, expectedUsername: String?) async throws -> String? {
+        guard let ref = presented.first?.subjectRef else { return nil }
+        if let expectedUsername { return expectedUsername }
+        return try await usernames.username(tenant: tenant, subjectRef: ref)
+    }
+
+    /// Verifies `response` for the request that issued `challenge` and `serverData`, and records it.
+    ///
+    /// - Parameters:
+    ///   - expectedUsername: the user the request was for; nil accepts any user's key.
+    ///   - presented: the response's keys, when the caller has read them already
+    ///     (``presentedKeys(_:tenant:expectedUsername:excluding:)`` with the same arguments).
+    ///   - sessionID: the session the sign-in will issue, for the AuthenticationSucceeded event.
+    ///   - decision: a transaction decision to publish with the verified assertion, in the
+    ///     transaction that spends the challenge.
+    ///   - recorded: work done in the transaction that spends the challenge (a success
+    ///     clearing the user's failures), after the decision.
+    ///   - excluding: base64url KeyIDs that may not be used (already used in the same flow).
+    /// - Throws: 400 problem+json whose code names the failed check.
+    func verify(
+        _ response: UAFResponse, tenant: TenantResource, challenge: String, serverData: String, challengeExpiresAt: Date, expectedUsername: String?,
+        shown: [UAFShownTransaction], excluding: Set<String> = [], presented: [UAFReadModel.Stored]? = nil, sessionID: String? = nil,
+        logger: Logger, decision: (@Sendable (Verified, Date) -> TransactionDecision?)? = nil,
+        recorded: (@Sendable (Verified, PostgresConnection) async throws -> Void)? = nil
+    ) async throws -> Verified {
+        let tenantID = tenant.id
+        let settings = try await UAFReadModel.settings(tenant, pool: context.pool)
+        let stored: [UAFReadModel.Stored]
+        if let presented {
+            stored = presented
+        } else {
+            stored = try await presentedKeys(response, tenant: tenantID, expectedUsername: expectedUsername, excluding: excluding)
         }
         let verifier = UAFAuthenticationVerifier(
             context: UAFResponseContext(
@@ -176,6 +209,7 @@ struct UAFAssertionCeremony: Sendable {
                 if let event = decision?(result, now) {
                     try await Outbox.enqueue(event, source: .authentication, subject: tenantID, key: tenantID, on: conn)
                 }
+                try await recorded?(result, conn)
             }
         } catch let clone as CounterNotIncreased {
             // UAF Protocol §3.5.7.5 step 4.f: a counter that did not increase may be a cloned

@@ -17,7 +17,9 @@ import ServiceKit
 /// One assertion gives a session here, without the tenant's authentication rules: both calls
 /// answer 403 `direct_sign_in_disabled` for a tenant that closed the route
 /// (``AuthenticationSettings/directSignIn``; by default, once it has a ruleset of its own). The
-/// `uaf` method of sign-in flows is not concerned.
+/// `uaf` method of sign-in flows is not concerned. The user's `uaf` standing holds as in a
+/// sign-in flow (423 `method_locked`, 429 `method_probation`), and each refused response counts
+/// towards it (``AntiHammering/counted(tenant:username:method:settings:now:logger:_:)``).
 struct UAFAuthenticationRoutes: Sendable {
     let context: ServiceContext
     let handles: CeremonyHandles
@@ -27,6 +29,8 @@ struct UAFAuthenticationRoutes: Sendable {
     let policies: PolicyStore
     /// Whose a transaction is, when a confirmation starts without a username.
     let transactions: TransactionTokens
+    /// The user's `uaf` standing: failures counted, probation and lock.
+    let antiHammering: AntiHammering
 
     static let requestLifetime: TimeInterval = 300
     static let handlePurpose = "signet.uaf.authentication.v1"
@@ -117,7 +121,7 @@ struct UAFAuthenticationRoutes: Sendable {
         let tenantID = ctx.parameter("tenant")
         guard let tenant = try await context.tenants.find(tenantID) else { throw HTTPError(.tenantNotFound) }
         // Again at finish: a request given before the tenant closed the route gives no session.
-        try await policies.requireDirectSignIn(tenant: tenantID)
+        let settings = try await policies.requireDirectSignIn(tenant: tenantID).settings
         let body = try request.decode(UAFResponseBody.self)
         let response: UAFResponse
         do { response = try UAFMessageDecoding.response(body.uafResponse) } catch {
@@ -147,16 +151,39 @@ struct UAFAuthenticationRoutes: Sendable {
         }
         let sessionID = SessionIssuer.newSessionID()
         let confirmation = confirming
-        let verified = try await ceremony.verify(
-            response, tenant: tenant, challenge: challenge, serverData: sealed, challengeExpiresAt: state.expiresAt,
-            expectedUsername: state.username, shown: shown, sessionID: sessionID, logger: ctx.logger
-        ) { verified, now in
-            // The decision commits with the challenge's single use.
-            confirmation.map { c in
-                TransactionDecision(
-                    tenantId: tenantID, transactionId: c.tx.id, decision: "confirmed", detailsHash: Base64URL.encode(c.tx.detailsHash),
-                    signinId: sessionID, amr: ["uaf"], assertions: [verified.evidence(nonce: c.nonce)], decidedAt: now)
+        // The user's uaf standing: the user the request named, or the keys' owner. Keys that
+        // cannot sign in at all (suspended, another user's) are refused first, uncounted.
+        let presented = try await ceremony.presentedKeys(response, tenant: tenantID, expectedUsername: state.username)
+        let owner = try await ceremony.owner(of: presented, tenant: tenantID, expectedUsername: state.username)
+        let antiHammering = antiHammering
+        func verify(recorded: (@Sendable (UAFAssertionCeremony.Verified, PostgresConnection) async throws -> Void)?) async throws
+            -> UAFAssertionCeremony.Verified
+        {
+            try await ceremony.verify(
+                response, tenant: tenant, challenge: challenge, serverData: sealed, challengeExpiresAt: state.expiresAt,
+                expectedUsername: state.username, shown: shown, presented: presented, sessionID: sessionID, logger: ctx.logger,
+                decision: { verified, now in
+                    // The decision commits with the challenge's single use.
+                    confirmation.map { c in
+                        TransactionDecision(
+                            tenantId: tenantID, transactionId: c.tx.id, decision: "confirmed", detailsHash: Base64URL.encode(c.tx.detailsHash),
+                            signinId: sessionID, amr: ["uaf"], assertions: [verified.evidence(nonce: c.nonce)], decidedAt: now)
+                    }
+                }, recorded: recorded)
+        }
+        let verified: UAFAssertionCeremony.Verified
+        if let owner {
+            // Reserved before the response is verified (a method locked or on probation refuses
+            // it), a refusal stands as a failure, a success clears the count with the challenge.
+            // An authenticator the tenant's UAF policy refuses is no guess: not counted.
+            verified = try await antiHammering.counted(
+                tenant: tenantID, username: owner, method: "uaf", settings: settings, now: Date(), logger: ctx.logger,
+                counts: { !$0.code.rawValue.hasPrefix("policy_uaf_") }
+            ) {
+                try await verify { _, conn in try await antiHammering.recordSuccess(tenant: tenantID, username: owner, method: "uaf", on: conn) }
             }
+        } else {
+            verified = try await verify(recorded: nil)
         }
         let now = Date()
         let session = try sessions.issue(

@@ -76,7 +76,7 @@ extension OpenAPITests {
                 ] + uafErrorCodes,
                 "403": ["direct_sign_in_disabled"],
                 "404": ["not_found", "tenant_not_found", "transaction_not_found"], "409": ["transaction_not_pending"], "413": ["payload_too_large"],
-                "415": ["unsupported_media_type"], "503": signInUnavailable,
+                "415": ["unsupported_media_type"], "423": ["method_locked"], "429": ["method_probation"], "503": signInUnavailable,
             ]),
     ]
 

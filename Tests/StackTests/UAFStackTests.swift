@@ -231,6 +231,62 @@ struct UAFStackTests {
         })
     }
 
+    /// The direct UAF route honours the user's `uaf` standing and counts its refused responses
+    /// towards it, as a flow's uaf step does: a success clears the count, two failures put the
+    /// method on probation (429), the third locks it (423, the user found by the key alone too),
+    /// and the RP's unlock opens it again. Before, the route never counted a failure, so a
+    /// stolen or cloned key could be hammered without end.
+    @Test func theDirectRouteCountsFailuresAndRefusesALockedKey() async throws {
+        let t = try await tenant()
+        let username = "uaf-hammer-\(UInt32.random(in: 0...UInt32.max))"
+        let authenticator = try await registeredAuthenticator(t, username: username, aaid: "FFFF#0A01")
+        let settings = try await TestHTTP.json(
+            "PUT", "http://127.0.0.1:8082/v1/admin/tenants/\(t.id)/authentication-settings", token: TestStack.adminToken,
+            json: #"{"probationAfterFailures": 2, "probationSeconds": 1, "lockAfterFailures": 3}"#)
+        #expect(settings.status == 200, "\(String(decoding: settings.body, as: UTF8.self))")
+        /// One request and its answer (from `facetID`), by username or by the key alone.
+        func signIn(named: Bool = true, facetID: String = Self.origin) async throws -> (status: Int, json: [String: Any]) {
+            let r = try await post("\(t.authentication)/uaf/authentications/requests", UAFAuthenticationRequestBody(username: named ? username : nil))
+            #expect(r.status == 200, "\(String(decoding: r.body, as: UTF8.self))")
+            let envelope = try JSONValueDecoder().decode(UAFRequestEnvelope.self, from: r.body)
+            let request = try JSONValueDecoder().decode(UAFAuthenticationRequest.self, from: envelope.uafRequest[0])
+            authenticator.facetID = facetID
+            defer { authenticator.facetID = Self.origin }
+            return try await finish(
+                "\(t.authentication)/uaf/authentications", try authenticator.authenticate(request, keyID: authenticator.registrations[0].keyID))
+        }
+        let evil = "https://evil.example"
+        // A failure, then a success: the count is cleared (another failure alone is no probation).
+        let failed = try await signIn(facetID: evil)
+        #expect(failed.status == 400 && failed.json["code"] as? String == "uaf_facet_not_trusted", "\(failed.json)")
+        let cleared = try await signIn()
+        #expect(cleared.status == 200, "\(cleared.json)")
+        let after = try await signIn(facetID: evil)
+        #expect(after.status == 400, "\(after.json)")
+        let stillClear = try await signIn()
+        #expect(stillClear.status == 200, "\(stillClear.json)")
+        // Two failures: probation.
+        for _ in 0..<2 {
+            let f = try await signIn(facetID: evil)
+            #expect(f.status == 400 && f.json["code"] as? String == "uaf_facet_not_trusted", "\(f.json)")
+        }
+        let probation = try await signIn()
+        #expect(probation.status == 429 && probation.json["code"] as? String == "method_probation", "\(probation.json)")
+        // The third, by the key alone: locked, by name too, until the RP unlocks it.
+        try await Task.sleep(for: .milliseconds(1100))
+        let third = try await signIn(named: false, facetID: evil)
+        #expect(third.status == 400 && third.json["code"] as? String == "uaf_facet_not_trusted", "\(third.json)")
+        let locked = try await signIn(named: false)
+        #expect(locked.status == 423 && locked.json["code"] as? String == "method_locked", "\(locked.json)")
+        let lockedByName = try await signIn()
+        #expect(lockedByName.status == 423 && lockedByName.json["code"] as? String == "method_locked", "\(lockedByName.json)")
+        let unlock = try await TestHTTP.send(
+            "POST", "\(t.authentication)/users/\(username)/methods/uaf/unlock", headers: ["Authorization": "Bearer \(t.key)"])
+        #expect(unlock.status == 204, "\(String(decoding: unlock.body, as: UTF8.self))")
+        let again = try await signIn(named: false)
+        #expect(again.status == 200 && again.json["username"] as? String == username, "\(again.json)")
+    }
+
     /// `image/png` transaction confirmation through the gateway: the PNG and its characteristics
     /// go to the client, the authenticator signs the image's hash and the sign-in says the
     /// transaction was confirmed; a signed hash of another image, and a PNG with a text chunk,

@@ -15,16 +15,19 @@ extension AntiHammering {
     /// caller's: cleared by ``recordSuccess(tenant:username:method:on:)`` in the transaction of
     /// its effect, or given back by ``releaseAttempt(tenant:username:method:settings:)``.
     ///
+    /// `counts` may leave a refusal out (it gives the guess back): one that says nothing of
+    /// the user's secret, such as an authenticator model the tenant's policy refuses.
+    ///
     /// - Throws: 423 `method_locked`, 429 `method_probation` (with `Retry-After`); `evaluate`'s.
     func counted<T>(
         tenant: String, username: String, method: String, settings: AuthenticationSettings, now: Date, logger: Logger,
-        _ evaluate: () async throws -> T
+        counts: (HTTPError) -> Bool = { _ in true }, _ evaluate: () async throws -> T
     ) async throws -> T {
         let standing = try await reserveAttempt(tenant: tenant, username: username, method: method, settings: settings, now: now)
         try Self.require(standing, now: now)
         do {
             return try await evaluate()
-        } catch let error as HTTPError where error.code.status == 400 {
+        } catch let error as HTTPError where error.code.status == 400 && counts(error) {
             let after = try await recordFailure(tenant: tenant, username: username, method: method, settings: settings, now: now)
             if after == .locked { logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method)]) }
             throw error
