@@ -134,7 +134,10 @@ actor MetadataRefresher: Service {
             take(new)
             context.logger.notice(
                 "FIDO metadata updated",
-                metadata: ["signet.mds.number": "\(new.number)", "signet.mds.revoked_models": "\(new.newlyRevokedAAGUIDs.count)"])
+                metadata: [
+                    "signet.mds.number": "\(new.number)", "signet.mds.revoked_models": "\(new.newlyRevokedAAGUIDs.count)",
+                    "signet.mds.revocation": .string(new.revocation.rawValue),
+                ])
         case .failure(let error):
             // A failed load leaves the BLOB in force, and what it still asks of the database is
             // tried all the same.
@@ -256,5 +259,21 @@ struct MetadataURLSource: MetadataSource {
         let data = answer.body
         guard let text = String(validating: data, as: UTF8.self) else { throw MetadataError(.malformed, "the BLOB is not UTF-8") }
         return text
+    }
+
+    /// A CRL named by the BLOB's (already validated) signing chain, over `http` or `https`: a
+    /// CRL is signed by its issuer and checked as such (RFC 5280 distribution points are
+    /// usually plain `http`). Bounded in size and time, on the same lane as the BLOB.
+    func fetchCRL(url: String, maximumSize: Int) async throws(MetadataError) -> [UInt8]? {
+        let answer: HTTPClient.Response
+        do {
+            answer = try await Self.client.send(
+                "GET", url, headers: ["User-Agent: signet-registration"], timeout: .seconds(30), responseLimit: maximumSize, followRedirects: true)
+        } catch {
+            throw MetadataError(.revocationUnknown, "a CRL named by the signing chain could not be fetched")
+        }
+        guard answer.status == 200 else { throw MetadataError(.revocationUnknown, "a CRL location named by the signing chain did not answer 200") }
+        guard !answer.truncated else { throw MetadataError(.revocationUnknown, "a CRL named by the signing chain exceeds \(maximumSize) bytes") }
+        return answer.body
     }
 }

@@ -49,7 +49,11 @@ public enum RegistrationService: SignetService {
             let service = MetadataService(configuration: MetadataBLOB.Configuration(roots: roots))
             let update = try await service.load(from: source)
             logger.notice(
-                "FIDO metadata loaded", metadata: ["signet.mds.number": "\(update.number)", "signet.mds.revoked_models": "\(update.newlyRevokedAAGUIDs.count)"])
+                "FIDO metadata loaded",
+                metadata: [
+                    "signet.mds.number": "\(update.number)", "signet.mds.revoked_models": "\(update.newlyRevokedAAGUIDs.count)",
+                    "signet.mds.revocation": .string(update.revocation.rawValue),
+                ])
             metadata = .init(service: service, source: source, refreshInterval: refreshInterval, firstUpdate: update)
         }
         return Configuration(

@@ -17,6 +17,7 @@ public enum X509OID {
     public static let keyUsage = "2.5.29.15"
     public static let subjectAltName = "2.5.29.17"
     public static let basicConstraints = "2.5.29.19"
+    public static let cRLDistributionPoints = "2.5.29.31"
     public static let certificatePolicies = "2.5.29.32"
     public static let authorityKeyIdentifier = "2.5.29.35"
     public static let extendedKeyUsage = "2.5.29.37"

@@ -10,11 +10,15 @@ import FoundationEssentials
 /// extensions (refused); the path ends at one of this store's anchors and nowhere else — no
 /// system roots are loaded.
 ///
+/// With ``X509VerificationOptions/crls``, revocation too: every certificate of the path, the
+/// anchor included, must be covered by a current CRL of its issuer among them, and be absent
+/// from it (`X509_V_FLAG_CRL_CHECK_ALL`; the FIDO metadata BLOB's signing chain, MDS 3.0 §3.2).
+///
 /// What is not checked:
-/// - Revocation. CRL checking is off: FIDO attestation CAs rarely publish reachable CRLs and
-///   fetching them would block the request path. MDS3 status reports (`REVOKED`,
-///   `ATTESTATION_KEY_COMPROMISE`) are the FIDO mechanism for this and are applied by the
-///   metadata code.
+/// - Revocation, without ``X509VerificationOptions/crls`` (the default): FIDO attestation CAs
+///   rarely publish reachable CRLs and fetching them would block the request path. MDS3 status
+///   reports (`REVOKED`, `ATTESTATION_KEY_COMPROMISE`) are the FIDO mechanism for this and are
+///   applied by the metadata code.
 /// - Purpose / extended key usage, unless ``X509VerificationOptions/requiredLeafExtendedKeyUsage``
 ///   is set: FIDO attestation certificates often carry no EKU.
 /// - RFC 5280 strictness beyond OpenSSL's defaults (`X509_V_FLAG_X509_STRICT` is off): real
@@ -30,6 +34,8 @@ public final class X509TrustStore: @unchecked Sendable {
 
     /// More intermediates than this (from an attacker-supplied x5c) are refused outright.
     public static let maximumIntermediates = 16
+    /// More CRLs than this are refused outright.
+    public static let maximumCRLs = 32
 
     /// A store trusting exactly `anchors`.
     ///
@@ -80,11 +86,16 @@ public final class X509TrustStore: @unchecked Sendable {
         guard let ctx = X509_STORE_CTX_new(), let untrusted = OPENSSL_sk_new_null() else {
             throw CryptoError("X.509: out of memory")
         }
+        // The CRLs, when revocation is checked: a stack that does not own its elements either
+        // (X509_STORE_CTX_set0_crls leaves the stack to the caller).
+        let crls = options.crls == nil ? nil : OPENSSL_sk_new_null()
         defer {
             X509_STORE_CTX_free(ctx)
             // The stack does not own its elements; the certificates stay with their owners.
             OPENSSL_sk_free(untrusted)
+            if let crls { OPENSSL_sk_free(crls) }
         }
+        if options.crls != nil, crls == nil { throw CryptoError("X.509: out of memory") }
         for certificate in intermediates where OPENSSL_sk_push(untrusted, UnsafeRawPointer(certificate.handle)) <= 0 {
             throw CryptoError("X.509: out of memory")
         }
@@ -98,6 +109,14 @@ public final class X509TrustStore: @unchecked Sendable {
             // Any anchor, self-signed or not, ends the path (FIDO MDS allows an intermediate
             // as attestationRootCertificate).
             X509_VERIFY_PARAM_set_flags(param, UInt(X509_V_FLAG_PARTIAL_CHAIN))
+        }
+        if let crls, let given = options.crls {
+            guard given.count <= Self.maximumCRLs else { throw CryptoError("X.509: more than \(Self.maximumCRLs) CRLs") }
+            for crl in given where OPENSSL_sk_push(crls, UnsafeRawPointer(crl.handle)) <= 0 {
+                throw CryptoError("X.509: out of memory")
+            }
+            X509_STORE_CTX_set0_crls(ctx, crls)
+            X509_VERIFY_PARAM_set_flags(param, UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL))
         }
 
         let rc = X509_verify_cert(ctx)
@@ -153,11 +172,20 @@ public struct X509VerificationOptions: Sendable, Hashable {
     public var requiredLeafExtendedKeyUsage: String?
     /// The most intermediate CA certificates a path may hold (`X509_VERIFY_PARAM_set_depth`).
     public var maximumDepth: Int
+    /// When set, revocation is checked against these CRLs (and no others): every certificate
+    /// of the path needs a current CRL of its issuer here, else the path is refused
+    /// (``X509VerifyReason/unableToGetCRL``, ``X509VerifyReason/crlHasExpired``…), and a
+    /// certificate listed in it is refused (``X509VerifyReason/certificateRevoked``). nil (the
+    /// default): revocation is not checked.
+    public var crls: [X509CRL]?
 
-    public init(allowPartialChain: Bool = false, requiredLeafExtendedKeyUsage: String? = nil, maximumDepth: Int = 8) {
+    public init(
+        allowPartialChain: Bool = false, requiredLeafExtendedKeyUsage: String? = nil, maximumDepth: Int = 8, crls: [X509CRL]? = nil
+    ) {
         self.allowPartialChain = allowPartialChain
         self.requiredLeafExtendedKeyUsage = requiredLeafExtendedKeyUsage
         self.maximumDepth = maximumDepth
+        self.crls = crls
     }
 }
 
@@ -195,6 +223,11 @@ public struct X509VerifyReason: Sendable, Hashable, CustomStringConvertible {
     public static let invalidPurpose = X509VerifyReason(code: X509_V_ERR_INVALID_PURPOSE)
     public static let keyUsageNoCertSign = X509VerifyReason(code: X509_V_ERR_KEYUSAGE_NO_CERTSIGN)
     public static let unhandledCriticalExtension = X509VerifyReason(code: X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION)
+    public static let certificateRevoked = X509VerifyReason(code: X509_V_ERR_CERT_REVOKED)
+    public static let unableToGetCRL = X509VerifyReason(code: X509_V_ERR_UNABLE_TO_GET_CRL)
+    public static let crlHasExpired = X509VerifyReason(code: X509_V_ERR_CRL_HAS_EXPIRED)
+    public static let crlNotYetValid = X509VerifyReason(code: X509_V_ERR_CRL_NOT_YET_VALID)
+    public static let crlSignatureFailure = X509VerifyReason(code: X509_V_ERR_CRL_SIGNATURE_FAILURE)
 }
 
 extension CryptoError {

@@ -12,12 +12,14 @@ import Testing
         typealias Build = X509TestCertificates
         let root = try Build.root()
         let san = Build.seq([DER.tlv(0x82, Array("example.com".utf8)), DER.tlv(0xA4, Build.name([(X509OID.tpmModel, "M")]))])
+        let cdp = DER.sequence(DER.sequence(DER.tlv(0xA0, DER.tlv(0xA0, DER.tlv(0x86, Array("http://crl.example/ca.crl".utf8))))))
         let leaf = try Build.issue(
             "Leaf", by: root, ca: false,
             extra: [
                 .init(oid: X509OID.subjectAltName, critical: true, value: san),
                 .init(oid: X509OID.extendedKeyUsage, critical: false, value: Build.extendedKeyUsage([X509OID.tcgKpAIKCertificate])),
                 .init(oid: X509OID.fidoAAGUID, critical: false, value: DER.tlv(0x04, [UInt8](repeating: 7, count: 16))),
+                .init(oid: X509OID.cRLDistributionPoints, critical: false, value: cdp),
             ])
         var seeds = [root.der, leaf.der]
         if X509TestVectors.isPresent {
@@ -50,6 +52,12 @@ import Testing
         _ = (certificate.basicConstraints, certificate.keyUsage, certificate.extendedKeyUsage, certificate.subjectAlternativeNames)
         _ = try? certificate.publicKey
         _ = try? certificate.fidoAAGUID()
+        do {
+            _ = try certificate.crlDistributionPointURIs()
+        } catch is CryptoError {
+        } catch {
+            Issue.record("unexpected error type: \(type(of: error))")
+        }
         _ = X509Certificate.verifySignature(of: certificate, by: certificate)
         for ext in certificate.extensions { _ = try? X509DERReader.validate(ext.value) }
         if let store {
@@ -119,6 +127,51 @@ import Testing
                     }
                 }
                 Self.exercise(bytes)
+            }
+        }
+    }
+
+    /// A v2 CRL of `root` listing serial 5, then mutations of it: parsing either succeeds or
+    /// throws ``CryptoError``, and a parsed one given to a verification only ever refuses.
+    @Test func mutatedCRLsOnlyThrow() throws {
+        let root = try X509TestCertificates.root()
+        let time = DER.tlv(0x17, Array("250101000000Z".utf8))
+        let next = DER.tlv(0x17, Array("350101000000Z".utf8))
+        let algorithm = DER.sequence(DER.oid("1.2.840.10045.4.3.2"))
+        let subject = try root.certificate.subject.derEncoded
+        let tbs = DER.sequence(
+            DER.tlv(0x02, [0x01]), algorithm, subject, time, next, DER.sequence(DER.sequence(DER.tlv(0x02, [0x05]), time)))
+        let seed = DER.sequence(tbs, algorithm, DER.bitString(try root.key.sign(tbs, algorithm: .es256)))
+        let parsed = try X509CRL(derEncoded: seed)
+        #expect(parsed.derEncoded == seed)
+        var rng = SplitMix64(seed: 0x4352_4C46_555A)
+        let anchor = try root.certificate
+        for _ in 0..<Self.iterations {
+            var bytes = seed
+            for _ in 0..<Int.random(in: 1...4, using: &rng) {
+                let i = Int.random(in: 0..<bytes.count, using: &rng)
+                switch Int.random(in: 0..<3, using: &rng) {
+                case 0: bytes[i] ^= UInt8(1) << UInt8.random(in: 0...7, using: &rng)
+                case 1: bytes[i] = [0x00, 0x7F, 0x80, 0x81, 0x82, 0x84, 0xFF].randomElement(using: &rng)!
+                default: if bytes.count > 1 { bytes.remove(at: i) }
+                }
+            }
+            let crl: X509CRL
+            do {
+                crl = try X509CRL(derEncoded: bytes)
+            } catch is CryptoError {
+                continue
+            } catch {
+                Issue.record("unexpected error type: \(type(of: error))")
+                continue
+            }
+            if let store = try? X509TrustStore(anchors: [anchor]) {
+                do {
+                    _ = try store.verify(anchor, at: X509TestVectors.utc(2026, 1, 1), options: X509VerificationOptions(crls: [crl]))
+                } catch is CryptoError {
+                } catch {
+                    Issue.record("unexpected error type: \(type(of: error))")
+                }
             }
         }
     }

@@ -37,19 +37,27 @@ public enum MetadataTestPKI {
         return DER.tlv(0x18, Array(formatter.string(from: date).utf8))
     }
 
-    /// A certificate for `subjectKey`, signed by `signer`.
+    /// A cRLDistributionPoints extension value: one distribution point whose fullName lists `uris`.
+    public static func crlDistributionPoints(_ uris: [String]) -> [UInt8] {
+        let names = uris.flatMap { DER.tlv(0x86, Array($0.utf8)) }
+        return DER.sequence(DER.sequence(DER.tlv(0xA0, DER.tlv(0xA0, names))))
+    }
+
+    /// A certificate for `subjectKey`, signed by `signer`; with `crlURIs`, a cRLDistributionPoints
+    /// extension naming them.
     public static func certificate(
         subject: [UInt8], issuer: [UInt8], subjectKey: PublicKey, signer: PrivateKey, ca: Bool, serial: UInt8,
-        notBefore: Date, notAfter: Date
+        notBefore: Date, notAfter: Date, crlURIs: [String] = []
     ) throws -> [UInt8] {
         let basicConstraints = DER.sequence(ca ? [0x01, 0x01, 0xFF] : [])
         // keyUsage: keyCertSign + cRLSign for CAs, digitalSignature for leaves.
         let keyUsage: [UInt8] = ca ? DER.tlv(0x03, [0x01, 0x06]) : DER.tlv(0x03, [0x07, 0x80])
-        let extensions = DER.tlv(
-            0xA3,
-            DER.sequence(
-                DER.sequence(DER.oid(X509OID.basicConstraints), [0x01, 0x01, 0xFF], DER.tlv(0x04, basicConstraints)),
-                DER.sequence(DER.oid(X509OID.keyUsage), [0x01, 0x01, 0xFF], DER.tlv(0x04, keyUsage))))
+        var list = DER.sequence(DER.oid(X509OID.basicConstraints), [0x01, 0x01, 0xFF], DER.tlv(0x04, basicConstraints))
+            + DER.sequence(DER.oid(X509OID.keyUsage), [0x01, 0x01, 0xFF], DER.tlv(0x04, keyUsage))
+        if !crlURIs.isEmpty {
+            list += DER.sequence(DER.oid(X509OID.cRLDistributionPoints), DER.tlv(0x04, crlDistributionPoints(crlURIs)))
+        }
+        let extensions = DER.tlv(0xA3, DER.tlv(0x30, list))
         let tbs = DER.sequence(
             DER.tlv(0xA0, DER.tlv(0x02, [0x02])), DER.tlv(0x02, [serial]), ecdsaWithSHA256, issuer,
             DER.sequence(generalizedTime(notBefore), generalizedTime(notAfter)), subject, subjectKey.subjectPublicKeyInfo,
@@ -72,14 +80,28 @@ public enum MetadataTestPKI {
     }
 
     public static func issue(
-        _ cn: String, by issuer: Issued, ca: Bool = false, notBefore: Date = defaultNotBefore, notAfter: Date = defaultNotAfter
+        _ cn: String, by issuer: Issued, ca: Bool = false, notBefore: Date = defaultNotBefore, notAfter: Date = defaultNotAfter,
+        serial: UInt8 = 2, crlURIs: [String] = []
     ) throws -> Issued {
         let key = try PrivateKey.generateP256()
         let n = name(cn)
         let der = try certificate(
-            subject: n, issuer: issuer.subject, subjectKey: try key.publicKey(), signer: issuer.key, ca: ca, serial: 2,
-            notBefore: notBefore, notAfter: notAfter)
+            subject: n, issuer: issuer.subject, subjectKey: try key.publicKey(), signer: issuer.key, ca: ca, serial: serial,
+            notBefore: notBefore, notAfter: notAfter, crlURIs: crlURIs)
         return Issued(key: key, der: der, subject: n)
+    }
+
+    /// A v2 CRL (RFC 5280 §5.1) of `issuer`, signed with `signer` (by default the issuer's
+    /// key), listing the certificates of serial numbers `revoked`.
+    public static func crl(
+        by issuer: Issued, revoked: [UInt8] = [], thisUpdate: Date = defaultNotBefore, nextUpdate: Date = defaultNotAfter,
+        signer: PrivateKey? = nil
+    ) throws -> [UInt8] {
+        let entries = revoked.map { DER.sequence(DER.tlv(0x02, [$0]), generalizedTime(thisUpdate)) }
+        let tbs = DER.sequence(
+            DER.tlv(0x02, [0x01]), ecdsaWithSHA256, issuer.subject, generalizedTime(thisUpdate), generalizedTime(nextUpdate),
+            entries.isEmpty ? [] : DER.tlv(0x30, entries.flatMap { $0 }))
+        return DER.sequence(tbs, ecdsaWithSHA256, DER.bitString(try (signer ?? issuer.key).sign(tbs, algorithm: .es256)))
     }
 
     // MARK: - BLOBs
@@ -90,10 +112,14 @@ public enum MetadataTestPKI {
         public let intermediate: Issued
         public let signer: Issued
 
-        public init(signerNotAfter: Date = defaultNotAfter) throws {
+        /// With `crlBase`, the intermediate names `<crlBase>/root.crl` and the signer
+        /// `<crlBase>/ca.crl` as their CRL distribution points (serial numbers 2 and 3).
+        public init(signerNotAfter: Date = defaultNotAfter, crlBase: String? = nil) throws {
             root = try MetadataTestPKI.root()
-            intermediate = try MetadataTestPKI.issue("MDS Test CA", by: root, ca: true)
-            signer = try MetadataTestPKI.issue("MDS Test Signer", by: intermediate, notAfter: signerNotAfter)
+            intermediate = try MetadataTestPKI.issue(
+                "MDS Test CA", by: root, ca: true, serial: 2, crlURIs: crlBase.map { ["\($0)/root.crl"] } ?? [])
+            signer = try MetadataTestPKI.issue(
+                "MDS Test Signer", by: intermediate, notAfter: signerNotAfter, serial: 3, crlURIs: crlBase.map { ["\($0)/ca.crl"] } ?? [])
         }
 
         public var configuration: MetadataBLOB.Configuration { get throws { MetadataBLOB.Configuration(roots: [try root.certificate]) } }

@@ -24,6 +24,8 @@ public struct MetadataError: CodedError {
             case notNewer = "metadata_not_newer"
             case sourceUnavailable = "metadata_source_unavailable"
             case configurationInvalid = "metadata_configuration_invalid"
+            case certificateRevoked = "metadata_certificate_revoked"
+            case revocationUnknown = "metadata_revocation_unknown"
         }
 
         private let base: Base
@@ -56,6 +58,12 @@ public struct MetadataError: CodedError {
         public static let sourceUnavailable = Code(.sourceUnavailable)
         /// The configuration cannot verify anything (no root, a non-positive size limit).
         public static let configurationInvalid = Code(.configurationInvalid)
+        /// A certificate of the signing chain is listed in its issuer's CRL.
+        public static let certificateRevoked = Code(.certificateRevoked)
+        /// The revocation of a certificate of the signing chain could not be established: the
+        /// CRL its distribution point names could not be fetched or parsed, or is not current,
+        /// or is not signed by the certificate's issuer.
+        public static let revocationUnknown = Code(.revocationUnknown)
 
         /// Every code, for documentation and HTTP mapping tests.
         public static var allCases: [Code] { Base.allCases.map(Code.init) }

@@ -66,19 +66,77 @@ public final class MetadataService: Sendable {
 
     /// Fetches, verifies and installs a BLOB from `source`; verification runs off the
     /// cooperative pool.
+    ///
+    /// Once the BLOB verifies, its signing chain's revocation is checked (MDS 3.0 §3.2, RFC
+    /// 5280 §6.3): the CRLs its certificates name are fetched through `source` (only from a
+    /// chain already validated to a configured root: no address from an unverified BLOB is
+    /// ever fetched), and the chain is validated again with them. A certificate revoked, or
+    /// whose CRL cannot be fetched or is not current, refuses the BLOB (the one in force
+    /// stays). ``MetadataUpdate/revocation`` says whether the check ran, and why not.
     @discardableResult
     public func load(from source: any MetadataSource, at time: Date = Date()) async throws(MetadataError) -> MetadataUpdate {
         let text = try await source.fetchBLOB(maximumSize: configuration.maximumSize)
         let configuration = self.configuration
-        let verified: Result<MetadataBLOB, MetadataError> = await withCheckedContinuation { continuation in
+        let blob = try await Self.offPool { () throws(MetadataError) in
             // Blocking: JWS verification and decoding of a multi-megabyte payload.
-            Self.verificationQueue.async {
-                continuation.resume(returning: Result { () throws(MetadataError) in
-                    try MetadataBLOB(jwt: text, configuration: configuration, at: time)
-                })
+            try MetadataBLOB(jwt: text, configuration: configuration, at: time)
+        }
+        let revocation: MetadataUpdate.RevocationCheck
+        switch blob.revocationLocations() {
+        case nil:
+            revocation = .noDistributionPoint
+        case let locations? where locations.isEmpty:
+            revocation = .signedByRoot
+        case let locations?:
+            var crls: [X509CRL] = []
+            var fetched = true
+            for uris in locations {
+                guard let crl = try await Self.crl(at: uris, from: source) else {
+                    fetched = false
+                    break
+                }
+                if !crls.contains(crl) { crls.append(crl) }
+            }
+            if fetched {
+                let given = crls
+                try await Self.offPool { () throws(MetadataError) in try blob.checkRevocation(crls: given, configuration: configuration, at: time) }
+                revocation = .checked
+            } else {
+                revocation = .sourceFetchesNone
             }
         }
-        return try load(blob: verified.get())
+        var update = try load(blob: blob)
+        update.revocation = revocation
+        return update
+    }
+
+    /// The first CRL of `uris` that `source` fetches and that parses; nil when the source
+    /// fetches none.
+    ///
+    /// - Throws: ``MetadataError/Code/revocationUnknown`` when none of them can be had.
+    private static func crl(at uris: [String], from source: any MetadataSource) async throws(MetadataError) -> X509CRL? {
+        var last = MetadataError(.revocationUnknown, "the signing chain names no CRL location")
+        for uri in uris {
+            do {
+                guard let der = try await source.fetchCRL(url: uri, maximumSize: X509CRL.maximumDERSize) else { return nil }
+                do {
+                    return try X509CRL(derEncoded: der)
+                } catch {
+                    last = MetadataError(.revocationUnknown, "a CRL named by the signing chain is not a well-formed CRL")
+                }
+            } catch {
+                last = error
+            }
+        }
+        throw last
+    }
+
+    /// Runs `work` on the verification queue, off the cooperative pool.
+    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws(MetadataError) -> T) async throws(MetadataError) -> T {
+        let result: Result<T, MetadataError> = await withCheckedContinuation { continuation in
+            verificationQueue.async { continuation.resume(returning: Result { () throws(MetadataError) in try work() }) }
+        }
+        return try result.get()
     }
 
     // MARK: - State

@@ -10,4 +10,17 @@ public protocol MetadataSource: Sendable {
     ///   cannot be read, ``MetadataError/Code/tooLarge``, ``MetadataError/Code/malformed`` when
     ///   the bytes are not UTF-8.
     func fetchBLOB(maximumSize: Int) async throws(MetadataError) -> String
+
+    /// The CRL (DER) at `url`, a distribution point named by the BLOB's signing chain (MDS 3.0
+    /// §3.2: the chain's revocation is checked), or nil when this source fetches no CRLs (a
+    /// file: revocation is then not checked, and ``MetadataUpdate/revocation`` says so).
+    ///
+    /// - Throws: ``MetadataError`` ``MetadataError/Code/revocationUnknown`` when the CRL cannot
+    ///   be fetched, or is larger than `maximumSize`.
+    func fetchCRL(url: String, maximumSize: Int) async throws(MetadataError) -> [UInt8]?
+}
+
+extension MetadataSource {
+    /// Fetches no CRLs.
+    public func fetchCRL(url: String, maximumSize: Int) async throws(MetadataError) -> [UInt8]? { nil }
 }

@@ -15,6 +15,22 @@ public struct MetadataUpdate: Sendable, Hashable {
     public let newlyRevokedAAIDs: [String]
     /// Entries of the new BLOB that did not decode completely (for logging).
     public let issues: [MetadataBLOB.Issue]
+    /// Whether the new BLOB's signing chain was checked for revocation.
+    public internal(set) var revocation: RevocationCheck = .notAsked
+
+    /// Whether, and why not, a BLOB's signing chain was checked against its issuers' CRLs.
+    public enum RevocationCheck: String, Sendable, Hashable {
+        /// Every certificate of the chain is covered by a current CRL of its issuer, and in none.
+        case checked
+        /// The BLOB is signed by a configured root itself: there is no chain to check.
+        case signedByRoot
+        /// A certificate of the chain names no CRL distribution point (`http`/`https`).
+        case noDistributionPoint
+        /// The source fetches no CRLs (a file).
+        case sourceFetchesNone
+        /// Installed without a source (``MetadataService/load(blob:)``, ``MetadataService/load(jwt:at:)``).
+        case notAsked
+    }
 
     public init(
         previousNumber: Int?, number: Int, newlyRevokedAAGUIDs: [AAGUID], newlyRevokedKeyIdentifiers: [String],
