@@ -186,7 +186,14 @@ secrets() {
             echo "SIGNET_${v}_PASSWORD=$(openssl rand -hex 24)"
         done
         echo "SIGNET_ADMIN_TOKEN=$(openssl rand -hex 32)"
-        echo "SIGNET_INTERNAL_TOKEN=$(openssl rand -hex 32)"
+        # A token per service, and the SHA-256 of each for every service (SIGNET_INTERNAL_CALLERS).
+        local callers="" s t
+        for s in REGISTRATION AUTHENTICATION TRANSACTION OOB PII; do
+            t=$(openssl rand -hex 32)
+            echo "SIGNET_INTERNAL_TOKEN_$s=$t"
+            callers+="${callers:+,}${s,,}=$(printf '%s' "$t" | sha256sum | cut -d' ' -f1)"
+        done
+        echo "SIGNET_INTERNAL_CALLERS=$callers"
         for k in CEREMONY_KEY METHOD_SECRET_KEY DELIVERY_KEY OTP_HASH_KEY TCTOKEN_KEY_SEAL PII_KEK OOB_KEY_SEAL SUBJECT_KEY; do
             echo "SIGNET_$k=$(b64key)"
         done
@@ -200,7 +207,7 @@ secrets() {
     } >"$env"
     # The same secrets as files, for the replica that reads <NAME>_FILE.
     sudo_ rm -rf "$WORK/secrets/files" && mkdir -p "$WORK/secrets/files"
-    grep -E '^SIGNET_(ADMIN_TOKEN|INTERNAL_TOKEN|CEREMONY_KEY|METHOD_SECRET_KEY|DELIVERY_KEY|OTP_HASH_KEY)=' "$env" |
+    grep -E '^SIGNET_(ADMIN_TOKEN|INTERNAL_TOKEN_AUTHENTICATION|CEREMONY_KEY|METHOD_SECRET_KEY|DELIVERY_KEY|OTP_HASH_KEY)=' "$env" |
         while IFS='=' read -r name value; do printf '%s\n' "$value" >"$WORK/secrets/files/$name"; done
     sudo_ chown -R 10001:10001 "$WORK/secrets/files"
     chmod 500 "$WORK/secrets/files" && chmod 400 "$WORK/secrets/files/"*
@@ -306,7 +313,7 @@ fail_closed() {
         name="${entry%%:*}" expected="${entry##*:}"
         rc=0
         out="$(podman_ run --rm --read-only --cap-drop ALL --network none "localhost/signet/$name:local" 2>&1)" || rc=$?
-        for v in SIGNET_ADMIN_TOKEN SIGNET_INTERNAL_TOKEN "$expected"; do
+        for v in SIGNET_ADMIN_TOKEN SIGNET_INTERNAL_TOKEN SIGNET_INTERNAL_CALLERS "$expected"; do
             if [ "$rc" -ne 78 ] || ! grep -q "$v" <<<"$out"; then
                 log "FAIL: $name without secrets: exit $rc, expected 78 naming $v"
                 printf '%s\n' "$out" | tail -n 3 | cut -c1-400 >&2

@@ -45,7 +45,7 @@ public enum AuthenticationService: SignetService {
                 methodSecrets: try AES256GCM(key: try ServiceKeys.key("SIGNET_METHOD_SECRET_KEY", env, logger: logger)),
                 delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
                 codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger)),
-            calls: InternalCalls.fromEnvironment(env, service: "authentication"),
+            calls: try InternalCalls.fromEnvironment(env, service: "authentication"),
             uafAppIDBase: try uafAppIDBase(env),
             uafAppIDCheckEnforced: try UAFAppIDCheck.enforces(env),
             uafServerCertificates: try UAFServerCertificate.fromEnvironment(env),

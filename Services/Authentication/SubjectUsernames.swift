@@ -23,7 +23,7 @@ struct SubjectUsernames: Sendable {
     init(context: ServiceContext) {
         pool = context.pool
         subjectKey = context.configuration.subjectKey
-        calls = InternalCalls(token: context.configuration.internalToken, service: ServiceName.authentication.rawValue)
+        calls = InternalCalls(token: context.configuration.internalToken, service: ServiceName.authentication.rawValue, callers: context.configuration.internalCallers)
         registrationURL = context.configuration.registrationURL
     }
 

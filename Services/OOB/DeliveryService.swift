@@ -95,7 +95,7 @@ struct DeliveryConfiguration: Sendable {
         if let token = env.optionalString("SIGNET_SMS_TOKEN") { smsAuthorization = .bearer(token: token) }
         return DeliveryConfiguration(
             deliveryKey: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
-            calls: InternalCalls.fromEnvironment(env, service: "oob"),
+            calls: try InternalCalls.fromEnvironment(env, service: "oob"),
             piiURL: env.string("SIGNET_PII_URL", default: "http://127.0.0.1:8085"),
             sender: try EmailAddress(env.string("SIGNET_SMTP_FROM", default: "no-reply@signet.localhost"), displayName: "Signet"),
             smtp: SMTPClient.Configuration(

@@ -19,7 +19,7 @@ public enum PIIService: SignetService {
     public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
         Configuration(
             kek: try AES256GCM(key: try ServiceKeys.key("SIGNET_PII_KEK", env, logger: logger)),
-            calls: InternalCalls.fromEnvironment(env, service: "pii"))
+            calls: try InternalCalls.fromEnvironment(env, service: "pii"))
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {

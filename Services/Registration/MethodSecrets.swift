@@ -21,7 +21,7 @@ struct MethodSecrets: Sendable {
             methodSecrets: try AES256GCM(key: try ServiceKeys.key("SIGNET_METHOD_SECRET_KEY", env, logger: logger)),
             delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
             codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger),
-            calls: InternalCalls.fromEnvironment(env, service: service),
+            calls: try InternalCalls.fromEnvironment(env, service: service),
             piiURL: env.string("SIGNET_PII_URL", default: "http://127.0.0.1:8085"))
     }
 }

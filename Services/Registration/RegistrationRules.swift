@@ -9,9 +9,9 @@ struct RegistrationRules: Sendable {
     let calls: InternalCalls
     let authenticationURL: String
 
-    static func fromEnvironment(_ env: Environment = Environment()) -> RegistrationRules {
+    static func fromEnvironment(_ env: Environment = Environment()) throws -> RegistrationRules {
         RegistrationRules(
-            calls: InternalCalls.fromEnvironment(env, service: "registration"),
+            calls: try InternalCalls.fromEnvironment(env, service: "registration"),
             authenticationURL: env.string("SIGNET_AUTHENTICATION_URL", default: "http://127.0.0.1:8082"))
     }
 

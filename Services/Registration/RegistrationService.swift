@@ -60,7 +60,7 @@ public enum RegistrationService: SignetService {
             handles: try CeremonyHandles.fromEnvironment(env, logger: logger),
             sessions: try SessionTokenVerifier.fromEnvironment(env),
             methodSecrets: try MethodSecrets.fromEnvironment(env, logger: logger, service: "registration"),
-            rules: RegistrationRules.fromEnvironment(env),
+            rules: try RegistrationRules.fromEnvironment(env),
             metadata: metadata,
             uafAppIDBase: try uafAppIDBase(env),
             uafServerCertificates: try UAFServerCertificate.fromEnvironment(env),

@@ -57,7 +57,7 @@ struct TransactionRoutes: Sendable {
                 status: 200, headers: [("Content-Type", "application/jwk-set+json"), ("Cache-Control", "public, max-age=300")],
                 body: Array(try await keys.ring(for: tenant).keySet.jsonString.utf8))
         }
-        let calls = InternalCalls(token: context.configuration.internalToken, service: context.configuration.service.rawValue)
+        let calls = context.configuration.internalCalls
         router.get("/v1/internal/tenants/{tenant}/transactions/{transactionId}/tctoken", calls.guardInternal) { _, ctx in
             // The authentication service asks for a sign-in that confirmed this transaction and
             // succeeded (its own check): the status as GET reads it, the tcToken once CONFIRMED.

@@ -5,36 +5,92 @@ import HTTPServer
 import JSON
 import Platform
 
-/// Service-to-service calls (`/v1/internal/…`): authenticated by a token every service shares
-/// (`SIGNET_INTERNAL_TOKEN`) and the calling service's name (`X-Signet-Service`), which the
-/// callee records in its audit trail.
+/// Service-to-service calls (`/v1/internal/…`): the caller presents its internal token
+/// (`SIGNET_INTERNAL_TOKEN`) and names itself (`X-Signet-Service`); the callee records the name
+/// in its audit trail.
+///
+/// Two ways to trust a caller:
+/// - **A token per service** (`SIGNET_INTERNAL_CALLERS`, ``callers``): each service has a token
+///   of its own, and every service holds the SHA-256 of each caller's token; a call is admitted
+///   only with the token of the service it names, so a service can never call as another, and
+///   no service holds another's token.
+/// - **One shared token** (without `SIGNET_INTERNAL_CALLERS`): every service holds the same
+///   token, so any of them can name itself as any other.
 public struct InternalCalls: Sendable {
+    /// The token this service presents (and, with one shared token, expects).
     public let token: String
+    /// This service's name, sent as `X-Signet-Service`.
     public let service: String
+    /// The SHA-256 of each admitted caller's token, by service name; nil: one shared token.
+    public let callers: [String: [UInt8]]?
 
     public static let developmentToken = "dev-internal-token"
+    /// The services that may call (`X-Signet-Service`).
+    public static let serviceNames: Set<String> = ["registration", "authentication", "transaction", "oob", "pii"]
 
     /// Bytes of another service's answer read; a longer one is that service failing (the
     /// largest are user-data exports).
     static let answerLimit = 16 << 20
 
-    public init(token: String, service: String) {
+    public init(token: String, service: String, callers: [String: [UInt8]]? = nil) {
         self.token = token
         self.service = service
+        self.callers = callers
     }
 
-    public static func fromEnvironment(_ env: Environment = Environment(), service: String) -> InternalCalls {
-        InternalCalls(token: env.string("SIGNET_INTERNAL_TOKEN", default: developmentToken), service: service)
+    /// `SIGNET_INTERNAL_TOKEN` and `SIGNET_INTERNAL_CALLERS`.
+    ///
+    /// - Throws: ``Environment/ConfigurationError`` for a malformed `SIGNET_INTERNAL_CALLERS`,
+    ///   or one whose entry for `service` is not the hash of its token.
+    public static func fromEnvironment(_ env: Environment = Environment(), service: String) throws -> InternalCalls {
+        let token = env.string("SIGNET_INTERNAL_TOKEN", default: developmentToken)
+        return InternalCalls(token: token, service: service, callers: try callers(env, service: service, token: token))
     }
 
-    /// The calling service's name, for a request that carries the internal token.
+    /// `SIGNET_INTERNAL_CALLERS`: `name=<SHA-256 of its token, 64 hex digits>`, comma-separated,
+    /// each name one of ``serviceNames`` at most once; nil when unset.
+    ///
+    /// - Throws: ``Environment/ConfigurationError`` naming the variable.
+    public static func callers(_ env: Environment, service: String, token: String) throws -> [String: [UInt8]]? {
+        guard let text = env.optionalString("SIGNET_INTERNAL_CALLERS") else { return nil }
+        func refuse(_ reason: String) -> Environment.ConfigurationError {
+            Environment.ConfigurationError(variable: "SIGNET_INTERNAL_CALLERS", reason: reason)
+        }
+        var map: [String: [UInt8]] = [:]
+        for entry in text.split(separator: ",", omittingEmptySubsequences: true) {
+            let parts = entry.trimmingWhitespaceAndNewlines().split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, serviceNames.contains(String(parts[0])) else {
+                throw refuse("expected name=<64 hex digits> entries, names among \(serviceNames.sorted().joined(separator: ", "))")
+            }
+            let name = String(parts[0])
+            let digits = Array(parts[1].utf8)
+            guard digits.count == 64, let hash = digits.withUnsafeBufferPointer(HexText.decode), hash.count == 32 else {
+                throw refuse("the entry of \(name) is not 64 hex digits (the SHA-256 of its token)")
+            }
+            guard map.updateValue(hash, forKey: name) == nil else { throw refuse("\(name) is listed twice") }
+        }
+        guard !map.isEmpty else { throw refuse("set, but lists no caller") }
+        if let own = map[service], !ConstantTime.equals(SHA256.hash(Array(token.utf8)), own) {
+            throw refuse("the entry of \(service) is not the SHA-256 of this service's SIGNET_INTERNAL_TOKEN")
+        }
+        return map
+    }
+
+    /// The calling service's name, for a request that carries that service's token (with
+    /// ``callers``), or the shared token.
     ///
     /// - Throws: 401 `unauthorized` otherwise.
     public func requireCaller(_ request: HTTPRequest) throws -> String {
-        guard let presented = request.bearerToken, presented.utf8.count <= 1024, ConstantTime.secretsEqual(presented, token),
-            let caller = request.header("X-Signet-Service"), ["registration", "authentication", "transaction", "oob", "pii"].contains(caller)
-        else {
-            throw HTTPError(.unauthorized, detail: "Internal calls need the internal token and the calling service.")
+        let refused = HTTPError(.unauthorized, detail: "Internal calls need the calling service's internal token and its name.")
+        guard let presented = request.bearerToken, presented.utf8.count <= 1024, let caller = request.header("X-Signet-Service"),
+            Self.serviceNames.contains(caller)
+        else { throw refused }
+        if let callers {
+            // A caller not listed is refused as a wrong token is: the same answer, the same work.
+            let expected = callers[caller] ?? [UInt8](repeating: 0, count: 32)
+            guard ConstantTime.equals(SHA256.hash(Array(presented.utf8)), expected), callers[caller] != nil else { throw refused }
+        } else {
+            guard ConstantTime.secretsEqual(presented, token) else { throw refused }
         }
         return caller
     }

@@ -22,8 +22,13 @@ public struct ServiceConfiguration: Sendable {
     public var consumerGroup: String
     /// Admin API bearer token.
     public var adminToken: String
-    /// The token services present to each other on `/v1/internal/…` routes.
+    /// The token this service presents to the others on `/v1/internal/…` routes.
     public var internalToken: String
+    /// The SHA-256 of each service's internal token (`SIGNET_INTERNAL_CALLERS`), by name: a
+    /// caller is admitted only with its own token. nil: one token shared by every service.
+    public var internalCallers: [String: [UInt8]]?
+    /// This service's internal calls: the token it presents, and the callers it admits.
+    public var internalCalls: InternalCalls { InternalCalls(token: internalToken, service: service.rawValue, callers: internalCallers) }
     /// The deployment's subject key (`SIGNET_SUBJECT_KEY`, base64url, at least 32 bytes): events
     /// name users by ``SubjectKey/ref(tenant:username:)``, never by username. Every service
     /// shares it, as the internal token; on loopback it defaults to a public development key.
@@ -77,6 +82,7 @@ public struct ServiceConfiguration: Sendable {
         adminToken = env.string("SIGNET_ADMIN_TOKEN", default: ServiceConfiguration.developmentAdminToken)
         internalToken = env.string("SIGNET_INTERNAL_TOKEN", default: InternalCalls.developmentToken)
         try env.checkFiles()
+        internalCallers = try InternalCalls.callers(env, service: service.rawValue, token: internalToken)
         let subjectKeyText = env.string("SIGNET_SUBJECT_KEY", default: Self.developmentSubjectKey)
         guard let subjectKeyBytes = Base64URL.decode(subjectKeyText), let subjectKey = try? SubjectKey(subjectKeyBytes) else {
             throw Environment.ConfigurationError(variable: "SIGNET_SUBJECT_KEY", reason: "expected at least \(SubjectKey.minimumByteCount) bytes, base64url")
@@ -116,12 +122,14 @@ public struct ServiceConfiguration: Sendable {
     /// development key, which every service shares); off loopback each must be set.
     public static func requiredSecrets(_ service: ServiceName) -> [String] {
         // SIGNET_SUBJECT_KEY turns usernames into the references events carry: every service.
+        // SIGNET_INTERNAL_CALLERS: off loopback, a token per service (InternalCalls), never one
+        // shared by all.
         switch service {
-        case .registration: ["SIGNET_SUBJECT_KEY", "SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_RECEIPT_SIGNING_KEY_FILE"]
-        case .authentication: ["SIGNET_SUBJECT_KEY", "SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_SIGNING_KEY_FILE"]
-        case .transaction: ["SIGNET_SUBJECT_KEY", "SIGNET_TCTOKEN_KEY_SEAL"]
-        case .oob: ["SIGNET_SUBJECT_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OOB_KEY_SEAL"]
-        case .pii: ["SIGNET_SUBJECT_KEY", "SIGNET_PII_KEK"]
+        case .registration: ["SIGNET_SUBJECT_KEY", "SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_RECEIPT_SIGNING_KEY_FILE", "SIGNET_INTERNAL_CALLERS"]
+        case .authentication: ["SIGNET_SUBJECT_KEY", "SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OTP_HASH_KEY", "SIGNET_SIGNING_KEY_FILE", "SIGNET_INTERNAL_CALLERS"]
+        case .transaction: ["SIGNET_SUBJECT_KEY", "SIGNET_TCTOKEN_KEY_SEAL", "SIGNET_INTERNAL_CALLERS"]
+        case .oob: ["SIGNET_SUBJECT_KEY", "SIGNET_DELIVERY_KEY", "SIGNET_OOB_KEY_SEAL", "SIGNET_INTERNAL_CALLERS"]
+        case .pii: ["SIGNET_SUBJECT_KEY", "SIGNET_PII_KEK", "SIGNET_INTERNAL_CALLERS"]
         }
     }
 

@@ -131,7 +131,7 @@ public enum UserErasure {
     /// `POST /v1/internal/tenants/{tenant}/user-data` `{"username","subject"?}`: the service's
     /// part of the user's data, to the registration service (internal token).
     public static func registerExport(on router: inout GuardedRouter, context: ServiceContext, store: some UserDataStore) {
-        let calls = InternalCalls(token: context.configuration.internalToken, service: context.configuration.service.rawValue)
+        let calls = context.configuration.internalCalls
         router.post("/v1/internal/tenants/{tenant}/user-data", calls.guardInternal) { request, ctx in
             guard case .service(let caller) = ctx.principal else { throw HTTPError(.unauthorized) }
             let body = try request.decode(UserDataRequest.self)
@@ -181,7 +181,7 @@ public struct ErasureUsernames: Sendable {
     public static func registration(for service: ServiceName, context: ServiceContext) -> ErasureUsernames {
         registration(
             url: context.configuration.registrationURL,
-            calls: InternalCalls(token: context.configuration.internalToken, service: service.rawValue))
+            calls: InternalCalls(token: context.configuration.internalToken, service: service.rawValue, callers: context.configuration.internalCallers))
     }
 
     public static func registration(url: String, calls: InternalCalls) -> ErasureUsernames {

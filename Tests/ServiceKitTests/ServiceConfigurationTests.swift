@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Platform
 import Schema
@@ -72,12 +73,21 @@ import Testing
     static func complete(_ service: ServiceName) -> [String: String] {
         var values = ["SIGNET_HTTP_HOST": "0.0.0.0", "SIGNET_ADMIN_TOKEN": strong, "SIGNET_INTERNAL_TOKEN": strong + "i"]
         for name in ServiceConfiguration.requiredSecrets(service) { values[name] = name.hasSuffix("_FILE") ? "/run/secrets/x.pem" : key }
+        // The SHA-256 of this service's token (and another service's).
+        let hex = { (token: String) in SHA256.hash(Array(token.utf8)).map { String(format: "%02x", $0) }.joined() }
+        let other = service == .pii ? "oob" : "pii"
+        values["SIGNET_INTERNAL_CALLERS"] = "\(service.rawValue)=\(hex(strong + "i")),\(other)=\(hex("another-service-token"))"
         return values
     }
 
     @Test func offLoopbackStrongTokensStart() throws {
         let c = try ServiceConfiguration(service: .authentication, environment: Environment(Self.complete(.authentication)))
         #expect(c.internalToken == Self.strong + "i")
+        #expect(c.internalCallers?.count == 2 && c.internalCalls.callers == c.internalCallers)
+        // Another service's token under this service's entry: refused at start.
+        var swapped = Self.complete(.authentication)
+        swapped["SIGNET_INTERNAL_TOKEN"] = Self.strong + "x"
+        #expect(throws: Environment.ConfigurationError.self) { try ServiceConfiguration(service: .authentication, environment: Environment(swapped)) }
     }
 
     @Test(arguments: ServiceName.allCases)

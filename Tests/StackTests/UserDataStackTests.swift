@@ -299,7 +299,7 @@ struct UserDataStackTests {
             let read = try await TestHTTP.send(
                 "POST", "http://127.0.0.1:8085/v1/internal/tenants/\(t.id)/pii/\(row.string("ref") ?? "")/read",
                 headers: [
-                    "Authorization": "Bearer \(TestStack.environment["SIGNET_INTERNAL_TOKEN"] ?? "dev-internal-token")", "X-Signet-Service": "oob",
+                    "Authorization": "Bearer \(TestStack.environment["SIGNET_INTERNAL_TOKEN"] ?? "dev-internal-token-oob")", "X-Signet-Service": "oob",
                     "Content-Type": "application/json",
                 ], body: Array(#"{"purpose":"test"}"#.utf8))
             #expect(read.status == 404, "\(read.text)")

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -118,7 +119,9 @@ extension TestStack {
         guard let bin = binDir else { throw TestStackError("SIGNET_BIN_DIR is not set") }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "\(bin)/\(executable)")
-        process.environment = ProcessInfo.processInfo.environment.merging(overrides) { _, new in new }
+        // The internal-call settings the stack gives this service, unless the test sets its own.
+        let internalCalls = overrides["SIGNET_INTERNAL_TOKEN"] == nil ? internalEnvironment(for: executable) : [:]
+        process.environment = ProcessInfo.processInfo.environment.merging(internalCalls) { _, new in new }.merging(overrides) { _, new in new }
         let logPath = "\(dataDir)/logs/\(logName).log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = FileHandle(forWritingAtPath: logPath)
@@ -126,6 +129,21 @@ extension TestStack {
         process.standardError = log
         try process.run()
         return (process, logPath)
+    }
+
+    /// What scripts/stack.sh (`internal_env`) gives a service of the stack for internal calls:
+    /// its own development token (`dev-internal-token-<name>`) and the SHA-256 of every
+    /// service's; nothing when the stack shares one token (`SIGNET_INTERNAL_TOKEN` set) or for
+    /// another executable.
+    public static func internalEnvironment(for executable: String) -> [String: String] {
+        let names = ["registration", "authentication", "transaction", "oob", "pii"]
+        guard environment["SIGNET_INTERNAL_TOKEN"] == nil, executable.hasPrefix("signet-") else { return [:] }
+        let name = String(executable.dropFirst("signet-".count))
+        guard names.contains(name) else { return [:] }
+        let callers = names.map { n in
+            "\(n)=" + SHA256.hash(Array("dev-internal-token-\(n)".utf8)).map { String(format: "%02x", $0) }.joined()
+        }
+        return ["SIGNET_INTERNAL_TOKEN": "dev-internal-token-\(name)", "SIGNET_INTERNAL_CALLERS": callers.joined(separator: ",")]
     }
 
     /// A loopback port nothing listens on now, chosen by the kernel (a listener bound to port 0,

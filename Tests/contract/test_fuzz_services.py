@@ -53,7 +53,13 @@ SERVICES = {"registration": 8081, "authentication": 8082, "transaction": 8083, "
 ADMIN_TOKEN = os.environ.get("SIGNET_ADMIN_TOKEN", "dev-admin-token")
 DEMO_TENANT = "demo"
 DEMO_KEY = os.environ.get("SIGNET_DEMO_RP_API_KEY", "dev-demo-rp-key")
-INTERNAL_TOKEN = os.environ.get("SIGNET_INTERNAL_TOKEN", "dev-internal-token")
+# One shared token when the stack was given SIGNET_INTERNAL_TOKEN; else the local stack's
+# token of each service (scripts/stack.sh internal_env): the one of the caller the case names.
+INTERNAL_TOKEN = os.environ.get("SIGNET_INTERNAL_TOKEN")
+
+
+def internal_token(caller):
+    return INTERNAL_TOKEN or f"dev-internal-token-{caller or 'oob'}"
 FUZZ_TENANT = "fuzz-contract"
 FUZZ_KEY_ID = "k_f022c0de0000f022"
 FUZZ_KEY = "fuzz-contract-rp-key-0123456789abcdef"
@@ -160,7 +166,7 @@ def _prepare(case) -> None:
     schemes = [name for requirement in case.operation.definition.raw.get("security", []) for name in requirement]
     headers = dict(case.headers or {})
     if "internalToken" in schemes:
-        headers["Authorization"] = f"Bearer {INTERNAL_TOKEN}"
+        headers["Authorization"] = f"Bearer {internal_token(headers.get('X-Signet-Service'))}"
     elif "adminToken" in schemes and "rpApiKey" not in schemes:
         headers["Authorization"] = f"Bearer {ADMIN_TOKEN}"
     elif "rpApiKey" in schemes:

@@ -34,7 +34,7 @@ struct UserDataRoutes: Sendable {
             }
             return try .json(erasure, headers: [("Cache-Control", "no-store")])
         }
-        let calls = InternalCalls(token: context.configuration.internalToken, service: context.configuration.service.rawValue)
+        let calls = context.configuration.internalCalls
         router.get("/v1/internal/tenants/{tenant}/erasures/{erasureId}/username", calls.guardInternal) { _, ctx in
             let username = try await context.pool.withConnection { conn in
                 try await ErasureStore.username(erasure: ctx.parameter("erasureId"), tenant: ctx.parameter("tenant"), on: conn)
