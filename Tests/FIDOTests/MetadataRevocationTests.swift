@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import Tokens
 
 /// The metadata BLOB's signing chain checked for revocation (MDS 3.0 §3.2, RFC 5280 §6.3):
 /// the CRLs its certificates name are fetched through the source once the chain has validated,
@@ -72,7 +73,7 @@ import TestSupport
         #expect(try chain.intermediate.certificate.crlDistributionPointURIs() == ["\(Self.base)/root.crl"])
         #expect(try chain.root.certificate.crlDistributionPointURIs() == [])
         let blob = try MetadataBLOB(jwt: jwt, configuration: try chain.configuration, at: Self.time)
-        #expect(blob.revocationLocations() == [["\(Self.base)/ca.crl"], ["\(Self.base)/root.crl"]])
+        #expect(try blob.revocationLocations() == [["\(Self.base)/ca.crl"], ["\(Self.base)/root.crl"]])
     }
 
     @Test func aChainCoveredByCurrentCRLsIsInstalledChecked() async throws {
@@ -127,6 +128,32 @@ import TestSupport
             payload: MetadataTestPKI.payload(no: 2, entries: []), chain: plain, includeX5C: false, signer: plain.root.key)
         let rooted = MetadataService(configuration: try plain.configuration)
         #expect(try await rooted.load(from: Source(jwt: rootSigned, crls: [:]), at: Self.time).revocation == .signedByRoot)
+    }
+
+    /// A signer whose cRLDistributionPoints extension does not parse refuses the BLOB (whichever
+    /// check sees it first: the certificate's parser, OpenSSL's path validation, or the
+    /// distribution points' reader): it is never taken for one that names no CRL, which would
+    /// go unchecked.
+    @Test(arguments: [
+        [0x30, 0x04, 0x30, 0x02, 0xA0, 0x05] as [UInt8],  // a truncated [0]: not DER
+        [0x30, 0x03, 0x02, 0x01, 0x01],  // DER, but an INTEGER where a DistributionPoint goes
+        [0x30, 0x06, 0x30, 0x04, 0xA0, 0x02, 0x02, 0x00],  // a distributionPoint that is no name
+    ])
+    func aMalformedDistributionPointRefusesTheBLOB(value: [UInt8]) async throws {
+        let root = try MetadataTestPKI.root()
+        let ca = try MetadataTestPKI.issue("MDS Test CA", by: root, ca: true, crlURIs: ["\(Self.base)/root.crl"])
+        let signer = try MetadataTestPKI.issue("MDS Test Signer", by: ca, serial: 3, crlDistributionPointsValue: value)
+        let header = JWSHeader(algorithm: .es256, type: "JWT", additionalParameters: ["x5c": .array([.string(signer.base64), .string(ca.base64)])])
+        let payload = try JSONSerialization.data(withJSONObject: MetadataTestPKI.payload(no: 4, entries: []), options: [.sortedKeys])
+        let jwt = try JWS.sign(payload: Array(payload), header: header, key: signer.key)
+        let service = MetadataService(configuration: MetadataBLOB.Configuration(roots: [try root.certificate]))
+        do {
+            _ = try await service.load(from: Source(jwt: jwt, crls: [:]), at: Self.time)
+            Issue.record("the BLOB was installed")
+        } catch {
+            #expect([.certificateInvalid, .chainUntrusted, .revocationUnknown].contains(error.code), "\(error.debugDescription)")
+        }
+        #expect(service.blob == nil)
     }
 
     /// A chain that does not validate never has its CRL locations fetched: an address from an

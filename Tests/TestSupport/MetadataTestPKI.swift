@@ -47,15 +47,15 @@ public enum MetadataTestPKI {
     /// extension naming them.
     public static func certificate(
         subject: [UInt8], issuer: [UInt8], subjectKey: PublicKey, signer: PrivateKey, ca: Bool, serial: UInt8,
-        notBefore: Date, notAfter: Date, crlURIs: [String] = []
+        notBefore: Date, notAfter: Date, crlURIs: [String] = [], crlDistributionPointsValue: [UInt8]? = nil
     ) throws -> [UInt8] {
         let basicConstraints = DER.sequence(ca ? [0x01, 0x01, 0xFF] : [])
         // keyUsage: keyCertSign + cRLSign for CAs, digitalSignature for leaves.
         let keyUsage: [UInt8] = ca ? DER.tlv(0x03, [0x01, 0x06]) : DER.tlv(0x03, [0x07, 0x80])
         var list = DER.sequence(DER.oid(X509OID.basicConstraints), [0x01, 0x01, 0xFF], DER.tlv(0x04, basicConstraints))
             + DER.sequence(DER.oid(X509OID.keyUsage), [0x01, 0x01, 0xFF], DER.tlv(0x04, keyUsage))
-        if !crlURIs.isEmpty {
-            list += DER.sequence(DER.oid(X509OID.cRLDistributionPoints), DER.tlv(0x04, crlDistributionPoints(crlURIs)))
+        if let value = crlDistributionPointsValue ?? (crlURIs.isEmpty ? nil : crlDistributionPoints(crlURIs)) {
+            list += DER.sequence(DER.oid(X509OID.cRLDistributionPoints), DER.tlv(0x04, value))
         }
         let extensions = DER.tlv(0xA3, DER.tlv(0x30, list))
         let tbs = DER.sequence(
@@ -81,13 +81,13 @@ public enum MetadataTestPKI {
 
     public static func issue(
         _ cn: String, by issuer: Issued, ca: Bool = false, notBefore: Date = defaultNotBefore, notAfter: Date = defaultNotAfter,
-        serial: UInt8 = 2, crlURIs: [String] = []
+        serial: UInt8 = 2, crlURIs: [String] = [], crlDistributionPointsValue: [UInt8]? = nil
     ) throws -> Issued {
         let key = try PrivateKey.generateP256()
         let n = name(cn)
         let der = try certificate(
             subject: n, issuer: issuer.subject, subjectKey: try key.publicKey(), signer: issuer.key, ca: ca, serial: serial,
-            notBefore: notBefore, notAfter: notAfter, crlURIs: crlURIs)
+            notBefore: notBefore, notAfter: notAfter, crlURIs: crlURIs, crlDistributionPointsValue: crlDistributionPointsValue)
         return Issued(key: key, der: der, subject: n)
     }
 

@@ -10,10 +10,18 @@ extension MetadataBLOB {
     ///
     /// - Returns: `[]` when the chain is a configured root alone (nothing to check); nil when a
     ///   certificate of the chain names no such location (its revocation cannot be checked).
-    public func revocationLocations() -> [[String]]? {
+    /// - Throws: ``MetadataError/Code/revocationUnknown`` when a certificate's
+    ///   cRLDistributionPoints extension is not well-formed (fail closed: not "names none").
+    public func revocationLocations() throws(MetadataError) -> [[String]]? {
         var locations: [[String]] = []
-        for certificate in signingChain where !certificate.isSelfIssued {
-            let uris = ((try? certificate.crlDistributionPointURIs()) ?? []).filter { uri in
+        for (depth, certificate) in signingChain.enumerated() where !certificate.isSelfIssued {
+            let named: [String]
+            do {
+                named = try certificate.crlDistributionPointURIs()
+            } catch {
+                throw MetadataError(.revocationUnknown, "the signing chain's certificate at depth \(depth) has a malformed cRLDistributionPoints extension")
+            }
+            let uris = named.filter { uri in
                 let scheme = uri.prefix { $0 != ":" }.lowercased()
                 return scheme == "http" || scheme == "https"
             }

@@ -82,7 +82,7 @@ public final class MetadataService: Sendable {
             try MetadataBLOB(jwt: text, configuration: configuration, at: time)
         }
         let revocation: MetadataUpdate.RevocationCheck
-        switch blob.revocationLocations() {
+        switch try blob.revocationLocations() {
         case nil:
             revocation = .noDistributionPoint
         case let locations? where locations.isEmpty:
