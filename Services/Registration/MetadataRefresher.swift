@@ -71,6 +71,7 @@ actor MetadataRefresher: Service {
     typealias Outcome = MetadataRefreshOutcome
 
     func run() async throws {
+        await holdFloor()
         if let initialUpdate {
             do {
                 _ = try await applyInitial(initialUpdate)
@@ -121,12 +122,15 @@ actor MetadataRefresher: Service {
         }
         refreshing = true
         defer { refreshing = false }
+        // Another replica may have accepted a newer BLOB meanwhile: nothing older loads here.
+        await holdFloor()
         let loaded: Result<MetadataUpdate, MetadataError>
         do {
             loaded = .success(try await metadata.load(from: source))
         } catch {
             loaded = .failure(error)
         }
+        if case .success = loaded { await holdFloor() }
         let update: MetadataUpdate?
         switch loaded {
         case .success(let new):
@@ -157,6 +161,38 @@ actor MetadataRefresher: Service {
         return Outcome(
             changed: update != nil, number: update?.number ?? current, previousNumber: update == nil ? current : update?.previousNumber,
             newlyRevokedAAGUIDs: revoked, credentialsSuspended: suspended)
+    }
+
+    /// MDS 3.0 §3.2 (a BLOB whose `no` is not greater than the last one's is ignored) across
+    /// restarts and replicas: the highest number the deployment accepted is kept in `mds_state`
+    /// (RegistrationMigrations 220). It becomes the metadata's floor (a BLOB in force below it,
+    /// one served to this replica at start-up, is withdrawn: lookups find nothing until a newer
+    /// one loads), and the number in force is recorded. A database failure is logged; the next
+    /// refresh does it again.
+    func holdFloor() async {
+        do {
+            let stored = try await context.pool.withConnection { conn in
+                try await conn.query("SELECT number FROM mds_state WHERE id").first?.int64("number")
+            }
+            if let stored, metadata.raiseFloor(to: Int(stored)) {
+                context.logger.error(
+                    "the FIDO metadata BLOB in force is older than one accepted before: withdrawn until a newer one loads",
+                    metadata: ["signet.mds.number_accepted": "\(stored)"])
+            }
+            if let number = metadata.currentNumber {
+                try await context.pool.withConnection { conn in
+                    try await conn.query(
+                        """
+                        INSERT INTO mds_state (id, number, recorded_at) VALUES (true, \(Int64(number)), now())
+                        ON CONFLICT (id) DO UPDATE SET number = GREATEST(mds_state.number, EXCLUDED.number), recorded_at = EXCLUDED.recorded_at
+                        """)
+                }
+            }
+        } catch {
+            context.logger.warning(
+                "the FIDO metadata number accepted before could not be read or kept; the next refresh tries again",
+                metadata: [LogKey.error: "\(error)"])
+        }
     }
 
     /// Suspends the active credentials of the pending models and republishes the policies,

@@ -240,5 +240,17 @@ enum RegistrationMigrations {
             );
             CREATE INDEX sign_up_claims_by_expiry ON sign_up_claims (expires_at);
             """),
+        Migration(
+            220, "mds_state",
+            """
+            -- The highest FIDO metadata BLOB number (`no`) the deployment has accepted (MDS 3.0
+            -- §3.2: a BLOB whose number is not greater is ignored), kept across restarts and
+            -- shared by replicas: nothing older is installed again (MetadataRefresher.holdFloor).
+            CREATE TABLE mds_state (
+                id boolean PRIMARY KEY DEFAULT true CHECK (id),
+                number bigint NOT NULL,
+                recorded_at timestamptz NOT NULL
+            );
+            """),
     ]
 }

@@ -234,6 +234,20 @@ import TestSupport
 
     // MARK: - Sources
 
+    /// The floor (the highest `no` the deployment accepted before): a BLOB in force below it is
+    /// withdrawn, an older one refused, one at it or above loads; the floor never goes down.
+    @Test func aFloorWithdrawsAndRefusesOlderBLOBs() throws {
+        let metadata = try service()
+        try metadata.load(jwt: blob(no: 5, []))
+        #expect(!metadata.raiseFloor(to: 5) && metadata.currentNumber == 5)
+        #expect(metadata.raiseFloor(to: 7) && metadata.blob == nil)
+        #expect(throws: MetadataError.self) { try metadata.load(jwt: blob(no: 6, [])) }
+        #expect(!metadata.raiseFloor(to: 3))
+        #expect(throws: MetadataError.self) { try metadata.load(jwt: blob(no: 6, [])) }
+        try metadata.load(jwt: blob(no: 7, []))
+        #expect(metadata.currentNumber == 7)
+    }
+
     @Test func loadsFromAFile() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("signet-mds-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

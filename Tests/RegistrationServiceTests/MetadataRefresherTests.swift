@@ -83,4 +83,45 @@ struct MetadataRefresherTests {
         let again = try await refresher.refresh()
         #expect(again == MetadataRefreshOutcome(changed: false, number: 2, previousNumber: 2, newlyRevokedAAGUIDs: [], credentialsSuspended: 0))
     }
+
+    static func accepted(_ h: Harness) async throws -> Int64? {
+        try await h.context.pool.withConnection { conn in try await conn.query("SELECT number FROM mds_state").first?.int64("number") }
+    }
+
+    /// MDS 3.0 §3.2 across restarts and replicas: the highest BLOB number accepted is kept in
+    /// the database; a replica (or a restart) served an older BLOB withdraws it, refuses older
+    /// ones, and takes the next newer one. Before, the number lived in memory only: a restarted
+    /// replica installed whatever BLOB verified first, giving back statuses a newer one revoked.
+    @Test func anOlderBLOBThanOneAcceptedBeforeIsNotInForce() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let chain = try MetadataTestPKI.Chain()
+        // Replica A accepted BLOB 5, in which the model is revoked.
+        let a = MetadataService(configuration: try chain.configuration)
+        try a.load(jwt: Self.blob(no: 5, status: "REVOKED", chain: chain))
+        let refresherA = MetadataRefresher(
+            metadata: a, source: Source(try Self.blob(no: 5, status: "REVOKED", chain: chain)), context: h.context, interval: .seconds(3600),
+            initialUpdate: nil)
+        await refresherA.holdFloor()
+        #expect(try await Self.accepted(h) == 5)
+
+        // Replica B (or A restarted) is served BLOB 3, where the model was still certified.
+        let b = MetadataService(configuration: try chain.configuration)
+        try b.load(jwt: Self.blob(no: 3, status: "FIDO_CERTIFIED_L1", chain: chain))
+        let source = Source(try Self.blob(no: 4, status: "FIDO_CERTIFIED_L1", chain: chain))
+        let refresherB = MetadataRefresher(metadata: b, source: source, context: h.context, interval: .seconds(3600), initialUpdate: nil)
+        await refresherB.holdFloor()
+        #expect(b.blob == nil, "a BLOB older than one accepted before is withdrawn")
+        // An older one than 5 still does not load; 6 does, and is kept as the new floor.
+        let older = try await refresherB.refresh()
+        #expect(!older.changed && b.blob == nil)
+        source.text.withLock { $0 = (try? Self.blob(no: 6, status: "REVOKED", chain: chain)) ?? "" }
+        let newer = try await refresherB.refresh()
+        #expect(newer.changed && newer.number == 6 && b.currentNumber == 6)
+        #expect(try b.isRevokedOrCompromised(MetadataTestPKI.aaguid(Self.model)))
+        #expect(try await Self.accepted(h) == 6)
+        // The number never goes down: A recording its 5 again leaves 6.
+        await refresherA.holdFloor()
+        #expect(try await Self.accepted(h) == 6 && a.blob == nil)
+    }
 }

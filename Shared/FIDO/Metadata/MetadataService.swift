@@ -18,7 +18,14 @@ public final class MetadataService: Sendable {
     /// Read by every registration ceremony (a lock and a copy of a reference), written by a
     /// refresh: a lock, not an actor, so that the lookups stay synchronous for the attestation
     /// trust evaluator and cost no hop.
-    private let current = PlainLock<MetadataBLOB?>(nil)
+    private let current = PlainLock(Current())
+
+    /// The BLOB in force, and the lowest `no` a BLOB may have (``raiseFloor(to:)``: the highest
+    /// the deployment accepted before).
+    private struct Current {
+        var blob: MetadataBLOB?
+        var floor: Int?
+    }
 
     /// Verification of a BLOB runs here (hundreds of milliseconds of CPU for the production
     /// BLOB), not on the cooperative pool.
@@ -38,14 +45,18 @@ public final class MetadataService: Sendable {
     ///   loaded BLOB's (MDS 3.0 §3.2 step 5: a replayed or stale BLOB must not roll statuses back).
     @discardableResult
     public func load(blob: MetadataBLOB) throws(MetadataError) -> MetadataUpdate {
-        let result: Result<MetadataUpdate, MetadataError> = current.withLock { loaded in
+        let result: Result<MetadataUpdate, MetadataError> = current.withLock { state in
+            let loaded = state.blob
             if let loaded, blob.number <= loaded.number {
                 return .failure(MetadataError(.notNewer, "BLOB no \(blob.number) is not greater than the loaded \(loaded.number)"))
+            }
+            if let floor = state.floor, blob.number < floor {
+                return .failure(MetadataError(.notNewer, "BLOB no \(blob.number) is older than no \(floor), accepted before"))
             }
             // The diff is a walk over the entries with dictionary lookups: cheap enough to do
             // under the lock, and doing it here makes check-diff-swap atomic.
             let update = MetadataUpdate.between(loaded, and: blob)
-            loaded = blob
+            state.blob = blob
             return .success(update)
         }
         return try result.get()
@@ -139,10 +150,27 @@ public final class MetadataService: Sendable {
         return try result.get()
     }
 
+    /// Raises the lowest `no` a BLOB may have to `number`, the highest this deployment accepted
+    /// before (kept by the caller across restarts and replicas; MDS 3.0 §3.2: an older BLOB is
+    /// ignored). The floor never goes down. A BLOB in force below it is withdrawn: lookups find
+    /// nothing until one at or above it loads (an older BLOB would give back statuses a newer
+    /// one revoked).
+    ///
+    /// - Returns: whether the BLOB in force was withdrawn.
+    @discardableResult
+    public func raiseFloor(to number: Int) -> Bool {
+        current.withLock { state in
+            state.floor = max(state.floor ?? number, number)
+            guard let blob = state.blob, blob.number < number else { return false }
+            state.blob = nil
+            return true
+        }
+    }
+
     // MARK: - State
 
     /// The BLOB in force, if any.
-    public var blob: MetadataBLOB? { current.withLock { $0 } }
+    public var blob: MetadataBLOB? { current.withLock { $0.blob } }
 
     /// `no` of the BLOB in force.
     public var currentNumber: Int? { blob?.number }
