@@ -240,23 +240,23 @@ start_sinks() {
 # each service presents a development token of its own (dev-internal-token-<name>) and admits
 # a caller only with that caller's token (SIGNET_INTERNAL_CALLERS: their SHA-256), as a
 # deployment does; given to the services alone, not exported.
-internal_env() { # name
-    if [ -n "${SIGNET_INTERNAL_TOKEN:-}" ]; then return; fi
+internal_callers() {
     local callers="" n
     for n in registration authentication transaction oob pii; do
         callers+="${callers:+,}$n=$(printf '%s' "dev-internal-token-$n" | sha256sum | cut -d' ' -f1)"
     done
-    printf '%s\n' "SIGNET_INTERNAL_TOKEN=dev-internal-token-$1" "SIGNET_INTERNAL_CALLERS=$callers"
+    printf '%s' "$callers"
 }
 
 start_services() {
-    local bin="$1"
+    local bin="$1" callers=""
     dev_keys
+    [ -n "${SIGNET_INTERNAL_TOKEN:-}" ] || callers="$(internal_callers)"
     for entry in $SERVICES; do
         local name="${entry%%:*}" port="${entry##*:}"
         port_free "$port" || { log "port $port is taken; is another stack running?"; exit 1; }
         local internal=()
-        mapfile -t internal < <(internal_env "$name")
+        [ -z "$callers" ] || internal=(SIGNET_INTERNAL_TOKEN="dev-internal-token-$name" SIGNET_INTERNAL_CALLERS="$callers")
         env "${internal[@]}" SIGNET_HTTP_PORT="$port" "$bin/signet-$name" >>"$DATA/logs/$name.log" 2>&1 &
         echo $! >"$DATA/run/$name.pid"
     done

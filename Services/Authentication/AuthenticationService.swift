@@ -129,7 +129,7 @@ public enum AuthenticationService: SignetService {
         handlers.merge(
             UserErasure.handlers(
                 service: name, store: userData, subjectKey: context.configuration.subjectKey,
-                usernames: .registration(for: name, context: context)))
+                usernames: .registration(context: context)))
         handlers.merge(ceremony.fidoPolicies.handlers)
         return ServiceAssembly(
             routes: { router in

@@ -23,7 +23,7 @@ struct SubjectUsernames: Sendable {
     init(context: ServiceContext) {
         pool = context.pool
         subjectKey = context.configuration.subjectKey
-        calls = InternalCalls(token: context.configuration.internalToken, service: ServiceName.authentication.rawValue, callers: context.configuration.internalCallers)
+        calls = context.configuration.internalCalls
         registrationURL = context.configuration.registrationURL
     }
 

@@ -33,6 +33,9 @@ struct UAFAuthenticationRoutes: Sendable {
     let antiHammering: AntiHammering
 
     static let requestLifetime: TimeInterval = 300
+    /// The refusals of an authenticator model by the tenant's UAF policy: no guess at the
+    /// user's secret, so not counted towards the user's standing.
+    static let policyRefusals: Set<String> = [UAFError.Code.policyDisallowed.rawValue, UAFError.Code.policyNotAccepted.rawValue]
     static let handlePurpose = "signet.uaf.authentication.v1"
 
     struct ServerData: Codable {
@@ -155,7 +158,6 @@ struct UAFAuthenticationRoutes: Sendable {
         // cannot sign in at all (suspended, another user's) are refused first, uncounted.
         let presented = try await ceremony.presentedKeys(response, tenant: tenantID, expectedUsername: state.username)
         let owner = try await ceremony.owner(of: presented, tenant: tenantID, expectedUsername: state.username)
-        let antiHammering = antiHammering
         func verify(recorded: (@Sendable (UAFAssertionCeremony.Verified, PostgresConnection) async throws -> Void)?) async throws
             -> UAFAssertionCeremony.Verified
         {
@@ -178,7 +180,7 @@ struct UAFAuthenticationRoutes: Sendable {
             // An authenticator the tenant's UAF policy refuses is no guess: not counted.
             verified = try await antiHammering.counted(
                 tenant: tenantID, username: owner, method: "uaf", settings: settings, now: Date(), logger: ctx.logger,
-                counts: { !$0.code.rawValue.hasPrefix("policy_uaf_") }
+                counts: { !Self.policyRefusals.contains($0.code.rawValue) }
             ) {
                 try await verify { _, conn in try await antiHammering.recordSuccess(tenant: tenantID, username: owner, method: "uaf", on: conn) }
             }

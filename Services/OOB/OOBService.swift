@@ -91,7 +91,7 @@ public enum OOBService: SignetService {
         handlers.merge(
             UserErasure.handlers(
                 service: name, store: userData, subjectKey: context.configuration.subjectKey,
-                usernames: .registration(for: name, context: context)))
+                usernames: .registration(context: context)))
         return ServiceAssembly(
             routes: { router in
                 templates.register(on: &router)

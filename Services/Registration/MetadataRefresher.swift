@@ -171,22 +171,25 @@ actor MetadataRefresher: Service {
     /// refresh does it again.
     func holdFloor() async {
         do {
-            let stored = try await context.pool.withConnection { conn in
-                try await conn.query("SELECT number FROM mds_state WHERE id").first?.int64("number")
+            // One statement: the number in force recorded (never lowering the one kept), and
+            // the highest accepted read back.
+            let current = metadata.currentNumber
+            let accepted = try await context.pool.withConnection { conn in
+                if let current {
+                    return try await conn.query(
+                        """
+                        INSERT INTO mds_state (id, number, recorded_at) VALUES (true, \(Int64(current)), now())
+                        ON CONFLICT (id) DO UPDATE SET number = GREATEST(mds_state.number, EXCLUDED.number), recorded_at = EXCLUDED.recorded_at
+                        RETURNING number
+                        """
+                    ).first?.int64("number")
+                }
+                return try await conn.query("SELECT number FROM mds_state WHERE id").first?.int64("number")
             }
-            if let stored, metadata.raiseFloor(to: Int(stored)) {
+            if let accepted, metadata.raiseFloor(to: Int(accepted)) {
                 context.logger.error(
                     "the FIDO metadata BLOB in force is older than one accepted before: withdrawn until a newer one loads",
-                    metadata: ["signet.mds.number_accepted": "\(stored)"])
-            }
-            if let number = metadata.currentNumber {
-                try await context.pool.withConnection { conn in
-                    try await conn.query(
-                        """
-                        INSERT INTO mds_state (id, number, recorded_at) VALUES (true, \(Int64(number)), now())
-                        ON CONFLICT (id) DO UPDATE SET number = GREATEST(mds_state.number, EXCLUDED.number), recorded_at = EXCLUDED.recorded_at
-                        """)
-                }
+                    metadata: ["signet.mds.number_accepted": "\(accepted)"])
             }
         } catch {
             context.logger.warning(

@@ -44,7 +44,7 @@ public enum TransactionService: SignetService {
         handlers.merge(
             UserErasure.handlers(
                 service: name, store: userData, subjectKey: context.configuration.subjectKey,
-                usernames: .registration(for: name, context: context)))
+                usernames: .registration(context: context)))
         return ServiceAssembly(
             routes: { router in
                 routes.register(on: &router)

@@ -23,18 +23,7 @@ public final class X509CRL: @unchecked Sendable, Hashable {
     public init(derEncoded der: [UInt8]) throws {
         guard !der.isEmpty else { throw CryptoError("X.509: empty CRL") }
         guard der.count <= Self.maximumDERSize else { throw CryptoError("X.509: CRL larger than \(Self.maximumDERSize) bytes") }
-        let decoded: OpaquePointer? = der.withUnsafeBufferPointer { buf in
-            guard let base = buf.baseAddress else { return nil }
-            var p: UnsafePointer<UInt8>? = base
-            guard let crl = d2i_X509_CRL(nil, &p, buf.count) else { return nil }
-            // Trailing bytes: not one CRL.
-            guard p == base + buf.count else {
-                X509_CRL_free(crl)
-                return nil
-            }
-            return crl
-        }
-        guard let decoded else {
+        guard let decoded = DERObject.decodeWhole(der, d2i_X509_CRL, free: X509_CRL_free) else {
             ERR_clear_error()
             throw CryptoError("X.509: not a well-formed CRL")
         }
@@ -83,5 +72,26 @@ extension X509Certificate {
             }
         }
         return uris
+    }
+}
+
+/// OpenSSL's `d2i_*` over DER that must be exactly one object.
+enum DERObject {
+    /// `d2i` over the whole of `der`: the object, or nil when it does not parse or leaves bytes
+    /// over (then freed with `free`). OpenSSL's error queue is the caller's to clear.
+    static func decodeWhole(
+        _ der: [UInt8], _ d2i: (UnsafeMutablePointer<OpaquePointer?>?, UnsafeMutablePointer<UnsafePointer<UInt8>?>?, Int) -> OpaquePointer?,
+        free: (OpaquePointer?) -> Void
+    ) -> OpaquePointer? {
+        der.withUnsafeBufferPointer { buf in
+            guard let base = buf.baseAddress else { return nil }
+            var p: UnsafePointer<UInt8>? = base
+            guard let object = d2i(nil, &p, buf.count) else { return nil }
+            guard p == base + buf.count else {
+                free(object)
+                return nil
+            }
+            return object
+        }
     }
 }

@@ -85,18 +85,8 @@ public final class X509Certificate: @unchecked Sendable, Hashable, CustomStringC
         guard !der.isEmpty else { throw CryptoError("X.509: empty certificate") }
         guard der.count <= Self.maximumDERSize else { throw CryptoError("X.509: certificate larger than \(Self.maximumDERSize) bytes") }
         let serial = try Self.checkStructure(der)
-        let decoded: OpaquePointer? = der.withUnsafeBufferPointer { buf in
-            guard let base = buf.baseAddress else { return nil }
-            var p: UnsafePointer<UInt8>? = base
-            guard let x = d2i_X509(nil, &p, buf.count) else { return nil }
-            // Trailing data is refused by checkStructure; this keeps OpenSSL's view identical.
-            guard p == base + buf.count else {
-                X509_free(x)
-                return nil
-            }
-            return x
-        }
-        guard let decoded else {
+        // Trailing data is refused by checkStructure; decoding the whole keeps OpenSSL's view identical.
+        guard let decoded = DERObject.decodeWhole(der, d2i_X509, free: X509_free) else {
             ERR_clear_error()
             throw CryptoError("X.509: not a valid certificate")
         }

@@ -88,14 +88,13 @@ public final class X509TrustStore: @unchecked Sendable {
         }
         // The CRLs, when revocation is checked: a stack that does not own its elements either
         // (X509_STORE_CTX_set0_crls leaves the stack to the caller).
-        let crls = options.crls == nil ? nil : OPENSSL_sk_new_null()
+        var crls: OpaquePointer?
         defer {
             X509_STORE_CTX_free(ctx)
-            // The stack does not own its elements; the certificates stay with their owners.
+            // The stacks do not own their elements; certificates and CRLs stay with their owners.
             OPENSSL_sk_free(untrusted)
             if let crls { OPENSSL_sk_free(crls) }
         }
-        if options.crls != nil, crls == nil { throw CryptoError("X.509: out of memory") }
         for certificate in intermediates where OPENSSL_sk_push(untrusted, UnsafeRawPointer(certificate.handle)) <= 0 {
             throw CryptoError("X.509: out of memory")
         }
@@ -110,12 +109,14 @@ public final class X509TrustStore: @unchecked Sendable {
             // as attestationRootCertificate).
             X509_VERIFY_PARAM_set_flags(param, UInt(X509_V_FLAG_PARTIAL_CHAIN))
         }
-        if let crls, let given = options.crls {
+        if let given = options.crls {
             guard given.count <= Self.maximumCRLs else { throw CryptoError("X.509: more than \(Self.maximumCRLs) CRLs") }
-            for crl in given where OPENSSL_sk_push(crls, UnsafeRawPointer(crl.handle)) <= 0 {
+            guard let stack = OPENSSL_sk_new_null() else { throw CryptoError("X.509: out of memory") }
+            crls = stack
+            for crl in given where OPENSSL_sk_push(stack, UnsafeRawPointer(crl.handle)) <= 0 {
                 throw CryptoError("X.509: out of memory")
             }
-            X509_STORE_CTX_set0_crls(ctx, crls)
+            X509_STORE_CTX_set0_crls(ctx, stack)
             X509_VERIFY_PARAM_set_flags(param, UInt(X509_V_FLAG_CRL_CHECK | X509_V_FLAG_CRL_CHECK_ALL))
         }
 

@@ -4,6 +4,7 @@ import FoundationEssentials
 import HTTPServer
 import JSON
 import Platform
+import Schema
 
 /// Service-to-service calls (`/v1/internal/…`): the caller presents its internal token
 /// (`SIGNET_INTERNAL_TOKEN`) and names itself (`X-Signet-Service`); the callee records the name
@@ -26,7 +27,7 @@ public struct InternalCalls: Sendable {
 
     public static let developmentToken = "dev-internal-token"
     /// The services that may call (`X-Signet-Service`).
-    public static let serviceNames: Set<String> = ["registration", "authentication", "transaction", "oob", "pii"]
+    public static let serviceNames = Set(ServiceName.allCases.map(\.rawValue))
 
     /// Bytes of another service's answer read; a longer one is that service failing (the
     /// largest are user-data exports).
@@ -87,8 +88,9 @@ public struct InternalCalls: Sendable {
         else { throw refused }
         if let callers {
             // A caller not listed is refused as a wrong token is: the same answer, the same work.
-            let expected = callers[caller] ?? [UInt8](repeating: 0, count: 32)
-            guard ConstantTime.equals(SHA256.hash(Array(presented.utf8)), expected), callers[caller] != nil else { throw refused }
+            let expected = callers[caller]
+            guard ConstantTime.equals(SHA256.hash(Array(presented.utf8)), expected ?? [UInt8](repeating: 0, count: 32)), expected != nil
+            else { throw refused }
         } else {
             guard ConstantTime.secretsEqual(presented, token) else { throw refused }
         }

@@ -178,10 +178,8 @@ public struct ErasureUsernames: Sendable {
     /// progress answers 404, and the event is dead-lettered.
     /// ``registration(url:calls:)`` with the service's configured registration URL and
     /// internal token: what every service other than registration and pii uses.
-    public static func registration(for service: ServiceName, context: ServiceContext) -> ErasureUsernames {
-        registration(
-            url: context.configuration.registrationURL,
-            calls: InternalCalls(token: context.configuration.internalToken, service: service.rawValue, callers: context.configuration.internalCallers))
+    public static func registration(context: ServiceContext) -> ErasureUsernames {
+        registration(url: context.configuration.registrationURL, calls: context.configuration.internalCalls)
     }
 
     public static func registration(url: String, calls: InternalCalls) -> ErasureUsernames {

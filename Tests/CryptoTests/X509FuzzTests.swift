@@ -98,6 +98,28 @@ import Testing
         }
     }
 
+    /// `seed` with one to four mutations: bit flips, random or extreme length bytes, bytes
+    /// inserted, removed, or a run copied elsewhere.
+    static func mutated(_ seed: [UInt8], using rng: inout SplitMix64) -> [UInt8] {
+        var bytes = seed
+        for _ in 0..<Int.random(in: 1...4, using: &rng) {
+            let i = Int.random(in: 0..<max(bytes.count, 1), using: &rng)
+            switch Int.random(in: 0..<6, using: &rng) {
+            case 0 where !bytes.isEmpty: bytes[i] ^= UInt8(1) << UInt8.random(in: 0...7, using: &rng)
+            case 1 where !bytes.isEmpty: bytes[i] = UInt8.random(in: 0...255, using: &rng)
+            case 2: bytes.insert(UInt8.random(in: 0...255, using: &rng), at: min(i, bytes.count))
+            case 3 where !bytes.isEmpty: bytes.remove(at: i)
+            case 4 where !bytes.isEmpty:
+                // Lengths are where parsers break: set one to an extreme.
+                bytes[i] = [0x00, 0x7F, 0x80, 0x81, 0x82, 0x84, 0xFF].randomElement(using: &rng)!
+            default:
+                let j = Int.random(in: 0..<max(bytes.count, 1), using: &rng)
+                bytes.insert(contentsOf: bytes[min(i, j)..<max(i, j)].prefix(64), at: min(j, bytes.count))
+            }
+        }
+        return bytes
+    }
+
     @Test func everyTruncationThrows() throws {
         for seed in try Self.seeds() {
             for length in 0..<seed.count {
@@ -110,23 +132,7 @@ import Testing
         var rng = SplitMix64(seed: 0x5151_4E45_5431)
         for seed in try Self.seeds() {
             for _ in 0..<Self.iterations {
-                var bytes = seed
-                for _ in 0..<Int.random(in: 1...4, using: &rng) {
-                    let i = Int.random(in: 0..<max(bytes.count, 1), using: &rng)
-                    switch Int.random(in: 0..<6, using: &rng) {
-                    case 0 where !bytes.isEmpty: bytes[i] ^= UInt8(1) << UInt8.random(in: 0...7, using: &rng)
-                    case 1 where !bytes.isEmpty: bytes[i] = UInt8.random(in: 0...255, using: &rng)
-                    case 2: bytes.insert(UInt8.random(in: 0...255, using: &rng), at: min(i, bytes.count))
-                    case 3 where !bytes.isEmpty: bytes.remove(at: i)
-                    case 4 where !bytes.isEmpty:
-                        // Lengths are where parsers break: set one to an extreme.
-                        bytes[i] = [0x00, 0x7F, 0x80, 0x81, 0x82, 0x84, 0xFF].randomElement(using: &rng)!
-                    default:
-                        let j = Int.random(in: 0..<max(bytes.count, 1), using: &rng)
-                        bytes.insert(contentsOf: bytes[min(i, j)..<max(i, j)].prefix(64), at: min(j, bytes.count))
-                    }
-                }
-                Self.exercise(bytes)
+                Self.exercise(Self.mutated(seed, using: &rng))
             }
         }
     }
@@ -146,32 +152,22 @@ import Testing
         #expect(parsed.derEncoded == seed)
         var rng = SplitMix64(seed: 0x4352_4C46_555A)
         let anchor = try root.certificate
+        let store = try X509TrustStore(anchors: [anchor])
         for _ in 0..<Self.iterations {
-            var bytes = seed
-            for _ in 0..<Int.random(in: 1...4, using: &rng) {
-                let i = Int.random(in: 0..<bytes.count, using: &rng)
-                switch Int.random(in: 0..<3, using: &rng) {
-                case 0: bytes[i] ^= UInt8(1) << UInt8.random(in: 0...7, using: &rng)
-                case 1: bytes[i] = [0x00, 0x7F, 0x80, 0x81, 0x82, 0x84, 0xFF].randomElement(using: &rng)!
-                default: if bytes.count > 1 { bytes.remove(at: i) }
-                }
-            }
             let crl: X509CRL
             do {
-                crl = try X509CRL(derEncoded: bytes)
+                crl = try X509CRL(derEncoded: Self.mutated(seed, using: &rng))
             } catch is CryptoError {
                 continue
             } catch {
                 Issue.record("unexpected error type: \(type(of: error))")
                 continue
             }
-            if let store = try? X509TrustStore(anchors: [anchor]) {
-                do {
-                    _ = try store.verify(anchor, at: X509TestVectors.utc(2026, 1, 1), options: X509VerificationOptions(crls: [crl]))
-                } catch is CryptoError {
-                } catch {
-                    Issue.record("unexpected error type: \(type(of: error))")
-                }
+            do {
+                _ = try store.verify(anchor, at: X509TestVectors.utc(2026, 1, 1), options: X509VerificationOptions(crls: [crl]))
+            } catch is CryptoError {
+            } catch {
+                Issue.record("unexpected error type: \(type(of: error))")
             }
         }
     }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPServer
 import Platform
@@ -51,7 +50,7 @@ import TestSupport
         "pii": "pii-internal-token-0123456789abcdef-0123456",
     ]
 
-    static func hash(_ token: String) -> String { SHA256.hash(Array(token.utf8)).map { String(format: "%02x", $0) }.joined() }
+    static func hash(_ token: String) -> String { TestHex.sha256(token) }
 
     static let callersText = tokens.map { "\($0.key)=\(hash($0.value))" }.sorted().joined(separator: ",")
 

@@ -1,9 +1,9 @@
-import Crypto
 import Foundation
 import Platform
 import Schema
 import ServiceKit
 import Testing
+import TestSupport
 
 /// A service reachable from other hosts refuses the public development tokens at start-up.
 @Suite struct ServiceConfigurationTests {
@@ -74,9 +74,9 @@ import Testing
         var values = ["SIGNET_HTTP_HOST": "0.0.0.0", "SIGNET_ADMIN_TOKEN": strong, "SIGNET_INTERNAL_TOKEN": strong + "i"]
         for name in ServiceConfiguration.requiredSecrets(service) { values[name] = name.hasSuffix("_FILE") ? "/run/secrets/x.pem" : key }
         // The SHA-256 of this service's token (and another service's).
-        let hex = { (token: String) in SHA256.hash(Array(token.utf8)).map { String(format: "%02x", $0) }.joined() }
         let other = service == .pii ? "oob" : "pii"
-        values["SIGNET_INTERNAL_CALLERS"] = "\(service.rawValue)=\(hex(strong + "i")),\(other)=\(hex("another-service-token"))"
+        values["SIGNET_INTERNAL_CALLERS"] =
+            "\(service.rawValue)=\(TestHex.sha256(strong + "i")),\(other)=\(TestHex.sha256("another-service-token"))"
         return values
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
-/// The local stack runs with a token per service (scripts/stack.sh `internal_env`, as a
+/// The local stack runs with a token per service (scripts/stack.sh `start_services`, as a
 /// deployment with `SIGNET_INTERNAL_CALLERS` does): an internal call is admitted only with the
 /// token of the service it names, so one service's token cannot call as another.
 @Suite(.enabled(if: TestStack.enabled && TestStack.environment["SIGNET_INTERNAL_TOKEN"] == nil), .serialized, .timeLimit(.minutes(1)))

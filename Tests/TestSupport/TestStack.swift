@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -131,7 +130,7 @@ extension TestStack {
         return (process, logPath)
     }
 
-    /// What scripts/stack.sh (`internal_env`) gives a service of the stack for internal calls:
+    /// What scripts/stack.sh (`start_services`) gives a service of the stack for internal calls:
     /// its own development token (`dev-internal-token-<name>`) and the SHA-256 of every
     /// service's; nothing when the stack shares one token (`SIGNET_INTERNAL_TOKEN` set) or for
     /// another executable.
@@ -140,9 +139,7 @@ extension TestStack {
         guard environment["SIGNET_INTERNAL_TOKEN"] == nil, executable.hasPrefix("signet-") else { return [:] }
         let name = String(executable.dropFirst("signet-".count))
         guard names.contains(name) else { return [:] }
-        let callers = names.map { n in
-            "\(n)=" + SHA256.hash(Array("dev-internal-token-\(n)".utf8)).map { String(format: "%02x", $0) }.joined()
-        }
+        let callers = names.map { n in "\(n)=\(TestHex.sha256("dev-internal-token-\(n)"))" }
         return ["SIGNET_INTERNAL_TOKEN": "dev-internal-token-\(name)", "SIGNET_INTERNAL_CALLERS": callers.joined(separator: ",")]
     }
 

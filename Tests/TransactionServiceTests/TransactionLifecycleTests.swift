@@ -33,15 +33,25 @@ struct TransactionLifecycleTests {
         #expect(await h.send("GET", "/v1/tenants/shop/transactions/\(id)", bearer: Self.key + "x").status == 401)
     }
 
+    /// The tenant `shop` and a payment of alice's created by its RP: the transaction's id and details hash.
+    static func payment(_ h: ServiceHarness<TransactionService>) async throws -> (id: String, detailsHash: String) {
+        try await h.seedTenant("shop", apiKey: key)
+        let body = #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME"}"#
+        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: key, json: body)
+        let object = try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any]
+        return (try #require(object?["transactionId"] as? String), try #require(object?["detailsHash"] as? String))
+    }
+
+    /// The transaction's status as its RP reads it.
+    static func status(_ h: ServiceHarness<TransactionService>, _ id: String) async throws -> String? {
+        let read = await h.send("GET", "/v1/tenants/shop/transactions/\(id)", bearer: key)
+        return (try JSONSerialization.jsonObject(with: Data(read.body)) as? [String: Any])?["status"] as? String
+    }
+
     @Test func aDecisionForAnUnknownCredentialConfirmsNothing() async throws {
         let h = try await ServiceHarness<TransactionService>.withDatabase()
         defer { Task { await h.close() } }
-        try await h.seedTenant("shop", apiKey: Self.key)
-        let body = #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME"}"#
-        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
-        let object = try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any]
-        let id = try #require(object?["transactionId"] as? String)
-        let hash = try #require(object?["detailsHash"] as? String)
+        let (id, hash) = try await Self.payment(h)
         let evidence = SignedAssertionEvidence(
             credentialId: "AAAA", authenticatorData: "AAAA", clientDataJSON: "AAAA", signature: "AAAA", publicKeyCose: "AAAA",
             nonce: "AAAAAAAAAAAAAAAAAAAAAA")
@@ -50,32 +60,24 @@ struct TransactionLifecycleTests {
                 tenantId: "shop", transactionId: id, decision: "confirmed", detailsHash: hash, signinId: "si_1", amr: ["fido2"],
                 assertions: [evidence], decidedAt: Date()),
             source: .authentication)
-        let read = await h.send("GET", "/v1/tenants/shop/transactions/\(id)", bearer: Self.key)
-        let status = (try JSONSerialization.jsonObject(with: Data(read.body)) as? [String: Any])?["status"] as? String
-        #expect(status == "PENDING")
+        #expect(try await Self.status(h, id) == "PENDING")
         #expect(try await h.published().map(\.type) == [TransactionChanged.eventType])
     }
 
     /// A rejection counts only from a sign-in that verified a step (its amr) and for the
-    /// transaction's current details. Before, a
-    /// rejected decision without a step, or for other details, made the transaction REJECTED.
+    /// transaction's current details. Before, a rejected decision without a step, or for other
+    /// details, made the transaction REJECTED.
     @Test func aRejectionNeedsAVerifiedStepAndTheCurrentDetails() async throws {
         let h = try await ServiceHarness<TransactionService>.withDatabase()
         defer { Task { await h.close() } }
-        try await h.seedTenant("shop", apiKey: Self.key)
-        let body = #"{"username":"alice","text":"Pay €10 to ACME","amount":"10.00","currency":"EUR","payee":"ACME"}"#
-        let created = await h.send("POST", "/v1/tenants/shop/transactions", bearer: Self.key, json: body)
-        let object = try JSONSerialization.jsonObject(with: Data(created.body)) as? [String: Any]
-        let id = try #require(object?["transactionId"] as? String)
-        let hash = try #require(object?["detailsHash"] as? String)
+        let (id, hash) = try await Self.payment(h)
         func decide(_ decision: String, amr: [String], detailsHash: String) async throws -> String? {
             try await h.consume(
                 TransactionDecision(
                     tenantId: "shop", transactionId: id, decision: decision, detailsHash: detailsHash, signinId: "si_1", amr: amr,
                     assertions: [], decidedAt: Date()),
                 source: .authentication)
-            let read = await h.send("GET", "/v1/tenants/shop/transactions/\(id)", bearer: Self.key)
-            return (try JSONSerialization.jsonObject(with: Data(read.body)) as? [String: Any])?["status"] as? String
+            return try await Self.status(h, id)
         }
         #expect(try await decide("rejected", amr: [], detailsHash: hash) == "PENDING")
         #expect(try await decide("rejected", amr: ["fido2"], detailsHash: Base64URL.encode([UInt8](repeating: 7, count: 32))) == "PENDING")

@@ -54,7 +54,7 @@ ADMIN_TOKEN = os.environ.get("SIGNET_ADMIN_TOKEN", "dev-admin-token")
 DEMO_TENANT = "demo"
 DEMO_KEY = os.environ.get("SIGNET_DEMO_RP_API_KEY", "dev-demo-rp-key")
 # One shared token when the stack was given SIGNET_INTERNAL_TOKEN; else the local stack's
-# token of each service (scripts/stack.sh internal_env): the one of the caller the case names.
+# token of each service (scripts/stack.sh start_services): the one of the caller the case names.
 INTERNAL_TOKEN = os.environ.get("SIGNET_INTERNAL_TOKEN")
 
 

@@ -34,7 +34,7 @@ struct UserDataExport: Sendable {
         }
     }
 
-    var calls: InternalCalls { InternalCalls(token: context.configuration.internalToken, service: ServiceName.registration.rawValue, callers: context.configuration.internalCallers) }
+    var calls: InternalCalls { context.configuration.internalCalls }
 
     /// The user's data document.
     func gather(tenant: String, username: String, at now: Date) async throws -> UserDataDocument {

@@ -92,33 +92,30 @@ public final class MetadataService: Sendable {
             // Blocking: JWS verification and decoding of a multi-megabyte payload.
             try MetadataBLOB(jwt: text, configuration: configuration, at: time)
         }
-        let revocation: MetadataUpdate.RevocationCheck
-        switch try blob.revocationLocations() {
-        case nil:
-            revocation = .noDistributionPoint
-        case let locations? where locations.isEmpty:
-            revocation = .signedByRoot
-        case let locations?:
-            var crls: [X509CRL] = []
-            var fetched = true
-            for uris in locations {
-                guard let crl = try await Self.crl(at: uris, from: source) else {
-                    fetched = false
-                    break
-                }
-                if !crls.contains(crl) { crls.append(crl) }
-            }
-            if fetched {
-                let given = crls
-                try await Self.offPool { () throws(MetadataError) in try blob.checkRevocation(crls: given, configuration: configuration, at: time) }
-                revocation = .checked
-            } else {
-                revocation = .sourceFetchesNone
-            }
-        }
+        let revocation = try await Self.checkRevocation(of: blob, source: source, configuration: configuration, at: time)
         var update = try load(blob: blob)
         update.revocation = revocation
         return update
+    }
+
+    /// The revocation check of `blob`'s signing chain, with the CRLs it names fetched through
+    /// `source`; what was checked, or why nothing was.
+    ///
+    /// - Throws: ``MetadataBLOB/checkRevocation(crls:configuration:at:)``'s, and
+    ///   ``MetadataError/Code/revocationUnknown`` for a CRL that cannot be had.
+    private static func checkRevocation(
+        of blob: MetadataBLOB, source: any MetadataSource, configuration: MetadataBLOB.Configuration, at time: Date
+    ) async throws(MetadataError) -> MetadataUpdate.RevocationCheck {
+        guard let locations = try blob.revocationLocations() else { return .noDistributionPoint }
+        guard !locations.isEmpty else { return .signedByRoot }
+        var crls: [X509CRL] = []
+        for uris in locations {
+            guard let crl = try await crl(at: uris, from: source) else { return .sourceFetchesNone }
+            if !crls.contains(crl) { crls.append(crl) }
+        }
+        let given = crls
+        try await offPool { () throws(MetadataError) in try blob.checkRevocation(crls: given, configuration: configuration, at: time) }
+        return .checked
     }
 
     /// The first CRL of `uris` that `source` fetches and that parses; nil when the source
