@@ -241,11 +241,20 @@ struct AssertionCeremony: Sendable {
     /// policy stopped accepting, does not lock their other passkeys). A credential cached before
     /// it was suspended is refused by ``verify`` (`record_assertion`), once: the cache forgets it.
     ///
-    /// - Throws: 400 `credential_not_found`, `credential_suspended`, `policy_*`.
+    /// - Throws: 400 `credential_not_found`, `credential_suspended`, `policy_*`
+    ///   (``unusableCredentialCodes``).
     func requireUsable(_ credential: AuthenticationResponseJSON, tenant: String) async throws {
         guard let rawID = Base64URL.decode(credential.rawId), !rawID.isEmpty, rawID.count <= 1023 else { return }
         _ = try await usable(tenant: tenant, id: rawID)
     }
+
+    /// The codes of ``requireUsable(_:tenant:)``'s refusals: the credential's state or the
+    /// tenant's FIDO policy, which say nothing of a guess (a flow's fido2 step does not count
+    /// them either, ``FIDO2Method/countsAsGuess(_:)``).
+    static let unusableCredentialCodes: Set<String> = [
+        ProblemCode.credentialNotFound.rawValue, ProblemCode.credentialSuspended.rawValue, ProblemCode.policyAlgorithmNotAllowed.rawValue,
+        ProblemCode.policyAAGUIDNotAllowed.rawValue, ProblemCode.policyCertificationLevel.rawValue,
+    ]
 
     /// The credential, once ``requireUsable(_:tenant:)``'s checks passed (cached credential and
     /// policy: no query while both are kept).

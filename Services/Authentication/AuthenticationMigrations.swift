@@ -559,5 +559,20 @@ enum AuthenticationMigrations {
             END;
             $$;
             """),
+        Migration(
+            221, "revoked_direct_sessions",
+            """
+            -- Sessions of the direct sign-in routes (no sessions row: their ids prove themselves,
+            -- DirectSessionID) that the relying party revoked: a second revocation answers 404
+            -- as for any session already revoked. Tenant and id only; purged a day after, past
+            -- any access token's lifetime (TransientDataPurger).
+            CREATE TABLE revoked_direct_sessions (
+                tenant_id text NOT NULL,
+                sid text NOT NULL,
+                revoked_at timestamptz NOT NULL,
+                PRIMARY KEY (tenant_id, sid)
+            );
+            CREATE INDEX revoked_direct_sessions_by_time ON revoked_direct_sessions (revoked_at);
+            """),
     ]
 }

@@ -71,7 +71,7 @@ public enum AuthenticationService: SignetService {
         let ceremony = AssertionCeremony(context: context, credentialCacheSize: configuration.credentialCacheSize)
         let policies = PolicyStore(pool: context.pool)
         let antiHammering = AntiHammering(context: context)
-        let sessions = SessionStore(context: context, issuer: issuer)
+        let sessions = SessionStore(context: context, issuer: issuer, handles: configuration.handles)
         let webAuthn = WebAuthnAuthenticationRoutes(
             context: context, handles: configuration.handles, sessions: issuer, ceremony: ceremony, policies: policies, antiHammering: antiHammering)
         let uafCeremony = UAFAssertionCeremony(

@@ -76,7 +76,8 @@ struct UAFAssertionCeremony: Sendable {
     /// that does not parse names no key here; the verifier refuses it with its code.
     ///
     /// - Throws: 400 `credential_already_used` (a key in `excluding`), `credential_not_allowed`
-    ///   (another user's key, or keys of several users), `credential_suspended`.
+    ///   (another user's key, or keys of several users), `credential_suspended`
+    ///   (``presentedKeyCodes``).
     func presentedKeys(
         _ response: UAFResponse, tenant tenantID: String, expectedUsername: String?, excluding: Set<String> = []
     ) async throws -> [UAFReadModel.Stored] {
@@ -101,6 +102,11 @@ struct UAFAssertionCeremony: Sendable {
         }
         return stored
     }
+
+    /// The codes of ``presentedKeys(_:tenant:expectedUsername:excluding:)``'s refusals.
+    static let presentedKeyCodes: Set<String> = [
+        ProblemCode.credentialAlreadyUsed.rawValue, ProblemCode.credentialNotAllowed.rawValue, ProblemCode.credentialSuspended.rawValue,
+    ]
 
     /// Whose keys `presented` (an answer of ``presentedKeys(_:tenant:expectedUsername:excluding:)``)
     /// are: `expectedUsername` when the request named the user, else the registration service's
@@ -268,6 +274,14 @@ struct UAFMethod: AuthenticationMethod {
 
     func capacity(for user: UserFacts) -> Int {
         user.username == nil ? 1 : user.uafKeys.count
+    }
+
+    /// The keys' state (``UAFAssertionCeremony/presentedKeys(_:tenant:expectedUsername:excluding:)``'s
+    /// refusals) or the tenant's UAF policy, not a guess: the direct route does not count them
+    /// either.
+    func countsAsGuess(_ refusal: HTTPError) -> Bool {
+        let code = refusal.code.rawValue
+        return !UAFAssertionCeremony.presentedKeyCodes.contains(code) && !UAFAuthenticationRoutes.policyRefusals.contains(code)
     }
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {

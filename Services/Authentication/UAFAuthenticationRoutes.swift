@@ -152,7 +152,8 @@ struct UAFAuthenticationRoutes: Sendable {
             shown = tx.details.uafShown
             confirming = (tx, nonce)
         }
-        let sessionID = SessionIssuer.newSessionID()
+        // No sessions row: the id proves itself when the RP revokes it (DirectSessionID).
+        let sessionID = DirectSessionID.make(tenant: tenantID, handles: handles)
         let confirmation = confirming
         // The user's uaf standing: the user the request named, or the keys' owner. Keys that
         // cannot sign in at all (suspended, another user's) are refused first, uncounted.

@@ -82,7 +82,8 @@ struct WebAuthnAuthenticationRoutes: Sendable {
         let state = try SignInHandle.open(body.handle, with: handles)
         guard state.tenant == tenantID else { throw HTTPError(.invalidHandle, detail: "The handle belongs to another tenant.") }
         guard state.expiresAt > Date() else { throw HTTPError(.handleExpired, detail: "The sign-in ceremony expired; start again.") }
-        let sessionID = SessionIssuer.newSessionID()
+        // No sessions row: the id proves itself when the RP revokes it (DirectSessionID).
+        let sessionID = DirectSessionID.make(tenant: tenantID, handles: handles)
         func verify(standing: String? = nil) async throws -> AssertionCeremony.Verified {
             try await ceremony.verify(
                 body.credential, tenant: tenant, challenge: state.challenge, challengeExpiresAt: state.expiresAt, expectedUsername: state.username,

@@ -15,9 +15,13 @@ import Platform
 /// and logged as a warning.
 public struct CeremonyHandles: Sendable {
     let box: AES256GCM
+    /// The key of ``tag(_:purpose:)``: derived from the handle key (HKDF-SHA256, its own
+    /// label), never the AES key itself.
+    private let tagKey: [UInt8]
 
     public init(key: [UInt8]) throws {
         box = try AES256GCM(key: key)
+        tagKey = HKDF.sha256(inputKey: key, salt: [], info: Array("signet ceremony tags v1".utf8), outputByteCount: 32)
     }
 
     /// From `SIGNET_CEREMONY_KEY`, or a random key with a warning.
@@ -33,6 +37,14 @@ public struct CeremonyHandles: Sendable {
         }
         logger.warning("SIGNET_CEREMONY_KEY is not set: using a random key; ceremonies will not survive a restart or span replicas")
         return try CeremonyHandles(key: SecureRandom.bytes(32))
+    }
+
+    /// An authentication tag (HMAC-SHA-256) of `message` for `purpose`, under a key every
+    /// replica shares: for values this service hands out and must later recognise as its own
+    /// without having stored them (the direct sign-in's session ids). Compare with
+    /// ``ConstantTime``.
+    public func tag(_ message: [UInt8], purpose: String) -> [UInt8] {
+        HMAC.authenticationCode(.sha256, key: tagKey, message: Array(purpose.utf8) + [0] + message)
     }
 
     /// Seals `state` for `purpose` (bound as associated data, so a handle of one ceremony

@@ -47,6 +47,10 @@ struct TransientDataPurgerTests {
                 try await conn.query(
                     "INSERT INTO refresh_tokens (token_hash, sid, issued_at) VALUES (\(PostgresBytes(SHA256.hash(Array(sid.utf8)))), \(sid), \(expires - 900))")
             }
+            // Revocations of direct sign-in sessions: kept a day, past any access token's lifetime.
+            for (sid, at) in [("d-old", now - SessionRevocations.kept - 1), ("d-recent", now - 3_600)] {
+                try await conn.query("INSERT INTO revoked_direct_sessions (tenant_id, sid, revoked_at) VALUES ('acme', \(sid), \(at))")
+            }
             // Code sends: kept for the send budget's window.
             for (client, at) in [("old", now - CodeSendBudget.window - 1), ("recent", now - 60)] {
                 try await conn.query("INSERT INTO code_sends (tenant_id, method_id, client, sent_at) VALUES ('acme', 'm_1', \(client), \(at))")
@@ -62,6 +66,7 @@ struct TransientDataPurgerTests {
         #expect(try await Self.ids(h, "SELECT sid FROM sessions", "sid") == ["s-expired-today", "s-live"])
         #expect(try await Self.ids(h, "SELECT sid FROM refresh_tokens", "sid") == ["s-expired-today", "s-live"], "refresh tokens go with their session")
         #expect(try await Self.ids(h, "SELECT client FROM code_sends", "client") == ["recent"])
+        #expect(try await Self.ids(h, "SELECT sid FROM revoked_direct_sessions", "sid") == ["d-recent"])
 
         // A second pass finds nothing more.
         try await TransientDataPurger(pool: h.context.pool, logger: TestStack.quietLogger).purge(now: now)

@@ -135,6 +135,63 @@ struct DirectSignInStackTests {
         #expect(again.status == 200, "\(again.text)")
     }
 
+    /// The `sid` claim of a session token.
+    static func sid(ofToken token: String) throws -> String {
+        let payload = try #require(token.split(separator: ".").dropFirst().first.flatMap { Base64URL.decode(String($0)) })
+        return try #require((try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any])?["sid"] as? String)
+    }
+
+    /// The RP revokes a direct sign-in's session by its id (`DELETE …/sessions/{sid}`, 204), as
+    /// it revokes a flow's: its token is then refused wherever session tokens are taken, and a
+    /// second revocation answers 404. Another tenant's key and path, and ids this deployment did
+    /// not issue, are 404. Before, the direct route wrote no session row and every revocation of
+    /// its sessions answered 404, the token going on until it expired.
+    @Test func theRelyingPartyRevokesADirectSignInSession() async throws {
+        try TestStack.require()
+        let t = try await adaptive.tenant()
+        let other = try await adaptive.tenant()
+        let dana = try await adaptive.register("dana", in: t)
+        let signedIn = try await signIn(t, "dana", with: dana)
+        try #require(signedIn.status == 200, "\(signedIn.text)")
+        let token = try #require((try signedIn.json())["sessionToken"] as? String)
+        let sid = try Self.sid(ofToken: token)
+        let bearer = ["Authorization": "Bearer \(token)"]
+        let reads = [
+            "\(Adaptive.registration)/v1/tenants/\(t.id)/users/dana/credentials", "\(OOBApprovalStackTests.oob)/v1/tenants/\(t.id)/users/dana/devices",
+        ]
+        for url in reads {
+            let answer = try await TestHTTP.send("GET", url, headers: bearer)
+            #expect(answer.status == 200, "\(url): \(answer.text)")
+        }
+        func revoke(_ tenant: Adaptive.Tenant, _ sid: String) async throws -> TestHTTP.Response {
+            try await TestHTTP.send("DELETE", "\(Adaptive.authentication)/v1/tenants/\(tenant.id)/sessions/\(sid)", headers: ["Authorization": "Bearer \(tenant.key)"])
+        }
+        // Not this deployment's, or not this tenant's: 404, nothing revoked.
+        var forged = try #require(Base64URL.decode(sid))
+        forged[forged.count - 1] ^= 1
+        for (tenant, value) in [(t, Base64URL.encode(forged)), (t, String(repeating: "A", count: sid.utf8.count)), (other, sid)] {
+            let refused = try await revoke(tenant, value)
+            #expect(refused.status == 404 && Self.code(refused) == "not_found", "\(value): \(refused.text)")
+        }
+        #expect(try await TestHTTP.send("GET", reads[0], headers: bearer).status == 200, "a refused revocation revoked nothing")
+
+        let revoked = try await revoke(t, sid)
+        #expect(revoked.status == 204, "\(revoked.text)")
+        for url in reads {
+            let refused = await TestStack.eventually(timeout: .seconds(30)) {
+                (try? await TestHTTP.send("GET", url, headers: bearer).status) == 401
+            }
+            #expect(refused, "\(url) still took the revoked session's token")
+        }
+        let again = try await revoke(t, sid)
+        #expect(again.status == 404, "\(again.text)")
+        // Signing in again gives a new session, which works.
+        let next = try await signIn(t, "dana", with: dana)
+        let fresh = try #require((try next.json())["sessionToken"] as? String)
+        #expect(try Self.sid(ofToken: fresh) != sid)
+        #expect(try await TestHTTP.send("GET", reads[0], headers: ["Authorization": "Bearer \(fresh)"]).status == 200)
+    }
+
     /// Quick authentication counts a refused assertion as a flow's fido2 step does: two put the
     /// method on probation, the third locks it; a success clears the count. Before, its
     /// failures were never counted, so it could be hammered without ever locking.

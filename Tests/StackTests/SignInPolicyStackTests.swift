@@ -94,6 +94,14 @@ struct SignInPolicyStackTests {
         let again = try await adaptive.start(t, username: "alice")
         let model = try await step(t, again.signinId, with: alice, userVerified: true)
         #expect(try model.response.status == 400 && (model.response.json()["code"] as? String) == "policy_aaguid_not_allowed", "\(model.response.text)")
+        // The tenant's policy refused the credential, not the user's guess: neither refusal
+        // counts towards alice's fido2 standing (before, both did, on the way to probation).
+        let pool = TestStack.pool(database: "signet_authentication", size: 1)
+        defer { pool.close() }
+        let failures = try await pool.withConnection {
+            try await $0.query("SELECT consecutive FROM method_failures WHERE tenant_id = \(t.id) AND username = 'alice' AND method = 'fido2'")
+        }.first?.int("consecutive")
+        #expect((failures ?? 0) == 0, "\(String(describing: failures))")
     }
 
     @Test func aCredentialUsedWithTheTenantsU2FAppIDSignsIn() async throws {

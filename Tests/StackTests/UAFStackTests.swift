@@ -157,6 +157,12 @@ struct UAFStackTests {
             keySet: try JWKSet(json: jwks.body), options: JWTValidationOptions(issuer: "http://localhost:8080/authentication", audience: t.id))
         let jwt = try verifier.verify(token, now: Date())
         #expect(jwt.claims.subject == username && jwt.claims.audience == [t.id])
+        // The RP revokes this session by its id, as a flow's (DirectSessionID): once, then 404.
+        let sid = try #require(jwt.claims[claim: "sid"].flatMap { if case .string(let s) = $0 { s } else { nil } })
+        let revoke = { try await TestHTTP.send("DELETE", "\(t.authentication)/sessions/\(sid)", headers: ["Authorization": "Bearer \(t.key)"]) }
+        let revoked = try await revoke()
+        #expect(revoked.status == 204, "\(String(decoding: revoked.body, as: UTF8.self))")
+        #expect(try await revoke().status == 404)
 
         let replay = try await finish("\(t.authentication)/uaf/authentications", answer)
         #expect(replay.status == 400 && replay.json["code"] as? String == "challenge_replayed", "\(replay.json)")

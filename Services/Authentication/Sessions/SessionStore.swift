@@ -21,6 +21,8 @@ import Tokens
 struct SessionStore: Sendable {
     let context: ServiceContext
     let issuer: SessionIssuer
+    /// Recognises the direct sign-in's session ids (``DirectSessionID``) at revocation.
+    let handles: CeremonyHandles
     /// How long a session (its refresh tokens) lasts: 30 days.
     static let sessionLifetime: TimeInterval = 30 * 86_400
     /// How long after its rotation a retired refresh token may come back as a parallel
@@ -139,6 +141,11 @@ struct SessionStore: Sendable {
 
     /// Revokes the session of a refresh token (logout) or by id (relying party). Returns
     /// false when there was no such active session.
+    ///
+    /// By id, a session of the direct sign-in routes (no `sessions` row, ``DirectSessionID``)
+    /// is revoked too: recorded in `revoked_direct_sessions` (so that a second revocation
+    /// answers as for any session already revoked) with the same `SessionRevoked` event, which
+    /// is what makes every service that takes session tokens refuse its token.
     func revoke(tenant: String, refreshToken: String? = nil, sid: String? = nil, reason: String) async throws -> Bool {
         let now = Date()
         return try await context.withTransaction { conn -> Bool in
@@ -154,7 +161,15 @@ struct SessionStore: Sendable {
                 UPDATE sessions SET revoked_at = \(now), revoked_reason = \(reason)
                 WHERE sid = \(target) AND tenant_id = \(tenant) AND revoked_at IS NULL
                 """)
-            guard updated.affectedRows == 1 else { return false }
+            if updated.affectedRows != 1 {
+                guard refreshToken == nil, DirectSessionID.isIssued(target, tenant: tenant, handles: handles) else { return false }
+                let recorded = try await conn.query(
+                    """
+                    INSERT INTO revoked_direct_sessions (tenant_id, sid, revoked_at) VALUES (\(tenant), \(target), \(now))
+                    ON CONFLICT (tenant_id, sid) DO NOTHING
+                    """)
+                guard recorded.affectedRows == 1 else { return false }
+            }
             try await Outbox.enqueue(
                 SessionRevoked(tenantId: tenant, sessionId: target, reason: reason, revokedAt: now), source: .authentication, subject: tenant,
                 key: tenant, on: conn)

@@ -88,11 +88,19 @@ protocol AuthenticationMethod: Sendable {
     /// The pending state to keep after `verify` refused a wrong code (`code_mismatch`), or
     /// `nil` when the challenge is used up (the default: one answer per challenge).
     func pendingAfterMismatch(_ pending: [UInt8]) -> [UInt8]?
+
+    /// Whether a refusal (400) of `verify` counts as a failure towards the user's standing
+    /// (the default: every refusal). One that says nothing of the user's secret — the
+    /// credential's state, or an authenticator model or algorithm the tenant's policy refuses
+    /// — is not counted, as the direct sign-in routes do not count it: a user retrying with a
+    /// suspended key, or a key the policy stopped accepting, does not lock their other ones.
+    func countsAsGuess(_ refusal: HTTPError) -> Bool
 }
 
 extension AuthenticationMethod {
     var signsDetails: Bool { false }
     func pendingAfterMismatch(_ pending: [UInt8]) -> [UInt8]? { nil }
+    func countsAsGuess(_ refusal: HTTPError) -> Bool { true }
 }
 
 /// A method's challenge.
@@ -132,6 +140,10 @@ struct FIDO2Method: AuthenticationMethod {
         self.name = name
         self.userVerification = userVerification
     }
+
+    /// The credential's state or the tenant's FIDO policy (``AssertionCeremony/requireUsable(_:tenant:)``'s
+    /// refusals), not a guess.
+    func countsAsGuess(_ refusal: HTTPError) -> Bool { !AssertionCeremony.unusableCredentialCodes.contains(refusal.code.rawValue) }
     static let challengeLifetime: TimeInterval = 300
 
     func capacity(for user: UserFacts) -> Int {

@@ -38,7 +38,8 @@ extension SignInCoordinator {
     }
 
     /// Verifies the pending step of `methodName`. The guess is counted before it is evaluated;
-    /// a refusal (400) counts as a failure, anything else gives the guess back. The step that
+    /// a refusal (400) counts as a failure (unless the method says it is no guess,
+    /// ``AuthenticationMethod/countsAsGuess(_:)``), anything else gives the guess back. The step that
     /// completes a sequence issues the session (and, for a transaction, publishes the
     /// confirmation with the signed evidence). The step that identifies the user of a sign-in
     /// started without a username is counted against that user's standing and has the rules
@@ -90,10 +91,15 @@ extension SignInCoordinator {
             }
             try await flows.save(&flow)
             if let username = flow.username {
-                let standing = try await antiHammering.recordFailure(
-                    tenant: flow.tenant, username: username, method: method.name, settings: policy.settings, now: now)
-                if standing == .locked {
-                    logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method.name)])
+                if method.countsAsGuess(error) {
+                    let standing = try await antiHammering.recordFailure(
+                        tenant: flow.tenant, username: username, method: method.name, settings: policy.settings, now: now)
+                    if standing == .locked {
+                        logger.warning("method locked after repeated failures", metadata: ["signet.method": .string(method.name)])
+                    }
+                } else {
+                    // The credential's state or the tenant's policy, not a guess: given back.
+                    try? await antiHammering.releaseAttempt(tenant: flow.tenant, username: username, method: method.name, settings: policy.settings)
                 }
             }
             throw error

@@ -4,8 +4,9 @@ import Postgres
 import ServiceKit
 
 /// Deletes transient sign-in data on a schedule: flows an hour past their expiry, used
-/// challenges five minutes past theirs (``UsedChallenges``), and sessions (with their refresh
-/// tokens) a day past theirs.
+/// challenges five minutes past theirs (``UsedChallenges``), sessions (with their refresh
+/// tokens) a day past theirs, and revocations of direct sign-in sessions a day after (past any
+/// access token's lifetime, ``SessionRevocations/kept``).
 final class TransientDataPurger: Service {
     let name = "transient-data-purger"
     let pool: PostgresPool
@@ -35,6 +36,12 @@ final class TransientDataPurger: Service {
             let sessions = try await BatchedDelete.drain(
                 limit: limit, on: conn,
                 "DELETE FROM sessions WHERE sid IN (SELECT sid FROM sessions WHERE expires_at < \(now.addingTimeInterval(-86_400)) LIMIT \(limit))")
+            let directRevocations = try await BatchedDelete.drain(
+                limit: limit, on: conn,
+                """
+                DELETE FROM revoked_direct_sessions WHERE ctid = ANY(ARRAY(
+                    SELECT ctid FROM revoked_direct_sessions WHERE revoked_at < \(now.addingTimeInterval(-SessionRevocations.kept)) LIMIT \(limit)))
+                """)
             let sendsBefore = now.addingTimeInterval(-CodeSendBudget.window)
             let sends = try await BatchedDelete.drain(
                 limit: limit, on: conn,
@@ -42,7 +49,7 @@ final class TransientDataPurger: Service {
                 DELETE FROM code_sends WHERE ctid = ANY(ARRAY(SELECT ctid FROM code_sends WHERE sent_at < \(sendsBefore) LIMIT \(limit)))
                 AND sent_at < \(sendsBefore)
                 """)
-            let total = flows + challenges + sessions + sends
+            let total = flows + challenges + sessions + directRevocations + sends
             if total > 0 {
                 logger.debug("transient data purged", metadata: ["signet.count": "\(total)"])
             }
