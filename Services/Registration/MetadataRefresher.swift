@@ -285,17 +285,11 @@ struct MetadataURLSource: MetadataSource {
     static let client = HTTPClient(label: "signet.mds", lanes: 1)
 
     func fetchBLOB(maximumSize: Int) async throws(MetadataError) -> String {
-        let answer: HTTPClient.Response
-        do {
-            answer = try await Self.client.send(
-                "GET", url.absoluteString, headers: ["User-Agent: signet-registration"], timeout: .seconds(60), responseLimit: maximumSize,
-                followRedirects: true, httpsOnly: true)
-        } catch {
-            throw MetadataError(.sourceUnavailable, "the metadata URL could not be read")
+        let data = try await get(url.absoluteString, what: "the metadata URL", timeout: .seconds(60), maximumSize: maximumSize, httpsOnly: true) {
+            MetadataError(.sourceUnavailable, $0)
+        } tooLarge: {
+            MetadataError(.tooLarge, "the BLOB exceeds \(maximumSize) bytes")
         }
-        guard answer.status == 200 else { throw MetadataError(.sourceUnavailable, "the metadata URL did not answer 200") }
-        guard !answer.truncated else { throw MetadataError(.tooLarge, "the BLOB exceeds \(maximumSize) bytes") }
-        let data = answer.body
         guard let text = String(validating: data, as: UTF8.self) else { throw MetadataError(.malformed, "the BLOB is not UTF-8") }
         return text
     }
@@ -304,15 +298,30 @@ struct MetadataURLSource: MetadataSource {
     /// CRL is signed by its issuer and checked as such (RFC 5280 distribution points are
     /// usually plain `http`). Bounded in size and time, on the same lane as the BLOB.
     func fetchCRL(url: String, maximumSize: Int) async throws(MetadataError) -> [UInt8]? {
+        try await get(url, what: "a CRL location named by the signing chain", timeout: .seconds(30), maximumSize: maximumSize, httpsOnly: false) {
+            MetadataError(.revocationUnknown, $0)
+        } tooLarge: {
+            MetadataError(.revocationUnknown, "a CRL named by the signing chain exceeds \(maximumSize) bytes")
+        }
+    }
+
+    /// One bounded `GET` on this source's lane (redirects followed; with `httpsOnly`, never to
+    /// plain `http`): the body of a 200 answer within `maximumSize`, else `unavailable`'s error
+    /// (unreachable, another status) or `tooLarge`'s.
+    private func get(
+        _ url: String, what: String, timeout: Duration, maximumSize: Int, httpsOnly: Bool, unavailable: (String) -> MetadataError,
+        tooLarge: () -> MetadataError
+    ) async throws(MetadataError) -> [UInt8] {
         let answer: HTTPClient.Response
         do {
             answer = try await Self.client.send(
-                "GET", url, headers: ["User-Agent: signet-registration"], timeout: .seconds(30), responseLimit: maximumSize, followRedirects: true)
+                "GET", url, headers: ["User-Agent: signet-registration"], timeout: timeout, responseLimit: maximumSize, followRedirects: true,
+                httpsOnly: httpsOnly)
         } catch {
-            throw MetadataError(.revocationUnknown, "a CRL named by the signing chain could not be fetched")
+            throw unavailable("\(what) could not be read")
         }
-        guard answer.status == 200 else { throw MetadataError(.revocationUnknown, "a CRL location named by the signing chain did not answer 200") }
-        guard !answer.truncated else { throw MetadataError(.revocationUnknown, "a CRL named by the signing chain exceeds \(maximumSize) bytes") }
+        guard answer.status == 200 else { throw unavailable("\(what) did not answer 200") }
+        guard !answer.truncated else { throw tooLarge() }
         return answer.body
     }
 }
