@@ -140,11 +140,11 @@ struct FIDO2Method: AuthenticationMethod {
         self.name = name
         self.userVerification = userVerification
     }
+    static let challengeLifetime: TimeInterval = 300
 
     /// The credential's state or the tenant's FIDO policy (``AssertionCeremony/requireUsable(_:tenant:)``'s
     /// refusals), not a guess.
     func countsAsGuess(_ refusal: HTTPError) -> Bool { !AssertionCeremony.unusableCredentialCodes.contains(refusal.code.rawValue) }
-    static let challengeLifetime: TimeInterval = 300
 
     func capacity(for user: UserFacts) -> Int {
         // Without a username, one discoverable credential identifies the user.
