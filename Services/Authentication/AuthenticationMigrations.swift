@@ -574,5 +574,13 @@ enum AuthenticationMigrations {
             );
             CREATE INDEX revoked_direct_sessions_by_time ON revoked_direct_sessions (revoked_at);
             """),
+        Migration(
+            222, "signin_flow_facts_by_expiry",
+            """
+            -- The flows still holding the signals and context of an anonymous start (the client's
+            -- IP among them): TransientDataPurger erases them once the flow has expired, an hour
+            -- before the flow itself goes, and finds them by this index (a handful, not the table).
+            CREATE INDEX signin_flows_facts_by_expiry ON signin_flows (expires_at) WHERE signals IS NOT NULL OR context IS NOT NULL;
+            """),
     ]
 }

@@ -30,6 +30,15 @@ struct TransientDataPurgerTests {
                     VALUES (\(id), 'acme', 'alice', 'IN_PROGRESS', 'r', '[]', \(expires - 300), \(expires))
                     """)
             }
+            // The facts (signals with the client's IP, context) of anonymous flows: erased once
+            // the flow has expired, the flow itself kept for its hour.
+            for (id, expires) in [("a-expired", now - 60), ("a-live", now + 300)] {
+                try await conn.query(
+                    """
+                    INSERT INTO signin_flows (id, tenant_id, username, status, matched_rule, sequences, created_at, expires_at, signals, context)
+                    VALUES (\(id), 'acme', NULL, 'IN_PROGRESS', 'r', '[]', \(expires - 300), \(expires), '{"ip":"192.0.2.7"}', '{}')
+                    """)
+            }
             // Used challenges: purged five minutes (the margin) after they expire.
             for (hash, expires) in [
                 ([UInt8](repeating: 1, count: 32), now - UsedChallenges.purgeMargin - 1), ([UInt8](repeating: 2, count: 32), now + 60),
@@ -59,7 +68,10 @@ struct TransientDataPurgerTests {
 
         try await TransientDataPurger(pool: h.context.pool, logger: TestStack.quietLogger).purge(now: now)
 
-        #expect(try await Self.ids(h, "SELECT id FROM signin_flows", "id") == ["f-expired-recently", "f-live"])
+        #expect(try await Self.ids(h, "SELECT id FROM signin_flows", "id") == ["a-expired", "a-live", "f-expired-recently", "f-live"])
+        #expect(
+            try await Self.ids(h, "SELECT id FROM signin_flows WHERE signals IS NOT NULL OR context IS NOT NULL", "id") == ["a-live"],
+            "an expired anonymous flow keeps no signals")
         #expect(
             try await Self.ids(h, "SELECT encode(challenge_hash, 'hex') AS h FROM used_challenges", "h")
                 == [String(repeating: "02", count: 32), String(repeating: "03", count: 32)])

@@ -49,11 +49,22 @@ struct AnonymousSignInRulesStackTests {
 
         let anonymous = try await adaptive.start(t, username: nil)
         #expect(anonymous.status == "IN_PROGRESS" && anonymous.matchedRule == "passkey" && anonymous.sequences == [["fido2"]])
+        // The start's signals (the client's IP) are kept to decide again with the user...
+        let pool = TestStack.pool(database: "signet_authentication", size: 1)
+        defer { pool.close() }
+        func factsKept() async throws -> Bool? {
+            try await pool.withConnection {
+                try await $0.query("SELECT signals IS NOT NULL OR context IS NOT NULL AS kept FROM signin_flows WHERE id = \(anonymous.signinId)")
+            }.first?.bool("kept")
+        }
+        #expect(try await factsKept() == true)
         let stepped = try await adaptive.step(t, anonymous.signinId, with: passkey)
         try #require(stepped.status == 200, "\(stepped.text)")
         let progress = try AdaptiveSignInStackTests.decode(SignInProgress.self, stepped)
         #expect(progress.status == "IN_PROGRESS" && progress.completedMethods == ["fido2"] && progress.remainingSequences == [["totp"]], "\(stepped.text)")
         #expect(progress.sessionToken == nil && progress.refreshToken == nil, "\(stepped.text)")
+        // ...and forgotten once decided on.
+        #expect(try await factsKept() == false)
 
         // The second factor completes it, as for a sign-in started with the username.
         let base = "\(Self.authentication)/v1/tenants/\(t.id)/signins/\(anonymous.signinId)/methods/totp"

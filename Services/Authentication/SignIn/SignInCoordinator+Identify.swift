@@ -19,7 +19,14 @@ extension SignInCoordinator {
     ///
     /// - Important: only for a flow that confirms no transaction: such a flow knows its user from
     ///   the start, and its rules keep to the sequences that sign the details.
+    ///
+    /// The signals and context (the client's IP among them) are forgotten once decided on: the
+    /// flow has its user from here on and is never decided again.
     func decideAgain(_ flow: inout SignInFlow, user: UserFacts, policy: PolicyStore.Compiled, now: Date) {
+        defer {
+            flow.signals = nil
+            flow.context = nil
+        }
         guard let signals = flow.signals, let contextFacts = flow.context else {
             // Started before its facts were kept (migration 194): it cannot be decided again, and
             // the decision it has never knew the user.

@@ -36,8 +36,10 @@ struct SignInFlow: Sendable {
     var evidence: [SignedAssertionEvidence] = []
     /// The signals and context the rules saw at start (the context with a transaction's facts),
     /// kept for a sign-in started without a username only: the rules decide again with them once
-    /// a step identifies the user (``SignInCoordinator/decideAgain(_:user:policy:now:)``). Nil
-    /// for a flow started with a username, or stored before they were kept (migration 194).
+    /// a step identifies the user (``SignInCoordinator/decideAgain(_:user:policy:now:)``), which
+    /// forgets them; a flow that expires unidentified has them erased by the next purge pass
+    /// (``TransientDataPurger``). Nil for a flow started with a username, or stored before they
+    /// were kept (migration 194).
     var signals: [String: AnyJSON]? = nil
     var context: [String: AnyJSON]? = nil
 

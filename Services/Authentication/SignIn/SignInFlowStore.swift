@@ -32,7 +32,8 @@ struct SignInFlowStore: Sendable {
 
     /// Saves the flow if nobody changed it since it was read (then bumps its revision), in the
     /// caller's transaction. The rule, sequences and expiry are saved too: a step that identifies
-    /// the user of a sign-in started without a username decides them again.
+    /// the user of a sign-in started without a username decides them again, and forgets the
+    /// signals and context it decided on (nil here: erased; never rewritten otherwise).
     ///
     /// - Throws: 409 `signin_conflict` when another step changed it first.
     func save(_ flow: inout SignInFlow, on conn: PostgresConnection) async throws {
@@ -42,7 +43,9 @@ struct SignInFlowStore: Sendable {
                 used_credentials = \(PostgresArray(flow.usedCredentials)), pending_method = \(flow.pendingMethod),
                 pending_state = \(flow.pendingState.map(PostgresBytes.init)), revision = \(flow.revision + 1),
                 evidence = \(try Self.document(flow.evidence)), matched_rule = \(flow.matchedRule), sequences = \(try Self.document(flow.sequences)),
-                expires_at = \(flow.expiresAt)
+                expires_at = \(flow.expiresAt),
+                signals = CASE WHEN \(flow.signals == nil) THEN NULL ELSE signals END,
+                context = CASE WHEN \(flow.context == nil) THEN NULL ELSE context END
             WHERE id = \(flow.id) AND revision = \(flow.revision)
             """)
         guard updated.affectedRows == 1 else {

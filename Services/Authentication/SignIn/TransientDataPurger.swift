@@ -3,7 +3,8 @@ import Platform
 import Postgres
 import ServiceKit
 
-/// Deletes transient sign-in data on a schedule: flows an hour past their expiry, used
+/// Deletes transient sign-in data on a schedule: the signals and context (the client's IP
+/// among them) of anonymous flows that expired unidentified, at once; flows an hour past their expiry, used
 /// challenges five minutes past theirs (``UsedChallenges``), sessions (with their refresh
 /// tokens) a day past theirs, and revocations of direct sign-in sessions a day after (past any
 /// access token's lifetime, ``SessionRevocations/kept``).
@@ -29,6 +30,13 @@ final class TransientDataPurger: Service {
     /// with any sign-in rate.
     func purge(now: Date, limit: Int = BatchedDelete.batchSize) async throws {
         try await pool.withConnection { conn in
+            // Before the flows: an expired flow's facts go now, the flow an hour later.
+            let facts = try await BatchedDelete.drain(
+                limit: limit, on: conn,
+                """
+                UPDATE signin_flows SET signals = NULL, context = NULL WHERE id IN (
+                    SELECT id FROM signin_flows WHERE (signals IS NOT NULL OR context IS NOT NULL) AND expires_at < \(now) LIMIT \(limit))
+                """)
             let flows = try await BatchedDelete.drain(
                 limit: limit, on: conn,
                 "DELETE FROM signin_flows WHERE id IN (SELECT id FROM signin_flows WHERE expires_at < \(now.addingTimeInterval(-3600)) LIMIT \(limit))")
@@ -49,7 +57,7 @@ final class TransientDataPurger: Service {
                 DELETE FROM code_sends WHERE ctid = ANY(ARRAY(SELECT ctid FROM code_sends WHERE sent_at < \(sendsBefore) LIMIT \(limit)))
                 AND sent_at < \(sendsBefore)
                 """)
-            let total = flows + challenges + sessions + directRevocations + sends
+            let total = facts + flows + challenges + sessions + directRevocations + sends
             if total > 0 {
                 logger.debug("transient data purged", metadata: ["signet.count": "\(total)"])
             }
