@@ -86,9 +86,10 @@ public actor ConsoleEventBuffer {
 }
 
 /// Feeds the buffer from Kafka: a consumer group of this process's own
-/// (`signet-console-<instance>`), starting at the newest offset, so every replica sees every
-/// event and none is taken from the services' groups. Events published while it starts (until
-/// librdkafka has the newest offsets, a few seconds) are not shown.
+/// (`signet-console-<instance>`), starting at the end the logs had when it started
+/// (``KafkaConsumer``'s `startingNow`), so every replica sees every event from its start on and
+/// none is taken from the services' groups. (Before, it started where the logs ended when the
+/// group was assigned, seconds later: what was published meanwhile was never shown.)
 ///
 /// It also reads `signet.registration` whatever the feed's topics, for ``OperatorsTenantEvents``
 /// (the operators' passkeys' suspensions and deletions, their erasures, their tenant's FIDO
@@ -109,7 +110,7 @@ final class ConsoleEventListener: Service {
         self.operatorsTenant = operatorsTenant
         consumer = try KafkaConsumer(
             configuration: configuration, groupID: "signet-console-\(instance)", topics: Self.topics(feed: feedTopics), logger: logger,
-            overrides: ["auto.offset.reset": "latest"])
+            overrides: ["auto.offset.reset": "latest"], startingNow: true)
     }
 
     /// The feed's topics and `signet.registration`, once each.

@@ -16,9 +16,9 @@ import Schema
 /// Events of other tenants and types are ignored, as is one that does not decode (the
 /// console has no dead-letter topic of its own; the services' consumers report those).
 ///
-/// - Important: The listener's group starts at the newest offset: what is published while the
-///   console starts (a few seconds) is not seen. Sessions do not outlive a restart, so that gap
-///   concerns only sessions opened in those seconds; the policy is also checked at an interval.
+/// The listener reads from the end the logs had when it started (``ConsoleEventListener``):
+/// what is published while it joins its group is seen too. Sessions do not outlive a restart;
+/// the policy is also checked at an interval.
 public struct OperatorsTenantEvents: Sendable {
     let tenant: String
     let sessions: OperatorSessions

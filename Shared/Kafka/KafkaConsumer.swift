@@ -73,15 +73,25 @@ public final class KafkaConsumer: @unchecked Sendable {
     private let nextOffsets = Mutex<[String: Int64]>([:])  // "topic/partition" → next offset
     /// How long this consumer has been out of its group, for readiness (``KafkaConsumerHealth``).
     private let health: KafkaConsumerHealth.Member
+    /// With `startingNow`: where partitions without a committed offset start.
+    let startPositions: KafkaStartPositions?
 
-    /// - Parameter overrides: librdkafka properties set after the defaults and the
-    ///   configuration's (e.g. `auto.offset.reset=latest` for a listener that only cares about
-    ///   what happens from now on).
+    /// - Parameters:
+    ///   - overrides: librdkafka properties set after the defaults and the configuration's
+    ///     (e.g. `auto.offset.reset=latest` for a listener that only cares about what happens
+    ///     from now on).
+    ///   - startingNow: a partition without a committed offset starts at the end its log had
+    ///     when ``run(maxBatch:skipping:_:)`` started, not where `auto.offset.reset` puts it when
+    ///     the group assigns it, seconds later (``KafkaStartPositions``): for a listener that
+    ///     must see everything published from its start on.
     public init(
-        configuration: KafkaConfiguration, groupID: String, topics: [String], logger: Logger, overrides: [String: String] = [:]
+        configuration: KafkaConfiguration, groupID: String, topics: [String], logger: Logger, overrides: [String: String] = [:],
+        startingNow: Bool = false
     ) throws {
         self.logger = logger
         self.groupID = groupID
+        let startPositions = startingNow ? KafkaStartPositions(logger: logger) : nil
+        self.startPositions = startPositions
         health = KafkaConsumerHealth.Member(groupID: groupID)
         var props: [String: String] = [
             "bootstrap.servers": configuration.brokers,
@@ -103,7 +113,7 @@ public final class KafkaConsumer: @unchecked Sendable {
         props.merge(overrides) { _, new in new }
         properties = props
         self.topics = topics
-        client = Mutex(RDKafkaHandle(rk: try Self.makeClient(properties: props, topics: topics)))
+        client = Mutex(RDKafkaHandle(rk: try Self.makeClient(properties: props, topics: topics, startPositions: startPositions)))
         (batches, batchesContinuation) = AsyncStream.makeStream(of: [KafkaRecord].self)
     }
 
@@ -111,9 +121,14 @@ public final class KafkaConsumer: @unchecked Sendable {
         rd_kafka_destroy(rk)
     }
 
-    /// A new librdkafka consumer, subscribed to `topics`.
-    private static func makeClient(properties: [String: String], topics: [String]) throws -> OpaquePointer {
+    /// A new librdkafka consumer, subscribed to `topics` (its assignments through
+    /// `startPositions` when given: the consumer keeps it alive).
+    private static func makeClient(properties: [String: String], topics: [String], startPositions: KafkaStartPositions?) throws -> OpaquePointer {
         let conf = try makeRDKafkaConf(properties)
+        if let startPositions {
+            rd_kafka_conf_set_opaque(conf, Unmanaged.passUnretained(startPositions).toOpaque())
+            rd_kafka_conf_set_rebalance_cb(conf, kafkaStartPositionsRebalance)
+        }
         var errstr = [CChar](repeating: 0, count: 512)
         guard let rk = rd_kafka_new(RD_KAFKA_CONSUMER, conf, &errstr, errstr.count) else {
             rd_kafka_conf_destroy(conf)
@@ -142,7 +157,7 @@ public final class KafkaConsumer: @unchecked Sendable {
     private func rejoin(reason: String) -> Bool {
         let fresh: RDKafkaHandle
         do {
-            fresh = RDKafkaHandle(rk: try Self.makeClient(properties: properties, topics: topics))
+            fresh = RDKafkaHandle(rk: try Self.makeClient(properties: properties, topics: topics, startPositions: startPositions))
         } catch {
             logger.error("consumer could not make a new client", metadata: ["signet.kafka.group": .string(groupID), LogKey.error: "\(error)"])
             return false
@@ -261,6 +276,8 @@ public final class KafkaConsumer: @unchecked Sendable {
         var outSince: DispatchTime? = .now()
         var rejoinWaits = Backoff(initial: .seconds(Self.rejoinAfterSeconds), maximum: .seconds(300))
         var rejoinAfter = rejoinWaits.next()
+        // Before the first poll, which joins the group: the logs' ends as they are now.
+        startPositions?.record(topics: topics, rk: rk)
         while running.isSet {
             // Until the group has assigned partitions, check on every turn (start-up scripts
             // and readiness wait on this); afterwards once a second with the lag.

@@ -7,9 +7,10 @@ import Schema
 /// joins a consumer group of its own (`<group>-broadcast-<instance>`), starting at the newest
 /// offset, and commits nothing that matters. For in-memory state every replica must drop when
 /// it changes (compiled rulesets, settings); the change itself is in the database, so a missed
-/// event only delays the refresh until the cache's own expiry. Missed events happen at start-up:
-/// until librdkafka has looked up the newest offsets of the assigned partitions (a few seconds),
-/// changes made elsewhere are not seen this way.
+/// event only delays the refresh until the cache's own expiry. It reads from the end the logs
+/// had when it started (``KafkaConsumer``'s `startingNow`), not from where they end when the
+/// group assigns them seconds later: changes made elsewhere while it starts are seen too
+/// (before, they waited for the cache's expiry).
 public final class BroadcastListener: Service {
     public let name = "broadcast-listener"
     private let consumer: KafkaConsumer
@@ -30,7 +31,7 @@ public final class BroadcastListener: Service {
         self.types = types
         consumer = try KafkaConsumer(
             configuration: configuration.kafka, groupID: "\(configuration.consumerGroup)-broadcast-\(configuration.instanceID)", topics: topics,
-            logger: logger, overrides: ["auto.offset.reset": "latest"])
+            logger: logger, overrides: ["auto.offset.reset": "latest"], startingNow: true)
     }
 
     public func run() async throws {

@@ -67,6 +67,46 @@ struct KafkaRoundTripTests {
     }
 }
 
+extension KafkaRoundTripTests {
+    /// A consumer `startingNow` (the broadcast listeners, the console's feed) sees what is
+    /// published once it runs, before its group has assigned it anything, and not what was
+    /// published before. With `auto.offset.reset=latest` alone it started where the logs ended
+    /// at the assignment, seconds later, and what was published meanwhile was never seen.
+    @Test func aConsumerStartingNowSeesWhatIsPublishedWhileItJoins() async throws {
+        try TestStack.require()
+        let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-kafka-test")
+        let producer = try KafkaProducer(configuration: config, logger: TestStack.quietLogger)
+        let marker = UUID().uuidString
+        let topic = "signet.registration.dlq"
+        func publish(_ name: String) async throws {
+            try await producer.send(KafkaOutgoingMessage(topic: topic, key: "tenant/\(marker)", value: Array("{}".utf8), headers: [("ce_id", "\(marker)-\(name)")]))
+        }
+        try await publish("before")
+        let consumer = try KafkaConsumer(
+            configuration: config, groupID: "kafka-now-test-\(marker)", topics: [topic], logger: TestStack.quietLogger,
+            overrides: ["auto.offset.reset": "latest"], startingNow: true)
+        let seen = Mutex<[String]>([])
+        let run = Task {
+            await consumer.run { record in
+                if let id = record.header("ce_id"), id.hasPrefix(marker) { seen.withLock { $0.append(String(id.dropFirst(marker.count + 1))) } }
+                return true
+            }
+        }
+        // Published as soon as the ends are read, before the first poll joins the group.
+        let started = await TestStack.eventually(timeout: .seconds(30), every: .milliseconds(5)) { consumer.startPositions?.recorded == true }
+        #expect(started)
+        try await publish("joining")
+        let arrived = await TestStack.eventually(timeout: .seconds(30)) { seen.withLock { $0.contains("joining") } }
+        try await publish("after")
+        let after = await TestStack.eventually(timeout: .seconds(30)) { seen.withLock { $0.contains("after") } }
+        await consumer.shutdown()
+        await run.value
+        #expect(arrived, "what was published while the consumer joined its group was skipped")
+        #expect(after)
+        #expect(seen.withLock { $0 } == ["joining", "after"], "exactly once each, nothing from before its start")
+    }
+}
+
 final class FoundRecord: Sendable {
     private let state = Mutex<KafkaRecord?>(nil)
     var value: KafkaRecord? { state.withLock { $0 } }
