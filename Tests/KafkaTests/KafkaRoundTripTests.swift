@@ -6,14 +6,19 @@ import TestSupport
 
 @Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
 struct KafkaRoundTripTests {
+    /// The development broker creates the schema's topics: a dead-letter topic no service consumes.
+    static let topic = "signet.registration.dlq"
+
+    /// The broker's configuration, a producer, and a marker that tells this test's records apart.
+    static func setUp() throws -> (KafkaConfiguration, KafkaProducer, String) {
+        let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-kafka-test")
+        return (config, try KafkaProducer(configuration: config, logger: TestStack.quietLogger), UUID().uuidString)
+    }
+
     @Test func producedMessagesArriveWithKeyHeadersAndValue() async throws {
         try TestStack.require()
-        let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-kafka-test")
-        let producer = try KafkaProducer(configuration: config, logger: TestStack.quietLogger)
-        let marker = UUID().uuidString
-        // The development broker creates the schema's topics; use a dead-letter topic no
-        // service consumes.
-        let topic = "signet.registration.dlq"
+        let (config, producer, marker) = try Self.setUp()
+        let topic = Self.topic
         try await producer.send(KafkaOutgoingMessage(
             topic: topic, key: "tenant/\(marker)", value: Array("{\"m\":\"\(marker)\"}".utf8),
             headers: [("ce_id", marker), ("content-type", "application/json")]))
@@ -41,10 +46,8 @@ struct KafkaRoundTripTests {
     /// so the services stopped after the consumer are not held behind it.
     @Test func shutdownDoesNotWaitForAGoneBrokerToSeeTheConsumerLeave() async throws {
         try TestStack.require()
-        let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-kafka-test")
-        let producer = try KafkaProducer(configuration: config, logger: TestStack.quietLogger)
-        let marker = UUID().uuidString
-        let topic = "signet.registration.dlq"
+        let (config, producer, marker) = try Self.setUp()
+        let topic = Self.topic
         try await producer.send(KafkaOutgoingMessage(
             topic: topic, key: "tenant/\(marker)", value: Array("{}".utf8), headers: [("ce_id", marker)]))
         let consumer = try KafkaConsumer(
@@ -74,10 +77,8 @@ extension KafkaRoundTripTests {
     /// at the assignment, seconds later, and what was published meanwhile was never seen.
     @Test func aConsumerStartingNowSeesWhatIsPublishedWhileItJoins() async throws {
         try TestStack.require()
-        let config = KafkaConfiguration(brokers: TestStack.brokers, clientID: "signet-kafka-test")
-        let producer = try KafkaProducer(configuration: config, logger: TestStack.quietLogger)
-        let marker = UUID().uuidString
-        let topic = "signet.registration.dlq"
+        let (config, producer, marker) = try Self.setUp()
+        let topic = Self.topic
         func publish(_ name: String) async throws {
             try await producer.send(KafkaOutgoingMessage(topic: topic, key: "tenant/\(marker)", value: Array("{}".utf8), headers: [("ce_id", "\(marker)-\(name)")]))
         }
