@@ -42,6 +42,7 @@ struct MethodStore: Sendable {
     /// Stores a pending method, with the delivery request of its code when it has one.
     func insert(_ method: Pending, delivery: DeliveryRequested?) async throws {
         try await context.withTransaction { conn in
+            try await ErasureStore.requireNoErasureInProgress(tenant: method.tenant, username: method.username, on: conn)
             try await SignUpClaim.enforce(tenant: method.tenant, username: method.username, subjectKey: context.configuration.subjectKey, on: conn)
             try await conn.query(
                 """
@@ -62,12 +63,13 @@ struct MethodStore: Sendable {
     /// acceptance activates the method with its `MethodChanged` event.
     ///
     /// - Returns: the active method, or nil when `check` refused the code.
-    /// - Throws: 404 `not_found`; 409 `method_already_confirmed`; 400 `too_many_attempts`
-    ///   once the attempts are used up; whatever `check` throws.
+    /// - Throws: 404 `not_found`; 409 `method_already_confirmed`, `user_erasure_pending`; 400
+    ///   `too_many_attempts` once the attempts are used up; whatever `check` throws.
     func confirm(
         id: String, tenant: String, username: String, at now: Date, check: @Sendable (Pending) throws -> Check
     ) async throws -> MethodResource? {
         try await context.withTransaction { conn -> MethodResource? in
+            try await ErasureStore.requireNoErasureInProgress(tenant: tenant, username: username, on: conn)
             guard let row = try await conn.query(
                 """
                 SELECT type, status, pii_ref, masked, sealed_secret, code_hash, code_expires_at, confirm_attempts, friendly_name, created_at

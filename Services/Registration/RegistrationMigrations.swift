@@ -252,5 +252,13 @@ enum RegistrationMigrations {
                 recorded_at timestamptz NOT NULL
             );
             """),
+        Migration(
+            223, "erasures_pending_by_user",
+            """
+            -- Every write that adds to a user's data looks for an erasure of that user in
+            -- progress (ErasureStore.requireNoErasureInProgress): the pending ones by user, a
+            -- handful (completion clears the username).
+            CREATE INDEX erasures_pending_by_user ON erasures (tenant_id, username) WHERE status = 'PENDING';
+            """),
     ]
 }

@@ -60,6 +60,9 @@ extension ProblemCode {
 
     /// The user already has credentials or methods: a sign-up cannot open the account.
     static let usernameTaken = ProblemCode("username_taken", status: 409, title: "Username taken")
+    /// An erasure of the user's data is in progress: nothing is added for the user until it
+    /// has completed (``ErasureStore/requireNoErasureInProgress(tenant:username:on:)``).
+    static let userErasurePending = ProblemCode("user_erasure_pending", status: 409, title: "Erasure in progress")
     /// A sign-up profile's full name is empty, longer than 200 characters or has control characters.
     static let invalidFullName = ProblemCode("invalid_full_name", status: 400, title: "Invalid profile")
     /// A sign-up profile's e-mail address is not one.

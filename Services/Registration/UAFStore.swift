@@ -94,6 +94,7 @@ struct UAFStore: Sendable {
                 ON CONFLICT DO NOTHING
                 """)
             guard used.affectedRows == 1 else { throw HTTPError(.challengeReplayed, detail: "This registration was already completed.") }
+            try await ErasureStore.requireNoErasureInProgress(tenant: tenant, username: username, on: conn)
             try await SignUpClaim.enforce(tenant: tenant, username: username, subjectKey: context.configuration.subjectKey, on: conn)
             let subjectRef = context.configuration.subjectKey.ref(tenant: tenant, username: username)
             try await SubjectDirectory.record(tenant: tenant, username: username, subjectRef: subjectRef, on: conn)

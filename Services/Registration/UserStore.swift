@@ -16,8 +16,10 @@ struct UserStore: Sendable {
 
     /// The user's handle, creating the user (with a new random handle, the username as its
     /// display name) when new.
+    ///
+    /// - Throws: 409 `user_erasure_pending` while the user's data is being erased.
     func ensure(tenant: String, username: String) async throws -> [UInt8] {
-        try await pool.withConnection { conn in
+        try await pool.withTransaction { conn in
             try await Self.insert(tenant: tenant, username: username, handle: SecureRandom.bytes(32), displayName: username, on: conn)
             guard let handle = try await Self.handle(tenant: tenant, username: username, on: conn) else { throw HTTPError(.internalError) }
             return handle
@@ -26,7 +28,11 @@ struct UserStore: Sendable {
 
     /// Creates the user unless it exists (the existing user keeps its handle), in the caller's
     /// transaction.
+    ///
+    /// - Throws: 409 `user_erasure_pending` while the user's data is being erased (for every
+    ///   write that adds to it: ``ErasureStore/requireNoErasureInProgress(tenant:username:on:)``).
     static func insert(tenant: String, username: String, handle: [UInt8], displayName: String, on conn: PostgresConnection) async throws {
+        try await ErasureStore.requireNoErasureInProgress(tenant: tenant, username: username, on: conn)
         try await conn.query(
             """
             INSERT INTO users (tenant_id, username, user_handle, display_name)

@@ -27,7 +27,7 @@ extension OpenAPITests {
             [
                 "201": [],
                 "400": ["invalid_field", "invalid_path", "malformed_json", "invalid_handle", "handle_expired", "challenge_replayed"] + uafErrorCodes,
-                "401": ["unauthorized"], "403": ["forbidden", "registration_token_not_accepted"], "404": ["not_found", "tenant_not_found"], "409": ["uaf_key_exists"],
+                "401": ["unauthorized"], "403": ["forbidden", "registration_token_not_accepted"], "404": ["not_found", "tenant_not_found"], "409": ["uaf_key_exists", "user_erasure_pending"],
                 "413": ["payload_too_large"], "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(

@@ -51,7 +51,7 @@ extension OpenAPITests {
             "post", "/v1/tenants/{tenant}/webauthn/registrations", security: "rpApiKey,sessionToken",
             [
                 "201": [], "400": registrationRefusals, "401": ["unauthorized"], "403": ["forbidden"],
-                "404": ["not_found", "tenant_not_found"], "409": ["credential_exists", "conflict"], "413": ["payload_too_large"],
+                "404": ["not_found", "tenant_not_found"], "409": ["credential_exists", "conflict", "user_erasure_pending"], "413": ["payload_too_large"],
                 "415": ["unsupported_media_type"], "503": unavailable,
             ]),
         Operation(

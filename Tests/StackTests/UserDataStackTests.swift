@@ -437,6 +437,14 @@ struct UserDataStackTests {
         }
         let pending = (waiting["parts"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "PENDING" }.compactMap { $0["service"] as? String }
         #expect(waiting["status"] as? String == "PENDING" && pending == ["transaction"], "\(waiting)")
+        // Meanwhile nothing is added to the user: the registration service has erased its part,
+        // and a method set up now made a new user whose data the services still to answer would
+        // erase, or not (before: 201, and a users row after the erasure).
+        let methods = "\(Self.registration)/v1/tenants/\(t.id)/users/\(username)/methods"
+        let rp = ["Authorization": "Bearer \(t.key)", "Content-Type": "application/json"]
+        let refused = try await TestHTTP.send("POST", methods, headers: rp, body: Array(#"{"type": "totp"}"#.utf8))
+        #expect(refused.status == 409 && (try? Self.json(refused))?["code"] as? String == "user_erasure_pending", "\(refused.text)")
+        #expect(try await Self.count("registration", "SELECT count(*) AS n FROM users WHERE tenant_id = \(t.id) AND username = \(username)") == 0)
 
         // Back: it reads the request from its group's committed offset and answers.
         let (process, _) = try TestStack.launch("signet-transaction", environment: ["SIGNET_HTTP_PORT": "8083"], logName: "transaction")
@@ -447,6 +455,9 @@ struct UserDataStackTests {
         #expect(Self.completed(erasure), "\(erasure)")
         #expect(Self.tallies(erasure)["transaction"] == ["transactions": 1, "credentials": 1])
         #expect(try await Self.count("transaction", "SELECT count(*) AS n FROM transactions WHERE tenant_id = \(t.id) AND username = \(username)") == 0)
+        // Completed: the username is free again, for a new user.
+        let again = try await TestHTTP.send("POST", methods, headers: rp, body: Array(#"{"type": "totp"}"#.utf8))
+        #expect(again.status == 201, "\(again.text)")
     }
 
     @Test func removingAMethodRemovesItsAddressFromTheVault() async throws {

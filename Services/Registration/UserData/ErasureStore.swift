@@ -28,6 +28,8 @@ struct ErasureStore: Sendable {
     func start(tenant: String, username: String, at now: Date) async throws -> String {
         let id = "er_" + Hex.encode(SecureRandom.bytes(16))
         try await context.withTransaction { conn in
+            // After every write for the user that began before it, before every one after.
+            try await Self.lockUser(tenant: tenant, username: username, on: conn)
             let handle = try await UserStore.handle(tenant: tenant, username: username, on: conn)
             try await conn.query(
                 """
@@ -40,6 +42,32 @@ struct ErasureStore: Sendable {
                 source: .registration, subject: tenant, key: tenant, on: conn)
         }
         return id
+    }
+
+    /// Refuses, in the caller's transaction, a write that adds to the user's data (a user, a
+    /// credential, a UAF key, a method or its confirmation) while an erasure of the user is in
+    /// progress. Each service erases its part when the request reaches it: a credential or
+    /// method added meanwhile was erased here but not in a service that had already done its
+    /// part (or the reverse), leaving a half-deleted user, and a user created after this
+    /// service's part outlived the erasure. Once it has completed, the username is free again
+    /// (a new user).
+    ///
+    /// The user's lock (transaction-scoped, also taken by ``start(tenant:username:at:)``) orders
+    /// the two: a write that committed first is erased; one after sees the erasure.
+    ///
+    /// - Throws: 409 `user_erasure_pending`.
+    static func requireNoErasureInProgress(tenant: String, username: String, on conn: PostgresConnection) async throws {
+        try await lockUser(tenant: tenant, username: username, on: conn)
+        let pending = try await conn.query(
+            "SELECT 1 AS pending FROM erasures WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'PENDING' LIMIT 1")
+        guard pending.first == nil else {
+            throw HTTPError(.userErasurePending, detail: "This user's data is being erased; try again once the erasure has completed.")
+        }
+    }
+
+    /// The user's advisory lock for the rest of the transaction (class 7301, its own key space).
+    static func lockUser(tenant: String, username: String, on conn: PostgresConnection) async throws {
+        try await conn.query("SELECT pg_advisory_xact_lock(7301, hashtext(\(tenant)::text || '/' || \(username)::text)) AS locked")
     }
 
     /// The erasure `id` of `tenant`, or nil.
