@@ -138,6 +138,9 @@ extension ProblemCode {
     static let refreshTokenReused = ProblemCode("refresh_token_reused", status: 401, title: "Refresh token reused")
     /// The user already has credentials or methods.
     static let usernameTaken = ProblemCode("username_taken", status: 409, title: "Username taken")
+    /// The registration service's answer when a sign-up opens the account of a user whose
+    /// erasure is in progress, passed on as it came (declared here for the catalogue).
+    static let userErasurePending = ProblemCode("user_erasure_pending", status: 409, title: "Erasure in progress")
     /// A sign-up profile's full name is empty, longer than 200 characters or has control characters.
     static let invalidFullName = ProblemCode("invalid_full_name", status: 400, title: "Invalid profile")
     /// A sign-up profile's e-mail address is not one.
