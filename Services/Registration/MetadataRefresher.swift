@@ -18,6 +18,11 @@ import ServiceKit
 /// newer BLOB by then, until they commit: before, the next refresh found the same BLOB "not
 /// newer" and the suspensions waited for a restart.
 ///
+/// Each BLOB it accepts is kept in the database (`mds_kept_blob`, the newest one): a replica
+/// whose source is down when it starts — the registration service starts all the same — or
+/// that withdrew an older BLOB installs the kept one, verified again (``installKept()``). While
+/// nothing is in force, refreshes come sooner: `retryWithoutBLOB`, doubling up to the interval.
+///
 /// Only FIDO2 models (AAGUIDs) and UAF models (AAIDs) can be matched to stored credentials; U2F
 /// attestation key identifiers in the update are logged, not matched.
 ///
@@ -33,9 +38,15 @@ actor MetadataRefresher: Service {
     nonisolated let interval: Duration
     /// The update of the load at start-up, applied once the database is there.
     nonisolated let initialUpdate: MetadataUpdate?
+    /// The text of the BLOB loaded at start-up, kept in the database once it is there.
+    private var initialText: String?
+    /// The first wait before a refresh while no BLOB is in force.
+    nonisolated let retryWithoutBLOB: Duration
     private nonisolated let schedule: PeriodicTask
     /// A refresh is running.
     private var refreshing = false
+    /// The last wait while no BLOB was in force (nil while one is).
+    private var retryDelay: Duration?
     /// What installed BLOBs still ask of the database.
     private(set) var pending = Pending()
 
@@ -59,12 +70,17 @@ actor MetadataRefresher: Service {
         }
     }
 
-    init(metadata: MetadataService, source: any MetadataSource, context: ServiceContext, interval: Duration, initialUpdate: MetadataUpdate?) {
+    init(
+        metadata: MetadataService, source: any MetadataSource, context: ServiceContext, interval: Duration, initialUpdate: MetadataUpdate?,
+        initialText: String? = nil, retryWithoutBLOB: Duration = .seconds(60)
+    ) {
         self.metadata = metadata
         self.source = source
         self.context = context
         self.interval = interval
         self.initialUpdate = initialUpdate
+        self.initialText = initialText
+        self.retryWithoutBLOB = retryWithoutBLOB
         schedule = PeriodicTask(interval: interval)
     }
 
@@ -73,17 +89,97 @@ actor MetadataRefresher: Service {
     func run() async throws {
         await holdFloor()
         if let initialUpdate {
+            take(initialUpdate)
+            if let text = initialText { await keep(text, update: initialUpdate) }
+        }
+        initialText = nil
+        // Nothing in force (the source failed at start-up, or served a BLOB older than one
+        // accepted before): the one kept in the database, if it verifies.
+        await installKept()
+        if !pending.isEmpty, !refreshing {
+            refreshing = true
             do {
-                _ = try await applyInitial(initialUpdate)
+                _ = try await applyPending()
             } catch {
                 context.logger.error(
                     "suspending credentials of revoked authenticators failed; the next refresh tries again",
                     metadata: [LogKey.error: "\(error)"])
             }
+            refreshing = false
         }
         // A failed refresh leaves the BLOB in force (and what it asks of the database pending);
-        // the next turn tries again.
-        await schedule.run(logger: context.logger, failure: "FIDO metadata refresh failed") { _ = try await self.refresh() }
+        // the next turn tries again — sooner while none is in force.
+        await schedule.run(logger: context.logger, failure: "FIDO metadata refresh failed", nextWait: { await self.nextWait() }) {
+            _ = try await self.refresh()
+        }
+    }
+
+    /// How long the schedule waits before the next refresh: the interval while a BLOB is in
+    /// force; without one, `retryWithoutBLOB`, doubled after each wait that ends without one,
+    /// up to the interval.
+    func nextWait() -> Duration {
+        guard metadata.blob == nil else {
+            retryDelay = nil
+            return interval
+        }
+        let next = retryDelay.map { min($0 * 2, interval) } ?? min(retryWithoutBLOB, interval)
+        retryDelay = next
+        context.logger.warning(
+            "no FIDO metadata in force: attestations find no model's roots or status; refreshing again soon",
+            metadata: ["signet.mds.retry_seconds": "\(next.components.seconds)"])
+        return next
+    }
+
+    /// Keeps the text of a BLOB just accepted in the database, unless a newer one is kept
+    /// already. A failure is logged: the BLOB stays in force here, and the next accepted one is
+    /// kept in its place.
+    private func keep(_ text: String, update: MetadataUpdate) async {
+        do {
+            try await context.pool.withConnection { conn in
+                try await conn.query(
+                    """
+                    INSERT INTO mds_kept_blob (id, number, jwt, revocation, accepted_at)
+                    VALUES (true, \(Int64(update.number)), \(text), \(update.revocation.rawValue), now())
+                    ON CONFLICT (id) DO UPDATE SET number = EXCLUDED.number, jwt = EXCLUDED.jwt, revocation = EXCLUDED.revocation,
+                        accepted_at = EXCLUDED.accepted_at
+                    WHERE mds_kept_blob.number < EXCLUDED.number
+                    """)
+            }
+        } catch {
+            context.logger.warning(
+                "the FIDO metadata BLOB in force could not be kept in the database; it stays in force here",
+                metadata: ["signet.mds.number": "\(update.number)", LogKey.error: "\(error)"])
+        }
+    }
+
+    /// When no BLOB is in force, installs the one kept in the database (the newest the
+    /// deployment accepted), verified again (``MetadataService/load(kept:at:)``), and adds what
+    /// it asks of the database to ``pending`` (as a first load: every model it revokes).
+    ///
+    /// - Returns: whether a BLOB was installed.
+    @discardableResult
+    func installKept() async -> Bool {
+        guard metadata.blob == nil else { return false }
+        do {
+            guard let row = try await context.pool.withConnection({ conn in
+                try await conn.query("SELECT jwt, revocation FROM mds_kept_blob WHERE id").first
+            }), let text = row.string("jwt")
+            else { return false }
+            let update = try await metadata.load(kept: text)
+            take(update)
+            context.logger.notice(
+                "FIDO metadata installed from the copy kept in the database",
+                metadata: [
+                    "signet.mds.number": "\(update.number)", "signet.mds.revoked_models": "\(update.newlyRevokedAAGUIDs.count)",
+                    "signet.mds.revocation": .string(update.revocation.rawValue),
+                    "signet.mds.revocation_when_accepted": .string(row.string("revocation") ?? ""),
+                ])
+            return true
+        } catch {
+            context.logger.warning(
+                "the FIDO metadata kept in the database could not be installed", metadata: [LogKey.error: "\(error)"])
+            return false
+        }
     }
 
     func shutdown() async { await schedule.stopRunning() }
@@ -124,18 +220,20 @@ actor MetadataRefresher: Service {
         defer { refreshing = false }
         // Another replica may have accepted a newer BLOB meanwhile: nothing older loads here.
         await holdFloor()
-        let loaded: Result<MetadataUpdate, MetadataError>
+        let loaded: Result<(update: MetadataUpdate, text: String), MetadataError>
         do {
-            loaded = .success(try await metadata.load(from: source))
+            loaded = .success(try await metadata.loadKeepingText(from: source))
         } catch {
             loaded = .failure(error)
         }
         if case .success = loaded { await holdFloor() }
         let update: MetadataUpdate?
+        var installedKept = false
         switch loaded {
-        case .success(let new):
+        case .success(let (new, text)):
             update = new
             take(new)
+            await keep(text, update: new)
             context.logger.notice(
                 "FIDO metadata updated",
                 metadata: [
@@ -143,14 +241,16 @@ actor MetadataRefresher: Service {
                     "signet.mds.revocation": .string(new.revocation.rawValue),
                 ])
         case .failure(let error):
-            // A failed load leaves the BLOB in force, and what it still asks of the database is
-            // tried all the same.
+            // A failed load leaves the BLOB in force (without one, the kept one is installed),
+            // and what it still asks of the database is tried all the same.
+            installedKept = await installKept()
             guard error.code == .notNewer else {
                 if !pending.isEmpty { _ = try await applyPending() }
                 throw error
             }
             update = nil
         }
+        if await installKept() { installedKept = true }
         let revoked = pending.aaguids.sorted()
         if update == nil, !pending.isEmpty {
             context.logger.notice("retrying the suspensions of revoked authenticator models", metadata: ["signet.mds.revoked_models": "\(revoked.count)"])
@@ -159,7 +259,8 @@ actor MetadataRefresher: Service {
         // Without a newer BLOB, the one in force is both the number and the previous one.
         let current = metadata.currentNumber
         return Outcome(
-            changed: update != nil, number: update?.number ?? current, previousNumber: update == nil ? current : update?.previousNumber,
+            changed: update != nil || installedKept, number: update?.number ?? current,
+            previousNumber: installedKept ? nil : update == nil ? current : update?.previousNumber,
             newlyRevokedAAGUIDs: revoked, credentialsSuspended: suspended)
     }
 

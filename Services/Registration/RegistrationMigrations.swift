@@ -260,5 +260,20 @@ enum RegistrationMigrations {
             -- handful (completion clears the username).
             CREATE INDEX erasures_pending_by_user ON erasures (tenant_id, username) WHERE status = 'PENDING';
             """),
+        Migration(
+            224, "mds_kept_blob",
+            """
+            -- The newest FIDO metadata BLOB the deployment accepted (its text, as fetched, and how
+            -- its signing chain's revocation was checked then): a replica whose source is down
+            -- when it starts, or that withdrew an older BLOB, installs it after verifying it again
+            -- (MetadataRefresher.installKept). One row; a newer BLOB replaces it.
+            CREATE TABLE mds_kept_blob (
+                id boolean PRIMARY KEY DEFAULT true CHECK (id),
+                number bigint NOT NULL,
+                jwt text NOT NULL,
+                revocation text NOT NULL,
+                accepted_at timestamptz NOT NULL
+            );
+            """),
     ]
 }

@@ -23,12 +23,14 @@ public enum RegistrationService: SignetService {
         let userData: UserDataExport.Settings
         let retentionInterval: Duration
 
-        /// FIDO MDS3: the service, where its BLOB comes from, and the first load.
+        /// FIDO MDS3: the service, where its BLOB comes from, and the first load (nil when it
+        /// failed: the service starts without, see ``configuration(_:logger:)``) with its text.
         struct Metadata: Sendable {
             let service: MetadataService
             let source: any MetadataSource
             let refreshInterval: Duration
-            let firstUpdate: MetadataUpdate
+            let firstUpdate: MetadataUpdate?
+            let firstText: String?
         }
     }
 
@@ -47,14 +49,24 @@ public enum RegistrationService: SignetService {
                 roots = try MetadataBLOB.Configuration.production().roots
             }
             let service = MetadataService(configuration: MetadataBLOB.Configuration(roots: roots))
-            let update = try await service.load(from: source)
-            logger.notice(
-                "FIDO metadata loaded",
-                metadata: [
-                    "signet.mds.number": "\(update.number)", "signet.mds.revoked_models": "\(update.newlyRevokedAAGUIDs.count)",
-                    "signet.mds.revocation": .string(update.revocation.rawValue),
-                ])
-            metadata = .init(service: service, source: source, refreshInterval: refreshInterval, firstUpdate: update)
+            // The source (a third party's server, its CRLs, or a file the deployment refreshes)
+            // may be down when a replica starts: the service starts all the same, and the
+            // refresher installs the BLOB the deployment kept, then tries the source again soon.
+            do {
+                let (update, text) = try await service.loadKeepingText(from: source)
+                logger.notice(
+                    "FIDO metadata loaded",
+                    metadata: [
+                        "signet.mds.number": "\(update.number)", "signet.mds.revoked_models": "\(update.newlyRevokedAAGUIDs.count)",
+                        "signet.mds.revocation": .string(update.revocation.rawValue),
+                    ])
+                metadata = .init(service: service, source: source, refreshInterval: refreshInterval, firstUpdate: update, firstText: text)
+            } catch {
+                logger.error(
+                    "the FIDO metadata could not be loaded at start-up; starting without it (the copy kept in the database is installed if there is one, and the source is tried again soon)",
+                    metadata: [LogKey.error: "\(error)"])
+                metadata = .init(service: service, source: source, refreshInterval: refreshInterval, firstUpdate: nil, firstText: nil)
+            }
         }
         return Configuration(
             handles: try CeremonyHandles.fromEnvironment(env, logger: logger),
@@ -99,7 +111,9 @@ public enum RegistrationService: SignetService {
         // Session tokens of revoked sessions are refused on every route that takes them.
         let sessions = configuration.sessions.checkingRevocations(SessionRevocations(pool: context.pool))
         let refresher = configuration.metadata.map {
-            MetadataRefresher(metadata: $0.service, source: $0.source, context: context, interval: $0.refreshInterval, initialUpdate: $0.firstUpdate)
+            MetadataRefresher(
+                metadata: $0.service, source: $0.source, context: context, interval: $0.refreshInterval, initialUpdate: $0.firstUpdate,
+                initialText: $0.firstText)
         }
         let users = UserStore(pool: context.pool)
         let credentials = CredentialStore(context: context)

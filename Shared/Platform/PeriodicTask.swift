@@ -12,10 +12,13 @@ public actor PeriodicTask {
     public init(interval: Duration) { self.interval = interval }
 
     /// Runs `pass` every interval until ``stopRunning()``; a failing pass is logged as `failure`.
-    public func run(logger: Logger, failure: String, _ pass: @Sendable () async throws -> Void) async {
+    /// `nextWait`, when given, says how long each wait is instead (asked before each one).
+    public func run(
+        logger: Logger, failure: String, nextWait: (@Sendable () async -> Duration)? = nil, _ pass: @Sendable () async throws -> Void
+    ) async {
         var waiter = wakeups.makeWaiter()
         while !stopped {
-            await waiter.wait(timeout: interval)
+            await waiter.wait(timeout: await nextWait?() ?? interval)
             if stopped || Task.isCancelled { break }
             do {
                 try await pass()

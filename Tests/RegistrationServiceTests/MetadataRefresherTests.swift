@@ -16,11 +16,15 @@ struct MetadataRefresherTests {
     typealias Harness = ServiceHarness<RegistrationService>
     static let model = "5e6f7a8b-1c2d-4e3f-9a0b-1c2d3e4f5a6b"
 
-    /// A BLOB source whose text a test replaces.
+    /// A BLOB source whose text a test replaces; empty, it is down.
     final class Source: MetadataSource {
         let text: Mutex<String>
         init(_ text: String) { self.text = Mutex(text) }
-        func fetchBLOB(maximumSize: Int) async throws(MetadataError) -> String { text.withLock { $0 } }
+        func fetchBLOB(maximumSize: Int) async throws(MetadataError) -> String {
+            let text = text.withLock { $0 }
+            guard !text.isEmpty else { throw MetadataError(.sourceUnavailable, "the source is down") }
+            return text
+        }
     }
 
     static func blob(no: Int, status: String, chain: MetadataTestPKI.Chain) throws -> String {
@@ -123,5 +127,104 @@ struct MetadataRefresherTests {
         // The number never goes down: A recording its 5 again leaves 6.
         await refresherA.holdFloor()
         #expect(try await Self.accepted(h) == 6 && a.blob == nil)
+    }
+
+    static func kept(_ h: Harness) async throws -> (number: Int64?, revocation: String?) {
+        try await h.context.pool.withConnection { conn in
+            let row = try await conn.query("SELECT number, revocation FROM mds_kept_blob").first
+            return (row?.int64("number"), row?.string("revocation"))
+        }
+    }
+
+    /// The FIDO metadata's source (a third party's server and its CRLs) may be down when a
+    /// replica starts. Each BLOB a replica accepts is kept in the database; a replica whose
+    /// source fails installs the kept one, verified again, with what it revokes to apply.
+    /// Before, the registration service did not start at all while the source was down.
+    @Test func aReplicaWhoseSourceIsDownInstallsTheBLOBAnotherKept() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let chain = try MetadataTestPKI.Chain()
+        // Replica A accepts BLOB 3 (the model revoked) from its source, and keeps it; an older
+        // BLOB does not replace it.
+        let a = MetadataService(configuration: try chain.configuration)
+        let refresherA = MetadataRefresher(
+            metadata: a, source: Source(try Self.blob(no: 3, status: "REVOKED", chain: chain)), context: h.context, interval: .seconds(3600),
+            initialUpdate: nil)
+        #expect(try await refresherA.refresh().changed && a.currentNumber == 3)
+        // With how its signing chain's revocation was checked when it was accepted.
+        let checked = try await MetadataService(configuration: try chain.configuration).load(
+            from: Source(try Self.blob(no: 3, status: "REVOKED", chain: chain))
+        ).revocation
+        let keptByA = try await Self.kept(h)
+        #expect(keptByA.number == 3 && keptByA.revocation == checked.rawValue && checked != .kept)
+
+        // Replica B starts with its source down: nothing in force, until the kept BLOB is.
+        let b = MetadataService(configuration: try chain.configuration)
+        let refresherB = MetadataRefresher(metadata: b, source: Source(""), context: h.context, interval: .seconds(3600), initialUpdate: nil)
+        #expect(b.blob == nil)
+        #expect(await refresherB.installKept())
+        let revoked = try b.isRevokedOrCompromised(MetadataTestPKI.aaguid(Self.model))
+        #expect(b.currentNumber == 3 && revoked)
+        #expect(await refresherB.pending.aaguids == [Self.model], "as a first load: every model it revokes, to suspend")
+        // Something in force: nothing more is installed; a failing refresh keeps BLOB 3.
+        #expect(await !refresherB.installKept())
+        await #expect(throws: MetadataError.self) { try await refresherB.refresh() }
+        let pendingAfter = await refresherB.pending
+        #expect(b.currentNumber == 3 && pendingAfter.isEmpty)
+
+        // Replica C, served an older BLOB than the one accepted: refused, and the kept one
+        // installed in the same refresh; the kept copy stays number 3.
+        let c = MetadataService(configuration: try chain.configuration)
+        let refresherC = MetadataRefresher(
+            metadata: c, source: Source(try Self.blob(no: 2, status: "FIDO_CERTIFIED_L1", chain: chain)), context: h.context,
+            interval: .seconds(3600), initialUpdate: nil)
+        let outcome = try await refresherC.refresh()
+        #expect(outcome.changed && outcome.number == 3 && c.currentNumber == 3)
+        let keptAfterC = try await Self.kept(h)
+        #expect(keptAfterC.number == 3)
+
+        // The kept copy is verified again: one signed by a chain the replica does not trust (a
+        // database written by someone else) is not installed.
+        let other = try MetadataTestPKI.Chain()
+        let forged = try Self.blob(no: 9, status: "FIDO_CERTIFIED_L1", chain: other)
+        try await h.context.pool.withConnection { conn in try await conn.query("UPDATE mds_kept_blob SET jwt = \(forged), number = 9") }
+        let d = MetadataService(configuration: try chain.configuration)
+        let refresherD = MetadataRefresher(metadata: d, source: Source(""), context: h.context, interval: .seconds(3600), initialUpdate: nil)
+        #expect(await !refresherD.installKept())
+        #expect(d.blob == nil)
+    }
+
+    /// While no BLOB is in force, the refresher tries the source again sooner than its
+    /// interval (doubling each time), and goes back to the interval once one is.
+    @Test func withoutABLOBTheSourceIsTriedAgainSoon() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let chain = try MetadataTestPKI.Chain()
+        let metadata = MetadataService(configuration: try chain.configuration)
+        let source = Source("")
+        let refresher = MetadataRefresher(
+            metadata: metadata, source: source, context: h.context, interval: .seconds(3600), initialUpdate: nil,
+            retryWithoutBLOB: .milliseconds(100))
+        #expect(await refresher.nextWait() == .milliseconds(100))
+        #expect(await refresher.nextWait() == .milliseconds(200))
+        #expect(await refresher.nextWait() == .milliseconds(400))
+
+        // Running: the source comes back, and the next try installs its BLOB well before the
+        // hour's interval.
+        let fresh = MetadataRefresher(
+            metadata: metadata, source: source, context: h.context, interval: .seconds(3600), initialUpdate: nil,
+            retryWithoutBLOB: .milliseconds(100))
+        let running = Task { try await fresh.run() }
+        try await Task.sleep(for: .milliseconds(150))
+        #expect(metadata.blob == nil)
+        source.text.withLock { $0 = (try? Self.blob(no: 4, status: "FIDO_CERTIFIED_L1", chain: chain)) ?? "" }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while metadata.blob == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(metadata.currentNumber == 4)
+        #expect(await fresh.nextWait() == .seconds(3600))
+        await fresh.shutdown()
+        try await running.value
+        // Once a BLOB is in force, the waits are the interval again.
+        #expect(await refresher.nextWait() == .seconds(3600))
     }
 }

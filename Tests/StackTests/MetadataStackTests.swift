@@ -120,4 +120,26 @@ struct MetadataStackTests {
             as: CredentialResource.self)
         #expect(s3 == 400 && b3["code"] as? String == "policy_authenticator_revoked", "\(b3)")
     }
+
+    /// A replica whose BLOB cannot be loaded when it starts (its source down, its file being
+    /// replaced) starts all the same, without metadata, and installs a BLOB once one loads.
+    /// Before, the registration service exited at start-up: a third party's outage kept every
+    /// new replica down.
+    @Test func aReplicaStartsWhenItsBLOBCannotBeLoaded() async throws {
+        try TestStack.require()
+        let replica = try await MetadataReplica.start(name: "mds-down", port: 18184) { _ in "not a BLOB" }
+        defer { Task { await replica.stop() } }
+        let admin = ["Authorization": "Bearer \(TestStack.adminToken)"]
+        let status = try await TestHTTP.send("GET", "\(replica.base)/v1/admin/metadata", headers: admin)
+        let statusJSON = try status.json()
+        #expect(status.status == 200 && statusJSON["configured"] as? Bool == true && statusJSON["number"] == nil, "\(statusJSON)")
+        let log = (try? String(contentsOfFile: replica.logPath, encoding: .utf8)) ?? ""
+        #expect(log.contains("the FIDO metadata could not be loaded at start-up"))
+
+        try replica.writeBlob(Self.blob(no: 1, status: "FIDO_CERTIFIED_L1", chain: replica.chain))
+        let refresh = try await TestHTTP.send("POST", "\(replica.base)/v1/admin/metadata/refresh", headers: admin)
+        let outcome = try JSONDecoder().decode(MetadataRefreshOutcome.self, from: Data(refresh.body))
+        #expect(refresh.status == 200 && outcome.changed && outcome.number == 1, "\(refresh.text)")
+    }
 }
+

@@ -86,16 +86,41 @@ public final class MetadataService: Sendable {
     /// stays). ``MetadataUpdate/revocation`` says whether the check ran, and why not.
     @discardableResult
     public func load(from source: any MetadataSource, at time: Date = Date()) async throws(MetadataError) -> MetadataUpdate {
+        try await loadKeepingText(from: source, at: time).update
+    }
+
+    /// ``load(from:at:)``, giving the BLOB's text as well, for the caller to keep: the
+    /// registration service stores the BLOB it accepted, so that a replica whose source is
+    /// down when it starts can install it again (``load(kept:at:)``).
+    public func loadKeepingText(from source: any MetadataSource, at time: Date = Date()) async throws(MetadataError) -> (update: MetadataUpdate, text: String) {
         let text = try await source.fetchBLOB(maximumSize: configuration.maximumSize)
-        let configuration = self.configuration
-        let blob = try await Self.offPool { () throws(MetadataError) in
-            // Blocking: JWS verification and decoding of a multi-megabyte payload.
-            try MetadataBLOB(jwt: text, configuration: configuration, at: time)
-        }
+        let blob = try await verified(text, at: time)
         let revocation = try await Self.checkRevocation(of: blob, source: source, configuration: configuration, at: time)
         var update = try load(blob: blob)
         update.revocation = revocation
+        return (update, text)
+    }
+
+    /// Installs a BLOB this deployment accepted before and kept (its text, as
+    /// ``loadKeepingText(from:at:)`` gave it). Everything is verified again at `time` — size,
+    /// signature, chain to the configured roots, validity, and the number against the one in
+    /// force and the floor — except the signing chain's revocation, which was checked when the
+    /// BLOB was accepted and needs the source, which may be what is unavailable:
+    /// ``MetadataUpdate/revocation`` is ``MetadataUpdate/RevocationCheck/kept``.
+    @discardableResult
+    public func load(kept text: String, at time: Date = Date()) async throws(MetadataError) -> MetadataUpdate {
+        var update = try load(blob: try await verified(text, at: time))
+        update.revocation = .kept
         return update
+    }
+
+    /// `text` verified and decoded as a BLOB, off the cooperative pool.
+    private func verified(_ text: String, at time: Date) async throws(MetadataError) -> MetadataBLOB {
+        let configuration = self.configuration
+        return try await Self.offPool { () throws(MetadataError) in
+            // Blocking: JWS verification and decoding of a multi-megabyte payload.
+            try MetadataBLOB(jwt: text, configuration: configuration, at: time)
+        }
     }
 
     /// The revocation check of `blob`'s signing chain, with the CRLs it names fetched through

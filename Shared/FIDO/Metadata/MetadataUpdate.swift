@@ -30,6 +30,9 @@ public struct MetadataUpdate: Sendable, Hashable {
         case sourceFetchesNone
         /// Installed without a source (``MetadataService/load(blob:)``, ``MetadataService/load(jwt:at:)``).
         case notAsked
+        /// Installed from the copy kept when the deployment accepted it
+        /// (``MetadataService/load(kept:at:)``): checked then, not again.
+        case kept
     }
 
     public init(
