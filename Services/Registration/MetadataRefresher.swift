@@ -47,6 +47,14 @@ actor MetadataRefresher: Service {
     private var refreshing = false
     /// The last wait while no BLOB was in force (nil while one is).
     private var retryDelay: Duration?
+    /// Why the load at start-up failed (a ``MetadataError`` code), counted when the refresher runs.
+    private let initialFailure: String?
+    /// Where the metrics go: `signet_mds_blob_number` (the BLOB in force, 0 when none),
+    /// `signet_mds_source_ok_timestamp_seconds` (when the source last gave a BLOB that verified,
+    /// newer or not) and `signet_mds_refresh_failures_total` by `code`.
+    private nonisolated let metrics: MetricsRegistry
+    private nonisolated let numberGauge: Gauge
+    private nonisolated let sourceOK: Gauge
     /// What installed BLOBs still ask of the database.
     private(set) var pending = Pending()
 
@@ -72,7 +80,7 @@ actor MetadataRefresher: Service {
 
     init(
         metadata: MetadataService, source: any MetadataSource, context: ServiceContext, interval: Duration, initialUpdate: MetadataUpdate?,
-        initialText: String? = nil, retryWithoutBLOB: Duration = .seconds(60)
+        initialText: String? = nil, initialFailure: String? = nil, retryWithoutBLOB: Duration = .seconds(60), metrics: MetricsRegistry = .shared
     ) {
         self.metadata = metadata
         self.source = source
@@ -81,7 +89,18 @@ actor MetadataRefresher: Service {
         self.initialUpdate = initialUpdate
         self.initialText = initialText
         self.retryWithoutBLOB = retryWithoutBLOB
+        self.initialFailure = initialFailure
+        self.metrics = metrics
+        numberGauge = Gauge(label: "signet_mds_blob_number", registry: metrics)
+        sourceOK = Gauge(label: "signet_mds_source_ok_timestamp_seconds", registry: metrics)
         schedule = PeriodicTask(interval: interval)
+    }
+
+    /// The metrics of the BLOB in force, and of the source's answer (nil: nothing from it).
+    private func record(sourceAnswered: Bool, failure: String? = nil) {
+        numberGauge.record(metadata.currentNumber ?? 0)
+        if sourceAnswered { sourceOK.record(Date().timeIntervalSince1970.rounded(.down)) }
+        if let failure { Counter(label: "signet_mds_refresh_failures_total", dimensions: [("code", failure)], registry: metrics).increment() }
     }
 
     typealias Outcome = MetadataRefreshOutcome
@@ -96,6 +115,7 @@ actor MetadataRefresher: Service {
         // Nothing in force (the source failed at start-up, or served a BLOB older than one
         // accepted before): the one kept in the database, if it verifies.
         await installKept()
+        record(sourceAnswered: initialUpdate != nil, failure: initialFailure)
         if !pending.isEmpty, !refreshing {
             refreshing = true
             do {
@@ -234,6 +254,7 @@ actor MetadataRefresher: Service {
             update = new
             take(new)
             await keep(text, update: new)
+            record(sourceAnswered: true)
             context.logger.notice(
                 "FIDO metadata updated",
                 metadata: [
@@ -245,12 +266,17 @@ actor MetadataRefresher: Service {
             // and what it still asks of the database is tried all the same.
             installedKept = await installKept()
             guard error.code == .notNewer else {
+                record(sourceAnswered: false, failure: error.code.rawValue)
                 if !pending.isEmpty { _ = try await applyPending() }
                 throw error
             }
             update = nil
+            record(sourceAnswered: true)
         }
-        if await installKept() { installedKept = true }
+        if await installKept() {
+            installedKept = true
+            record(sourceAnswered: false)
+        }
         let revoked = pending.aaguids.sorted()
         if update == nil, !pending.isEmpty {
             context.logger.notice("retrying the suspensions of revoked authenticator models", metadata: ["signet.mds.revoked_models": "\(revoked.count)"])
@@ -287,6 +313,7 @@ actor MetadataRefresher: Service {
                 }
                 return try await conn.query("SELECT number FROM mds_state WHERE id").first?.int64("number")
             }
+            defer { numberGauge.record(metadata.currentNumber ?? 0) }
             if let accepted, metadata.raiseFloor(to: Int(accepted)) {
                 context.logger.error(
                     "the FIDO metadata BLOB in force is older than one accepted before: withdrawn until a newer one loads",

@@ -31,6 +31,8 @@ public enum RegistrationService: SignetService {
             let refreshInterval: Duration
             let firstUpdate: MetadataUpdate?
             let firstText: String?
+            /// Why the first load failed (a ``MetadataError`` code).
+            let firstFailure: String?
         }
     }
 
@@ -60,12 +62,15 @@ public enum RegistrationService: SignetService {
                         "signet.mds.number": "\(update.number)", "signet.mds.revoked_models": "\(update.newlyRevokedAAGUIDs.count)",
                         "signet.mds.revocation": .string(update.revocation.rawValue),
                     ])
-                metadata = .init(service: service, source: source, refreshInterval: refreshInterval, firstUpdate: update, firstText: text)
+                metadata = .init(
+                    service: service, source: source, refreshInterval: refreshInterval, firstUpdate: update, firstText: text, firstFailure: nil)
             } catch {
                 logger.error(
                     "the FIDO metadata could not be loaded at start-up; starting without it (the copy kept in the database is installed if there is one, and the source is tried again soon)",
                     metadata: [LogKey.error: "\(error)"])
-                metadata = .init(service: service, source: source, refreshInterval: refreshInterval, firstUpdate: nil, firstText: nil)
+                metadata = .init(
+                    service: service, source: source, refreshInterval: refreshInterval, firstUpdate: nil, firstText: nil,
+                    firstFailure: error.code.rawValue)
             }
         }
         return Configuration(
@@ -113,7 +118,7 @@ public enum RegistrationService: SignetService {
         let refresher = configuration.metadata.map {
             MetadataRefresher(
                 metadata: $0.service, source: $0.source, context: context, interval: $0.refreshInterval, initialUpdate: $0.firstUpdate,
-                initialText: $0.firstText)
+                initialText: $0.firstText, initialFailure: $0.firstFailure)
         }
         let users = UserStore(pool: context.pool)
         let credentials = CredentialStore(context: context)

@@ -1,5 +1,6 @@
 import FIDO
 import Foundation
+import Platform
 import Postgres
 import Schema
 import ServiceTestSupport
@@ -211,17 +212,27 @@ struct MetadataRefresherTests {
 
         // Running: the source comes back, and the next try installs its BLOB well before the
         // hour's interval.
+        let metrics = MetricsRegistry()
         let fresh = MetadataRefresher(
             metadata: metadata, source: source, context: h.context, interval: .seconds(3600), initialUpdate: nil,
-            retryWithoutBLOB: .milliseconds(100))
+            initialFailure: "metadata_source_unavailable", retryWithoutBLOB: .milliseconds(100), metrics: metrics)
         let running = Task { try await fresh.run() }
-        try await Task.sleep(for: .milliseconds(150))
+        try await Task.sleep(for: .milliseconds(250))
         #expect(metadata.blob == nil)
+        // What an operator's alert reads: nothing in force, and the source failing.
+        let down = metrics.render()
+        #expect(down.contains("signet_mds_blob_number 0\n"), "\(down)")
+        #expect(down.contains("signet_mds_source_ok_timestamp_seconds 0\n"), "never answered")
+        let failures = down.split(separator: "\n").first { $0.hasPrefix(#"signet_mds_refresh_failures_total{code="metadata_source_unavailable"} "#) }
+        #expect((failures?.split(separator: " ").last).flatMap { Double($0) } ?? 0 >= 2, "the start-up's failure and a retry's: \(down)")
         source.text.withLock { $0 = (try? Self.blob(no: 4, status: "FIDO_CERTIFIED_L1", chain: chain)) ?? "" }
         let deadline = ContinuousClock.now + .seconds(20)
         while metadata.blob == nil, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(50)) }
         #expect(metadata.currentNumber == 4)
         #expect(await fresh.nextWait() == .seconds(3600))
+        let up = metrics.render()
+        let answered = up.split(separator: "\n").first { $0.hasPrefix("signet_mds_source_ok_timestamp_seconds ") }
+        #expect(up.contains("signet_mds_blob_number 4\n") && (answered?.split(separator: " ").last).flatMap { Double($0) } ?? 0 > 1_700_000_000, "\(up)")
         await fresh.shutdown()
         try await running.value
         // Once a BLOB is in force, the waits are the interval again.
