@@ -316,6 +316,12 @@ for peer in sorted({p for peers in PEERS.values() for p in peers}):
     var = f"SIGNET_{peer.upper()}_URL"
     check(config_data.get(var) == f"http://{peer}.signet.svc.cluster.local:{SERVICES[peer]}", f"k8s: {var} in the ConfigMap")
 check("SIGNET_OTLP_ENDPOINT" in env_example, "env.example lists SIGNET_OTLP_ENDPOINT")
+# FIDO metadata: the production templates download the BLOB over https (the registration service
+# refuses any other scheme); compose passes it to registration, empty when unset.
+check(str(config_data.get("SIGNET_MDS_BLOB_URL", "")).startswith("https://"), "k8s: SIGNET_MDS_BLOB_URL (https) is in the ConfigMap")
+check(str(env_example.get("SIGNET_MDS_BLOB_URL", "")).startswith("https://"), "env.example sets SIGNET_MDS_BLOB_URL (https)")
+mds_env = ((compose or {}).get("services", {}).get("registration", {}) or {}).get("environment", {})
+check("SIGNET_MDS_BLOB_URL" in mds_env, "compose registration: SIGNET_MDS_BLOB_URL is wired")
 for svc in SERVICES:
     e = ((compose or {}).get("services", {}).get(svc, {}) or {}).get("environment", {})
     check("SIGNET_OTLP_ENDPOINT" in e, f"compose {svc}: SIGNET_OTLP_ENDPOINT is wired")
