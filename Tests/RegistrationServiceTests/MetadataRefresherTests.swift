@@ -1,3 +1,4 @@
+import Crypto
 import FIDO
 import Foundation
 import Platform
@@ -238,4 +239,43 @@ struct MetadataRefresherTests {
         // Once a BLOB is in force, the waits are the interval again.
         #expect(await refresher.nextWait() == .seconds(3600))
     }
+
+    /// ../shared/vectors, from this file (Tests/RegistrationServiceTests/…).
+    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("../shared/vectors").standardizedFileURL
+    static let conformanceBLOB = "mds3_blob_simplewebauthn_conformance.jwt"
+    static var vectorsPresent: Bool {
+        ["mds.json", conformanceBLOB].allSatisfy { FileManager.default.fileExists(atPath: vectors.appendingPathComponent($0).path) }
+    }
+
+    /// A real BLOB's size through the database: the FIDO conformance BLOB (2.2 MB, from
+    /// ../shared/vectors) accepted and kept by one replica, installed whole by another.
+    @Test(
+        .enabled(if: Self.vectorsPresent || ProcessInfo.processInfo.environment["CI"] != nil,
+            "skipped: shared vectors not found at ../shared/vectors (set CI to make this a failure)"))
+    func aMultiMegabyteBLOBIsKeptAndInstalledWhole() async throws {
+        try #require(Self.vectorsPresent, "MDS vectors missing at \(Self.vectors.path)")
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let mds = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.vectors.appendingPathComponent("mds.json"))) as? [String: Any])
+        let roots = (mds["root_certificates"] as? [[String: Any]]) ?? []
+        let rootPEM = try #require(roots.first { ($0["name"] as? String)?.contains("FAKE Root") == true }?["pem"] as? String)
+        let configuration = MetadataBLOB.Configuration(roots: [try X509Certificate(pem: rootPEM)])
+        let text = try String(contentsOf: Self.vectors.appendingPathComponent(Self.conformanceBLOB), encoding: .utf8)
+
+        let a = MetadataService(configuration: configuration)
+        let refresherA = MetadataRefresher(metadata: a, source: Source(text), context: h.context, interval: .seconds(3600), initialUpdate: nil)
+        #expect(try await refresherA.refresh().changed)
+        let length = try await h.context.pool.withConnection { conn in
+            try await conn.query("SELECT octet_length(jwt) AS n FROM mds_kept_blob").first?.int64("n")
+        }
+        #expect(length == Int64(text.utf8.count))
+
+        let b = MetadataService(configuration: configuration)
+        let refresherB = MetadataRefresher(metadata: b, source: Source(""), context: h.context, interval: .seconds(3600), initialUpdate: nil)
+        #expect(await refresherB.installKept())
+        let entriesA = a.blob?.entries.count ?? 0
+        #expect(b.currentNumber == a.currentNumber && b.blob?.entries.count == entriesA && entriesA > 0)
+    }
 }
+
