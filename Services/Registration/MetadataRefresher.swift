@@ -21,7 +21,8 @@ import ServiceKit
 /// Each BLOB it accepts is kept in the database (`mds_kept_blob`, the newest one): a replica
 /// whose source is down when it starts — the registration service starts all the same — or
 /// that withdrew an older BLOB installs the kept one, verified again (``installKept()``). While
-/// nothing is in force, refreshes come sooner: `retryWithoutBLOB`, doubling up to the interval.
+/// nothing is in force, or the source fails, refreshes come sooner: `retryWithoutBLOB`, doubling
+/// up to the interval.
 ///
 /// Only FIDO2 models (AAGUIDs) and UAF models (AAIDs) can be matched to stored credentials; U2F
 /// attestation key identifiers in the update are logged, not matched.
@@ -45,8 +46,10 @@ actor MetadataRefresher: Service {
     private nonisolated let schedule: PeriodicTask
     /// A refresh is running.
     private var refreshing = false
-    /// The last wait while no BLOB was in force (nil while one is).
+    /// The last wait while no BLOB was in force or the source failed (nil otherwise).
     private var retryDelay: Duration?
+    /// The last load from the source failed (other than with a BLOB not newer).
+    private var sourceFailing = false
     /// Why the load at start-up failed (a ``MetadataError`` code), counted when the refresher runs.
     private let initialFailure: String?
     /// Where the metrics go: `signet_mds_blob_number` (the BLOB in force, 0 when none),
@@ -116,6 +119,7 @@ actor MetadataRefresher: Service {
         // accepted before): the one kept in the database, if it verifies.
         await installKept()
         record(sourceAnswered: initialUpdate != nil, failure: initialFailure)
+        sourceFailing = initialFailure != nil
         if !pending.isEmpty, !refreshing {
             refreshing = true
             do {
@@ -135,17 +139,21 @@ actor MetadataRefresher: Service {
     }
 
     /// How long the schedule waits before the next refresh: the interval while a BLOB is in
-    /// force; without one, `retryWithoutBLOB`, doubled after each wait that ends without one,
-    /// up to the interval.
+    /// force and the source answered last time; otherwise (no BLOB, or the source failed: the
+    /// BLOB in force may be a kept one, older than the source's) `retryWithoutBLOB`, doubled
+    /// after each such wait, up to the interval.
     func nextWait() -> Duration {
-        guard metadata.blob == nil else {
+        let none = metadata.blob == nil
+        guard none || sourceFailing else {
             retryDelay = nil
             return interval
         }
         let next = retryDelay.map { min($0 * 2, interval) } ?? min(retryWithoutBLOB, interval)
         retryDelay = next
         context.logger.warning(
-            "no FIDO metadata in force: attestations find no model's roots or status; refreshing again soon",
+            none
+                ? "no FIDO metadata in force: attestations find no model's roots or status; refreshing again soon"
+                : "the FIDO metadata source failed; the BLOB in force stays, refreshing again soon",
             metadata: ["signet.mds.retry_seconds": "\(next.components.seconds)"])
         return next
     }
@@ -255,6 +263,7 @@ actor MetadataRefresher: Service {
             take(new)
             await keep(text, update: new)
             record(sourceAnswered: true)
+            sourceFailing = false
             context.logger.notice(
                 "FIDO metadata updated",
                 metadata: [
@@ -267,11 +276,13 @@ actor MetadataRefresher: Service {
             installedKept = await installKept()
             guard error.code == .notNewer else {
                 record(sourceAnswered: false, failure: error.code.rawValue)
+                sourceFailing = true
                 if !pending.isEmpty { _ = try await applyPending() }
                 throw error
             }
             update = nil
             record(sourceAnswered: true)
+            sourceFailing = false
         }
         if await installKept() {
             installedKept = true

@@ -173,6 +173,10 @@ struct MetadataRefresherTests {
         await #expect(throws: MetadataError.self) { try await refresherB.refresh() }
         let pendingAfter = await refresherB.pending
         #expect(b.currentNumber == 3 && pendingAfter.isEmpty)
+        // Its source failing, the kept BLOB (perhaps older than the source's) is not left for
+        // the whole interval: the next try comes sooner.
+        #expect(await refresherB.nextWait() == .seconds(60))
+        #expect(await refresherA.nextWait() == .seconds(3600))
 
         // Replica C, served an older BLOB than the one accepted: refused, and the kept one
         // installed in the same refresh; the kept copy stays number 3.
