@@ -120,16 +120,14 @@ actor MetadataRefresher: Service {
         await installKept()
         record(sourceAnswered: initialUpdate != nil, failure: initialFailure)
         sourceFailing = initialFailure != nil
-        if !pending.isEmpty, !refreshing {
-            refreshing = true
+        if !pending.isEmpty {
             do {
-                _ = try await applyPending()
+                _ = try await applyPendingUnlessRefreshing()
             } catch {
                 context.logger.error(
                     "suspending credentials of revoked authenticators failed; the next refresh tries again",
                     metadata: [LogKey.error: "\(error)"])
             }
-            refreshing = false
         }
         // A failed refresh leaves the BLOB in force (and what it asks of the database pending);
         // the next turn tries again — sooner while none is in force.
@@ -218,6 +216,11 @@ actor MetadataRefresher: Service {
     /// - Returns: How many credentials and UAF keys were suspended.
     func applyInitial(_ update: MetadataUpdate) async throws -> Int {
         take(update)
+        return try await applyPendingUnlessRefreshing()
+    }
+
+    /// ``applyPending()`` as a refresh of its own (a running refresh applies them itself).
+    private func applyPendingUnlessRefreshing() async throws -> Int {
         guard !refreshing else { throw MetadataError(.sourceUnavailable, "a refresh is already running") }
         refreshing = true
         defer { refreshing = false }
@@ -256,7 +259,6 @@ actor MetadataRefresher: Service {
         }
         if case .success = loaded { await holdFloor() }
         let update: MetadataUpdate?
-        var installedKept = false
         switch loaded {
         case .success(let (new, text)):
             update = new
@@ -273,8 +275,8 @@ actor MetadataRefresher: Service {
         case .failure(let error):
             // A failed load leaves the BLOB in force (without one, the kept one is installed),
             // and what it still asks of the database is tried all the same.
-            installedKept = await installKept()
             guard error.code == .notNewer else {
+                await installKept()
                 record(sourceAnswered: false, failure: error.code.rawValue)
                 sourceFailing = true
                 if !pending.isEmpty { _ = try await applyPending() }
@@ -284,10 +286,9 @@ actor MetadataRefresher: Service {
             record(sourceAnswered: true)
             sourceFailing = false
         }
-        if await installKept() {
-            installedKept = true
-            record(sourceAnswered: false)
-        }
+        // Nothing in force (the source's BLOB was older than the floor, or withdrawn by it).
+        let installedKept = await installKept()
+        if installedKept { record(sourceAnswered: false) }
         let revoked = pending.aaguids.sorted()
         if update == nil, !pending.isEmpty {
             context.logger.notice("retrying the suspensions of revoked authenticator models", metadata: ["signet.mds.revoked_models": "\(revoked.count)"])
@@ -295,9 +296,9 @@ actor MetadataRefresher: Service {
         let suspended = try await applyPending()
         // Without a newer BLOB, the one in force is both the number and the previous one.
         let current = metadata.currentNumber
+        let previous = installedKept ? nil : update.map(\.previousNumber) ?? current
         return Outcome(
-            changed: update != nil || installedKept, number: update?.number ?? current,
-            previousNumber: installedKept ? nil : update == nil ? current : update?.previousNumber,
+            changed: update != nil || installedKept, number: update?.number ?? current, previousNumber: previous,
             newlyRevokedAAGUIDs: revoked, credentialsSuspended: suspended)
     }
 
