@@ -42,9 +42,10 @@ public enum AuthenticationService: SignetService {
             handles: try CeremonyHandles.fromEnvironment(env, logger: logger),
             issuer: try SessionIssuer.fromEnvironment(env),
             codeKeys: CodeMethodKeys(
-                methodSecrets: try AES256GCM(key: try ServiceKeys.key("SIGNET_METHOD_SECRET_KEY", env, logger: logger)),
-                delivery: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
-                codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger)),
+                methodSecrets: try ServiceKeys.sealingKeys("SIGNET_METHOD_SECRET_KEY", env, logger: logger),
+                delivery: try ServiceKeys.sealingKeys("SIGNET_DELIVERY_KEY", env, logger: logger),
+                codeHashKey: try ServiceKeys.key("SIGNET_OTP_HASH_KEY", env, logger: logger),
+                acceptedCodeHashKeys: try ServiceKeys.acceptedKeys("SIGNET_OTP_HASH_KEY", env)),
             calls: try InternalCalls.fromEnvironment(env, service: "authentication"),
             uafAppIDBase: try uafAppIDBase(env),
             uafAppIDCheckEnforced: try UAFAppIDCheck.enforces(env),
@@ -118,6 +119,9 @@ public enum AuthenticationService: SignetService {
                 })
         } catch {
             context.logger.error("policy change listener not started; policies refresh within a minute", metadata: [LogKey.error: "\(error)"])
+        }
+        if let resealer = KeyResealer(columns: [MethodSecretsColumn.column(keys: configuration.codeKeys.methodSecrets)], context: context) {
+            background.append(resealer)
         }
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(CredentialReadModel.handlers)

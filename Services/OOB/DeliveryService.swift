@@ -82,7 +82,7 @@ struct DeliveryService: Sendable {
 
 /// The oob-notification service's delivery settings.
 struct DeliveryConfiguration: Sendable {
-    let deliveryKey: AES256GCM
+    let deliveryKey: SealingKeys
     let calls: InternalCalls
     let piiURL: String
     let sender: EmailAddress
@@ -94,7 +94,7 @@ struct DeliveryConfiguration: Sendable {
         var smsAuthorization: SMSClient.Authorization = .none
         if let token = env.optionalString("SIGNET_SMS_TOKEN") { smsAuthorization = .bearer(token: token) }
         return DeliveryConfiguration(
-            deliveryKey: try AES256GCM(key: try ServiceKeys.key("SIGNET_DELIVERY_KEY", env, logger: logger)),
+            deliveryKey: try ServiceKeys.sealingKeys("SIGNET_DELIVERY_KEY", env, logger: logger),
             calls: try InternalCalls.fromEnvironment(env, service: "oob"),
             piiURL: env.string("SIGNET_PII_URL", default: "http://127.0.0.1:8085"),
             sender: try EmailAddress(env.string("SIGNET_SMTP_FROM", default: "no-reply@signet.localhost"), displayName: "Signet"),

@@ -13,7 +13,7 @@ public enum OOBService: SignetService {
     public struct Configuration: Sendable {
         let delivery: DeliveryConfiguration
         /// Seals push tokens and the device identifier keys (`SIGNET_OOB_KEY_SEAL`).
-        let seal: AES256GCM
+        let seal: SealingKeys
         /// `iss` of device identifier JWTs (`SIGNET_OOB_ISSUER`).
         let issuer: String
         /// A device without a call for this long is inactive (`SIGNET_OOB_INACTIVE_DAYS`).
@@ -33,7 +33,7 @@ public enum OOBService: SignetService {
     public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
         Configuration(
             delivery: try DeliveryConfiguration.fromEnvironment(env, logger: logger),
-            seal: try AES256GCM(key: try ServiceKeys.key("SIGNET_OOB_KEY_SEAL", env, logger: logger)),
+            seal: try ServiceKeys.sealingKeys("SIGNET_OOB_KEY_SEAL", env, logger: logger),
             issuer: env.string("SIGNET_OOB_ISSUER", default: "http://localhost:8080/oob"),
             inactiveAfter: Double(try env.int("SIGNET_OOB_INACTIVE_DAYS", default: 90, range: 1...3650)) * 86_400,
             approvalRetention: Double(try env.int("SIGNET_OOB_APPROVAL_RETENTION_DAYS", default: 30, range: 1...3650)) * 86_400,
@@ -107,6 +107,6 @@ public enum OOBService: SignetService {
                     context: context, devices: devices, waiters: waiters, finished: { _ in deliveries.kick() },
                     retention: configuration.approvalRetention),
                 deliveries,
-            ])
+            ] + (KeyResealer(columns: [devices.sealedPushTokens, keys.sealedColumn(variable: "SIGNET_OOB_KEY_SEAL")], context: context).map { [$0] } ?? []))
     }
 }

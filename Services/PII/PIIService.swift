@@ -9,7 +9,7 @@ import ServiceKit
 /// other services reach over internal HTTP calls with opaque references.
 public enum PIIService: SignetService {
     public struct Configuration: Sendable {
-        let kek: AES256GCM
+        let kek: SealingKeys
         let calls: InternalCalls
     }
 
@@ -18,7 +18,7 @@ public enum PIIService: SignetService {
 
     public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
         Configuration(
-            kek: try AES256GCM(key: try ServiceKeys.key("SIGNET_PII_KEK", env, logger: logger)),
+            kek: try ServiceKeys.sealingKeys("SIGNET_PII_KEK", env, logger: logger),
             calls: try InternalCalls.fromEnvironment(env, service: "pii"))
     }
 
@@ -31,6 +31,6 @@ public enum PIIService: SignetService {
             routes: { router in
                 vault.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: vault)
-            }, handlers: handlers)
+            }, handlers: handlers, background: KeyResealer(columns: [vault.wrappedKeys], context: context).map { [$0] } ?? [])
     }
 }

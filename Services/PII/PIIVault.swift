@@ -14,7 +14,7 @@ import ServiceKit
 /// destroys its data key: its values can no longer be decrypted (crypto-shredding).
 struct PIIVault: Sendable {
     let context: ServiceContext
-    let kek: AES256GCM
+    let kek: SealingKeys
     let calls: InternalCalls
 
     static let migrations: [Migration] = [

@@ -97,7 +97,8 @@ struct MethodEnrollment: Sendable {
             }
             guard let hash = pending.codeHash, let expires = pending.codeExpiresAt else { throw HTTPError(.internalError) }
             guard expires > now else { throw HTTPError(.confirmationCodeExpired, detail: "The code expired; set the method up again.") }
-            let matches = OneTimeCode.matches(code, digits: 6, storedHash: hash, key: secrets.codeHashKey, context: Array(methodID.utf8))
+            let matches = OneTimeCode.matches(
+                code, digits: 6, storedHash: hash, keys: [secrets.codeHashKey] + secrets.acceptedCodeHashKeys, context: Array(methodID.utf8))
             return matches ? .accepted(lastTotpStep: nil) : .refused
         }
         guard let confirmed else { throw HTTPError(.confirmationCodeMismatch, detail: "The code is not right.") }

@@ -173,6 +173,8 @@ public enum RegistrationService: SignetService {
                 retentionRoutes.register(on: &router)
                 userSearch.register(on: &router)
                 models.register(on: &router)
-            }, handlers: handlers, background: (refresher.map { [$0] } ?? []) + [purger])
+            }, handlers: handlers,
+            background: (refresher.map { [$0] } ?? []) + [purger]
+                + (KeyResealer(columns: [MethodStore.sealedSecrets(keys: configuration.methodSecrets.methodSecrets)], context: context).map { [$0] } ?? []))
     }
 }

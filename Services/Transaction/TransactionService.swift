@@ -9,7 +9,7 @@ import ServiceKit
 /// the authentication service's sign-in flow (dynamic linking), and tcTokens the RP verifies.
 public enum TransactionService: SignetService {
     public struct Configuration: Sendable {
-        let seal: AES256GCM
+        let seal: SealingKeys
         let issuer: String
         let retentionInterval: Duration
     }
@@ -19,7 +19,7 @@ public enum TransactionService: SignetService {
 
     public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
         Configuration(
-            seal: try AES256GCM(key: try ServiceKeys.key("SIGNET_TCTOKEN_KEY_SEAL", env, logger: logger)),
+            seal: try ServiceKeys.sealingKeys("SIGNET_TCTOKEN_KEY_SEAL", env, logger: logger),
             issuer: env.string("SIGNET_TCTOKEN_ISSUER", default: "http://localhost:8080/transaction"),
             retentionInterval: try RetentionPurger.interval(env))
     }
@@ -49,6 +49,8 @@ public enum TransactionService: SignetService {
             routes: { router in
                 routes.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: userData)
-            }, handlers: handlers, background: [TransactionExpirer(context: context), purger])
+            }, handlers: handlers,
+            background: [TransactionExpirer(context: context), purger]
+                + (KeyResealer(columns: [keys.sealedColumn(variable: "SIGNET_TCTOKEN_KEY_SEAL")], context: context).map { [$0] } ?? []))
     }
 }

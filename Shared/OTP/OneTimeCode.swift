@@ -125,4 +125,13 @@ public enum OneTimeCode: Sendable {
     ) -> Bool {
         (try? verify(presented, digits: digits, storedHash: storedHash, key: key, context: context)) != nil
     }
+
+    /// ``matches(_:digits:storedHash:key:context:)`` under any of `keys` (the storage key and
+    /// those still accepted while it is being changed): a code hashed under an earlier key
+    /// stays good until it expires.
+    public static func matches(
+        _ presented: String, digits: Int, storedHash: [UInt8], keys: [[UInt8]], context: [UInt8]
+    ) -> Bool {
+        keys.contains { matches(presented, digits: digits, storedHash: storedHash, key: $0, context: context) }
+    }
 }

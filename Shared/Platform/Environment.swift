@@ -12,9 +12,12 @@ public struct Environment: Sendable {
     /// secret): `<NAME>_FILE` names the file, whose content, without surrounding white space,
     /// is the value.
     public static let fileVariables = [
-        "SIGNET_ADMIN_TOKEN", "SIGNET_INTERNAL_TOKEN", "SIGNET_SUBJECT_KEY", "SIGNET_CEREMONY_KEY", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY",
+        "SIGNET_ADMIN_TOKEN", "SIGNET_INTERNAL_TOKEN", "SIGNET_SUBJECT_KEY", "SIGNET_CEREMONY_KEY", "SIGNET_CEREMONY_KEY_ACCEPTED", "SIGNET_METHOD_SECRET_KEY", "SIGNET_DELIVERY_KEY",
         "SIGNET_OTP_HASH_KEY", "SIGNET_TCTOKEN_KEY_SEAL", "SIGNET_PII_KEK", "SIGNET_DATABASE_URL", "SIGNET_KAFKA_PROPERTIES",
         "SIGNET_SMTP_PASSWORD", "SIGNET_SMS_TOKEN", "SIGNET_OOB_KEY_SEAL", "SIGNET_CONSOLE_RP_API_KEY", "SIGNET_CONSOLE_ENROLMENT_CODE",
+        // The earlier keys still accepted while a key is being changed (`ServiceKeys.sealingKeys`).
+        "SIGNET_METHOD_SECRET_KEY_ACCEPTED", "SIGNET_DELIVERY_KEY_ACCEPTED", "SIGNET_OTP_HASH_KEY_ACCEPTED", "SIGNET_TCTOKEN_KEY_SEAL_ACCEPTED",
+        "SIGNET_PII_KEK_ACCEPTED", "SIGNET_OOB_KEY_SEAL_ACCEPTED",
     ]
     /// The largest secret file read.
     public static let maximumFileBytes = 64 * 1024

@@ -7,7 +7,7 @@ extension DeliveryRequested {
     /// (`SIGNET_DELIVERY_KEY`, associated data the new delivery id), valid for `lifetime`; the
     /// message states the minutes left, and `parameters` (a transaction's amount and payee).
     public static func sealing(
-        code: String, with key: AES256GCM, tenant: String, channel: String, piiRef: String, template: String = "otp", locale: String = "en",
+        code: String, with key: SealingKeys, tenant: String, channel: String, piiRef: String, template: String = "otp", locale: String = "en",
         lifetime: TimeInterval, parameters: [String: String] = [:], now: Date = Date()
     ) throws -> DeliveryRequested {
         let id = "d_" + Hex.encode(SecureRandom.bytes(16))

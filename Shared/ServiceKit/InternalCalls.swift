@@ -233,4 +233,40 @@ public enum ServiceKeys {
         logger.warning("\(variable) is not set: using a random key that does not survive a restart")
         return SecureRandom.bytes(32)
     }
+
+    /// The key of `variable` (as ``key(_:_:logger:)``) with the keys of `<variable>_ACCEPTED`,
+    /// which open what they sealed before but seal nothing new: how a sealing key is changed.
+    public static func sealingKeys(_ variable: String, _ env: Environment = Environment(), logger: Logger) throws -> SealingKeys {
+        let accepted = try acceptedKeys(variable, env)
+        let key = try key(variable, env, logger: logger)
+        guard !accepted.contains(key) else {
+            throw Environment.ConfigurationError(variable: "\(variable)_ACCEPTED", reason: "lists \(variable) itself")
+        }
+        if !accepted.isEmpty {
+            logger.info("\(variable): sealing with it, also opening with \(accepted.count) key(s) of \(variable)_ACCEPTED")
+        }
+        return try SealingKeys(key: key, accepted: accepted)
+    }
+
+    /// `<variable>_ACCEPTED`: up to ``SealingKeys/maxAccepted`` comma-separated 32-byte
+    /// base64url keys, each once. A refusal names the position of the bad entry, never its text.
+    public static func acceptedKeys(_ variable: String, _ env: Environment) throws -> [[UInt8]] {
+        let name = "\(variable)_ACCEPTED"
+        guard let text = env.optionalString(name) else { return [] }
+        let items = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
+        guard items.count <= SealingKeys.maxAccepted else {
+            throw Environment.ConfigurationError(variable: name, reason: "at most \(SealingKeys.maxAccepted) keys")
+        }
+        var keys: [[UInt8]] = []
+        for (i, item) in items.enumerated() {
+            guard let key = Base64URL.decode(item), key.count == 32 else {
+                throw Environment.ConfigurationError(variable: name, reason: "key \(i + 1) must be 32 bytes, base64url")
+            }
+            guard !keys.contains(key) else {
+                throw Environment.ConfigurationError(variable: name, reason: "key \(i + 1) is listed twice")
+            }
+            keys.append(key)
+        }
+        return keys
+    }
 }

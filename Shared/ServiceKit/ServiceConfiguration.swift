@@ -53,6 +53,12 @@ public struct ServiceConfiguration: Sendable {
     /// Span export over OTLP/HTTP (`SIGNET_OTLP_ENDPOINT`); nil: off (the default). Trace
     /// contexts are propagated and logged either way.
     public var otlp: OTLPConfiguration?
+    /// How often the ``KeyResealer`` passes over the sealed columns while a key has an
+    /// `_ACCEPTED` list (`SIGNET_RESEAL_INTERVAL_SECONDS`, 60 s…1 day, default an hour), and how
+    /// long after start-up its first pass comes (`SIGNET_RESEAL_FIRST_DELAY_SECONDS`, 0…1 hour,
+    /// default 10 s).
+    public var resealInterval: Duration
+    public var resealFirstDelay: Duration
 
     /// The local stack's admin token; a service listening off loopback refuses to start with it.
     public static let developmentAdminToken = "dev-admin-token"
@@ -115,6 +121,8 @@ public struct ServiceConfiguration: Sendable {
         kafkaUnassignedReadyBound = .seconds(try env.int("SIGNET_KAFKA_UNASSIGNED_READY_SECONDS", default: 30, range: 0...86_400))
         outboxLinger = .milliseconds(try env.int("SIGNET_OUTBOX_LINGER_MS", default: 20, range: 0...1000))
         otlp = try OTLPConfiguration.fromEnvironment(env)
+        resealInterval = .seconds(try env.int("SIGNET_RESEAL_INTERVAL_SECONDS", default: 3600, range: 60...86_400))
+        resealFirstDelay = .seconds(try env.int("SIGNET_RESEAL_FIRST_DELAY_SECONDS", default: 10, range: 0...3600))
     }
 
     /// The keys `service` needs besides the admin and internal tokens. On loopback each falls

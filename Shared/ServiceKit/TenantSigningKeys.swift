@@ -47,14 +47,14 @@ public final class TenantSigningKeys: Sendable {
     }
 
     public let pool: PostgresPool
-    private let seal: AES256GCM
+    private let seal: SealingKeys
     private let naming: Naming
     /// Read by every token issued or verified: a `PlainLock`, as on the whole request path.
     private let rings = PlainLock<[String: (ring: Ring, loadedAt: ContinuousClock.Instant)]>([:])
 
     /// - Parameter seal: the service's seal key. Without it (a random key), keys sealed before a
     ///   restart cannot be opened, so new ones are made.
-    public init(pool: PostgresPool, seal: AES256GCM, naming: Naming) {
+    public init(pool: PostgresPool, seal: SealingKeys, naming: Naming) {
         self.pool = pool
         self.seal = seal
         self.naming = naming
@@ -102,6 +102,44 @@ public final class TenantSigningKeys: Sendable {
         let rows = try await pool.withConnection { try await $0.query(query) }
         let keys = try rows.compactMap { $0.string("public_jwk") }.map { JSONValue.object(try JWK(json: $0).jsonObject) }
         return JSONValue.object(["keys": .array(keys)]).jsonString
+    }
+
+    /// The keys' private halves (`sealed_private_key` of the naming's table), for
+    /// ``KeyResealer``; `variable` names the seal key in its logs.
+    public func sealedColumn(variable: String) -> SealedColumn {
+        let naming = naming
+        return SealedColumn(
+            name: "\(naming.table).sealed_private_key", variable: variable, keys: seal,
+            read: { after, limit, conn in
+                let query =
+                    if let after {
+                        PostgresQuery(
+                            unsafeSQL:
+                                "SELECT tenant_id, kid, sealed_private_key FROM \(naming.table) WHERE (tenant_id, kid) > ($1, $2) ORDER BY tenant_id, kid LIMIT $3",
+                            binds: [after[0].postgresText, after[1].postgresText, limit.postgresText])
+                    } else {
+                        PostgresQuery(
+                            unsafeSQL: "SELECT tenant_id, kid, sealed_private_key FROM \(naming.table) ORDER BY tenant_id, kid LIMIT $1",
+                            binds: [limit.postgresText])
+                    }
+                return try await conn.query(query).compactMap { row in
+                    guard let tenant = row.string("tenant_id"), let kid = row.string("kid"), let sealed = row.bytes("sealed_private_key") else {
+                        return nil
+                    }
+                    return SealedColumn.Value(
+                        position: [tenant, kid], sealed: sealed, associatedData: Array("\(naming.sealContext)/\(tenant)/\(kid)".utf8))
+                }
+            },
+            replace: { value, resealed, conn in
+                try await conn.query(
+                    PostgresQuery(
+                        unsafeSQL: "UPDATE \(naming.table) SET sealed_private_key = $1 WHERE tenant_id = $2 AND kid = $3 AND sealed_private_key = $4",
+                        binds: [
+                            PostgresBytes(resealed).postgresText, value.position[0].postgresText, value.position[1].postgresText,
+                            PostgresBytes(value.sealed).postgresText,
+                        ])
+                ).affectedRows == 1
+            })
     }
 
     private func associatedData(_ tenant: String, _ kid: String) -> [UInt8] {

@@ -18,6 +18,22 @@ struct DirectSessionIDTests {
         #expect(!DirectSessionID.isIssued(sid, tenant: "acme", handles: otherKey), "another deployment's key")
     }
 
+    /// After `SIGNET_CEREMONY_KEY` changes, ids made under the previous key are recognised while
+    /// it stays in `SIGNET_CEREMONY_KEY_ACCEPTED` (their sessions can still be revoked), new
+    /// ids are made under the new key, and once the old key is dropped its ids are refused.
+    @Test func anIdMadeBeforeAKeyChangeIsRecognisedWhileItsKeyIsAccepted() throws {
+        let old = [UInt8](repeating: 7, count: 32), new = [UInt8](repeating: 9, count: 32)
+        let before = DirectSessionID.make(tenant: "acme", handles: Self.handles)
+        let changed = try CeremonyHandles(key: new, accepted: [old])
+        #expect(DirectSessionID.isIssued(before, tenant: "acme", handles: changed))
+        #expect(!DirectSessionID.isIssued(before, tenant: "acme2", handles: changed))
+        let made = DirectSessionID.make(tenant: "acme", handles: changed)
+        #expect(!DirectSessionID.isIssued(made, tenant: "acme", handles: Self.handles), "made under the new key")
+        let dropped = try CeremonyHandles(key: new)
+        #expect(DirectSessionID.isIssued(made, tenant: "acme", handles: dropped))
+        #expect(!DirectSessionID.isIssued(before, tenant: "acme", handles: dropped))
+    }
+
     @Test func anyAlteredOrForeignValueIsRefused() throws {
         let sid = DirectSessionID.make(tenant: "acme", handles: Self.handles)
         let bytes = try #require(Base64URL.decode(sid))

@@ -44,3 +44,32 @@ import Testing
         #expect(try box.open(iv + ct + tag, associatedData: aad) == pt)
     }
 }
+
+/// A sealing key and the keys still accepted while it is being changed.
+@Suite struct SealingKeysTests {
+    static let old = [UInt8](repeating: 1, count: 32)
+    static let new = [UInt8](repeating: 2, count: 32)
+    static let other = [UInt8](repeating: 3, count: 32)
+
+    @Test func sealsUnderTheSealingKeyAndOpensUnderAnyAccepted() throws {
+        let changing = try SealingKeys(key: Self.new, accepted: [Self.other, Self.old])
+        let aad = Array("tenant/row".utf8)
+        let underOld = try SealingKeys(key: Self.old).seal([1, 2, 3], associatedData: aad)
+        #expect(try changing.open(underOld, associatedData: aad) == [1, 2, 3])
+        #expect(try changing.opening(underOld, associatedData: aad).underSealingKey == false)
+        // New values are sealed under the sealing key only.
+        let sealed = try changing.seal([4, 5], associatedData: aad)
+        #expect(try changing.opening(sealed, associatedData: aad).underSealingKey == true)
+        #expect(try SealingKeys(key: Self.new).open(sealed, associatedData: aad) == [4, 5])
+        #expect(throws: CryptoError.self) { try SealingKeys(key: Self.old).open(sealed, associatedData: aad) }
+        // Another binding, a key listed nowhere, a damaged value: refused.
+        #expect(throws: CryptoError.self) { try changing.open(underOld, associatedData: Array("tenant/other".utf8)) }
+        let stranger = try SealingKeys(key: [UInt8](repeating: 4, count: 32)).seal([1], associatedData: aad)
+        #expect(throws: CryptoError.self) { try changing.open(stranger, associatedData: aad) }
+        var damaged = underOld
+        damaged[damaged.count - 1] ^= 1
+        #expect(throws: CryptoError.self) { try changing.open(damaged, associatedData: aad) }
+        #expect(!(try SealingKeys(key: Self.new)).acceptsOthers && changing.acceptsOthers)
+        #expect(throws: CryptoError.self) { try SealingKeys(key: Self.new, accepted: [[1, 2, 3]]) }
+    }
+}

@@ -61,6 +61,17 @@ import Testing
         #expect(OneTimeCode.matches(code, digits: 8, storedHash: stored, key: Self.key, context: Self.context))
     }
 
+    /// While `SIGNET_OTP_HASH_KEY` is being changed, a code hashed under the earlier key still
+    /// matches when that key is among those given; under none of them it does not.
+    @Test func aCodeMatchesUnderAnyOfTheKeysGiven() throws {
+        let earlier = [UInt8](repeating: 7, count: 32)
+        let stored = try OneTimeCode.storageHash(of: "123456", key: earlier, context: Self.context)
+        #expect(OneTimeCode.matches("123456", digits: 6, storedHash: stored, keys: [Self.key, earlier], context: Self.context))
+        #expect(!OneTimeCode.matches("123456", digits: 6, storedHash: stored, keys: [Self.key], context: Self.context))
+        #expect(!OneTimeCode.matches("123457", digits: 6, storedHash: stored, keys: [Self.key, earlier], context: Self.context))
+        #expect(!OneTimeCode.matches("123456", digits: 6, storedHash: stored, keys: [], context: Self.context))
+    }
+
     @Test func verifyRefusesAWrongCodeContextOrKey() throws {
         let stored = try OneTimeCode.storageHash(of: "123456", key: Self.key, context: Self.context)
         let wrong = #expect(throws: OTPError.self) {

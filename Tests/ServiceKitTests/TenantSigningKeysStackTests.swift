@@ -40,7 +40,7 @@ import Tokens
     @Test func aRotationOnOneReplicaReachesTheOther() async throws {
         let (pool, drop) = try await Self.pool()
         defer { Task { await drop() } }
-        let seal = try AES256GCM(key: Array(repeating: 7, count: 32))
+        let seal = try SealingKeys(key: Array(repeating: 7, count: 32))
         let a = TenantSigningKeys(pool: pool, seal: seal, naming: Self.naming)
         let b = TenantSigningKeys(pool: pool, seal: seal, naming: Self.naming)
         let first = try await a.ring(for: "acme")
@@ -62,7 +62,7 @@ import Tokens
     @Test func moreKeysThanAJWKSetHoldsStillSignVerifyAndPublish() async throws {
         let (pool, drop) = try await Self.pool()
         defer { Task { await drop() } }
-        let keys = TenantSigningKeys(pool: pool, seal: try AES256GCM(key: Array(repeating: 9, count: 32)), naming: Self.naming)
+        let keys = TenantSigningKeys(pool: pool, seal: try SealingKeys(key: Array(repeating: 9, count: 32)), naming: Self.naming)
         // 65 tenants with a key each, and one tenant rotated 65 times.
         for i in 0...JWKSet.maximumKeyCount { _ = try await keys.ring(for: "t\(i)") }
         for _ in 0...JWKSet.maximumKeyCount { _ = try await keys.rotate("acme") }

@@ -39,6 +39,15 @@ public struct ServiceHarness<S: SignetService>: Sendable {
         return try await make(database: name, drop: drop, environment: environment)
     }
 
+    /// Another replica of the service over this harness's database (not dropped by its
+    /// ``close()``), assembled with `environment`: as a replica started with other settings.
+    public func replica(environment: [String: String] = [:]) async throws -> ServiceHarness {
+        try await Self.make(database: database, drop: nil, environment: environment)
+    }
+
+    /// The key resealer the service runs in the background, if its keys accept others.
+    public var keyResealer: KeyResealer? { assembly.background.compactMap { $0 as? KeyResealer }.first }
+
     private static func make(database: String?, drop: (@Sendable () async -> Void)?, environment: [String: String]) async throws -> ServiceHarness {
         var values = [
             "SIGNET_ADMIN_TOKEN": adminToken, "SIGNET_INTERNAL_TOKEN": internalToken, "SIGNET_LOG_LEVEL": "error",

@@ -13,8 +13,10 @@ import ServiceKit
 /// any other value as it refuses an unknown flow session; guessing a valid id means guessing 64
 /// bits of a keyed tag, and would only revoke a session nobody holds.
 ///
-/// The key derives from `SIGNET_CEREMONY_KEY`: after that key is changed, the sessions issued
-/// before (access tokens only, `SIGNET_SESSION_TTL_SECONDS`) can no longer be revoked by id.
+/// The key derives from `SIGNET_CEREMONY_KEY`; an id made under a key of
+/// `SIGNET_CEREMONY_KEY_ACCEPTED` (the previous one, while the key is being changed) is
+/// recognised too, so the sessions issued before a change (access tokens only,
+/// `SIGNET_SESSION_TTL_SECONDS`) can still be revoked by id while the old key stays accepted.
 enum DirectSessionID {
     static let purpose = "signet direct session v1"
     static let randomByteCount = 16
@@ -35,7 +37,7 @@ enum DirectSessionID {
             return false
         }
         let random = Array(bytes[..<randomByteCount])
-        return ConstantTime.equals(Array(bytes[randomByteCount...]), tag(random, tenant: tenant, handles: handles))
+        return handles.isTag(Array(bytes[randomByteCount...]), of: random + Array(tenant.utf8), purpose: purpose)
     }
 
     private static func tag(_ random: [UInt8], tenant: String, handles: CeremonyHandles) -> [UInt8] {

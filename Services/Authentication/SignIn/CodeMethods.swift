@@ -12,11 +12,17 @@ import JSON
 /// Keys of the code-based methods.
 struct CodeMethodKeys: Sendable {
     /// Opens TOTP secrets sealed by the registration service.
-    let methodSecrets: AES256GCM
+    let methodSecrets: SealingKeys
     /// Seals one-time codes to the oob-notification service.
-    let delivery: AES256GCM
+    let delivery: SealingKeys
     /// Keys the hashes of one-time codes kept in flows.
     let codeHashKey: [UInt8]
+    /// Earlier code-hash keys (`SIGNET_OTP_HASH_KEY_ACCEPTED`): codes hashed under them still match.
+    var acceptedCodeHashKeys: [[UInt8]] = []
+
+    /// The associated data a TOTP secret is sealed with (by the registration service, as its
+    /// `MethodEnrollment.secretBinding`): the tenant and the method id.
+    static func secretBinding(tenant: String, method: String) -> [UInt8] { Array("\(tenant)/\(method)".utf8) }
 }
 
 /// `email_otp` and `sms_otp`: a 6-digit code from a CSPRNG, delivered by the oob-notification
@@ -75,7 +81,8 @@ struct OneTimeCodeMethod: AuthenticationMethod {
         let body = try request.decode(CodeRequest.self)
         guard Double(pending.expiry) > Date().timeIntervalSince1970 else { throw HTTPError(.codeExpired, detail: "The code expired; ask for another.") }
         let context = Array("\(flow.id)/\(pending.methodID)".utf8)
-        guard OneTimeCode.matches(body.code, digits: 6, storedHash: pending.hash, key: keys.codeHashKey, context: context) else {
+        guard OneTimeCode.matches(
+            body.code, digits: 6, storedHash: pending.hash, keys: [keys.codeHashKey] + keys.acceptedCodeHashKeys, context: context) else {
             let left = Self.maximumAttempts - Int(pending.wrongGuesses) - 1
             throw HTTPError(
                 .codeMismatch, detail: left > 0 ? "The code is not right; \(left) more tries with this code." : "The code is not right; ask for another.")
@@ -159,7 +166,7 @@ struct TOTPMethod: AuthenticationMethod {
                     AND status = 'ACTIVE'
                 """)
         }).first, let sealed = row.bytes("sealed_secret"),
-            let secret = try? keys.methodSecrets.open(sealed, associatedData: Array("\(flow.tenant)/\(methodID)".utf8))
+            let secret = try? keys.methodSecrets.open(sealed, associatedData: CodeMethodKeys.secretBinding(tenant: flow.tenant, method: methodID))
         else { throw HTTPError(.methodGone, detail: "This authenticator app is no longer registered.") }
         let last = row.int64("last_totp_step").map { UInt64($0) }
         let step: UInt64

@@ -50,7 +50,7 @@ struct StoredDevice: Sendable {
 /// `push-token/<tenant>/<device id>`, so a sealed token moved to another row does not open).
 struct DeviceStore: DeviceKeyDirectory {
     let pool: PostgresPool
-    let seal: AES256GCM
+    let seal: SealingKeys
     /// Names a `seen` event's user by reference (nil: no `seen` events, as in tests that do
     /// not consume them).
     var subjectKey: SubjectKey? = nil

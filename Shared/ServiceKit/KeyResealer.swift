@@ -1,0 +1,185 @@
+import Crypto
+import FoundationEssentials
+import Platform
+import Postgres
+
+/// A column of long-lived sealed values (TOTP secrets, push tokens, per-tenant signing keys,
+/// the pii vault's data keys), as ``KeyResealer`` walks it: in key order, a batch at a time,
+/// each value with the associated data it was sealed with.
+public struct SealedColumn: Sendable {
+    public struct Value: Sendable {
+        /// The row's key, in the order the column is walked (also where the next batch starts).
+        public let position: [String]
+        public let sealed: [UInt8]
+        public let associatedData: [UInt8]
+
+        public init(position: [String], sealed: [UInt8], associatedData: [UInt8]) {
+            self.position = position
+            self.sealed = sealed
+            self.associatedData = associatedData
+        }
+    }
+
+    /// `table.column`, for logs and metrics.
+    public let name: String
+    /// The variable of the key (`SIGNET_METHOD_SECRET_KEY`), for logs.
+    public let variable: String
+    public let keys: SealingKeys
+    /// Up to `limit` values after `position` (nil: from the first), in key order.
+    let read: @Sendable (_ after: [String]?, _ limit: Int, _ conn: PostgresConnection) async throws -> [Value]
+    /// Writes `resealed` in place of the value if the row still holds exactly `value.sealed`
+    /// (a row changed or emptied meanwhile — a new push token, an erasure — is left as it is);
+    /// returns whether it did.
+    let replace: @Sendable (_ value: Value, _ resealed: [UInt8], _ conn: PostgresConnection) async throws -> Bool
+
+    public init(
+        name: String, variable: String, keys: SealingKeys,
+        read: @escaping @Sendable (_ after: [String]?, _ limit: Int, _ conn: PostgresConnection) async throws -> [Value],
+        replace: @escaping @Sendable (_ value: Value, _ resealed: [UInt8], _ conn: PostgresConnection) async throws -> Bool
+    ) {
+        self.name = name
+        self.variable = variable
+        self.keys = keys
+        self.read = read
+        self.replace = replace
+    }
+}
+
+/// Seals again, under the sealing key, every long-lived value still sealed under a key of the
+/// variable's `_ACCEPTED` list, so that the old key can be dropped: how a data-at-rest key is
+/// changed. It runs only in a service configured with accepted keys (the columns of the others
+/// are skipped), a first pass `SIGNET_RESEAL_FIRST_DELAY_SECONDS` (10) after start-up and then
+/// every `SIGNET_RESEAL_INTERVAL_SECONDS` (an hour) while the keys stay accepted: a replica
+/// not yet given the new key, or a read model applying an old event again, may still write a
+/// value under the old one.
+///
+/// Each batch is read in a statement of its own, each value replaced by a compare-and-set
+/// update, so replicas may run it at once and nothing a request writes meanwhile is undone.
+/// After each pass of a column it logs, and publishes as `signet_sealed_values{column,key}`,
+/// how many values it sealed again, how many are still under an accepted key (`accepted`: a
+/// race lost, counted again next pass) and how many open under no key at all (`none`: sealed
+/// under a key no longer listed, or damaged). When a pass ends with neither, the log line says
+/// that the accepted keys may be dropped, once every replica runs with the new key.
+public final class KeyResealer: Service {
+    public let name = "key-resealer"
+    /// Values per batch (one `SELECT` each), unless given.
+    public static let defaultBatchSize = 500
+
+    public struct Outcome: Sendable, Equatable {
+        public var scanned = 0
+        public var resealed = 0
+        public var underAccepted = 0
+        public var unreadable = 0
+
+        public init(scanned: Int = 0, resealed: Int = 0, underAccepted: Int = 0, unreadable: Int = 0) {
+            self.scanned = scanned
+            self.resealed = resealed
+            self.underAccepted = underAccepted
+            self.unreadable = unreadable
+        }
+    }
+
+    let columns: [SealedColumn]
+    let pool: PostgresPool
+    let logger: Logger
+    let metrics: MetricsRegistry
+    let firstDelay: Duration
+    let batchSize: Int
+    private let schedule: PeriodicTask
+    private let passes = PlainLock(0)
+
+    /// Nil when no column's keys accept another key: nothing to do.
+    public init?(
+        columns: [SealedColumn], pool: PostgresPool, logger: Logger, interval: Duration = .seconds(3600), firstDelay: Duration = .seconds(10),
+        batchSize: Int = defaultBatchSize, metrics: MetricsRegistry = .shared
+    ) {
+        let columns = columns.filter(\.keys.acceptsOthers)
+        guard !columns.isEmpty else { return nil }
+        self.columns = columns
+        self.pool = pool
+        self.logger = logger
+        self.metrics = metrics
+        self.firstDelay = firstDelay
+        self.batchSize = batchSize
+        schedule = PeriodicTask(interval: interval)
+    }
+
+    /// With the service's schedule (``ServiceConfiguration/resealInterval``,
+    /// ``ServiceConfiguration/resealFirstDelay``); nil when nothing is to be done.
+    public convenience init?(columns: [SealedColumn], context: ServiceContext) {
+        self.init(
+            columns: columns, pool: context.pool, logger: context.logger, interval: context.configuration.resealInterval,
+            firstDelay: context.configuration.resealFirstDelay)
+    }
+
+    public func run() async throws {
+        let interval = schedule.interval, firstDelay = firstDelay
+        await schedule.run(
+            logger: logger, failure: "re-sealing under the new key failed; tried again at the next pass",
+            nextWait: { [passes] in passes.withLock { $0 } == 0 ? firstDelay : interval }
+        ) {
+            defer { self.passes.withLock { $0 += 1 } }
+            _ = try await self.pass()
+        }
+    }
+
+    public func shutdown() async { await schedule.stopRunning() }
+
+    /// One pass over every column: the outcome of each, by name.
+    @discardableResult
+    public func pass() async throws -> [String: Outcome] {
+        var outcomes: [String: Outcome] = [:]
+        for column in columns {
+            let outcome = try await pass(column)
+            outcomes[column.name] = outcome
+            Gauge(label: "signet_sealed_values", dimensions: [("column", column.name), ("key", "accepted")], registry: metrics)
+                .record(outcome.underAccepted)
+            Gauge(label: "signet_sealed_values", dimensions: [("column", column.name), ("key", "none")], registry: metrics)
+                .record(outcome.unreadable)
+            Counter(label: "signet_sealed_values_resealed_total", dimensions: [("column", column.name)], registry: metrics)
+                .increment(by: outcome.resealed)
+            var metadata: Logger.Metadata = [
+                "signet.column": "\(column.name)", "signet.key_variable": "\(column.variable)", "signet.scanned": "\(outcome.scanned)",
+                "signet.resealed": "\(outcome.resealed)", "signet.under_accepted": "\(outcome.underAccepted)",
+                "signet.unreadable": "\(outcome.unreadable)",
+            ]
+            if outcome.unreadable > 0 {
+                metadata["signet.hint"] = "sealed under a key listed nowhere, or damaged: they stay as they are"
+                logger.warning("values open under no key of \(column.variable) or \(column.variable)_ACCEPTED", metadata: metadata)
+            } else if outcome.underAccepted == 0 {
+                logger.info(
+                    "every value of \(column.name) is sealed under \(column.variable): \(column.variable)_ACCEPTED may be dropped once every replica seals with the new key",
+                    metadata: metadata)
+            } else {
+                logger.info("values of \(column.name) still under an accepted key: the next pass tries them again", metadata: metadata)
+            }
+        }
+        return outcomes
+    }
+
+    private func pass(_ column: SealedColumn) async throws -> Outcome {
+        var outcome = Outcome()
+        var after: [String]?
+        while true {
+            try Task.checkCancellation()
+            let batch = try await pool.withConnection { try await column.read(after, batchSize, $0) }
+            for value in batch {
+                outcome.scanned += 1
+                guard let opened = try? column.keys.opening(value.sealed, associatedData: value.associatedData) else {
+                    outcome.unreadable += 1
+                    continue
+                }
+                if opened.underSealingKey { continue }
+                let resealed = try column.keys.seal(opened.plaintext, associatedData: value.associatedData)
+                if try await pool.withConnection({ try await column.replace(value, resealed, $0) }) {
+                    outcome.resealed += 1
+                } else {
+                    outcome.underAccepted += 1
+                }
+            }
+            guard batch.count == batchSize, let last = batch.last else { break }
+            after = last.position
+        }
+        return outcome
+    }
+}
