@@ -127,10 +127,13 @@ binaries() {
     done
     local bin; bin="$(swift build -c release --static-swift-stdlib --show-bin-path)"
     rm -rf "$WORK/context" && mkdir -p "$WORK/context/bin"
-    for p in $products; do cp "$bin/$p" "$WORK/context/bin/"; done
+    # Stripped of debug information straight into the context: no full-size copy is written
+    # (a CI machine's disk can be short; the binaries in .build keep theirs).
+    for p in $products; do
+        strip --strip-debug -o "$WORK/context/bin/$p" "$bin/$p" 2>/dev/null || cp "$bin/$p" "$WORK/context/bin/"
+    done
     local swift_root; swift_root="$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")"
     cp "$swift_root/libexec/swift/linux/swift-backtrace-static" "$WORK/context/bin/"
-    strip --strip-debug "$WORK/context/bin/"signet-* 2>/dev/null || true
     cp deploy/local/*-entrypoint.sh Tools/Sinks/smtp_sink.py Tools/Sinks/sms_sink.py "$WORK/context/"
     # The admin console's page, in every service image (signet-console reads it).
     cp -r Services/Console/Assets "$WORK/context/console-assets"
