@@ -168,10 +168,13 @@ struct PIIVault: Sendable {
         ).affectedRows
     }
 
+    /// The associated data a subject's data key is wrapped with.
+    static func keyBinding(tenant: String, subject: String) -> [UInt8] { Array("\(tenant)/\(subject)".utf8) }
+
     /// The subject's data key, unwrapped (created on first use when `create`). A subject whose
     /// key was destroyed answers 409 `pii_subject_erased` when storing, 404 when reading.
     func subjectKey(tenant: String, subject: String, create: Bool, on conn: PostgresConnection) async throws -> [UInt8] {
-        let aad = Array("\(tenant)/\(subject)".utf8)
+        let aad = Self.keyBinding(tenant: tenant, subject: subject)
         if create {
             let fresh = try kek.seal(SecureRandom.bytes(32), associatedData: aad)
             try await conn.query(

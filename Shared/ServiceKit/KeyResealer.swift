@@ -45,6 +45,51 @@ public struct SealedColumn: Sendable {
     }
 }
 
+extension SealedColumn {
+    /// The column `column` of `table`, walked by `key` (the table's primary key, its columns in
+    /// order), rows where it is not NULL; `binding` gives a row's associated data from the
+    /// columns `key` and `also` name (nil: the row is passed over). The names are constants of
+    /// a service's migrations, never outside input.
+    public static func inTable(
+        _ table: StaticString, key: [StaticString], column: StaticString, also: [StaticString] = [], variable: String, keys: SealingKeys,
+        binding: @escaping @Sendable (PostgresRow) -> [UInt8]?
+    ) -> SealedColumn {
+        let keyColumns = key.map { "\($0)" }, sealed = "\(column)"
+        let selected = (keyColumns + also.map { "\($0)" } + [sealed]).joined(separator: ", ")
+        let order = keyColumns.joined(separator: ", ")
+        let first = "SELECT \(selected) FROM \(table) WHERE \(sealed) IS NOT NULL ORDER BY \(order) LIMIT $1"
+        let placeholders = (1...keyColumns.count).map { "$\($0)" }.joined(separator: ", ")
+        let next = """
+            SELECT \(selected) FROM \(table) WHERE \(sealed) IS NOT NULL AND (\(order)) > (\(placeholders))
+            ORDER BY \(order) LIMIT $\(keyColumns.count + 1)
+            """
+        let matches = keyColumns.enumerated().map { "\($1) = $\($0 + 2)" }.joined(separator: " AND ")
+        let update = "UPDATE \(table) SET \(sealed) = $1 WHERE \(matches) AND \(sealed) = $\(keyColumns.count + 2)"
+        return SealedColumn(
+            name: "\(table).\(sealed)", variable: variable, keys: keys,
+            read: { after, limit, conn in
+                let query =
+                    if let after {
+                        PostgresQuery(unsafeSQL: next, binds: after.map(\.postgresText) + [limit.postgresText])
+                    } else {
+                        PostgresQuery(unsafeSQL: first, binds: [limit.postgresText])
+                    }
+                return try await conn.query(query).compactMap { row in
+                    let position = keyColumns.compactMap { row.string($0) }
+                    guard position.count == keyColumns.count, let value = row.bytes(sealed), let associatedData = binding(row) else { return nil }
+                    return Value(position: position, sealed: value, associatedData: associatedData)
+                }
+            },
+            replace: { value, resealed, conn in
+                try await conn.query(
+                    PostgresQuery(
+                        unsafeSQL: update,
+                        binds: [PostgresBytes(resealed).postgresText] + value.position.map(\.postgresText) + [PostgresBytes(value.sealed).postgresText])
+                ).affectedRows == 1
+            })
+    }
+}
+
 /// Seals again, under the sealing key, every long-lived value still sealed under a key of the
 /// variable's `_ACCEPTED` list, so that the old key can be dropped: how a data-at-rest key is
 /// changed. It runs only in a service configured with accepted keys (the columns of the others

@@ -107,43 +107,19 @@ public final class TenantSigningKeys: Sendable {
     /// The keys' private halves (`sealed_private_key` of the naming's table), for
     /// ``KeyResealer``; `variable` names the seal key in its logs.
     public func sealedColumn(variable: String) -> SealedColumn {
-        let naming = naming
-        return SealedColumn(
-            name: "\(naming.table).sealed_private_key", variable: variable, keys: seal,
-            read: { after, limit, conn in
-                let query =
-                    if let after {
-                        PostgresQuery(
-                            unsafeSQL:
-                                "SELECT tenant_id, kid, sealed_private_key FROM \(naming.table) WHERE (tenant_id, kid) > ($1, $2) ORDER BY tenant_id, kid LIMIT $3",
-                            binds: [after[0].postgresText, after[1].postgresText, limit.postgresText])
-                    } else {
-                        PostgresQuery(
-                            unsafeSQL: "SELECT tenant_id, kid, sealed_private_key FROM \(naming.table) ORDER BY tenant_id, kid LIMIT $1",
-                            binds: [limit.postgresText])
-                    }
-                return try await conn.query(query).compactMap { row in
-                    guard let tenant = row.string("tenant_id"), let kid = row.string("kid"), let sealed = row.bytes("sealed_private_key") else {
-                        return nil
-                    }
-                    return SealedColumn.Value(
-                        position: [tenant, kid], sealed: sealed, associatedData: Array("\(naming.sealContext)/\(tenant)/\(kid)".utf8))
-                }
-            },
-            replace: { value, resealed, conn in
-                try await conn.query(
-                    PostgresQuery(
-                        unsafeSQL: "UPDATE \(naming.table) SET sealed_private_key = $1 WHERE tenant_id = $2 AND kid = $3 AND sealed_private_key = $4",
-                        binds: [
-                            PostgresBytes(resealed).postgresText, value.position[0].postgresText, value.position[1].postgresText,
-                            PostgresBytes(value.sealed).postgresText,
-                        ])
-                ).affectedRows == 1
-            })
+        let context = naming.sealContext
+        return .inTable(naming.table, key: ["tenant_id", "kid"], column: "sealed_private_key", variable: variable, keys: seal) { row in
+            guard let tenant = row.string("tenant_id"), let kid = row.string("kid") else { return nil }
+            return Self.associatedData(context, tenant, kid)
+        }
+    }
+
+    private static func associatedData(_ context: String, _ tenant: String, _ kid: String) -> [UInt8] {
+        Array("\(context)/\(tenant)/\(kid)".utf8)
     }
 
     private func associatedData(_ tenant: String, _ kid: String) -> [UInt8] {
-        Array("\(naming.sealContext)/\(tenant)/\(kid)".utf8)
+        Self.associatedData(naming.sealContext, tenant, kid)
     }
 
     @discardableResult

@@ -183,14 +183,18 @@ struct DeviceStore: DeviceKeyDirectory {
 
     // MARK: - Push tokens
 
+    /// The associated data a push token is sealed with: a sealed token moved to another row
+    /// does not open.
+    static func pushTokenBinding(tenant: String, device: String) -> [UInt8] { Array("push-token/\(tenant)/\(device)".utf8) }
+
     func sealPushToken(_ token: String, tenant: String, device: String) throws -> [UInt8] {
-        try seal.seal(Array(token.utf8), associatedData: Array("push-token/\(tenant)/\(device)".utf8))
+        try seal.seal(Array(token.utf8), associatedData: Self.pushTokenBinding(tenant: tenant, device: device))
     }
 
     /// The device's push token, or nil (none, gone, or sealed under another key).
     func pushToken(of d: StoredDevice) -> String? {
         guard d.pushTokenInvalidAt == nil, let sealed = d.sealedPushToken,
-            let plain = try? seal.open(sealed, associatedData: Array("push-token/\(d.tenant)/\(d.id)".utf8))
+            let plain = try? seal.open(sealed, associatedData: Self.pushTokenBinding(tenant: d.tenant, device: d.id))
         else { return nil }
         return String(decoding: plain, as: UTF8.self)
     }
