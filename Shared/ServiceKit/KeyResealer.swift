@@ -98,8 +98,9 @@ extension SealedColumn {
 /// not yet given the new key, or a read model applying an old event again, may still write a
 /// value under the old one.
 ///
-/// Each batch is read in a statement of its own, each value replaced by a compare-and-set
-/// update, so replicas may run it at once and nothing a request writes meanwhile is undone.
+/// One replica passes at a time (a session-level advisory lock, tried: a replica that finds it
+/// taken skips its pass); each batch is read in a statement of its own and each value replaced
+/// by a compare-and-set update, so nothing a request writes meanwhile is undone.
 /// After each pass of a column it logs, and publishes as `signet_sealed_values{column,key}`,
 /// how many values it sealed again, how many are still under an accepted key (`accepted`: a
 /// race lost, counted again next pass) and how many open under no key at all (`none`: sealed
@@ -170,12 +171,34 @@ public final class KeyResealer: Service {
 
     public func shutdown() async { await schedule.stopRunning() }
 
-    /// One pass over every column: the outcome of each, by name.
+    /// The advisory lock one replica of a service holds while it passes (each service has a
+    /// database of its own).
+    static let lockKey: Int64 = 0x7369_676E_6574_7273
+
+    /// One pass over every column: the outcome of each, by name; empty when another replica
+    /// is passing.
     @discardableResult
     public func pass() async throws -> [String: Outcome] {
+        try await pool.withConnection { conn in
+            guard try await conn.query("SELECT pg_try_advisory_lock(\(Self.lockKey)) AS locked").first?.bool("locked") == true else {
+                logger.debug("another replica is re-sealing; this one's pass is skipped")
+                return [:]
+            }
+            do {
+                let outcomes = try await pass(on: conn)
+                try await conn.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
+                return outcomes
+            } catch {
+                _ = try? await conn.query("SELECT pg_advisory_unlock(\(Self.lockKey))")
+                throw error
+            }
+        }
+    }
+
+    private func pass(on conn: PostgresConnection) async throws -> [String: Outcome] {
         var outcomes: [String: Outcome] = [:]
         for column in columns {
-            let outcome = try await pass(column)
+            let outcome = try await pass(column, on: conn)
             outcomes[column.name] = outcome
             Gauge(label: "signet_sealed_values", dimensions: [("column", column.name), ("key", "accepted")], registry: metrics)
                 .record(outcome.underAccepted)
@@ -202,12 +225,12 @@ public final class KeyResealer: Service {
         return outcomes
     }
 
-    private func pass(_ column: SealedColumn) async throws -> Outcome {
+    private func pass(_ column: SealedColumn, on conn: PostgresConnection) async throws -> Outcome {
         var outcome = Outcome()
         var after: [String]?
         while true {
             try Task.checkCancellation()
-            let batch = try await pool.withConnection { try await column.read(after, batchSize, $0) }
+            let batch = try await column.read(after, batchSize, conn)
             for value in batch {
                 outcome.scanned += 1
                 guard let opened = try? column.keys.opening(value.sealed, associatedData: value.associatedData) else {
@@ -216,7 +239,7 @@ public final class KeyResealer: Service {
                 }
                 if opened.underSealingKey { continue }
                 let resealed = try column.keys.seal(opened.plaintext, associatedData: value.associatedData)
-                if try await pool.withConnection({ try await column.replace(value, resealed, $0) }) {
+                if try await column.replace(value, resealed, conn) {
                     outcome.resealed += 1
                 } else {
                     outcome.underAccepted += 1

@@ -117,6 +117,24 @@ import TestSupport
         #expect(try await resealer.pass()["sealed.value"] == KeyResealer.Outcome(scanned: 3))
     }
 
+    /// One replica passes at a time: while another holds the lock, a pass does nothing.
+    @Test func aReplicaSkipsItsPassWhileAnotherIsPassing() async throws {
+        let (pool, drop) = try await Self.pool()
+        defer { Task { pool.close(); await drop() } }
+        _ = try await Self.insert(2, under: Self.old, from: 0, on: pool)
+        let resealer = try #require(
+            KeyResealer(columns: [Self.column(keys: try SealingKeys(key: Self.new, accepted: [Self.old]))], pool: pool, logger: TestStack.quietLogger))
+        // Another session of the same database (the resealer's pass takes a connection of its own).
+        try await pool.withConnection { conn in
+            #expect(try await conn.query("SELECT pg_try_advisory_lock(\(KeyResealer.lockKey)) AS locked").first?.bool("locked") == true)
+            #expect(try await resealer.pass().isEmpty)
+            try await conn.query("SELECT pg_advisory_unlock(\(KeyResealer.lockKey))")
+        }
+        #expect(try await resealer.pass()["sealed.value"] == KeyResealer.Outcome(scanned: 2, resealed: 2))
+        // The lock was given back: the next pass runs too.
+        #expect(try await resealer.pass()["sealed.value"] == KeyResealer.Outcome(scanned: 2))
+    }
+
     @Test func theLoopPassesAfterItsFirstDelayAndStopsAtShutdown() async throws {
         let (pool, drop) = try await Self.pool()
         defer { Task { pool.close(); await drop() } }
