@@ -108,6 +108,17 @@ struct UAFAssertionCeremony: Sendable {
         ProblemCode.credentialAlreadyUsed.rawValue, ProblemCode.credentialNotAllowed.rawValue, ProblemCode.credentialSuspended.rawValue,
     ]
 
+    /// The codes of the tenant's UAF policy's refusals (`policy_uaf_*`).
+    static let policyRefusalCodes: Set<String> = [UAFError.Code.policyDisallowed.rawValue, UAFError.Code.policyNotAccepted.rawValue]
+
+    /// Whether a refusal of a UAF response counts as a guess against the user's standing: the
+    /// keys' state (``presentedKeyCodes``) and the tenant's UAF policy say nothing of the user's
+    /// secret, so neither counts, in a flow's step (``UAFMethod``) as on the direct route.
+    static func countsAsGuess(_ refusal: HTTPError) -> Bool {
+        let code = refusal.code.rawValue
+        return !presentedKeyCodes.contains(code) && !policyRefusalCodes.contains(code)
+    }
+
     /// Whose keys `presented` (an answer of ``presentedKeys(_:tenant:expectedUsername:excluding:)``)
     /// are: `expectedUsername` when the request named the user, else the registration service's
     /// answer for their subject reference (asked once per user and kept, ``SubjectUsernames``);
@@ -279,10 +290,7 @@ struct UAFMethod: AuthenticationMethod {
     /// The keys' state (``UAFAssertionCeremony/presentedKeys(_:tenant:expectedUsername:excluding:)``'s
     /// refusals) or the tenant's UAF policy, not a guess: the direct route does not count them
     /// either.
-    func countsAsGuess(_ refusal: HTTPError) -> Bool {
-        let code = refusal.code.rawValue
-        return !UAFAssertionCeremony.presentedKeyCodes.contains(code) && !UAFAuthenticationRoutes.policyRefusals.contains(code)
-    }
+    func countsAsGuess(_ refusal: HTTPError) -> Bool { UAFAssertionCeremony.countsAsGuess(refusal) }
 
     func challenge(flow: SignInFlow, user: UserFacts, tenant: TenantResource, request: HTTPRequest) async throws -> MethodChallenge {
         let keys = user.uafKeys.filter { !flow.usedCredentials.contains($0.keyID) }

@@ -35,7 +35,6 @@ struct UAFAuthenticationRoutes: Sendable {
     static let requestLifetime: TimeInterval = 300
     /// The refusals of an authenticator model by the tenant's UAF policy: no guess at the
     /// user's secret, so not counted towards the user's standing.
-    static let policyRefusals: Set<String> = [UAFError.Code.policyDisallowed.rawValue, UAFError.Code.policyNotAccepted.rawValue]
     static let handlePurpose = "signet.uaf.authentication.v1"
 
     struct ServerData: Codable {
@@ -181,7 +180,7 @@ struct UAFAuthenticationRoutes: Sendable {
             // An authenticator the tenant's UAF policy refuses is no guess: not counted.
             verified = try await antiHammering.counted(
                 tenant: tenantID, username: owner, method: "uaf", settings: settings, now: Date(), logger: ctx.logger,
-                counts: { !Self.policyRefusals.contains($0.code.rawValue) }
+                counts: UAFAssertionCeremony.countsAsGuess
             ) {
                 try await verify { _, conn in try await antiHammering.recordSuccess(tenant: tenantID, username: owner, method: "uaf", on: conn) }
             }
