@@ -172,7 +172,7 @@ let package = Package(
             name: "ConsoleServiceTests", dependencies: ["ConsoleService", "ServiceKit", "HTTPServer", "Schema", "Platform", "JSON", "Kafka"],
             path: "Tests/ConsoleServiceTests"),
         .testTarget(
-            name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres"],
+            name: "PIIServiceTests", dependencies: ["PIIService", "ServiceTestSupport", "ServiceKit", "HTTPServer", "Schema", "TestSupport", "Postgres", "Crypto"],
             path: "Tests/PIIServiceTests"),
         .testTarget(
             name: "StackTests",
