@@ -18,53 +18,31 @@ import Platform
 /// replica accepts the new key, then every replica seals with it and accepts the old one, and
 /// once the old one's handles and sessions have expired it is dropped.
 public struct CeremonyHandles: Sendable {
-    /// The sealing key first, then the accepted ones.
-    private let keys: [Key]
-
-    struct Key: Sendable {
-        let box: AES256GCM
-        /// The key of ``tag(_:purpose:)``: derived from the handle key (HKDF-SHA256, its own
-        /// label), never the AES key itself.
-        let tagKey: [UInt8]
-
-        init(_ key: [UInt8]) throws {
-            box = try AES256GCM(key: key)
-            tagKey = HKDF.sha256(inputKey: key, salt: [], info: Array("signet ceremony tags v1".utf8), outputByteCount: 32)
-        }
-
-        func tag(_ message: [UInt8], purpose: String) -> [UInt8] {
-            HMAC.authenticationCode(.sha256, key: tagKey, message: Array(purpose.utf8) + [0] + message)
-        }
-    }
+    /// Seals handles with the key, opens them with it or an accepted one.
+    private let boxes: SealingKeys
+    /// The keys of ``tag(_:purpose:)``, the sealing key's first: each derived from its handle
+    /// key (HKDF-SHA256, its own label), never the AES key itself.
+    private let tagKeys: [[UInt8]]
 
     /// - Parameters:
     ///   - key: seals handles and makes tags.
     ///   - accepted: open handles and recognise tags too, never seal or make them.
     public init(key: [UInt8], accepted: [[UInt8]] = []) throws {
-        keys = try ([key] + accepted).map(Key.init)
+        boxes = try SealingKeys(key: key, accepted: accepted)
+        tagKeys = ([key] + accepted).map {
+            HKDF.sha256(inputKey: $0, salt: [], info: Array("signet ceremony tags v1".utf8), outputByteCount: 32)
+        }
     }
 
     /// From `SIGNET_CEREMONY_KEY` (or a random key with a warning, on loopback only) and
-    /// `SIGNET_CEREMONY_KEY_ACCEPTED`.
+    /// `SIGNET_CEREMONY_KEY_ACCEPTED` (``ServiceKeys/keyWithAccepted(_:_:logger:)``).
     public static func fromEnvironment(_ env: Environment = Environment(), logger: Logger) throws -> CeremonyHandles {
-        let accepted = try ServiceKeys.acceptedKeys("SIGNET_CEREMONY_KEY", env)
-        if let text = env.optionalString("SIGNET_CEREMONY_KEY") {
-            guard let key = Base64URL.decode(text), key.count == 32 else {
-                throw Environment.ConfigurationError(variable: "SIGNET_CEREMONY_KEY", reason: "must be 32 bytes, base64url")
-            }
-            guard !accepted.contains(key) else {
-                throw Environment.ConfigurationError(variable: "SIGNET_CEREMONY_KEY_ACCEPTED", reason: "lists SIGNET_CEREMONY_KEY itself")
-            }
-            if !accepted.isEmpty {
-                logger.info("ceremony handles: sealing with SIGNET_CEREMONY_KEY, also accepting \(accepted.count) key(s) of SIGNET_CEREMONY_KEY_ACCEPTED")
-            }
-            return try CeremonyHandles(key: key, accepted: accepted)
-        }
-        guard ServiceConfiguration.isLoopback(env.string("SIGNET_HTTP_HOST", default: "127.0.0.1")) else {
-            throw Environment.ConfigurationError(variable: "SIGNET_CEREMONY_KEY", reason: "required off loopback (32 bytes, base64url)")
-        }
-        logger.warning("SIGNET_CEREMONY_KEY is not set: using a random key; ceremonies will not survive a restart or span replicas")
-        return try CeremonyHandles(key: SecureRandom.bytes(32), accepted: accepted)
+        let (key, accepted) = try ServiceKeys.keyWithAccepted("SIGNET_CEREMONY_KEY", env, logger: logger)
+        return try CeremonyHandles(key: key, accepted: accepted)
+    }
+
+    private static func tag(_ message: [UInt8], purpose: String, key: [UInt8]) -> [UInt8] {
+        HMAC.authenticationCode(.sha256, key: key, message: Array(purpose.utf8) + [0] + message)
     }
 
     /// An authentication tag (HMAC-SHA-256) of `message` for `purpose`, under a key every
@@ -72,7 +50,7 @@ public struct CeremonyHandles: Sendable {
     /// without having stored them (the direct sign-in's session ids). Compare with
     /// ``ConstantTime``.
     public func tag(_ message: [UInt8], purpose: String) -> [UInt8] {
-        keys[0].tag(message, purpose: purpose)
+        Self.tag(message, purpose: purpose, key: tagKeys[0])
     }
 
     /// Whether `candidate` is the first `candidate.count` bytes (at least 8) of the tag of
@@ -81,7 +59,7 @@ public struct CeremonyHandles: Sendable {
     public func isTag(_ candidate: [UInt8], of message: [UInt8], purpose: String) -> Bool {
         guard candidate.count >= 8, candidate.count <= 32 else { return false }
         var found = false
-        for key in keys where ConstantTime.equals(candidate, Array(key.tag(message, purpose: purpose).prefix(candidate.count))) {
+        for key in tagKeys where ConstantTime.equals(candidate, Array(Self.tag(message, purpose: purpose, key: key).prefix(candidate.count))) {
             found = true
         }
         return found
@@ -91,20 +69,20 @@ public struct CeremonyHandles: Sendable {
     /// kind can never be used as another).
     public func seal<T: Encodable>(_ state: T, purpose: String) throws -> String {
         let json = try JSONValueEncoder().encodeToBytes(state)
-        return Base64URL.encode(try keys[0].box.seal(json, associatedData: Array(purpose.utf8)))
+        return Base64URL.encode(try boxes.seal(json, associatedData: Array(purpose.utf8)))
     }
 
     /// Seals bytes the caller encoded itself (a compact binary state: JSON coding of the state
     /// showed up in profiles of the sign-in hot path).
     public func seal(bytes: [UInt8], purpose: String) throws -> String {
-        Base64URL.encode(try keys[0].box.seal(bytes, associatedData: Array(purpose.utf8)))
+        Base64URL.encode(try boxes.seal(bytes, associatedData: Array(purpose.utf8)))
     }
 
     /// Opens a handle sealed by `seal(bytes:purpose:)`; any tampering, another purpose or
     /// garbage is `invalid_handle`.
     public func openBytes(_ handle: String, purpose: String) throws -> [UInt8] {
         guard handle.utf8.count <= 8192, let sealed = Base64URL.decode(handle),
-            let plain = opened(sealed, purpose: purpose)
+            let plain = try? boxes.open(sealed, associatedData: Array(purpose.utf8))
         else {
             throw HTTPError(ProblemCode.invalidHandle, detail: "The ceremony handle is not valid.")
         }
@@ -114,24 +92,12 @@ public struct CeremonyHandles: Sendable {
     /// Opens a handle; any tampering, another purpose or garbage is `invalid_handle`.
     public func open<T: Decodable>(_ handle: String, as: T.Type, purpose: String) throws -> T {
         guard handle.utf8.count <= 8192, let sealed = Base64URL.decode(handle),
-            let plain = opened(sealed, purpose: purpose),
+            let plain = try? boxes.open(sealed, associatedData: Array(purpose.utf8)),
             let state = try? JSONValueDecoder().decode(T.self, from: plain)
         else {
             throw HTTPError(ProblemCode.invalidHandle, detail: "The ceremony handle is not valid.")
         }
         return state
-    }
-}
-
-extension CeremonyHandles {
-    /// The plaintext of `sealed` under the sealing key, else the first accepted key that opens
-    /// it; nil when none does.
-    fileprivate func opened(_ sealed: [UInt8], purpose: String) -> [UInt8]? {
-        let associatedData = Array(purpose.utf8)
-        for key in keys {
-            if let plain = try? key.box.open(sealed, associatedData: associatedData) { return plain }
-        }
-        return nil
     }
 }
 

@@ -237,6 +237,13 @@ public enum ServiceKeys {
     /// The key of `variable` (as ``key(_:_:logger:)``) with the keys of `<variable>_ACCEPTED`,
     /// which open what they sealed before but seal nothing new: how a sealing key is changed.
     public static func sealingKeys(_ variable: String, _ env: Environment = Environment(), logger: Logger) throws -> SealingKeys {
+        let (key, accepted) = try keyWithAccepted(variable, env, logger: logger)
+        return try SealingKeys(key: key, accepted: accepted)
+    }
+
+    /// The key of `variable` (as ``key(_:_:logger:)``) and the keys of `<variable>_ACCEPTED`
+    /// (``acceptedKeys(_:_:)``), which may not list the key itself.
+    public static func keyWithAccepted(_ variable: String, _ env: Environment, logger: Logger) throws -> (key: [UInt8], accepted: [[UInt8]]) {
         let accepted = try acceptedKeys(variable, env)
         let key = try key(variable, env, logger: logger)
         guard !accepted.contains(key) else {
@@ -245,7 +252,7 @@ public enum ServiceKeys {
         if !accepted.isEmpty {
             logger.info("\(variable): sealing with it, also opening with \(accepted.count) key(s) of \(variable)_ACCEPTED")
         }
-        return try SealingKeys(key: key, accepted: accepted)
+        return (key, accepted)
     }
 
     /// `<variable>_ACCEPTED`: up to ``SealingKeys/maxAccepted`` comma-separated 32-byte
