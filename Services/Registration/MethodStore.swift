@@ -6,13 +6,19 @@ import Schema
 import ServiceKit
 
 /// A user's non-FIDO methods (`user_methods`): set up PENDING_CONFIRMATION, ACTIVE once a first
-/// code confirms them, DELETED when removed (the row stays, its secrets cleared). Activation and
-/// removal commit with their `MethodChanged` event; a code's delivery request commits with the
-/// method it confirms.
+/// code confirms them, DELETED when removed or when a setup is abandoned (the row stays, its
+/// secrets cleared). Activation and removal commit with their `MethodChanged` event; a code's
+/// delivery request commits with the method it confirms.
 struct MethodStore: Sendable {
     let context: ServiceContext
     /// Wrong codes a setup takes before it must start again.
     static let maximumConfirmAttempts = 5
+    /// How long a setup waits for its first code: a method still PENDING_CONFIRMATION this long
+    /// after it was set up is abandoned (an e-mailed or SMS code expired after five minutes; a
+    /// user who never scanned a TOTP QR code, or mistyped the address, sets it up again), and
+    /// ``removeAbandoned(now:limit:maxBatches:)`` removes it with the vault's copy of its
+    /// address or number.
+    static let abandonedAfter: TimeInterval = 86_400
 
     /// A method set up and waiting for its first code.
     struct Pending: Sendable {
@@ -77,6 +83,8 @@ struct MethodStore: Sendable {
                 """
             ).first, let type = row.string("type"), let created = row.date("created_at")
             else { throw HTTPError(.notFound, detail: "No such method for this user.") }
+            // Removed, by the user or as an abandoned setup: gone, as for rename and removal.
+            guard row.string("status") != "DELETED" else { throw HTTPError(.notFound, detail: "No such method for this user.") }
             guard row.string("status") == "PENDING_CONFIRMATION" else {
                 throw HTTPError(.methodAlreadyConfirmed, detail: "This method is already confirmed.")
             }
@@ -181,11 +189,66 @@ struct MethodStore: Sendable {
             // The event names the vault reference so that the pii service deletes the address or
             // number with the method; this service forgets the reference (the masked form stays
             // in the method's history).
-            try await Outbox.enqueue(
-                MethodChanged(
-                    tenantId: tenant, subjectRef: context.configuration.subjectKey.ref(tenant: tenant, username: username), methodId: id, type: type, status: "DELETED", piiRef: row.string("pii_ref"), sealedSecret: nil,
-                    lastTotpStep: nil, changedAt: now),
-                source: .registration, subject: tenant, key: tenant, on: conn)
+            try await enqueueRemoval(id: id, tenant: tenant, username: username, type: type, piiRef: row.string("pii_ref"), at: now, on: conn)
         }
+    }
+
+    /// Removes the setups abandoned before `now` (``abandonedAfter``) as ``remove(id:tenant:username:at:)``
+    /// removes a method: DELETED, code, secret and vault reference cleared, with the
+    /// `MethodChanged` event naming the reference, on which the pii service deletes the address
+    /// or number. Oldest first, up to `limit` a transaction (rows and events commit together),
+    /// at most `maxBatches` transactions a pass; rows another replica's pass or a confirmation
+    /// holds are skipped (a setup confirmed meanwhile is not taken).
+    ///
+    /// - Returns: setups removed.
+    func removeAbandoned(now: Date, limit: Int = 500, maxBatches: Int = 20) async throws -> Int {
+        var total = 0
+        for _ in 0..<maxBatches {
+            try Task.checkCancellation()
+            let removed = try await context.withTransaction { conn -> Int in
+                let rows = try await conn.query(
+                    """
+                    UPDATE user_methods m SET status = 'DELETED', code_hash = NULL, code_expires_at = NULL, sealed_secret = NULL, pii_ref = NULL,
+                        deleted_at = \(now)
+                    FROM (
+                        SELECT id, pii_ref FROM user_methods
+                        WHERE status = 'PENDING_CONFIRMATION' AND created_at < \(now.addingTimeInterval(-Self.abandonedAfter))
+                        ORDER BY created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED) old
+                    WHERE m.id = old.id
+                    RETURNING m.id, m.tenant_id, m.username, m.type, old.pii_ref
+                    """)
+                for row in rows {
+                    guard let id = row.string("id"), let tenant = row.string("tenant_id"), let username = row.string("username"),
+                        let type = row.string("type")
+                    else { throw HTTPError(.internalError) }
+                    try await enqueueRemoval(id: id, tenant: tenant, username: username, type: type, piiRef: row.string("pii_ref"), at: now, on: conn)
+                }
+                return rows.count
+            }
+            total += removed
+            if removed < limit { break }
+        }
+        return total
+    }
+
+    /// Withdraws the value the vault stored for a setup that then failed before its method was
+    /// recorded (an erasure begun, a sign-up claim, the database): the `MethodChanged` event of
+    /// the method's removal, on which the pii service deletes the value, with no row here.
+    func withdraw(piiRef: String, methodID: String, type: String, tenant: String, username: String, at now: Date) async throws {
+        try await context.withTransaction { conn in
+            try await enqueueRemoval(id: methodID, tenant: tenant, username: username, type: type, piiRef: piiRef, at: now, on: conn)
+        }
+    }
+
+    /// The `MethodChanged` event of a method's removal, naming its vault reference (for the pii
+    /// service to delete the value), in `conn`'s transaction.
+    private func enqueueRemoval(
+        id: String, tenant: String, username: String, type: String, piiRef: String?, at now: Date, on conn: PostgresConnection
+    ) async throws {
+        try await Outbox.enqueue(
+            MethodChanged(
+                tenantId: tenant, subjectRef: context.configuration.subjectKey.ref(tenant: tenant, username: username), methodId: id, type: type,
+                status: "DELETED", piiRef: piiRef, sealedSecret: nil, lastTotpStep: nil, changedAt: now),
+            source: .registration, subject: tenant, key: tenant, on: conn)
     }
 }

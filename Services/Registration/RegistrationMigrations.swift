@@ -275,5 +275,13 @@ enum RegistrationMigrations {
                 accepted_at timestamptz NOT NULL
             );
             """),
+        Migration(
+            225, "user_methods_pending_by_age",
+            """
+            -- Method setups still waiting for their first code, oldest first: a day after it
+            -- started, the retention pass removes an abandoned one with the vault's copy of its
+            -- address or number (MethodStore.removeAbandoned).
+            CREATE INDEX user_methods_pending_by_age ON user_methods (created_at) WHERE status = 'PENDING_CONFIRMATION';
+            """),
     ]
 }

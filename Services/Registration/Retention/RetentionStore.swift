@@ -42,12 +42,16 @@ struct RetentionStore: Sendable {
     /// One pass: deleted credentials and methods whose tenant's retention has passed since
     /// their deletion go (in bounded batches). A deleted credential's id may then be registered
     /// again. Used challenges of registrations past their expiry go too (``UsedChallenges``:
-    /// a registration checks its ceremony's expiry before its challenge's single use).
+    /// a registration checks its ceremony's expiry before its challenge's single use). First,
+    /// method setups abandoned for a day are removed with the vault's copy of their address or
+    /// number (``MethodStore/removeAbandoned(now:limit:maxBatches:)``): in every tenant,
+    /// whatever its retention, which then counts from that removal.
     ///
-    /// - Returns: rows deleted.
+    /// - Returns: rows deleted, and abandoned setups removed.
     @discardableResult
     func purge(now: Date, limit: Int = BatchedDelete.batchSize) async throws -> Int {
-        try await context.pool.withConnection { conn in
+        let abandoned = try await MethodStore(context: context).removeAbandoned(now: now)
+        return try await abandoned + context.pool.withConnection { conn in
             let challenges = try await UsedChallenges.purge(now: now, limit: limit, on: conn)
             let credentials = try await BatchedDelete.drain(
                 limit: limit, on: conn,
