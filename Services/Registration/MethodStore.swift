@@ -196,47 +196,73 @@ struct MethodStore: Sendable {
     /// Removes the setups abandoned before `now` (``abandonedAfter``) as ``remove(id:tenant:username:at:)``
     /// removes a method: DELETED, code, secret and vault reference cleared, with the
     /// `MethodChanged` event naming the reference, on which the pii service deletes the address
-    /// or number. Oldest first, up to `limit` a transaction (rows and events commit together),
-    /// at most `maxBatches` transactions a pass; rows another replica's pass or a confirmation
-    /// holds are skipped (a setup confirmed meanwhile is not taken).
+    /// or number. Oldest first, `limit` a batch, at most `maxBatches` batches a pass; each setup
+    /// in a transaction of its own under its user's erasure lock (``ErasureStore/lockUser(tenant:username:on:)``),
+    /// as every write to a user is: a user whose erasure is in progress is left to it (the
+    /// erasure deletes the method and the vault its value; nothing is published for that user
+    /// meanwhile), and a setup confirmed or removed meanwhile is not taken.
     ///
     /// - Returns: setups removed.
     func removeAbandoned(now: Date, limit: Int = 500, maxBatches: Int = 20) async throws -> Int {
+        let cutoff = now.addingTimeInterval(-Self.abandonedAfter)
         var total = 0
         for _ in 0..<maxBatches {
             try Task.checkCancellation()
-            let removed = try await context.withTransaction { conn -> Int in
-                let rows = try await conn.query(
+            let candidates = try await context.pool.withConnection { conn in
+                try await conn.query(
                     """
-                    UPDATE user_methods m SET status = 'DELETED', code_hash = NULL, code_expires_at = NULL, sealed_secret = NULL, pii_ref = NULL,
-                        deleted_at = \(now)
-                    FROM (
-                        SELECT id, pii_ref FROM user_methods
-                        WHERE status = 'PENDING_CONFIRMATION' AND created_at < \(now.addingTimeInterval(-Self.abandonedAfter))
-                        ORDER BY created_at LIMIT \(limit) FOR UPDATE SKIP LOCKED) old
-                    WHERE m.id = old.id
-                    RETURNING m.id, m.tenant_id, m.username, m.type, old.pii_ref
+                    SELECT m.id, m.tenant_id, m.username FROM user_methods m
+                    WHERE m.status = 'PENDING_CONFIRMATION' AND m.created_at < \(cutoff)
+                        AND NOT EXISTS (
+                            SELECT 1 FROM erasures e WHERE e.tenant_id = m.tenant_id AND e.username = m.username AND e.status = 'PENDING')
+                    ORDER BY m.created_at LIMIT \(limit)
                     """)
-                for row in rows {
-                    guard let id = row.string("id"), let tenant = row.string("tenant_id"), let username = row.string("username"),
-                        let type = row.string("type")
-                    else { throw HTTPError(.internalError) }
-                    try await enqueueRemoval(id: id, tenant: tenant, username: username, type: type, piiRef: row.string("pii_ref"), at: now, on: conn)
-                }
-                return rows.count
             }
-            total += removed
-            if removed < limit { break }
+            for candidate in candidates {
+                guard let id = candidate.string("id"), let tenant = candidate.string("tenant_id"), let username = candidate.string("username")
+                else { continue }
+                let removed = try await context.withTransaction { conn -> Bool in
+                    guard try await Self.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return false }
+                    guard let row = try await conn.query(
+                        """
+                        UPDATE user_methods m SET status = 'DELETED', code_hash = NULL, code_expires_at = NULL, sealed_secret = NULL, pii_ref = NULL,
+                            deleted_at = \(now)
+                        FROM (SELECT id, pii_ref FROM user_methods WHERE id = \(id) FOR UPDATE) old
+                        WHERE m.id = old.id AND m.status = 'PENDING_CONFIRMATION' AND m.created_at < \(cutoff)
+                        RETURNING m.type, old.pii_ref
+                        """
+                    ).first, let type = row.string("type")
+                    else { return false }
+                    try await enqueueRemoval(id: id, tenant: tenant, username: username, type: type, piiRef: row.string("pii_ref"), at: now, on: conn)
+                    return true
+                }
+                if removed { total += 1 }
+            }
+            if candidates.count < limit { break }
         }
         return total
     }
 
     /// Withdraws the value the vault stored for a setup that then failed before its method was
-    /// recorded (an erasure begun, a sign-up claim, the database): the `MethodChanged` event of
-    /// the method's removal, on which the pii service deletes the value, with no row here.
+    /// recorded (a sign-up claim, the database): the `MethodChanged` event of the method's
+    /// removal, on which the pii service deletes the value, with no row here. Nothing when the
+    /// user's erasure is in progress: it shreds the value with the rest of the user's.
     func withdraw(piiRef: String, methodID: String, type: String, tenant: String, username: String, at now: Date) async throws {
         try await context.withTransaction { conn in
+            guard try await Self.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return }
             try await enqueueRemoval(id: methodID, tenant: tenant, username: username, type: type, piiRef: piiRef, at: now, on: conn)
+        }
+    }
+
+    /// Takes the user's erasure lock for the rest of the transaction, as
+    /// ``ErasureStore/requireNoErasureInProgress(tenant:username:on:)`` does; false when an
+    /// erasure of the user is in progress.
+    private static func lockUserUnlessErasing(tenant: String, username: String, on conn: PostgresConnection) async throws -> Bool {
+        do {
+            try await ErasureStore.requireNoErasureInProgress(tenant: tenant, username: username, on: conn)
+            return true
+        } catch let error as HTTPError where error.code == .userErasurePending {
+            return false
         }
     }
 

@@ -44,10 +44,17 @@ struct AbandonedMethodSetupTests {
         try await methods.insert(.init(id: confirmed, tenant: "acme", username: "alice", type: "totp", sealedSecret: [7], createdAt: now), delivery: nil)
         try await methods.insert(
             .init(id: bob, tenant: "acme", username: "bob", type: "sms_otp", piiRef: bobRef, masked: "+44•••23", createdAt: now), delivery: nil)
+        // Carol's erasure is in progress: her abandoned setup is left to it.
+        let carol = Self.newID()
+        try await methods.insert(
+            .init(id: carol, tenant: "acme", username: "carol", type: "email_otp", piiRef: "pii_" + Hex.encode(SecureRandom.bytes(16)), createdAt: now),
+            delivery: nil)
+        let erasure = await h.send("DELETE", "/v1/tenants/acme/users/carol", bearer: key)
+        #expect(erasure.status == 202, "\(String(decoding: erasure.body, as: UTF8.self))")
         // Set up a day and a minute ago (and one of them confirmed then); `recent` 23 hours ago.
         let dayAgo = now.addingTimeInterval(-MethodStore.abandonedAfter - 60)
         try await h.context.pool.withConnection { conn in
-            try await conn.query("UPDATE user_methods SET created_at = \(dayAgo) WHERE id IN (\(oldEmail), \(oldTotp), \(confirmed), \(bob))")
+            try await conn.query("UPDATE user_methods SET created_at = \(dayAgo) WHERE id IN (\(oldEmail), \(oldTotp), \(confirmed), \(bob), \(carol))")
             try await conn.query("UPDATE user_methods SET created_at = \(now.addingTimeInterval(-23 * 3600)) WHERE id = \(recent)")
             try await conn.query("UPDATE user_methods SET status = 'ACTIVE', confirmed_at = \(dayAgo) WHERE id = \(confirmed)")
         }
@@ -67,7 +74,7 @@ struct AbandonedMethodSetupTests {
                 #expect(row.date("deleted_at") != nil)
             }
         }
-        #expect(status == [oldEmail: "DELETED", oldTotp: "DELETED", bob: "DELETED", recent: "PENDING_CONFIRMATION", confirmed: "ACTIVE"])
+        #expect(status == [oldEmail: "DELETED", oldTotp: "DELETED", bob: "DELETED", recent: "PENDING_CONFIRMATION", confirmed: "ACTIVE", carol: "PENDING_CONFIRMATION"])
         // One event each, naming the vault reference (the pii service deletes the value on it)
         // and the user by subject reference only.
         let removed = try await Self.removals(h)
