@@ -64,6 +64,10 @@ struct PIIVault: Sendable {
             let value = try await read(ctx.parameter("ref"), tenant: ctx.parameter("tenant"), reader: caller, purpose: body.purpose)
             return try .json(value, headers: [("Cache-Control", "no-store")])
         }
+        router.delete("/v1/internal/tenants/{tenant}/pii/{ref}", calls.guardInternal) { _, ctx in
+            try await delete(ctx.parameter("ref"), tenant: ctx.parameter("tenant"))
+            return HTTPResponse(status: 204)
+        }
         router.delete("/v1/internal/tenants/{tenant}/subjects/{subject}", calls.guardInternal) { request, ctx in
             try await erase(subject: ctx.parameter("subject"), tenant: ctx.parameter("tenant"))
             return HTTPResponse(status: 204)
@@ -106,6 +110,16 @@ struct PIIVault: Sendable {
                 """)
         }
         return PIIReference(ref: ref, masked: masked)
+    }
+
+    /// Deletes one value, which its owner no longer refers to (a sign-up profile's name or
+    /// address replaced by the one given again). Idempotent: an unknown, malformed, already
+    /// deleted or other tenant's reference deletes nothing and answers the same.
+    func delete(_ ref: String, tenant: String) async throws {
+        guard ref.hasPrefix("pii_"), ref.utf8.count == 36 else { return }
+        try await context.pool.withConnection { conn in
+            try await conn.query("DELETE FROM pii_values WHERE ref = \(ref) AND tenant_id = \(tenant)")
+        }
     }
 
     func read(_ ref: String, tenant: String, reader: String, purpose: String) async throws -> PIIValue {

@@ -1,6 +1,7 @@
 import Crypto
 import FoundationEssentials
 import HTTPServer
+import Platform
 import Postgres
 import Schema
 import ServiceKit
@@ -98,7 +99,13 @@ struct SignUpAccounts: Sendable {
         for (kind, value) in body.profile?.vaultValues ?? [] {
             let stored = try await calls.post(
                 "\(piiURL)/v1/internal/tenants/\(tenant)/pii", PIIStoreRequest(subject: subject, kind: kind, value: value), as: PIIReference.self)
-            try await context.pool.withConnection { conn in
+            // The reference it replaces (an account opened again by a later sign-up before it
+            // held anything), read under the row's lock: of two sign-ups of one account at once,
+            // the second replaces, and deletes, the first's.
+            let replaced = try await context.withTransaction { conn -> String? in
+                let old = try await conn.query(
+                    "SELECT pii_ref FROM user_profiles WHERE tenant_id = \(tenant) AND username = \(body.username) AND kind = \(kind) FOR UPDATE"
+                ).first?.string("pii_ref")
                 try await conn.query(
                     """
                     INSERT INTO user_profiles (tenant_id, username, kind, pii_ref, masked, updated_at)
@@ -106,6 +113,18 @@ struct SignUpAccounts: Sendable {
                     ON CONFLICT (tenant_id, username, kind) DO UPDATE
                     SET pii_ref = EXCLUDED.pii_ref, masked = EXCLUDED.masked, updated_at = EXCLUDED.updated_at
                     """)
+                return old
+            }
+            // Nothing refers to the replaced value any more: it leaves the vault. When the vault
+            // cannot be reached it stays under the user's subject, as above.
+            if let replaced, replaced != stored.ref {
+                do {
+                    try await calls.delete("\(piiURL)/v1/internal/tenants/\(tenant)/pii/\(replaced)")
+                } catch {
+                    context.logger.warning(
+                        "a replaced sign-up profile value could not be deleted from the vault; it stays under the user's subject until the user's data is erased",
+                        metadata: [LogKey.tenant: "\(tenant)", LogKey.error: "\(error)"])
+                }
             }
         }
         return SignUpAccount(userHandle: subject)

@@ -115,6 +115,16 @@ public struct InternalCalls: Sendable {
         try await throwingProblems { try await send("GET", url, body: nil, as: Answer.self, timeout: timeout) }
     }
 
+    /// DELETEs another service's resource; its answer (2xx, no body expected) is not read.
+    ///
+    /// - Throws: ``post(_:_:as:timeout:)``'s.
+    public func delete(_ url: String, timeout: TimeInterval = 5) async throws {
+        _ = try await throwingProblems { try await send("DELETE", url, body: nil, as: NoAnswer.self, timeout: timeout) }
+    }
+
+    /// The answer of a call whose body is not read (``delete(_:timeout:)``).
+    private struct NoAnswer: Decodable {}
+
     /// `body`, with a ``Failure`` thrown as its problem (the `HTTPError` the edge answers with).
     private func throwingProblems<Answer>(_ body: () async throws -> Answer) async throws -> Answer {
         do {
@@ -199,6 +209,7 @@ public struct InternalCalls: Sendable {
             throw Failure(HTTPError(ProblemCode(problem.code, status: http.status, title: problem.title ?? "Refused"), detail: problem.detail, field: problem.field))
         }
         guard (200..<300).contains(http.status) else { throw unavailable("status \(http.status)") }
+        if let none = NoAnswer() as? Answer { return none }
         // Read by the strict parser, as requests are; another service's answer that does not
         // fit is that service failing.
         guard let answer = try? JSONValueDecoder().decode(Answer.self, from: data, maximumDepth: HTTPRequest.maximumJSONDepth) else {

@@ -17,6 +17,7 @@ import Testing
         ("GET", "/readyz", "public"),
         ("POST", "/v1/internal/tenants/{tenant}/pii", "internal"),
         ("POST", "/v1/internal/tenants/{tenant}/pii/{ref}/read", "internal"),
+        ("DELETE", "/v1/internal/tenants/{tenant}/pii/{ref}", "internal"),
         ("POST", "/v1/internal/tenants/{tenant}/user-data", "internal"),
         ("DELETE", "/v1/internal/tenants/{tenant}/subjects/{subject}", "internal"),
         ("GET", "/v1/tenants/{tenant}", "public"),

@@ -28,6 +28,28 @@ struct VaultErasureTests {
         await h.send("POST", "/v1/internal/tenants/acme/pii/\(ref)/read", bearer: Harness.internalToken, headers: caller, json: #"{"purpose":"test"}"#)
     }
 
+    /// A value its owner no longer refers to is deleted by its reference, in its tenant only;
+    /// the call is idempotent and tells nothing of a reference (the same 204 for every one).
+    @Test func aValueIsDeletedByItsReference() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let subject = "c3ViamVjdC1mb3Vy"
+        let replaced = try await Self.store(h, subject: subject, kind: "name", value: "Dana Scully")
+        let kept = try await Self.store(h, subject: subject, kind: "name", value: "Dana K. Scully")
+        func delete(_ tenant: String, _ ref: String) async -> Int {
+            await h.send("DELETE", "/v1/internal/tenants/\(tenant)/pii/\(ref)", bearer: Harness.internalToken, headers: Self.caller).status
+        }
+        #expect(await delete("other", kept) == 204)
+        #expect(await delete("acme", replaced) == 204)
+        #expect(await Self.read(h, replaced).status == 404)
+        #expect(await Self.read(h, kept).status == 200)
+        #expect(await delete("acme", replaced) == 204)
+        #expect(await delete("acme", "pii_" + String(repeating: "0", count: 32)) == 204)
+        #expect(await delete("acme", "not-a-reference") == 204)
+        #expect(await h.send("DELETE", "/v1/internal/tenants/acme/pii/\(kept)").status == 401)
+        #expect(await Self.read(h, kept).status == 200)
+    }
+
     /// An erased user stays erased: once the subject's key is destroyed (by the purge, or by the
     /// internal DELETE even before it held any value), storing under it is refused and no key
     /// comes back. Before, a store recreated the key: a method set up while the erasure went
