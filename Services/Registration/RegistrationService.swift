@@ -175,6 +175,6 @@ public enum RegistrationService: SignetService {
                 models.register(on: &router)
             }, handlers: handlers,
             background: (refresher.map { [$0] } ?? []) + [purger]
-                + (KeyResealer(columns: [MethodStore.sealedSecrets(keys: configuration.methodSecrets.methodSecrets)], context: context).map { [$0] } ?? []))
+                + (KeyResealer(columns: [MethodStore.sealedSecrets(keys: configuration.methodSecrets.methodSecrets, subjectKey: context.configuration.subjectKey)], context: context).map { [$0] } ?? []))
     }
 }

@@ -50,8 +50,14 @@ extension SealedColumn {
     /// order), rows where it is not NULL; `binding` gives a row's associated data from the
     /// columns `key` and `also` name (nil: the row is passed over). The names are constants of
     /// a service's migrations, never outside input.
+    ///
+    /// With `replaced`, each value is replaced in a transaction of its own, which `replaced`
+    /// joins: it gets the row's `returning` columns as they are after the update and the value
+    /// sealed again (to publish what others keep of it, with the change).
     public static func inTable(
         _ table: StaticString, key: [StaticString], column: StaticString, also: [StaticString] = [], variable: String, keys: SealingKeys,
+        returning: [StaticString] = [],
+        replaced: (@Sendable (_ row: PostgresRow, _ resealed: [UInt8], _ conn: PostgresConnection) async throws -> Void)? = nil,
         binding: @escaping @Sendable (PostgresRow) -> [UInt8]?
     ) -> SealedColumn {
         let keyColumns = key.map { "\($0)" }, sealed = "\(column)"
@@ -64,7 +70,8 @@ extension SealedColumn {
             ORDER BY \(order) LIMIT $\(keyColumns.count + 1)
             """
         let matches = keyColumns.enumerated().map { "\($1) = $\($0 + 2)" }.joined(separator: " AND ")
-        let update = "UPDATE \(table) SET \(sealed) = $1 WHERE \(matches) AND \(sealed) = $\(keyColumns.count + 2)"
+        let returned = returning.isEmpty ? "" : " RETURNING " + returning.map { "\($0)" }.joined(separator: ", ")
+        let update = "UPDATE \(table) SET \(sealed) = $1 WHERE \(matches) AND \(sealed) = $\(keyColumns.count + 2)\(returned)"
         return SealedColumn(
             name: "\(table).\(sealed)", variable: variable, keys: keys,
             read: { after, limit, conn in
@@ -81,11 +88,20 @@ extension SealedColumn {
                 }
             },
             replace: { value, resealed, conn in
-                try await conn.query(
-                    PostgresQuery(
-                        unsafeSQL: update,
-                        binds: [PostgresBytes(resealed).postgresText] + value.position.map(\.postgresText) + [PostgresBytes(value.sealed).postgresText])
-                ).affectedRows == 1
+                let query = PostgresQuery(
+                    unsafeSQL: update,
+                    binds: [PostgresBytes(resealed).postgresText] + value.position.map(\.postgresText) + [PostgresBytes(value.sealed).postgresText])
+                guard let replaced else { return try await conn.query(query).affectedRows == 1 }
+                try await conn.query("BEGIN")
+                do {
+                    let rows = try await conn.query(query)
+                    if let row = rows.first { try await replaced(row, resealed, conn) }
+                    try await conn.query("COMMIT")
+                    return rows.affectedRows == 1
+                } catch {
+                    _ = try? await conn.query("ROLLBACK")
+                    throw error
+                }
             })
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import Postgres
+import Schema
 import ServiceKit
 import ServiceTestSupport
 import Testing
@@ -30,8 +31,14 @@ struct KeyChangeTests {
             let sealed = try oldKeys.seal(secret, associatedData: MethodEnrollment.secretBinding(tenant: "acme", method: id))
             try await methods.insert(.init(id: id, tenant: "acme", username: "alice", type: "totp", sealedSecret: sealed, createdAt: Date()), delivery: nil)
         }
-        let removed = try #require(secrets.keys.sorted().first)
+        let ids = secrets.keys.sorted()
+        let removed = ids[0], active = ids[1], pending = ids[2]
         try await methods.remove(id: removed, tenant: "acme", username: "alice", at: Date())
+        // One confirmed (the authentication service keeps its secret, from its event), one not.
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("UPDATE user_methods SET status = 'ACTIVE', confirmed_at = \(Date()) WHERE id = \(active)")
+        }
+        let before = try await h.published().count
 
         let changed = try await h.replica(environment: [
             "SIGNET_METHOD_SECRET_KEY": Base64URL.encode(Self.new), "SIGNET_METHOD_SECRET_KEY_ACCEPTED": Base64URL.encode(Self.old),
@@ -50,5 +57,20 @@ struct KeyChangeTests {
             let sealed = try #require(row.bytes("sealed_secret"))
             #expect(try onlyNew.open(sealed, associatedData: MethodEnrollment.secretBinding(tenant: "acme", method: id)) == secrets[id])
         }
+        // The active method's new sealing is published with it (the pending one's is not: no
+        // other service holds it yet), so that copies built from the events follow the key.
+        let events = try await h.published().dropFirst(before).filter { $0.type == MethodChanged.eventType }
+            .map { try EventCoding.decode(MethodChanged.self, from: Array($0.data.utf8)) }
+        #expect(events.map(\.methodId) == [active])
+        let event = try #require(events.first)
+        #expect(event.status == "ACTIVE" && event.type == "totp" && event.lastTotpStep == nil && event.piiRef == nil)
+        #expect(event.subjectRef == h.context.configuration.subjectKey.ref(tenant: "acme", username: "alice"))
+        let published = try #require(event.sealedSecret.flatMap(Base64URL.decode))
+        #expect(try onlyNew.open(published, associatedData: MethodEnrollment.secretBinding(tenant: "acme", method: active)) == secrets[active])
+        #expect(throws: (any Error).self) { try oldKeys.open(published, associatedData: MethodEnrollment.secretBinding(tenant: "acme", method: active)) }
+        #expect(secrets[pending] != nil)
+        // A second pass finds nothing under the old key, and publishes nothing.
+        #expect(try await resealer.pass()["user_methods.sealed_secret"] == KeyResealer.Outcome(scanned: 2))
+        #expect(try await h.published().filter { $0.type == MethodChanged.eventType }.count == events.count + 1)
     }
 }
