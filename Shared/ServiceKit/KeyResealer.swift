@@ -120,7 +120,9 @@ extension SealedColumn {
 /// After each pass of a column it logs, and publishes as `signet_sealed_values{column,key}`,
 /// how many values it sealed again, how many are still under an accepted key (`accepted`: a
 /// race lost, counted again next pass) and how many open under no key at all (`none`: sealed
-/// under a key no longer listed, or damaged). When a pass ends with neither, the log line says
+/// under a key no longer listed, or damaged), with the pass's time
+/// (`signet_sealed_values_pass_timestamp_seconds{column}`: a replica whose passes another's
+/// lock skipped keeps older figures). When a pass ends with neither, the log line says
 /// that the accepted keys may be dropped, once every replica runs with the new key.
 public final class KeyResealer: Service {
     public let name = "key-resealer"
@@ -222,6 +224,10 @@ public final class KeyResealer: Service {
                 .record(outcome.unreadable)
             Counter(label: "signet_sealed_values_resealed_total", dimensions: [("column", column.name)], registry: metrics)
                 .increment(by: outcome.resealed)
+            // When this replica's figures were taken: one replica passes at a time, so the
+            // others' gauges are as old as their last pass; the newest is the one to read.
+            Gauge(label: "signet_sealed_values_pass_timestamp_seconds", dimensions: [("column", column.name)], registry: metrics)
+                .record(Date().timeIntervalSince1970.rounded(.down))
             var metadata: Logger.Metadata = [
                 "signet.column": "\(column.name)", "signet.key_variable": "\(column.variable)", "signet.scanned": "\(outcome.scanned)",
                 "signet.resealed": "\(outcome.resealed)", "signet.under_accepted": "\(outcome.underAccepted)",

@@ -82,6 +82,12 @@ import TestSupport
         #expect(text.contains(#"signet_sealed_values{column="sealed.value",key="accepted"} 0"#), "\(text)")
         #expect(text.contains(#"signet_sealed_values{column="sealed.value",key="none"} 2"#), "\(text)")
         #expect(text.contains(#"signet_sealed_values_resealed_total{column="sealed.value"} 23"#), "\(text)")
+        // When the figures were taken, to the second (a replica skipped by another's lock keeps
+        // older ones).
+        let stamp = try #require(
+            text.split(separator: "\n").first { $0.hasPrefix(#"signet_sealed_values_pass_timestamp_seconds{column="sealed.value"} "#) }
+                .flatMap { Double($0.split(separator: " ").last ?? "") })
+        #expect(abs(stamp - Date().timeIntervalSince1970) < 600, "\(stamp)")
 
         // Every value opens under the new key alone, as it was; the strangers' are untouched.
         let onlyNew = try SealingKeys(key: Self.new)
