@@ -17,7 +17,7 @@ import ServiceKit
 /// as an HMAC under the code-hash key (`SIGNET_OTP_HASH_KEY`) of tenant, kind and the value
 /// (an e-mail address by its mailbox, ``mailbox(_:)``), never the value; the user by subject
 /// reference. Rows older than the window go with the retention pass, and a user's with their
-/// erasure.
+/// erasure. While the key is being changed, sends recorded under its accepted keys count too.
 struct MethodSetupBudget: Sendable {
     static let window: TimeInterval = 600
     static let perUser = 5
@@ -25,12 +25,25 @@ struct MethodSetupBudget: Sendable {
 
     let pool: PostgresPool
     let key: [UInt8]
+    /// The keys of `SIGNET_OTP_HASH_KEY_ACCEPTED` (at most 4): the sends counted under them
+    /// still count, so that changing the key does not start every destination's budget afresh.
+    var acceptedKeys: [[UInt8]] = []
+
+    /// A destination as the budget counts it: its keyed hash under the key, which new sends are
+    /// recorded under, and under each accepted key (earlier sends).
+    struct Destination: Sendable, Equatable {
+        let hash: [UInt8]
+        let underAccepted: [[UInt8]]
+    }
 
     /// The keyed hash a destination is counted under. Only the count uses it: the address the
     /// method stores and the code is sent to stay as given.
-    func destination(tenant: String, kind: String, value: String) -> [UInt8] {
+    func destination(tenant: String, kind: String, value: String) -> Destination {
         let normalized = kind == "email" ? Self.mailbox(value) : value
-        return HMAC.authenticationCode(.sha256, key: key, message: Array("method-setup-destination\0\(tenant)\0\(kind)\0\(normalized)".utf8))
+        let message = Array("method-setup-destination\0\(tenant)\0\(kind)\0\(normalized)".utf8)
+        return Destination(
+            hash: HMAC.authenticationCode(.sha256, key: key, message: message),
+            underAccepted: acceptedKeys.prefix(4).map { HMAC.authenticationCode(.sha256, key: $0, message: message) })
     }
 
     /// The mailbox an e-mail address delivers to, as the budget counts it: lower case, and the
@@ -48,9 +61,12 @@ struct MethodSetupBudget: Sendable {
     /// Spends one setup's code for the user `subjectRef` to `destination`.
     ///
     /// - Throws: 429 `code_send_limited` with `Retry-After` when a budget is spent.
-    func spend(tenant: String, subjectRef: String, destination: [UInt8], now: Date) async throws {
+    func spend(tenant: String, subjectRef: String, destination: Destination, now: Date) async throws {
         let since = now.addingTimeInterval(-Self.window)
-        let hex = Hex.encode(destination)
+        let hex = Hex.encode(destination.hash)
+        // Five slots, one statement whatever the number of accepted keys (the hash repeated).
+        let hashes = (destination.underAccepted.prefix(4) + [destination.hash]).map(PostgresBytes.init)
+        let slots = hashes + Array(repeating: PostgresBytes(destination.hash), count: 5 - hashes.count)
         let refusedFor: TimeInterval? = try await pool.withTransaction { conn in
             try await conn.query("SELECT pg_advisory_xact_lock(hashtextextended(\("method-setup-user/\(tenant)/\(subjectRef)"), 0))")
             try await conn.query("SELECT pg_advisory_xact_lock(hashtextextended(\("method-setup-destination/\(tenant)/\(hex)"), 0))")
@@ -60,7 +76,8 @@ struct MethodSetupBudget: Sendable {
                 FROM (SELECT count(*) AS n, min(sent_at) AS oldest FROM method_setup_sends
                         WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND sent_at > \(since)) u,
                     (SELECT count(*) AS n, min(sent_at) AS oldest FROM method_setup_sends
-                        WHERE tenant_id = \(tenant) AND destination = \(PostgresBytes(destination)) AND sent_at > \(since)) d
+                        WHERE tenant_id = \(tenant) AND destination IN (\(slots[0]), \(slots[1]), \(slots[2]), \(slots[3]), \(slots[4]))
+                            AND sent_at > \(since)) d
                 """
             ).first
             if (row?.int("mine") ?? 0) >= Self.perUser, let oldest = row?.date("oldest_mine") { return oldest.timeIntervalSince(since) }
@@ -68,7 +85,7 @@ struct MethodSetupBudget: Sendable {
             try await conn.query(
                 """
                 INSERT INTO method_setup_sends (tenant_id, destination, subject_ref, sent_at)
-                VALUES (\(tenant), \(PostgresBytes(destination)), \(subjectRef), \(now))
+                VALUES (\(tenant), \(PostgresBytes(destination.hash)), \(subjectRef), \(now))
                 """)
             return nil
         }

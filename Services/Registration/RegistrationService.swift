@@ -137,7 +137,8 @@ public enum RegistrationService: SignetService {
             serverCertificates: configuration.uafServerCertificates)
         let enrollment = MethodEnrollment(
             tenants: context.tenants, users: users, methods: methods, secrets: configuration.methodSecrets, rules: configuration.rules,
-            budget: MethodSetupBudget(pool: context.pool, key: configuration.methodSecrets.codeHashKey), subjectKey: context.configuration.subjectKey)
+            budget: MethodSetupBudget(
+                pool: context.pool, key: configuration.methodSecrets.codeHashKey, acceptedKeys: configuration.methodSecrets.acceptedCodeHashKeys), subjectKey: context.configuration.subjectKey)
         let signUps = SignUpAccounts(
             context: context, users: users, calls: configuration.methodSecrets.calls, piiURL: configuration.methodSecrets.piiURL)
         let credentialLookup = InternalCredentialLookup(credentials: credentials, calls: configuration.methodSecrets.calls)

@@ -57,6 +57,33 @@ struct MethodSetupBudgetTests {
         #expect(purged == 11)
     }
 
+    /// `SIGNET_OTP_HASH_KEY` changed: the sends counted under the old key still count while
+    /// it is accepted, so a destination's budget does not start afresh with the new key.
+    @Test func aChangedKeyStillCountsTheSendsUnderTheAcceptedOne() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let old = [UInt8](repeating: 7, count: 32), new = [UInt8](repeating: 8, count: 32)
+        let before = MethodSetupBudget(pool: h.context.pool, key: old)
+        let now = Date()
+        for i in 0..<5 {
+            try await before.spend(
+                tenant: "acme", subjectRef: "ref-\(i)", destination: before.destination(tenant: "acme", kind: "phone", value: "+447700900123"), now: now)
+        }
+        let changed = MethodSetupBudget(pool: h.context.pool, key: new, acceptedKeys: [old])
+        let destination = changed.destination(tenant: "acme", kind: "phone", value: "+447700900123")
+        #expect(destination.hash != before.destination(tenant: "acme", kind: "phone", value: "+447700900123").hash)
+        let refused = await Self.refusal { try await changed.spend(tenant: "acme", subjectRef: "ref-z", destination: destination, now: now) }
+        #expect(refused?.code == "code_send_limited", "\(String(describing: refused))")
+        // Without the old key accepted, the earlier sends are another destination's (as before
+        // the change): five pass under the new key alone, the sixth is refused.
+        let newOnly = MethodSetupBudget(pool: h.context.pool, key: new)
+        let underNew = newOnly.destination(tenant: "acme", kind: "phone", value: "+447700900123")
+        #expect(underNew.underAccepted.isEmpty && underNew.hash == destination.hash)
+        for i in 0..<5 { try await newOnly.spend(tenant: "acme", subjectRef: "ref-n\(i)", destination: underNew, now: now) }
+        let sixth = await Self.refusal { try await newOnly.spend(tenant: "acme", subjectRef: "ref-n5", destination: underNew, now: now) }
+        #expect(sixth?.code == "code_send_limited")
+    }
+
     @Test func subaddressesOfOneMailboxShareItsBudget() async throws {
         let h = try await Harness.withDatabase()
         defer { Task { await h.close() } }
