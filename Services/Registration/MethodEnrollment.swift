@@ -2,7 +2,6 @@ import Crypto
 import FoundationEssentials
 import HTTPServer
 import OTP
-import Platform
 import QRCode
 import Schema
 import ServiceKit
@@ -74,13 +73,7 @@ struct MethodEnrollment: Sendable {
                 // Nothing refers to the stored value: withdraw it from the vault (no code was
                 // sent: the delivery request commits with the method), then report the setup's
                 // own failure.
-                do {
-                    try await methods.withdraw(piiRef: stored.ref, methodID: methodID, type: body.type, tenant: tenantID, username: username, at: now)
-                } catch let withdrawal {
-                    methods.context.logger.warning(
-                        "a failed method setup's value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",
-                        metadata: [LogKey.tenant: "\(tenantID)", "signet.method.id": "\(methodID)", LogKey.error: "\(withdrawal)"])
-                }
+                await methods.withdraw(piiRef: stored.ref, methodID: methodID, type: body.type, tenant: tenantID, username: username, at: now)
                 throw error
             }
             resource.masked = stored.masked

@@ -25,7 +25,7 @@ struct MethodSetupBudget: Sendable {
 
     let pool: PostgresPool
     let key: [UInt8]
-    /// The keys of `SIGNET_OTP_HASH_KEY_ACCEPTED` (at most 4): the sends counted under them
+    /// The keys of `SIGNET_OTP_HASH_KEY_ACCEPTED`: the sends counted under them
     /// still count, so that changing the key does not start every destination's budget afresh.
     var acceptedKeys: [[UInt8]] = []
 
@@ -43,7 +43,7 @@ struct MethodSetupBudget: Sendable {
         let message = Array("method-setup-destination\0\(tenant)\0\(kind)\0\(normalized)".utf8)
         return Destination(
             hash: HMAC.authenticationCode(.sha256, key: key, message: message),
-            underAccepted: acceptedKeys.prefix(4).map { HMAC.authenticationCode(.sha256, key: $0, message: message) })
+            underAccepted: acceptedKeys.map { HMAC.authenticationCode(.sha256, key: $0, message: message) })
     }
 
     /// The mailbox an e-mail address delivers to, as the budget counts it: lower case, and the
@@ -64,9 +64,7 @@ struct MethodSetupBudget: Sendable {
     func spend(tenant: String, subjectRef: String, destination: Destination, now: Date) async throws {
         let since = now.addingTimeInterval(-Self.window)
         let hex = Hex.encode(destination.hash)
-        // Five slots, one statement whatever the number of accepted keys (the hash repeated).
-        let hashes = (destination.underAccepted.prefix(4) + [destination.hash]).map(PostgresBytes.init)
-        let slots = hashes + Array(repeating: PostgresBytes(destination.hash), count: 5 - hashes.count)
+        let hashes = PostgresArray(([destination.hash] + destination.underAccepted).map(PostgresBytes.init))
         let refusedFor: TimeInterval? = try await pool.withTransaction { conn in
             try await conn.query("SELECT pg_advisory_xact_lock(hashtextextended(\("method-setup-user/\(tenant)/\(subjectRef)"), 0))")
             try await conn.query("SELECT pg_advisory_xact_lock(hashtextextended(\("method-setup-destination/\(tenant)/\(hex)"), 0))")
@@ -76,8 +74,7 @@ struct MethodSetupBudget: Sendable {
                 FROM (SELECT count(*) AS n, min(sent_at) AS oldest FROM method_setup_sends
                         WHERE tenant_id = \(tenant) AND subject_ref = \(subjectRef) AND sent_at > \(since)) u,
                     (SELECT count(*) AS n, min(sent_at) AS oldest FROM method_setup_sends
-                        WHERE tenant_id = \(tenant) AND destination IN (\(slots[0]), \(slots[1]), \(slots[2]), \(slots[3]), \(slots[4]))
-                            AND sent_at > \(since)) d
+                        WHERE tenant_id = \(tenant) AND destination = ANY(\(hashes)::bytea[]) AND sent_at > \(since)) d
                 """
             ).first
             if (row?.int("mine") ?? 0) >= Self.perUser, let oldest = row?.date("oldest_mine") { return oldest.timeIntervalSince(since) }

@@ -1,6 +1,7 @@
 import Crypto
 import FoundationEssentials
 import HTTPServer
+import Platform
 import Postgres
 import Schema
 import ServiceKit
@@ -222,7 +223,7 @@ struct MethodStore: Sendable {
                 guard let id = candidate.string("id"), let tenant = candidate.string("tenant_id"), let username = candidate.string("username")
                 else { continue }
                 let removed = try await context.withTransaction { conn -> Bool in
-                    guard try await Self.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return false }
+                    guard try await ErasureStore.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return false }
                     guard let row = try await conn.query(
                         """
                         UPDATE user_methods m SET status = 'DELETED', code_hash = NULL, code_expires_at = NULL, sealed_secret = NULL, pii_ref = NULL,
@@ -246,23 +247,18 @@ struct MethodStore: Sendable {
     /// Withdraws the value the vault stored for a setup that then failed before its method was
     /// recorded (a sign-up claim, the database): the `MethodChanged` event of the method's
     /// removal, on which the pii service deletes the value, with no row here. Nothing when the
-    /// user's erasure is in progress: it shreds the value with the rest of the user's.
-    func withdraw(piiRef: String, methodID: String, type: String, tenant: String, username: String, at now: Date) async throws {
-        try await context.withTransaction { conn in
-            guard try await Self.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return }
-            try await enqueueRemoval(id: methodID, tenant: tenant, username: username, type: type, piiRef: piiRef, at: now, on: conn)
-        }
-    }
-
-    /// Takes the user's erasure lock for the rest of the transaction, as
-    /// ``ErasureStore/requireNoErasureInProgress(tenant:username:on:)`` does; false when an
-    /// erasure of the user is in progress.
-    private static func lockUserUnlessErasing(tenant: String, username: String, on conn: PostgresConnection) async throws -> Bool {
+    /// user's erasure is in progress: it shreds the value with the rest of the user's. A
+    /// withdrawal that fails is logged (the setup's caller reports the setup's own failure).
+    func withdraw(piiRef: String, methodID: String, type: String, tenant: String, username: String, at now: Date) async {
         do {
-            try await ErasureStore.requireNoErasureInProgress(tenant: tenant, username: username, on: conn)
-            return true
-        } catch let error as HTTPError where error.code == .userErasurePending {
-            return false
+            try await context.withTransaction { conn in
+                guard try await ErasureStore.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return }
+                try await enqueueRemoval(id: methodID, tenant: tenant, username: username, type: type, piiRef: piiRef, at: now, on: conn)
+            }
+        } catch {
+            context.logger.warning(
+                "a failed method setup's value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",
+                metadata: [LogKey.tenant: "\(tenant)", "signet.method.id": "\(methodID)", LogKey.error: "\(error)"])
         }
     }
 

@@ -57,12 +57,19 @@ struct ErasureStore: Sendable {
     ///
     /// - Throws: 409 `user_erasure_pending`.
     static func requireNoErasureInProgress(tenant: String, username: String, on conn: PostgresConnection) async throws {
+        guard try await lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else {
+            throw HTTPError(.userErasurePending, detail: "This user's data is being erased; try again once the erasure has completed.")
+        }
+    }
+
+    /// Takes the user's lock, as ``requireNoErasureInProgress(tenant:username:on:)`` does, for a
+    /// write that leaves a user being erased alone instead of refusing: false when an erasure
+    /// of the user is in progress.
+    static func lockUserUnlessErasing(tenant: String, username: String, on conn: PostgresConnection) async throws -> Bool {
         try await lockUser(tenant: tenant, username: username, on: conn)
         let pending = try await conn.query(
             "SELECT 1 AS pending FROM erasures WHERE tenant_id = \(tenant) AND username = \(username) AND status = 'PENDING' LIMIT 1")
-        guard pending.first == nil else {
-            throw HTTPError(.userErasurePending, detail: "This user's data is being erased; try again once the erasure has completed.")
-        }
+        return pending.first == nil
     }
 
     /// The user's advisory lock for the rest of the transaction (class 7301, its own key space).
