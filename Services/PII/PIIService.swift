@@ -11,6 +11,7 @@ public enum PIIService: SignetService {
     public struct Configuration: Sendable {
         let kek: SealingKeys
         let calls: InternalCalls
+        let retentionInterval: Duration
     }
 
     public static let name = ServiceName.pii
@@ -19,7 +20,8 @@ public enum PIIService: SignetService {
     public static func configuration(_ env: Environment, logger: Logger) async throws -> Configuration {
         Configuration(
             kek: try ServiceKeys.sealingKeys("SIGNET_PII_KEK", env, logger: logger),
-            calls: try InternalCalls.fromEnvironment(env, service: "pii"))
+            calls: try InternalCalls.fromEnvironment(env, service: "pii"),
+            retentionInterval: try RetentionPurger.interval(env))
     }
 
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
@@ -27,10 +29,15 @@ public enum PIIService: SignetService {
         var handlers = TenantDirectory.readModelHandlers
         handlers.merge(PIIVault.methodHandlers)
         handlers.merge(UserErasure.handlers(service: name, store: vault, subjectKey: context.configuration.subjectKey, usernames: .unneeded))
+        // Withdrawn references are remembered a day (PIIVault.withdrawalMemory).
+        let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { now in
+            try await context.pool.withConnection { try await PIIVault.purgeWithdrawn(now: now, on: $0) }
+        }
+        let resealer = KeyResealer(columns: [vault.wrappedKeys], context: context)
         return ServiceAssembly(
             routes: { router in
                 vault.register(on: &router)
                 UserErasure.registerExport(on: &router, context: context, store: vault)
-            }, handlers: handlers, background: KeyResealer(columns: [vault.wrappedKeys], context: context).map { [$0] } ?? [])
+            }, handlers: handlers, background: [purger] + (resealer.map { [$0] } ?? []))
     }
 }

@@ -49,7 +49,23 @@ struct PIIVault: Sendable {
                 purpose text NOT NULL
             );
             """),
+        Migration(
+            102, "pii_withdrawn",
+            """
+            -- References deleted or withdrawn (a caller's store whose answer it never got):
+            -- a store of one of them that arrives later is refused, so that no value outlives
+            -- its withdrawal. Kept a day (a store in flight lasts seconds).
+            CREATE TABLE pii_withdrawn (
+                ref text PRIMARY KEY,
+                withdrawn_at timestamptz NOT NULL
+            );
+            CREATE INDEX pii_withdrawn_by_age ON pii_withdrawn (withdrawn_at);
+            """),
     ]
+
+    /// How long a withdrawn reference is remembered: far beyond any store in flight (the
+    /// callers give up after seconds).
+    static let withdrawalMemory: TimeInterval = 86_400
 
     func register(on router: inout GuardedRouter) {
         router.post("/v1/internal/tenants/{tenant}/pii", calls.guardInternal) { request, ctx in
@@ -98,33 +114,71 @@ struct PIIVault: Sendable {
         default:
             throw HTTPError.invalid("kind", "kind must be email, phone, name or identity_document.")
         }
-        let ref = "pii_" + Hex.encode(SecureRandom.bytes(16))
+        // The caller's own reference, when it names one: it can then withdraw the value
+        // without having heard the answer (``withdraw(_:tenant:on:)``).
+        if let proposed = body.ref, !PIIReferenceText.isWellFormed(proposed) {
+            throw HTTPError.invalid("ref", "ref must be pii_ and 32 lower-case hex digits.")
+        }
+        let ref = body.ref ?? InternalCalls.newVaultReference()
         let now = Date()
         try await context.withTransaction { conn in
+            if body.ref != nil { try await Self.lockReference(ref, on: conn) }
             let dataKey = try await subjectKey(tenant: tenant, subject: body.subject, create: true, on: conn)
             let sealed = try AES256GCM(key: dataKey).seal(Array(body.value.utf8), associatedData: Array("\(tenant)/\(ref)/\(body.kind)".utf8))
-            try await conn.query(
+            // Under the reference's lock a withdrawal committed before is seen, and one after
+            // deletes what this inserts.
+            let inserted = try await conn.query(
                 """
                 INSERT INTO pii_values (ref, tenant_id, subject, kind, ciphertext, masked, created_at)
-                VALUES (\(ref), \(tenant), \(body.subject), \(body.kind), \(PostgresBytes(sealed)), \(masked), \(now))
-                """)
+                SELECT \(ref), \(tenant), \(body.subject), \(body.kind), \(PostgresBytes(sealed)), \(masked), \(now)
+                WHERE NOT EXISTS (SELECT 1 FROM pii_withdrawn WHERE ref = \(ref))
+                ON CONFLICT (ref) DO NOTHING
+                """
+            ).affectedRows
+            guard inserted == 1 else {
+                throw HTTPError(.piiRefUnavailable, detail: "The reference is taken or was withdrawn; store under a new one.", field: "ref")
+            }
         }
         return PIIReference(ref: ref, masked: masked)
     }
 
     /// Deletes one value, which its owner no longer refers to (a sign-up profile's name or
-    /// address replaced by the one given again). Idempotent: an unknown, malformed, already
-    /// deleted or other tenant's reference deletes nothing and answers the same.
+    /// address replaced by the one given again, or a store whose answer the caller never got).
+    /// Idempotent: an unknown, malformed, already deleted or other tenant's reference deletes
+    /// nothing and answers the same.
     func delete(_ ref: String, tenant: String) async throws {
-        guard ref.hasPrefix("pii_"), ref.utf8.count == 36 else { return }
-        try await context.pool.withConnection { conn in
-            try await conn.query("DELETE FROM pii_values WHERE ref = \(ref) AND tenant_id = \(tenant)")
-        }
+        guard PIIReferenceText.isWellFormed(ref) else { return }
+        try await context.withTransaction { conn in try await Self.withdraw(ref, tenant: tenant, on: conn) }
+    }
+
+    /// Deletes the value of `ref` in `tenant`, and remembers the reference for
+    /// ``withdrawalMemory``: a store under it that is still in flight (its caller gave up
+    /// waiting) is then refused rather than left behind. In `conn`'s transaction.
+    static func withdraw(_ ref: String, tenant: String, on conn: PostgresConnection) async throws {
+        try await lockReference(ref, on: conn)
+        try await conn.query("INSERT INTO pii_withdrawn (ref, withdrawn_at) VALUES (\(ref), \(Date())) ON CONFLICT (ref) DO NOTHING")
+        try await conn.query("DELETE FROM pii_values WHERE ref = \(ref) AND tenant_id = \(tenant)")
+    }
+
+    /// Serialises a store under a caller's reference with its withdrawal (transaction-scoped).
+    private static func lockReference(_ ref: String, on conn: PostgresConnection) async throws {
+        try await conn.query("SELECT pg_advisory_xact_lock(hashtextextended(\("pii-ref/" + ref), 0))")
+    }
+
+    /// The retention pass: withdrawn references older than ``withdrawalMemory``, in batches.
+    /// `conn` must not be inside a transaction.
+    static func purgeWithdrawn(now: Date, on conn: PostgresConnection) async throws -> Int {
+        try await BatchedDelete.drain(
+            on: conn,
+            """
+            DELETE FROM pii_withdrawn WHERE ref IN
+                (SELECT ref FROM pii_withdrawn WHERE withdrawn_at < \(now.addingTimeInterval(-withdrawalMemory)) LIMIT \(BatchedDelete.batchSize))
+            """)
     }
 
     func read(_ ref: String, tenant: String, reader: String, purpose: String) async throws -> PIIValue {
         let notFound = HTTPError(.piiNotFound, detail: "No such value (or it was erased).")
-        guard ref.hasPrefix("pii_"), ref.utf8.count == 36 else { throw notFound }
+        guard PIIReferenceText.isWellFormed(ref) else { throw notFound }
         return try await context.pool.withTransaction { conn in
             guard let row = try await conn.query(
                 "SELECT subject, kind, ciphertext FROM pii_values WHERE ref = \(ref) AND tenant_id = \(tenant)"
@@ -146,8 +200,8 @@ struct PIIVault: Sendable {
     static var methodHandlers: EventHandlers {
         var h = EventHandlers()
         h.on(MethodChanged.self) { e, _, conn in
-            guard e.status == "DELETED", let ref = e.piiRef else { return }
-            try await conn.query("DELETE FROM pii_values WHERE ref = \(ref) AND tenant_id = \(e.tenantId)")
+            guard e.status == "DELETED", let ref = e.piiRef, PIIReferenceText.isWellFormed(ref) else { return }
+            try await withdraw(ref, tenant: e.tenantId, on: conn)
         }
         return h
     }

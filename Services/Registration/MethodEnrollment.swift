@@ -55,10 +55,20 @@ struct MethodEnrollment: Sendable {
             try await budget.spend(
                 tenant: tenantID, subjectRef: subjectKey.ref(tenant: tenantID, username: username),
                 destination: budget.destination(tenant: tenantID, kind: kind, value: value), now: now)
-            // The vault keeps the value; this service keeps its reference and masked form.
-            let stored = try await secrets.calls.post(
-                "\(secrets.piiURL)/v1/internal/tenants/\(tenantID)/pii", PIIStoreRequest(subject: Base64URL.encode(userHandle), kind: kind, value: value),
-                as: PIIReference.self)
+            // The vault keeps the value; this service keeps its reference and masked form. The
+            // reference is chosen here: a store whose answer is lost is withdrawn all the same.
+            let ref = InternalCalls.newVaultReference()
+            let stored: PIIReference
+            do {
+                stored = try await secrets.calls.post(
+                    "\(secrets.piiURL)/v1/internal/tenants/\(tenantID)/pii",
+                    PIIStoreRequest(subject: Base64URL.encode(userHandle), kind: kind, value: value, ref: ref), as: PIIReference.self)
+            } catch {
+                if InternalCalls.mayHaveStored(error) {
+                    await methods.withdraw(piiRef: ref, methodID: methodID, type: body.type, tenant: tenantID, username: username, at: now)
+                }
+                throw error
+            }
             let code = try OneTimeCode.generate(digits: 6)
             pending.piiRef = stored.ref
             pending.masked = stored.masked

@@ -244,18 +244,29 @@ struct MethodStore: Sendable {
         return total
     }
 
-    /// Withdraws the value the vault stored for a setup that then failed before its method was
-    /// recorded (a sign-up claim, the database): the `MethodChanged` event of the method's
-    /// removal, on which the pii service deletes the value, with no row here. Nothing when the
-    /// user's erasure is in progress: it shreds the value with the rest of the user's. A
-    /// withdrawal that fails is logged (the setup's caller reports the setup's own failure).
+    /// Withdraws the value the vault stored, or may have stored, for a setup that then failed
+    /// before its method was recorded (the vault's answer lost, a sign-up claim, the database):
+    /// the `MethodChanged` event of the method's removal, on which the pii service deletes the
+    /// value (and refuses a store under its reference still in flight), with no row here.
+    /// Nothing when the user's erasure is in progress: it shreds the value with the rest of the
+    /// user's. Runs to its end when the setup's request was cancelled (past its deadline, whose
+    /// cancellation would cancel these statements too). A withdrawal that fails is logged (the
+    /// setup's caller reports the setup's own failure).
     func withdraw(piiRef: String, methodID: String, type: String, tenant: String, username: String, at now: Date) async {
-        do {
-            try await context.withTransaction { conn in
-                guard try await ErasureStore.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return }
-                try await enqueueRemoval(id: methodID, tenant: tenant, username: username, type: type, piiRef: piiRef, at: now, on: conn)
+        let context = context
+        // An unstructured task: not cancelled with the request's.
+        let failure: (any Error)? = await Task {
+            do {
+                try await context.withTransaction { conn in
+                    guard try await ErasureStore.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return }
+                    try await enqueueRemoval(id: methodID, tenant: tenant, username: username, type: type, piiRef: piiRef, at: now, on: conn)
+                }
+                return nil
+            } catch {
+                return error
             }
-        } catch {
+        }.value
+        if let error = failure {
             context.logger.warning(
                 "a failed method setup's value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",
                 metadata: [LogKey.tenant: "\(tenant)", "signet.method.id": "\(methodID)", LogKey.error: "\(error)"])

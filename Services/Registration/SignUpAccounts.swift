@@ -93,38 +93,39 @@ struct SignUpAccounts: Sendable {
             return handle
         }
         let subject = Base64URL.encode(handle)
-        // The vault is called outside the transaction (a remote call never holds a row lock);
-        // a value stored whose reference is not recorded (this service failing in between)
-        // stays under the user's subject, exported with the user's data and shredded with it.
+        // The vault is called outside the transaction (a remote call never holds a row lock).
+        // A value is withdrawn from it whenever nothing here comes to refer to it: a store that
+        // failed or whose answer was lost, a reference this service failed to record, a value
+        // replaced. One that cannot be withdrawn (the vault unreachable) stays under the user's
+        // subject, exported with the user's data and shredded with it.
         for (kind, value) in body.profile?.vaultValues ?? [] {
-            let stored = try await calls.post(
-                "\(piiURL)/v1/internal/tenants/\(tenant)/pii", PIIStoreRequest(subject: subject, kind: kind, value: value), as: PIIReference.self)
+            let stored = try await calls.storeInVault(piiURL, tenant: tenant, subject: subject, kind: kind, value: value, logger: context.logger)
             // The reference it replaces (an account opened again by a later sign-up before it
-            // held anything), read under the row's lock: of two sign-ups of one account at once,
-            // the second replaces, and deletes, the first's.
-            let replaced = try await context.withTransaction { conn -> String? in
-                let old = try await conn.query(
-                    "SELECT pii_ref FROM user_profiles WHERE tenant_id = \(tenant) AND username = \(body.username) AND kind = \(kind) FOR UPDATE"
-                ).first?.string("pii_ref")
-                try await conn.query(
-                    """
-                    INSERT INTO user_profiles (tenant_id, username, kind, pii_ref, masked, updated_at)
-                    VALUES (\(tenant), \(body.username), \(kind), \(stored.ref), \(stored.masked), \(Date()))
-                    ON CONFLICT (tenant_id, username, kind) DO UPDATE
-                    SET pii_ref = EXCLUDED.pii_ref, masked = EXCLUDED.masked, updated_at = EXCLUDED.updated_at
-                    """)
-                return old
-            }
-            // Nothing refers to the replaced value any more: it leaves the vault. When the vault
-            // cannot be reached it stays under the user's subject, as above.
-            if let replaced, replaced != stored.ref {
-                do {
-                    try await calls.delete("\(piiURL)/v1/internal/tenants/\(tenant)/pii/\(replaced)")
-                } catch {
-                    context.logger.warning(
-                        "a replaced sign-up profile value could not be deleted from the vault; it stays under the user's subject until the user's data is erased",
-                        metadata: [LogKey.tenant: "\(tenant)", LogKey.error: "\(error)"])
+            // held anything), read under the user's row lock: of two sign-ups of one account at
+            // once, the second waits, replaces and deletes the first's (the profile row may not
+            // exist yet, so it cannot be the lock).
+            let replaced: String?
+            do {
+                replaced = try await context.withTransaction { conn -> String? in
+                    try await conn.query("SELECT 1 FROM users WHERE tenant_id = \(tenant) AND username = \(body.username) FOR UPDATE")
+                    let old = try await conn.query(
+                        "SELECT pii_ref FROM user_profiles WHERE tenant_id = \(tenant) AND username = \(body.username) AND kind = \(kind)"
+                    ).first?.string("pii_ref")
+                    try await conn.query(
+                        """
+                        INSERT INTO user_profiles (tenant_id, username, kind, pii_ref, masked, updated_at)
+                        VALUES (\(tenant), \(body.username), \(kind), \(stored.ref), \(stored.masked), \(Date()))
+                        ON CONFLICT (tenant_id, username, kind) DO UPDATE
+                        SET pii_ref = EXCLUDED.pii_ref, masked = EXCLUDED.masked, updated_at = EXCLUDED.updated_at
+                        """)
+                    return old
                 }
+            } catch {
+                await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, logger: context.logger)
+                throw error
+            }
+            if let replaced, replaced != stored.ref {
+                await calls.withdrawFromVault(piiURL, ref: replaced, tenant: tenant, logger: context.logger)
             }
         }
         return SignUpAccount(userHandle: subject)

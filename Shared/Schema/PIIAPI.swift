@@ -8,10 +8,24 @@ public struct PIIStoreRequest: Codable, Sendable, Equatable {
     /// `email`, `phone` or `name` (a full name).
     public var kind: String
     public var value: String
-    public init(subject: String, kind: String, value: String) {
+    /// The reference to store it under, chosen by the caller (``PIIReferenceText``), so that
+    /// it can withdraw the value without having heard the answer; the vault chooses one when
+    /// absent, and refuses one taken or withdrawn (409 `pii_ref_unavailable`).
+    public var ref: String?
+    public init(subject: String, kind: String, value: String, ref: String? = nil) {
         self.subject = subject
         self.kind = kind
         self.value = value
+        self.ref = ref
+    }
+}
+
+/// A vault reference's form: `pii_` and 32 lower-case hex digits.
+public enum PIIReferenceText {
+    public static func isWellFormed(_ ref: String) -> Bool {
+        let bytes = ref.utf8
+        guard bytes.count == 36, ref.hasPrefix("pii_") else { return false }
+        return bytes.dropFirst(4).allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 }
 

@@ -158,4 +158,71 @@ struct VaultErasureTests {
         try await h.consume(removed, source: .registration)
         #expect(await Self.read(h, ref).status == 404)
     }
+
+    /// A caller's own reference: the value is stored under it, and a reference taken or
+    /// withdrawn is refused (409 `pii_ref_unavailable`), so a caller that never heard the answer
+    /// can delete the value whether the store has happened, is in flight or never comes.
+    /// Withdrawn references are forgotten after a day.
+    @Test func aStoreUnderAWithdrawnReferenceIsRefused() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        let subject = "c3ViamVjdC1maXZl"
+        func store(_ ref: String) async -> (status: Int, ref: String?, code: String?) {
+            let answer = await h.send(
+                "POST", "/v1/internal/tenants/acme/pii", bearer: Harness.internalToken, headers: Self.caller,
+                json: #"{"subject":"\#(subject)","kind":"email","value":"dana@example.org","ref":"\#(ref)"}"#)
+            let object = try? JSONSerialization.jsonObject(with: Data(answer.body)) as? [String: Any]
+            return (answer.status, object?["ref"] as? String, object?["code"] as? String)
+        }
+        func delete(_ ref: String) async -> Int {
+            await h.send("DELETE", "/v1/internal/tenants/acme/pii/\(ref)", bearer: Harness.internalToken, headers: Self.caller).status
+        }
+        let own = InternalCalls.newVaultReference()
+        let first = await store(own)
+        #expect(first.status == 201 && first.ref == own)
+        #expect(await Self.read(h, own).status == 200)
+        #expect(await store(own).code == "pii_ref_unavailable")
+        #expect(await store("pii_" + String(repeating: "A", count: 32)).code == "invalid_field")
+
+        // Withdrawn before the store arrives: by the internal DELETE, or by a removed method's event.
+        let early = InternalCalls.newVaultReference()
+        #expect(await delete(early) == 204)
+        let late = await store(early)
+        #expect(late.status == 409 && late.code == "pii_ref_unavailable")
+        #expect(await Self.read(h, early).status == 404)
+        let byEvent = InternalCalls.newVaultReference()
+        try await h.consume(
+            MethodChanged(
+                tenantId: "acme", subjectRef: h.context.configuration.subjectKey.ref(tenant: "acme", username: "dana"),
+                methodId: "m_" + String(repeating: "c", count: 32), type: "email_otp", status: "DELETED", piiRef: byEvent, sealedSecret: nil,
+                lastTotpStep: nil, changedAt: Date()), source: .registration)
+        #expect(await store(byEvent).code == "pii_ref_unavailable")
+
+        // Withdrawn while the store is in flight: the store waits on the reference's lock, held
+        // here by the withdrawal's transaction, then finds it withdrawn.
+        let racing = InternalCalls.newVaultReference()
+        var inFlight: Task<(status: Int, ref: String?, code: String?), Never>?
+        try await h.context.pool.withTransaction { conn in
+            try await conn.query("SELECT pg_advisory_xact_lock(hashtextextended(\("pii-ref/" + racing), 0))")
+            inFlight = Task { await store(racing) }
+            var waiting = 0
+            for _ in 0..<250 where waiting == 0 {
+                try await Task.sleep(for: .milliseconds(20))
+                waiting = try await h.context.pool.withConnection { c in
+                    try await c.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted").first?.int("n") ?? 0
+                }
+            }
+            #expect(waiting == 1)
+            try await PIIVault.withdraw(racing, tenant: "acme", on: conn)
+        }
+        let raced = await inFlight?.value
+        #expect(raced?.status == 409 && raced?.code == "pii_ref_unavailable")
+        #expect(await Self.read(h, racing).status == 404)
+
+        // A day later the withdrawn references are forgotten (the retention pass).
+        try await h.context.pool.withConnection { try await $0.query("UPDATE pii_withdrawn SET withdrawn_at = now() - interval '25 hours' WHERE ref = \(early)") }
+        #expect(try await h.context.pool.withConnection { try await PIIVault.purgeWithdrawn(now: Date(), on: $0) } == 1)
+        #expect(await store(early).status == 201)
+        #expect(await store(byEvent).status == 409)
+    }
 }

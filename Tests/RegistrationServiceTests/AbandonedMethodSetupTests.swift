@@ -166,4 +166,50 @@ struct AbandonedMethodSetupTests {
         #expect(try await Self.removals(h).count == 1)
         #expect(try await h.published().contains { $0.type == DeliveryRequested.eventType })
     }
+
+    /// The vault's answer never arrives intact (it stored the value, then failed: a 500 here,
+    /// as a timeout or a lost connection would be): the setup fails, and the value is withdrawn
+    /// under the reference the setup sent with it. A refusal (a 4xx: nothing stored) withdraws
+    /// nothing.
+    @Test func aStoreWhoseAnswerIsLostIsWithdrawnByTheReferenceSentWithIt() async throws {
+        let sent = PlainLock([String]())
+        let answer = PlainLock(500)
+        let services = HTTPServer(configuration: HTTPServerConfiguration(port: 0), logger: TestStack.quietLogger) { request in
+            switch (request.method, request.path) {
+            case ("POST", "/v1/internal/tenants/acme/pii"):
+                let body = try? JSONValueDecoder().decode(PIIStoreRequest.self, from: request.body)
+                sent.withLock { $0.append(body?.ref ?? "none") }
+                let status = answer.withLock { $0 }
+                let json = #"{"type":"about:blank","title":"x","status":\#(status),"code":"\#(status == 409 ? "pii_subject_erased" : "internal_error")"}"#
+                return HTTPResponse(status: status, headers: [("Content-Type", "application/problem+json")], body: Array(json.utf8))
+            case ("POST", "/v1/internal/tenants/acme/registration-decision"):
+                let json = #"{"action":"IGNORE_REGISTRATION","methods":[],"matchedRule":"default"}"#
+                return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(json.utf8))
+            default:
+                return HTTPResponse(status: 404)
+            }
+        }
+        try services.start()
+        defer { Task { await services.shutdown() } }
+        let url = "http://127.0.0.1:\(services.boundPort)"
+        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": url, "SIGNET_AUTHENTICATION_URL": url])
+        defer { Task { await h.close() } }
+        let key = try await CredentialManagementTests.tenantWithKey(h)
+
+        let failed = await h.send("POST", "/v1/tenants/acme/users/alice/methods", bearer: key, json: #"{"type":"sms_otp","phone":"+15555550123"}"#)
+        #expect(failed.status == 503, "\(String(decoding: failed.body, as: UTF8.self))")
+        let refs = sent.withLock { $0 }
+        #expect(refs.count == 1 && refs.allSatisfy(PIIReferenceText.isWellFormed), "\(refs)")
+        let removed = try await Self.removals(h)
+        #expect(removed.count == 1 && removed.first?.piiRef == refs.first && removed.first?.type == "sms_otp", "\(removed)")
+        #expect(try await h.published().contains { $0.type == DeliveryRequested.eventType } == false)
+        #expect(try await h.context.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM user_methods").first?.int("n") } == 0)
+
+        // Refused: nothing was stored, nothing is withdrawn; each store sends a reference of its own.
+        answer.withLock { $0 = 409 }
+        let refused = await h.send("POST", "/v1/tenants/acme/users/alice/methods", bearer: key, json: #"{"type":"sms_otp","phone":"+15555550123"}"#)
+        #expect(refused.status == 409, "\(String(decoding: refused.body, as: UTF8.self))")
+        #expect(try await Self.removals(h).count == 1)
+        #expect(Set(sent.withLock { $0 }).count == 2)
+    }
 }

@@ -1,6 +1,6 @@
-import Crypto
 import Foundation
 import HTTPServer
+import JSON
 import Platform
 import Schema
 import ServiceKit
@@ -23,15 +23,22 @@ struct SignUpProfileVaultTests {
         var deleted: [String] = []
     }
 
-    @Test func anAccountOpenedAgainDeletesTheProfileValuesItReplaces() async throws {
-        let calls = PlainLock(Calls())
-        let vault = HTTPServer(configuration: HTTPServerConfiguration(port: 0), logger: TestStack.quietLogger) { request in
+    /// A stand-in vault answering `acme`'s store and delete calls: a store is recorded under
+    /// the reference its caller sent, then answered with `storeStatus` (201 with the reference,
+    /// or a problem).
+    static func standInVault(_ calls: PlainLock<Calls>, storeStatus: PlainLock<Int> = PlainLock(201)) -> HTTPServer {
+        HTTPServer(configuration: HTTPServerConfiguration(port: 0), logger: TestStack.quietLogger) { request in
             let parts = request.path.split(separator: "/").map(String.init)
             guard parts.count >= 5, parts[0...3] == ["v1", "internal", "tenants", "acme"], parts[4] == "pii" else { return HTTPResponse(status: 404) }
             switch (request.method, parts.count) {
             case ("POST", 5):
-                let ref = "pii_" + Hex.encode(SecureRandom.bytes(16))
+                guard let ref = (try? JSONValueDecoder().decode(PIIStoreRequest.self, from: request.body))?.ref else { return HTTPResponse(status: 400) }
                 calls.withLock { $0.stored.append(ref) }
+                let status = storeStatus.withLock { $0 }
+                guard status == 201 else {
+                    let problem = #"{"type":"about:blank","title":"x","status":\#(status),"code":"internal_error"}"#
+                    return HTTPResponse(status: status, headers: [("Content-Type", "application/problem+json")], body: Array(problem.utf8))
+                }
                 return HTTPResponse(status: 201, headers: [("Content-Type", "application/json")], body: Array(#"{"ref":"\#(ref)","masked":"D•••"}"#.utf8))
             case ("DELETE", 6):
                 calls.withLock { $0.deleted.append(parts[5]) }
@@ -40,23 +47,31 @@ struct SignUpProfileVaultTests {
                 return HTTPResponse(status: 404)
             }
         }
+    }
+
+    static func open(_ h: Harness, _ profile: String, username: String = "dana") async -> HTTPResponse {
+        await h.send(
+            "POST", "/v1/internal/tenants/acme/sign-ups", bearer: Harness.internalToken, headers: [(name: "X-Signet-Service", value: "authentication")],
+            json: #"{"username":"\#(username)","passkeyOnly":false,"profile":\#(profile)}"#)
+    }
+
+    static func profileRefs(_ h: Harness, username: String = "dana") async throws -> [String: String] {
+        let rows = try await h.context.pool.withConnection { conn in
+            try await conn.query("SELECT kind, pii_ref FROM user_profiles WHERE tenant_id = 'acme' AND username = \(username)")
+        }
+        return Dictionary(uniqueKeysWithValues: rows.compactMap { row in row.string("kind").flatMap { k in row.string("pii_ref").map { (k, $0) } } })
+    }
+
+    @Test func anAccountOpenedAgainDeletesTheProfileValuesItReplaces() async throws {
+        let calls = PlainLock(Calls())
+        let vault = Self.standInVault(calls)
         try vault.start()
         defer { Task { await vault.shutdown() } }
         let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": "http://127.0.0.1:\(vault.boundPort)"])
         defer { Task { await h.close() } }
         _ = try await CredentialManagementTests.tenantWithKey(h)
-        let caller = [(name: "X-Signet-Service", value: "authentication")]
-        func open(_ profile: String) async -> HTTPResponse {
-            await h.send(
-                "POST", "/v1/internal/tenants/acme/sign-ups", bearer: Harness.internalToken, headers: caller,
-                json: #"{"username":"dana","passkeyOnly":false,"profile":\#(profile)}"#)
-        }
-        func profileRefs() async throws -> [String: String] {
-            let rows = try await h.context.pool.withConnection { conn in
-                try await conn.query("SELECT kind, pii_ref FROM user_profiles WHERE tenant_id = 'acme' AND username = 'dana'")
-            }
-            return Dictionary(uniqueKeysWithValues: rows.compactMap { row in row.string("kind").flatMap { k in row.string("pii_ref").map { (k, $0) } } })
-        }
+        func open(_ profile: String) async -> HTTPResponse { await Self.open(h, profile) }
+        func profileRefs() async throws -> [String: String] { try await Self.profileRefs(h) }
 
         let first = await open(#"{"fullName":"Dana Scully","email":"dana@example.org"}"#)
         #expect(first.status == 201, "\(String(decoding: first.body, as: UTF8.self))")
@@ -71,5 +86,62 @@ struct SignUpProfileVaultTests {
         let (stored, deleted) = calls.withLock { ($0.stored, $0.deleted) }
         #expect(stored.count == 3 && deleted == [firstRefs[0]], "\(deleted) \(firstRefs)")
         #expect(try await profileRefs() == ["name": stored[2], "email": firstRefs[1]])
+    }
+
+    /// The vault stored a value and its answer was lost (a 5xx here): the sign-up fails and
+    /// the value is deleted by the reference sent with it; so is a value whose reference this
+    /// service then failed to record (a database fault, injected as a trigger).
+    @Test func aValueNothingRefersToLeavesTheVault() async throws {
+        let calls = PlainLock(Calls())
+        let status = PlainLock(500)
+        let vault = Self.standInVault(calls, storeStatus: status)
+        try vault.start()
+        defer { Task { await vault.shutdown() } }
+        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": "http://127.0.0.1:\(vault.boundPort)"])
+        defer { Task { await h.close() } }
+        _ = try await CredentialManagementTests.tenantWithKey(h)
+
+        let lost = await Self.open(h, #"{"fullName":"Dana Scully"}"#)
+        #expect(lost.status == 503, "\(String(decoding: lost.body, as: UTF8.self))")
+        var (stored, deleted) = calls.withLock { ($0.stored, $0.deleted) }
+        #expect(stored.count == 1 && deleted == stored, "\(stored) \(deleted)")
+        #expect(try await Self.profileRefs(h).isEmpty)
+
+        status.withLock { $0 = 201 }
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("CREATE FUNCTION refuse_profiles() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$")
+            try await conn.query("CREATE TRIGGER refuse_profiles BEFORE INSERT ON user_profiles FOR EACH ROW EXECUTE FUNCTION refuse_profiles()")
+        }
+        let unrecorded = await Self.open(h, #"{"fullName":"Dana Scully"}"#)
+        #expect(unrecorded.status == 500, "\(String(decoding: unrecorded.body, as: UTF8.self))")
+        (stored, deleted) = calls.withLock { ($0.stored, $0.deleted) }
+        #expect(stored.count == 2 && deleted == stored, "\(stored) \(deleted)")
+        #expect(try await Self.profileRefs(h).isEmpty)
+    }
+
+    /// Two sign-ups of one empty account at the same moment, each recording its profile slowly
+    /// (a trigger sleeps before the insert): the second waits for the first and deletes the
+    /// value it replaces, so one value is referred to and the other left the vault. Before, both
+    /// found no profile row to lock and the first's value stayed.
+    @Test func twoSignUpsAtOnceLeaveOneValue() async throws {
+        let calls = PlainLock(Calls())
+        let vault = Self.standInVault(calls)
+        try vault.start()
+        defer { Task { await vault.shutdown() } }
+        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": "http://127.0.0.1:\(vault.boundPort)"])
+        defer { Task { await h.close() } }
+        _ = try await CredentialManagementTests.tenantWithKey(h)
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("CREATE FUNCTION slow_profiles() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$")
+            try await conn.query("CREATE TRIGGER slow_profiles BEFORE INSERT ON user_profiles FOR EACH ROW EXECUTE FUNCTION slow_profiles()")
+        }
+        async let one = Self.open(h, #"{"fullName":"Dana Scully"}"#)
+        async let other = Self.open(h, #"{"fullName":"Dana K. Scully"}"#)
+        let statuses = await [one.status, other.status]
+        #expect(statuses == [201, 201])
+        let (stored, deleted) = calls.withLock { ($0.stored, $0.deleted) }
+        let kept = try await Self.profileRefs(h)["name"]
+        #expect(stored.count == 2 && kept != nil && stored.contains(kept ?? ""), "\(stored) \(String(describing: kept))")
+        #expect(deleted == stored.filter { $0 != kept }, "\(stored) \(deleted) \(String(describing: kept))")
     }
 }

@@ -152,18 +152,23 @@ struct IdentityDocumentRoutes: Sendable {
             nameCheck = "MATCHED"
         }
         let value = String(decoding: try JSONValueEncoder().encodeToBytes(document.vaultValue), as: UTF8.self)
-        // The vault is called outside any transaction (a remote call never holds a row lock); a
-        // value stored whose reference is not recorded stays under the user's subject, exported
-        // with the user's data and shredded with it.
-        let stored = try await calls.post(
-            "\(piiURL)/v1/internal/tenants/\(tenant)/pii", PIIStoreRequest(subject: user.subject, kind: "identity_document", value: value),
-            as: PIIReference.self)
+        // The vault is called outside any transaction (a remote call never holds a row lock). A
+        // value stored whose reference is not recorded here (the answer lost, the insert
+        // failed) is withdrawn; one that cannot be (the vault unreachable) stays under the
+        // user's subject, exported with the user's data and shredded with it.
+        let stored = try await calls.storeInVault(
+            piiURL, tenant: tenant, subject: user.subject, kind: "identity_document", value: value, logger: context.logger)
         let record = StoredIdentityDocument(
             id: "id_" + Hex.encode(SecureRandom.bytes(16)), tenant: tenant, username: username, deviceId: deviceId,
             documentType: document.documentType, issuingCountry: document.issuingCountry, jurisdiction: document.jurisdiction,
             expiresOn: document.expiryDate.description, identityLevel: .executive, nameCheck: nameCheck, piiRef: stored.ref, textHash: textHash,
             createdAt: Date())
-        try await context.pool.withConnection { try await IdentityDocumentStore.insert(record, on: $0) }
+        do {
+            try await context.pool.withConnection { try await IdentityDocumentStore.insert(record, on: $0) }
+        } catch {
+            await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, logger: context.logger)
+            throw error
+        }
         ctx.logger.info(
             "identity document registered",
             metadata: ["signet.document.id": .string(record.id), "signet.document.type": .string(record.documentType), "signet.name_check": .string(nameCheck)])
