@@ -249,7 +249,8 @@ struct MethodStore: Sendable {
     /// the `MethodChanged` event of the method's removal, on which the pii service deletes the
     /// value (and refuses a store under its reference still in flight), with no row here.
     /// Nothing when the user's erasure is in progress: it shreds the value with the rest of the
-    /// user's. Runs to its end when the setup's request was cancelled (past its deadline, whose
+    /// user's, or when the method was recorded after all (a COMMIT whose outcome was unknown).
+    /// Runs to its end when the setup's request was cancelled (past its deadline, whose
     /// cancellation would cancel these statements too). A withdrawal that fails is logged (the
     /// setup's caller reports the setup's own failure).
     func withdraw(piiRef: String, methodID: String, type: String, tenant: String, username: String, at now: Date) async {
@@ -259,6 +260,10 @@ struct MethodStore: Sendable {
             do {
                 try await context.withTransaction { conn in
                     guard try await ErasureStore.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return }
+                    // A method recorded after all (its COMMIT's outcome was unknown) keeps its value.
+                    guard try await conn.query(
+                        "SELECT 1 FROM user_methods WHERE tenant_id = \(tenant) AND username = \(username) AND id = \(methodID)"
+                    ).isEmpty else { return }
                     try await enqueueRemoval(id: methodID, tenant: tenant, username: username, type: type, piiRef: piiRef, at: now, on: conn)
                 }
                 return nil

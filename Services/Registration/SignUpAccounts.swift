@@ -121,7 +121,16 @@ struct SignUpAccounts: Sendable {
                     return old
                 }
             } catch {
-                await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, logger: context.logger)
+                let context = context
+                await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, logger: context.logger) {
+                    try await context.pool.withConnection { conn in
+                        try await !conn.query(
+                            """
+                            SELECT 1 FROM user_profiles WHERE tenant_id = \(tenant) AND username = \(body.username) AND kind = \(kind) AND pii_ref = \(stored.ref)
+                            """
+                        ).isEmpty
+                    }
+                }
                 throw error
             }
             if let replaced, replaced != stored.ref {

@@ -42,11 +42,18 @@ extension InternalCalls {
     /// end even when the calling task was cancelled (a request past its deadline). A deletion
     /// that fails is logged, with no value or reference in the line: the value stays under its
     /// subject until the user's data is erased.
-    public func withdrawFromVault(_ piiURL: String, ref: String, tenant: String, logger: Logger) async {
+    ///
+    /// - Parameter referenced: asked first, when given: whether a row of the caller's refers to
+    ///   `ref` after all (a write whose COMMIT outcome was unknown may have recorded it). True,
+    ///   or an error, keeps the value.
+    public func withdrawFromVault(
+        _ piiURL: String, ref: String, tenant: String, logger: Logger, unlessReferenced referenced: (@Sendable () async throws -> Bool)? = nil
+    ) async {
         let url = "\(piiURL)/v1/internal/tenants/\(tenant)/pii/\(ref)"
         // An unstructured task: not cancelled with the caller's.
         let failure: (any Error)? = await Task {
             do {
+                if let referenced, try await referenced() { return nil }
                 try await delete(url)
                 return nil
             } catch {

@@ -212,4 +212,21 @@ struct AbandonedMethodSetupTests {
         #expect(try await Self.removals(h).count == 1)
         #expect(Set(sent.withLock { $0 }).count == 2)
     }
+
+    /// A withdrawal after a method's recording failed leaves the value when the method was
+    /// recorded after all (a COMMIT whose outcome was unknown): the row refers to it.
+    @Test func aMethodRecordedAfterAllKeepsItsValue() async throws {
+        let h = try await Harness.withDatabase()
+        defer { Task { await h.close() } }
+        _ = try await CredentialManagementTests.tenantWithKey(h)
+        let methods = MethodStore(context: h.context)
+        let (recorded, missing) = (Self.newID(), Self.newID())
+        let (recordedRef, missingRef) = (InternalCalls.newVaultReference(), InternalCalls.newVaultReference())
+        try await methods.insert(
+            .init(id: recorded, tenant: "acme", username: "alice", type: "email_otp", piiRef: recordedRef, masked: "a•••@example.com", createdAt: Date()),
+            delivery: nil)
+        await methods.withdraw(piiRef: recordedRef, methodID: recorded, type: "email_otp", tenant: "acme", username: "alice", at: Date())
+        await methods.withdraw(piiRef: missingRef, methodID: missing, type: "email_otp", tenant: "acme", username: "alice", at: Date())
+        #expect(try await Self.removals(h).map(\.piiRef) == [missingRef])
+    }
 }

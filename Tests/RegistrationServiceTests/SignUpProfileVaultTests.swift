@@ -117,6 +117,13 @@ struct SignUpProfileVaultTests {
         (stored, deleted) = calls.withLock { ($0.stored, $0.deleted) }
         #expect(stored.count == 2 && deleted == stored, "\(stored) \(deleted)")
         #expect(try await Self.profileRefs(h).isEmpty)
+
+        // A value its caller's row refers to after all (a COMMIT whose outcome was unknown) is
+        // kept; the withdrawal asks first.
+        let kept = InternalCalls.newVaultReference()
+        await InternalCalls(token: Harness.internalToken, service: "registration").withdrawFromVault(
+            "http://127.0.0.1:\(vault.boundPort)", ref: kept, tenant: "acme", logger: TestStack.quietLogger) { true }
+        #expect(calls.withLock { $0.deleted }.count == 2)
     }
 
     /// Two sign-ups of one empty account at the same moment, each recording its profile slowly

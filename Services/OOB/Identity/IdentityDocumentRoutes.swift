@@ -166,7 +166,12 @@ struct IdentityDocumentRoutes: Sendable {
         do {
             try await context.pool.withConnection { try await IdentityDocumentStore.insert(record, on: $0) }
         } catch {
-            await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, logger: context.logger)
+            let context = context
+            await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, logger: context.logger) {
+                try await context.pool.withConnection { conn in
+                    try await !conn.query("SELECT 1 FROM identity_documents WHERE id = \(record.id) AND tenant_id = \(tenant)").isEmpty
+                }
+            }
             throw error
         }
         ctx.logger.info(
