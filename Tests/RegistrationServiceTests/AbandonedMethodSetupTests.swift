@@ -24,6 +24,15 @@ struct AbandonedMethodSetupTests {
             .filter { $0.status == "DELETED" }
     }
 
+    /// `services` started as the vault and the authentication service both, and a harness over
+    /// a scratch database calling it, with the tenant and its key.
+    static func harness(calling services: HTTPServer) async throws -> (Harness, String) {
+        try services.start()
+        let url = "http://127.0.0.1:\(services.boundPort)"
+        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": url, "SIGNET_AUTHENTICATION_URL": url])
+        return (h, try await CredentialManagementTests.tenantWithKey(h))
+    }
+
     static func newID() -> String { "m_" + Hex.encode(SecureRandom.bytes(16)) }
 
     @Test func aSetupNotConfirmedWithinADayIsRemovedWithItsVaultValue() async throws {
@@ -139,12 +148,8 @@ struct AbandonedMethodSetupTests {
             }
             return HTTPResponse(status: 200, headers: [("Content-Type", "application/json")], body: Array(json.utf8))
         }
-        try services.start()
-        defer { Task { await services.shutdown() } }
-        let url = "http://127.0.0.1:\(services.boundPort)"
-        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": url, "SIGNET_AUTHENTICATION_URL": url])
-        defer { Task { await h.close() } }
-        let key = try await CredentialManagementTests.tenantWithKey(h)
+        let (h, key) = try await Self.harness(calling: services)
+        defer { Task { await h.close(); await services.shutdown() } }
         try await h.context.pool.withConnection { conn in
             try await conn.query(
                 """
@@ -189,12 +194,8 @@ struct AbandonedMethodSetupTests {
                 return HTTPResponse(status: 404)
             }
         }
-        try services.start()
-        defer { Task { await services.shutdown() } }
-        let url = "http://127.0.0.1:\(services.boundPort)"
-        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": url, "SIGNET_AUTHENTICATION_URL": url])
-        defer { Task { await h.close() } }
-        let key = try await CredentialManagementTests.tenantWithKey(h)
+        let (h, key) = try await Self.harness(calling: services)
+        defer { Task { await h.close(); await services.shutdown() } }
 
         let failed = await h.send("POST", "/v1/tenants/acme/users/alice/methods", bearer: key, json: #"{"type":"sms_otp","phone":"+15555550123"}"#)
         #expect(failed.status == 503, "\(String(decoding: failed.body, as: UTF8.self))")

@@ -49,6 +49,14 @@ struct SignUpProfileVaultTests {
         }
     }
 
+    /// The vault started, and a harness over a scratch database calling it, with the tenant.
+    static func harness(calling vault: HTTPServer) async throws -> Harness {
+        try vault.start()
+        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": "http://127.0.0.1:\(vault.boundPort)"])
+        _ = try await CredentialManagementTests.tenantWithKey(h)
+        return h
+    }
+
     static func open(_ h: Harness, _ profile: String, username: String = "dana") async -> HTTPResponse {
         await h.send(
             "POST", "/v1/internal/tenants/acme/sign-ups", bearer: Harness.internalToken, headers: [(name: "X-Signet-Service", value: "authentication")],
@@ -65,11 +73,8 @@ struct SignUpProfileVaultTests {
     @Test func anAccountOpenedAgainDeletesTheProfileValuesItReplaces() async throws {
         let calls = PlainLock(Calls())
         let vault = Self.standInVault(calls)
-        try vault.start()
-        defer { Task { await vault.shutdown() } }
-        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": "http://127.0.0.1:\(vault.boundPort)"])
-        defer { Task { await h.close() } }
-        _ = try await CredentialManagementTests.tenantWithKey(h)
+        let h = try await Self.harness(calling: vault)
+        defer { Task { await h.close(); await vault.shutdown() } }
         func open(_ profile: String) async -> HTTPResponse { await Self.open(h, profile) }
         func profileRefs() async throws -> [String: String] { try await Self.profileRefs(h) }
 
@@ -95,11 +100,8 @@ struct SignUpProfileVaultTests {
         let calls = PlainLock(Calls())
         let status = PlainLock(500)
         let vault = Self.standInVault(calls, storeStatus: status)
-        try vault.start()
-        defer { Task { await vault.shutdown() } }
-        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": "http://127.0.0.1:\(vault.boundPort)"])
-        defer { Task { await h.close() } }
-        _ = try await CredentialManagementTests.tenantWithKey(h)
+        let h = try await Self.harness(calling: vault)
+        defer { Task { await h.close(); await vault.shutdown() } }
 
         let lost = await Self.open(h, #"{"fullName":"Dana Scully"}"#)
         #expect(lost.status == 503, "\(String(decoding: lost.body, as: UTF8.self))")
@@ -133,11 +135,8 @@ struct SignUpProfileVaultTests {
     @Test func twoSignUpsAtOnceLeaveOneValue() async throws {
         let calls = PlainLock(Calls())
         let vault = Self.standInVault(calls)
-        try vault.start()
-        defer { Task { await vault.shutdown() } }
-        let h = try await Harness.withDatabase(environment: ["SIGNET_PII_URL": "http://127.0.0.1:\(vault.boundPort)"])
-        defer { Task { await h.close() } }
-        _ = try await CredentialManagementTests.tenantWithKey(h)
+        let h = try await Self.harness(calling: vault)
+        defer { Task { await h.close(); await vault.shutdown() } }
         try await h.context.pool.withConnection { conn in
             try await conn.query("CREATE FUNCTION slow_profiles() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_sleep(0.5); RETURN NEW; END $$")
             try await conn.query("CREATE TRIGGER slow_profiles BEFORE INSERT ON user_profiles FOR EACH ROW EXECUTE FUNCTION slow_profiles()")
