@@ -1,6 +1,7 @@
 import Foundation
 import HTTPServer
 import Platform
+import Schema
 import Testing
 @testable import ServiceKit
 import TestSupport
@@ -103,5 +104,22 @@ import TestSupport
         let upper = "oob=\(Self.hash("x").uppercased()) , pii=\(Self.hash("y"))"
         #expect(try InternalCalls.fromEnvironment(Environment(["SIGNET_INTERNAL_CALLERS": upper]), service: "transaction").callers?.count == 2)
         #expect(try InternalCalls.fromEnvironment(Environment([:]), service: "transaction").callers == nil)
+    }
+
+    /// A vault reference made here has the form the vault checks, and each is new; a store is
+    /// counted as possibly stored unless the vault refused it (a 4xx).
+    @Test func vaultReferencesAndWhatMayHaveBeenStored() {
+        let refs = (0..<200).map { _ in InternalCalls.newVaultReference() }
+        #expect(refs.allSatisfy(PIIReferenceText.isWellFormed) && Set(refs).count == 200)
+        for bad in ["", "pii_", "pii_" + String(repeating: "A", count: 32), "pii_" + String(repeating: "0", count: 31), "pii_" + String(repeating: "g", count: 32),
+            "PII_" + String(repeating: "0", count: 32), "pii_" + String(repeating: "0", count: 33), "pii_" + String(repeating: "0", count: 31) + "é"]
+        {
+            #expect(!PIIReferenceText.isWellFormed(bad), "\(bad)")
+        }
+        #expect(!InternalCalls.mayHaveStored(HTTPError(.conflict)))
+        #expect(!InternalCalls.mayHaveStored(HTTPError.invalid("value", "no")))
+        #expect(InternalCalls.mayHaveStored(HTTPError(.unavailable)))
+        #expect(InternalCalls.mayHaveStored(HTTPError(.internalError)))
+        #expect(InternalCalls.mayHaveStored(CancellationError()))
     }
 }
