@@ -55,19 +55,12 @@ struct MethodEnrollment: Sendable {
             try await budget.spend(
                 tenant: tenantID, subjectRef: subjectKey.ref(tenant: tenantID, username: username),
                 destination: budget.destination(tenant: tenantID, kind: kind, value: value), now: now)
-            // The vault keeps the value; this service keeps its reference and masked form. The
-            // reference is chosen here: a store whose answer is lost is withdrawn all the same.
-            let ref = InternalCalls.newVaultReference()
-            let stored: PIIReference
-            do {
-                stored = try await secrets.calls.post(
-                    "\(secrets.piiURL)/v1/internal/tenants/\(tenantID)/pii",
-                    PIIStoreRequest(subject: Base64URL.encode(userHandle), kind: kind, value: value, ref: ref), as: PIIReference.self)
-            } catch {
-                if InternalCalls.mayHaveStored(error) {
-                    await methods.withdraw(piiRef: ref, methodID: methodID, type: body.type, tenant: tenantID, username: username, at: now)
-                }
-                throw error
+            // The vault keeps the value; this service keeps its reference and masked form. A
+            // store whose answer is lost is withdrawn by the method's removal event (durable).
+            let stored = try await secrets.calls.storeInVault(
+                secrets.piiURL, tenant: tenantID, subject: Base64URL.encode(userHandle), kind: kind, value: value, logger: methods.context.logger
+            ) { ref in
+                await methods.withdraw(piiRef: ref, methodID: methodID, type: body.type, tenant: tenantID, username: username, at: now)
             }
             let code = try OneTimeCode.generate(digits: 6)
             pending.piiRef = stored.ref

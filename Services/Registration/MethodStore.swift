@@ -254,23 +254,16 @@ struct MethodStore: Sendable {
     /// cancellation would cancel these statements too). A withdrawal that fails is logged (the
     /// setup's caller reports the setup's own failure).
     func withdraw(piiRef: String, methodID: String, type: String, tenant: String, username: String, at now: Date) async {
-        let context = context
-        // An unstructured task: not cancelled with the request's.
-        let failure: (any Error)? = await Task {
-            do {
-                try await context.withTransaction { conn in
-                    guard try await ErasureStore.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return }
-                    // A method recorded after all (its COMMIT's outcome was unknown) keeps its value.
-                    guard try await conn.query(
-                        "SELECT 1 FROM user_methods WHERE tenant_id = \(tenant) AND username = \(username) AND id = \(methodID)"
-                    ).isEmpty else { return }
-                    try await enqueueRemoval(id: methodID, tenant: tenant, username: username, type: type, piiRef: piiRef, at: now, on: conn)
-                }
-                return nil
-            } catch {
-                return error
+        let failure = await InternalCalls.runUncancelled { [self] in
+            try await context.withTransaction { conn in
+                guard try await ErasureStore.lockUserUnlessErasing(tenant: tenant, username: username, on: conn) else { return }
+                // A method recorded after all (its COMMIT's outcome was unknown) keeps its value.
+                guard try await conn.query(
+                    "SELECT 1 FROM user_methods WHERE tenant_id = \(tenant) AND username = \(username) AND id = \(methodID)"
+                ).isEmpty else { return }
+                try await enqueueRemoval(id: methodID, tenant: tenant, username: username, type: type, piiRef: piiRef, at: now, on: conn)
             }
-        }.value
+        }
         if let error = failure {
             context.logger.warning(
                 "a failed method setup's value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",

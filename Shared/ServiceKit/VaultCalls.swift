@@ -13,19 +13,23 @@ extension InternalCalls {
 
     /// Stores `value` under a new reference. When the call does not succeed and the vault did
     /// not refuse it (no answer, a 5xx, this task cancelled), the reference is withdrawn
-    /// before the failure is thrown (``withdrawFromVault(_:ref:tenant:logger:)``): the vault
-    /// may have stored it.
+    /// before the failure is thrown: the vault may have stored it.
     ///
+    /// - Parameter withdraw: how; by default ``withdrawFromVault(_:ref:tenant:logger:unlessReferenced:)``
+    ///   (a caller with an event that deletes the value passes its own).
     /// - Throws: ``post(_:_:as:timeout:)``'s.
-    public func storeInVault(_ piiURL: String, tenant: String, subject: String, kind: String, value: String, logger: Logger) async throws
-        -> PIIReference
-    {
+    public func storeInVault(
+        _ piiURL: String, tenant: String, subject: String, kind: String, value: String, logger: Logger,
+        withdrawingBy withdraw: ((String) async -> Void)? = nil
+    ) async throws -> PIIReference {
         let ref = Self.newVaultReference()
         do {
             return try await post(
                 "\(piiURL)/v1/internal/tenants/\(tenant)/pii", PIIStoreRequest(subject: subject, kind: kind, value: value, ref: ref), as: PIIReference.self)
         } catch {
-            if Self.mayHaveStored(error) { await withdrawFromVault(piiURL, ref: ref, tenant: tenant, logger: logger) }
+            if Self.mayHaveStored(error) {
+                if let withdraw { await withdraw(ref) } else { await withdrawFromVault(piiURL, ref: ref, tenant: tenant, logger: logger) }
+            }
             throw error
         }
     }
@@ -50,20 +54,28 @@ extension InternalCalls {
         _ piiURL: String, ref: String, tenant: String, logger: Logger, unlessReferenced referenced: (@Sendable () async throws -> Bool)? = nil
     ) async {
         let url = "\(piiURL)/v1/internal/tenants/\(tenant)/pii/\(ref)"
-        // An unstructured task: not cancelled with the caller's.
-        let failure: (any Error)? = await Task {
-            do {
-                if let referenced, try await referenced() { return nil }
-                try await delete(url)
-                return nil
-            } catch {
-                return error
-            }
-        }.value
+        let failure = await Self.runUncancelled {
+            if let referenced, try await referenced() { return }
+            try await delete(url)
+        }
         if let failure {
             logger.warning(
                 "a value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",
                 metadata: [LogKey.tenant: "\(tenant)", LogKey.error: "\(failure)"])
         }
+    }
+
+    /// Runs `body` to its end in a task of its own, not cancelled with the caller's (a request
+    /// past its deadline, whose cancellation would cancel its statements and calls too), and
+    /// returns what it threw.
+    public static func runUncancelled(_ body: @escaping @Sendable () async throws -> Void) async -> (any Error)? {
+        await Task {
+            do {
+                try await body()
+                return nil
+            } catch {
+                return error
+            }
+        }.value
     }
 }
