@@ -27,7 +27,7 @@ public enum PIIService: SignetService {
     public static func assemble(_ configuration: Configuration, context: ServiceContext) throws -> ServiceAssembly {
         let vault = PIIVault(context: context, kek: configuration.kek, calls: configuration.calls)
         var handlers = TenantDirectory.readModelHandlers
-        handlers.merge(PIIVault.methodHandlers)
+        handlers.merge(PIIVault.withdrawalHandlers)
         handlers.merge(UserErasure.handlers(service: name, store: vault, subjectKey: context.configuration.subjectKey, usernames: .unneeded))
         // Withdrawn references are remembered a day (PIIVault.withdrawalMemory).
         let purger = RetentionPurger(interval: configuration.retentionInterval, logger: context.logger) { now in

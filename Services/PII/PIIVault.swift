@@ -195,13 +195,20 @@ struct PIIVault: Sendable {
         }
     }
 
-    /// A removed method's address or number leaves the vault with it: `MethodChanged` with
-    /// status `DELETED` names the value's reference.
-    static var methodHandlers: EventHandlers {
+    /// Values that leave the vault by event: a removed method's address or number
+    /// (`MethodChanged` with status `DELETED` names the value's reference), and a value another
+    /// service asks to withdraw because nothing refers to it (`VaultWithdrawalRequested`, from
+    /// its outbox: a store whose answer was lost, a reference it failed to record, a value
+    /// replaced). Both are remembered as withdrawn, so a store under the reference still in
+    /// flight is refused.
+    static var withdrawalHandlers: EventHandlers {
         var h = EventHandlers()
         h.on(MethodChanged.self) { e, _, conn in
             guard e.status == "DELETED", let ref = e.piiRef, PIIReferenceText.isWellFormed(ref) else { return }
             try await withdraw(ref, tenant: e.tenantId, on: conn)
+        }
+        h.on(VaultWithdrawalRequested.self) { e, _, conn in
+            try await withdraw(e.piiRef, tenant: e.tenantId, on: conn)
         }
         return h
     }

@@ -96,17 +96,22 @@ struct SignUpAccounts: Sendable {
         // The vault is called outside the transaction (a remote call never holds a row lock).
         // A value is withdrawn from it whenever nothing here comes to refer to it: a store that
         // failed or whose answer was lost, a reference this service failed to record, a value
-        // replaced. One that cannot be withdrawn (the vault unreachable) stays under the user's
-        // subject, exported with the user's data and shredded with it.
+        // replaced. Each withdrawal is a request in this service's outbox (durable, so the
+        // vault unreachable only delays it); only when this database cannot take it either
+        // does a value stay under the user's subject, exported with the user's data and
+        // shredded with it.
+        let context = context
+        let (calls, piiURL) = (calls, piiURL)
         for (kind, value) in body.profile?.vaultValues ?? [] {
-            let stored = try await calls.storeInVault(piiURL, tenant: tenant, subject: subject, kind: kind, value: value, logger: context.logger)
+            let stored = try await calls.storeInVault(piiURL, tenant: tenant, subject: subject, kind: kind, value: value, logger: context.logger) { ref in
+                await calls.withdrawFromVault(piiURL, ref: ref, tenant: tenant, through: context, source: .registration)
+            }
             // The reference it replaces (an account opened again by a later sign-up before it
             // held anything), read under the user's row lock: of two sign-ups of one account at
-            // once, the second waits, replaces and deletes the first's (the profile row may not
-            // exist yet, so it cannot be the lock).
-            let replaced: String?
+            // once, the second waits, replaces and withdraws the first's in the same transaction
+            // (the profile row may not exist yet, so it cannot be the lock).
             do {
-                replaced = try await context.withTransaction { conn -> String? in
+                try await context.withTransaction { conn in
                     try await conn.query("SELECT 1 FROM users WHERE tenant_id = \(tenant) AND username = \(body.username) FOR UPDATE")
                     let old = try await conn.query(
                         "SELECT pii_ref FROM user_profiles WHERE tenant_id = \(tenant) AND username = \(body.username) AND kind = \(kind)"
@@ -118,23 +123,19 @@ struct SignUpAccounts: Sendable {
                         ON CONFLICT (tenant_id, username, kind) DO UPDATE
                         SET pii_ref = EXCLUDED.pii_ref, masked = EXCLUDED.masked, updated_at = EXCLUDED.updated_at
                         """)
-                    return old
-                }
-            } catch {
-                let context = context
-                await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, logger: context.logger) {
-                    try await context.pool.withConnection { conn in
-                        try await !conn.query(
-                            """
-                            SELECT 1 FROM user_profiles WHERE tenant_id = \(tenant) AND username = \(body.username) AND kind = \(kind) AND pii_ref = \(stored.ref)
-                            """
-                        ).isEmpty
+                    if let old, old != stored.ref {
+                        try await InternalCalls.requestVaultWithdrawal(old, tenant: tenant, source: .registration, on: conn)
                     }
                 }
+            } catch {
+                await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, through: context, source: .registration) { conn in
+                    try await !conn.query(
+                        """
+                        SELECT 1 FROM user_profiles WHERE tenant_id = \(tenant) AND username = \(body.username) AND kind = \(kind) AND pii_ref = \(stored.ref)
+                        """
+                    ).isEmpty
+                }
                 throw error
-            }
-            if let replaced, replaced != stored.ref {
-                await calls.withdrawFromVault(piiURL, ref: replaced, tenant: tenant, logger: context.logger)
             }
         }
         return SignUpAccount(userHandle: subject)

@@ -108,5 +108,6 @@ public enum EventCatalog {
         UAFAuthenticatorRegistered.self, UAFAuthenticatorStatusChanged.self, UAFSettingsChanged.self,
         UserPurgeRequested.self, ErasurePartCompleted.self, TenantRetentionChanged.self,
         DeviceChanged.self, ApprovalChanged.self, QRSessionChanged.self,
+        VaultWithdrawalRequested.self,
     ]
 }

@@ -8,6 +8,8 @@ public enum Topic {
     public static let pii = "signet.pii"
     /// Requests to the oob-notification service (messages to deliver), from any service.
     public static let deliveryRequests = "signet.oob.requests"
+    /// Requests to the pii service (values to withdraw from the vault), from any service.
+    public static let piiRequests = "signet.pii.requests"
     /// Tallies of erasure parts, from every service, to the registration service (the purge saga).
     public static let erasures = "signet.registration.erasures"
     /// The authentication service's policy changes, read by every one of its replicas (each
@@ -20,7 +22,7 @@ public enum Topic {
 
     /// Every topic a broker must have, in a stable order (the development broker creates them).
     public static var all: [String] {
-        [registration, authentication, transaction, oob, pii, deliveryRequests, erasures, authenticationPolicy] + ServiceName.allCases.map { deadLetter(service: $0) }
+        [registration, authentication, transaction, oob, pii, deliveryRequests, erasures, authenticationPolicy, piiRequests] + ServiceName.allCases.map { deadLetter(service: $0) }
     }
 
     /// Partitions per topic on the development broker.

@@ -1,6 +1,8 @@
 import Crypto
+import FoundationEssentials
 import HTTPServer
 import Platform
+import Postgres
 import Schema
 
 /// Storing personal data in the pii service's vault, for the services that keep only its
@@ -15,8 +17,9 @@ extension InternalCalls {
     /// not refuse it (no answer, a 5xx, this task cancelled), the reference is withdrawn
     /// before the failure is thrown: the vault may have stored it.
     ///
-    /// - Parameter withdraw: how; by default ``withdrawFromVault(_:ref:tenant:logger:unlessReferenced:)``
-    ///   (a caller with an event that deletes the value passes its own).
+    /// - Parameter withdraw: how; by default the vault's DELETE (``withdrawFromVault(_:ref:tenant:logger:)``);
+    ///   a service with a database passes its outbox's
+    ///   (``withdrawFromVault(_:ref:tenant:through:source:unlessReferenced:)``, or an event of its own).
     /// - Throws: ``post(_:_:as:timeout:)``'s.
     public func storeInVault(
         _ piiURL: String, tenant: String, subject: String, kind: String, value: String, logger: Logger,
@@ -41,28 +44,60 @@ extension InternalCalls {
         return !(400..<500).contains(problem.code.status)
     }
 
-    /// Deletes a value nothing here refers to (a store that failed or whose answer was lost, a
-    /// replaced value); the vault also refuses a store under `ref` still in flight. Runs to its
-    /// end even when the calling task was cancelled (a request past its deadline). A deletion
-    /// that fails is logged, with no value or reference in the line: the value stays under its
-    /// subject until the user's data is erased.
-    ///
-    /// - Parameter referenced: asked first, when given: whether a row of the caller's refers to
-    ///   `ref` after all (a write whose COMMIT outcome was unknown may have recorded it). True,
-    ///   or an error, keeps the value.
-    public func withdrawFromVault(
-        _ piiURL: String, ref: String, tenant: String, logger: Logger, unlessReferenced referenced: (@Sendable () async throws -> Bool)? = nil
-    ) async {
+    /// Deletes a value nothing here refers to through the vault's internal DELETE (the vault
+    /// also refuses a store under `ref` still in flight). Runs to its end even when the calling
+    /// task was cancelled (a request past its deadline). A deletion that fails is logged, with
+    /// no value or reference in the line: the value stays under its subject until the user's
+    /// data is erased. A service with a database withdraws through its outbox instead
+    /// (``withdrawFromVault(_:ref:tenant:through:source:unlessReferenced:)``), which falls back
+    /// to this.
+    public func withdrawFromVault(_ piiURL: String, ref: String, tenant: String, logger: Logger) async {
         let url = "\(piiURL)/v1/internal/tenants/\(tenant)/pii/\(ref)"
-        let failure = await Self.runUncancelled {
-            if let referenced, try await referenced() { return }
-            try await delete(url)
-        }
+        let failure = await Self.runUncancelled { try await delete(url) }
         if let failure {
             logger.warning(
                 "a value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",
                 metadata: [LogKey.tenant: "\(tenant)", LogKey.error: "\(failure)"])
         }
+    }
+
+    /// Withdraws `ref` durably: a ``VaultWithdrawalRequested`` event enqueued in `context`'s
+    /// outbox (the relay sends it whenever the vault's consumer can take it, across this
+    /// service's restarts and the vault's outages), in a transaction of its own that first asks
+    /// `referenced`, when given, whether a row of the caller's refers to `ref` after all (a write
+    /// whose COMMIT outcome was unknown may have recorded it): the answer and the request are
+    /// one transaction. Runs to its end even when the calling task was cancelled.
+    ///
+    /// When that transaction fails (the database unreachable), a withdrawal with nothing to
+    /// ask falls back to the vault's internal DELETE (``withdrawFromVault(_:ref:tenant:logger:)``);
+    /// one whose reference could not be checked keeps the value. A value kept is logged, with
+    /// no value or reference in the line, and stays under its subject until the user's data is
+    /// erased.
+    public func withdrawFromVault(
+        _ piiURL: String, ref: String, tenant: String, through context: ServiceContext, source: ServiceName,
+        unlessReferenced referenced: (@Sendable (PostgresConnection) async throws -> Bool)? = nil
+    ) async {
+        let failure = await Self.runUncancelled {
+            try await context.withTransaction { conn in
+                if let referenced, try await referenced(conn) { return }
+                try await Self.requestVaultWithdrawal(ref, tenant: tenant, source: source, on: conn)
+            }
+        }
+        guard let failure else { return }
+        if referenced == nil {
+            await withdrawFromVault(piiURL, ref: ref, tenant: tenant, logger: context.logger)
+        } else {
+            context.logger.warning(
+                "a value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",
+                metadata: [LogKey.tenant: "\(tenant)", LogKey.error: "\(failure)"])
+        }
+    }
+
+    /// Enqueues the withdrawal of `ref` from the vault in `conn`'s transaction (a value this
+    /// transaction stops referring to leaves the vault if, and only if, it commits).
+    public static func requestVaultWithdrawal(_ ref: String, tenant: String, source: ServiceName, on conn: PostgresConnection) async throws {
+        try await Outbox.enqueue(
+            VaultWithdrawalRequested(tenantId: tenant, piiRef: ref, requestedAt: Date()), source: source, subject: tenant, key: tenant, on: conn)
     }
 
     /// Runs `body` to its end in a task of its own, not cancelled with the caller's (a request

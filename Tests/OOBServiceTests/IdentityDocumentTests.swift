@@ -45,6 +45,8 @@ struct IdentityDocumentTests {
             var users: [String: UserVaultSubject] = [:]
             var names: [String: String] = [:]
             var stored: [PIIStoreRequest] = []
+            /// 201, or the status of a problem answering a store (after recording it).
+            var storeStatus = 201
         }
         let state = Mutex(State())
         let server: HTTPServer
@@ -80,8 +82,16 @@ struct IdentityDocumentTests {
                 return state.withLock { $0.names[parts[5]] }.map { json(PIIValue(kind: "name", value: $0)) } ?? notFound
             case ("POST", 5) where parts[4] == "pii":
                 guard let body = try? JSONValueDecoder().decode(PIIStoreRequest.self, from: request.body) else { return notFound }
-                state.withLock { $0.stored.append(body) }
-                return json(PIIReference(ref: "pii_" + String(repeating: "ab", count: 16), masked: "identity document"), status: 201)
+                let status = state.withLock {
+                    $0.stored.append(body)
+                    return $0.storeStatus
+                }
+                guard status == 201 else {
+                    return HTTPResponse(
+                        status: status, headers: [("Content-Type", "application/problem+json")],
+                        body: Array(#"{"type":"about:blank","title":"x","status":\#(status),"code":"internal_error"}"#.utf8))
+                }
+                return json(PIIReference(ref: body.ref ?? "pii_" + String(repeating: "ab", count: 16), masked: "identity document"), status: 201)
             default:
                 return notFound
             }
@@ -153,7 +163,7 @@ struct IdentityDocumentTests {
         let rows = try await f.h.context.pool.withConnection { try await $0.query("SELECT * FROM identity_documents") }
         let row = Array(rows)
         try #require(row.count == 1)
-        #expect(row[0].string("username") == "alice" && row[0].string("expires_on") == "2031-12-10" && row[0].string("pii_ref") == "pii_" + String(repeating: "ab", count: 16))
+        #expect(row[0].string("username") == "alice" && row[0].string("expires_on") == "2031-12-10" && row[0].string("pii_ref") == stored.ref && stored.ref != nil)
         for column in ["document_type", "issuing_country", "jurisdiction", "identity_level", "name_check", "device_id"] {
             let text = row[0].string(column) ?? ""
             #expect(!text.contains("SAMPLE") && !text.contains("T64235789"), "\(column)")
@@ -215,6 +225,49 @@ struct IdentityDocumentTests {
         #expect(try await accept(f, phone, device, lenient).status == 200)
         let seen = await f.rp("GET", "/v1/tenants/acme/approvals/\(lenient.id)")
         #expect(seen.object()["status"] as? String == "ACCEPTED" && seen.object()["decidedLevel"] as? String == "ESSENTIAL", "\(seen.text)")
+    }
+
+    /// A value the vault may hold with nothing here referring to it is withdrawn through the
+    /// outbox (`VaultWithdrawalRequested`, durable): a store whose answer was lost (a 5xx after
+    /// storing), and a stored value whose document could not be recorded (a database fault,
+    /// injected as a trigger). A store the vault refused (4xx) withdraws nothing.
+    @Test func aValueNothingRefersToIsWithdrawnThroughTheOutbox() async throws {
+        let stub = try PeerStub()
+        let f = try await Self.make(stub)
+        defer { Task { await f.h.close(); await stub.server.shutdown() } }
+        let phone = try SoftwareDevice()
+        let device = try await f.enrol(phone, as: "dave")
+        stub.user("dave", subject: "c3ViamVjdC1kYXZl", fullName: nil)
+        func withdrawals() async throws -> [String] {
+            try await f.h.published().filter { $0.type == VaultWithdrawalRequested.eventType }.map {
+                try JSONValueDecoder().decode(VaultWithdrawalRequested.self, from: Array($0.data.utf8)).piiRef
+            }
+        }
+        func documents() async throws -> Int {
+            try await f.h.context.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM identity_documents").first?.int("n") ?? -1 }
+        }
+
+        stub.state.withLock { $0.storeStatus = 400 }
+        #expect(try await register(f, phone, device).status == 400)
+        #expect(try await withdrawals().isEmpty)
+
+        stub.state.withLock { $0.storeStatus = 500 }
+        let lost = try await register(f, phone, device)
+        #expect(lost.status == 503, "\(lost.text)")
+        #expect(try await withdrawals() == [stub.stored[1].ref].compactMap { $0 })
+        #expect(try await documents() == 0)
+
+        stub.state.withLock { $0.storeStatus = 201 }
+        try await f.h.context.pool.withConnection { conn in
+            try await conn.query("CREATE FUNCTION refuse_documents() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'injected fault'; END $$")
+            try await conn.query("CREATE TRIGGER refuse_documents BEFORE INSERT ON identity_documents FOR EACH ROW EXECUTE FUNCTION refuse_documents()")
+        }
+        let unrecorded = try await register(f, phone, device)
+        #expect(unrecorded.status == 500, "\(unrecorded.text)")
+        let sent = stub.stored.compactMap(\.ref)
+        #expect(sent.count == 3 && Set(sent).count == 3)
+        #expect(try await withdrawals() == [sent[1], sent[2]])
+        #expect(try await documents() == 0)
     }
 
     @Test func theVaultUnreachableIs503AndNothingIsRecorded() async throws {

@@ -40,6 +40,6 @@ import Testing
     @Test func consumedTopicsFollowFromTheHandlers() async throws {
         let h = try await ServiceHarness<PIIService>.offline()
         defer { Task { await h.close() } }
-        #expect(h.assembly.handlers.topics.sorted() == ["signet.registration"].sorted())
+        #expect(h.assembly.handlers.topics.sorted() == ["signet.registration", "signet.pii.requests"].sorted())
     }
 }

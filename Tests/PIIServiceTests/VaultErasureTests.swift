@@ -197,6 +197,18 @@ struct VaultErasureTests {
                 methodId: "m_" + String(repeating: "c", count: 32), type: "email_otp", status: "DELETED", piiRef: byEvent, sealedSecret: nil,
                 lastTotpStep: nil, changedAt: Date()), source: .registration)
         #expect(await store(byEvent).code == "pii_ref_unavailable")
+        // Or by another service's withdrawal request (its outbox), before or after the store.
+        let requested = InternalCalls.newVaultReference()
+        try await h.consume(VaultWithdrawalRequested(tenantId: "acme", piiRef: requested, requestedAt: Date()), source: .registration)
+        #expect(await store(requested).code == "pii_ref_unavailable")
+        let storedThenRequested = InternalCalls.newVaultReference()
+        #expect(await store(storedThenRequested).status == 201)
+        // Another tenant's request names no value of this one.
+        try await h.consume(VaultWithdrawalRequested(tenantId: "other", piiRef: storedThenRequested, requestedAt: Date()), source: .oob)
+        #expect(await Self.read(h, storedThenRequested).status == 200)
+        try await h.consume(VaultWithdrawalRequested(tenantId: "acme", piiRef: storedThenRequested, requestedAt: Date()), source: .oob)
+        #expect(await Self.read(h, storedThenRequested).status == 404)
+        #expect(await store(storedThenRequested).code == "pii_ref_unavailable")
 
         // Withdrawn while the store is in flight: the store waits on the reference's lock, held
         // here by the withdrawal's transaction, then finds it withdrawn.

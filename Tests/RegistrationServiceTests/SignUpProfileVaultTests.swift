@@ -11,7 +11,9 @@ import TestSupport
 
 /// A sign-up's profile in the vault, over a scratch database with a stand-in vault: an account
 /// opened again by a later sign-up (before it held anything) refers to the new values, and the
-/// ones they replace leave the vault.
+/// ones they replace leave the vault, as does any value nothing comes to refer to — by a
+/// withdrawal request in this service's outbox (`VaultWithdrawalRequested`), or the vault's
+/// DELETE when the database cannot take the request.
 @Suite(.enabled(if: TestStack.enabled), .serialized, .timeLimit(.minutes(2)))
 struct SignUpProfileVaultTests {
     typealias Harness = ServiceHarness<RegistrationService>
@@ -63,6 +65,15 @@ struct SignUpProfileVaultTests {
             json: #"{"username":"\#(username)","passkeyOnly":false,"profile":\#(profile)}"#)
     }
 
+    /// The references whose withdrawal this service's outbox holds, in order.
+    static func withdrawalRequests(_ h: Harness) async throws -> [String] {
+        try await h.published().filter { $0.type == VaultWithdrawalRequested.eventType }.map { event in
+            let request = try JSONValueDecoder().decode(VaultWithdrawalRequested.self, from: Array(event.data.utf8))
+            #expect(request.tenantId == "acme")
+            return request.piiRef
+        }
+    }
+
     static func profileRefs(_ h: Harness, username: String = "dana") async throws -> [String: String] {
         let rows = try await h.context.pool.withConnection { conn in
             try await conn.query("SELECT kind, pii_ref FROM user_profiles WHERE tenant_id = 'acme' AND username = \(username)")
@@ -82,20 +93,25 @@ struct SignUpProfileVaultTests {
         #expect(first.status == 201, "\(String(decoding: first.body, as: UTF8.self))")
         let firstRefs = calls.withLock { $0.stored }
         #expect(firstRefs.count == 2 && calls.withLock { $0.deleted }.isEmpty)
+        #expect(try await Self.withdrawalRequests(h).isEmpty)
         #expect(try await profileRefs() == ["name": firstRefs[0], "email": firstRefs[1]])
 
-        // Opened again, with a name only: the name's first value goes; the e-mail address,
-        // not given again, stays the profile's.
+        // Opened again, with a name only: the name's first value goes (requested in the
+        // transaction that replaced it); the e-mail address, not given again, stays the profile's.
         let second = await open(#"{"fullName":"Dana K. Scully"}"#)
         #expect(second.status == 201, "\(String(decoding: second.body, as: UTF8.self))")
         let (stored, deleted) = calls.withLock { ($0.stored, $0.deleted) }
-        #expect(stored.count == 3 && deleted == [firstRefs[0]], "\(deleted) \(firstRefs)")
+        let requested = try await Self.withdrawalRequests(h)
+        #expect(stored.count == 3 && deleted.isEmpty && requested == [firstRefs[0]], "\(requested) \(firstRefs)")
         #expect(try await profileRefs() == ["name": stored[2], "email": firstRefs[1]])
     }
 
     /// The vault stored a value and its answer was lost (a 5xx here): the sign-up fails and
-    /// the value is deleted by the reference sent with it; so is a value whose reference this
-    /// service then failed to record (a database fault, injected as a trigger).
+    /// the value's withdrawal, by the reference sent with it, is requested through the outbox;
+    /// so is that of a value whose reference this service then failed to record (a database
+    /// fault, injected as a trigger). When the outbox cannot take the request either, a value
+    /// nothing was asked about is deleted through the vault's DELETE, and one whose reference
+    /// could not be checked is kept.
     @Test func aValueNothingRefersToLeavesTheVault() async throws {
         let calls = PlainLock(Calls())
         let status = PlainLock(500)
@@ -106,7 +122,8 @@ struct SignUpProfileVaultTests {
         let lost = await Self.open(h, #"{"fullName":"Dana Scully"}"#)
         #expect(lost.status == 503, "\(String(decoding: lost.body, as: UTF8.self))")
         var (stored, deleted) = calls.withLock { ($0.stored, $0.deleted) }
-        #expect(stored.count == 1 && deleted == stored, "\(stored) \(deleted)")
+        #expect(stored.count == 1 && deleted.isEmpty, "\(stored) \(deleted)")
+        #expect(try await Self.withdrawalRequests(h) == stored)
         #expect(try await Self.profileRefs(h).isEmpty)
 
         status.withLock { $0 = 201 }
@@ -117,20 +134,34 @@ struct SignUpProfileVaultTests {
         let unrecorded = await Self.open(h, #"{"fullName":"Dana Scully"}"#)
         #expect(unrecorded.status == 500, "\(String(decoding: unrecorded.body, as: UTF8.self))")
         (stored, deleted) = calls.withLock { ($0.stored, $0.deleted) }
-        #expect(stored.count == 2 && deleted == stored, "\(stored) \(deleted)")
+        #expect(stored.count == 2 && deleted.isEmpty, "\(stored) \(deleted)")
+        #expect(try await Self.withdrawalRequests(h) == stored)
         #expect(try await Self.profileRefs(h).isEmpty)
 
         // A value its caller's row refers to after all (a COMMIT whose outcome was unknown) is
-        // kept; the withdrawal asks first.
+        // kept; the withdrawal asks first, in the request's transaction.
+        let url = "http://127.0.0.1:\(vault.boundPort)"
+        let internalCalls = InternalCalls(token: Harness.internalToken, service: "registration")
         let kept = InternalCalls.newVaultReference()
-        await InternalCalls(token: Harness.internalToken, service: "registration").withdrawFromVault(
-            "http://127.0.0.1:\(vault.boundPort)", ref: kept, tenant: "acme", logger: TestStack.quietLogger) { true }
-        #expect(calls.withLock { $0.deleted }.count == 2)
+        await internalCalls.withdrawFromVault(url, ref: kept, tenant: "acme", through: h.context, source: .registration) { _ in true }
+        #expect(try await Self.withdrawalRequests(h) == stored)
+
+        // The outbox refusing the request (a fault injected on it): with nothing to ask, the
+        // vault's DELETE; with a reference that cannot be checked, the value stays.
+        try await h.context.pool.withConnection { conn in
+            try await conn.query("CREATE TRIGGER refuse_outbox BEFORE INSERT ON outbox FOR EACH ROW EXECUTE FUNCTION refuse_profiles()")
+        }
+        let unqueued = InternalCalls.newVaultReference()
+        await internalCalls.withdrawFromVault(url, ref: unqueued, tenant: "acme", through: h.context, source: .registration)
+        let unchecked = InternalCalls.newVaultReference()
+        await internalCalls.withdrawFromVault(url, ref: unchecked, tenant: "acme", through: h.context, source: .registration) { _ in false }
+        #expect(calls.withLock { $0.deleted } == [unqueued])
+        #expect(try await Self.withdrawalRequests(h) == stored)
     }
 
     /// Two sign-ups of one empty account at the same moment, each recording its profile slowly
-    /// (a trigger sleeps before the insert): the second waits for the first and deletes the
-    /// value it replaces, so one value is referred to and the other left the vault. Before, both
+    /// (a trigger sleeps before the insert): the second waits for the first and withdraws the
+    /// value it replaces, so one value is referred to and the other leaves the vault. Before, both
     /// found no profile row to lock and the first's value stayed.
     @Test func twoSignUpsAtOnceLeaveOneValue() async throws {
         let calls = PlainLock(Calls())
@@ -145,9 +176,10 @@ struct SignUpProfileVaultTests {
         async let other = Self.open(h, #"{"fullName":"Dana K. Scully"}"#)
         let statuses = await [one.status, other.status]
         #expect(statuses == [201, 201])
-        let (stored, deleted) = calls.withLock { ($0.stored, $0.deleted) }
+        let stored = calls.withLock { $0.stored }
         let kept = try await Self.profileRefs(h)["name"]
         #expect(stored.count == 2 && kept != nil && stored.contains(kept ?? ""), "\(stored) \(String(describing: kept))")
-        #expect(deleted == stored.filter { $0 != kept }, "\(stored) \(deleted) \(String(describing: kept))")
+        let requested = try await Self.withdrawalRequests(h)
+        #expect(requested == stored.filter { $0 != kept }, "\(stored) \(requested) \(String(describing: kept))")
     }
 }

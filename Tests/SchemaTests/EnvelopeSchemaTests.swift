@@ -28,7 +28,7 @@ import Testing
     static let publishers: [String: ServiceName] = [
         Topic.registration: .registration, Topic.authentication: .authentication, Topic.transaction: .transaction,
         Topic.oob: .oob, Topic.pii: .pii, Topic.deliveryRequests: .authentication, Topic.erasures: .pii,
-        Topic.authenticationPolicy: .authentication,
+        Topic.authenticationPolicy: .authentication, Topic.piiRequests: .registration,
     ]
 
     /// One envelope per catalog type, from the service that publishes on the payload's topic.

@@ -154,10 +154,15 @@ struct IdentityDocumentRoutes: Sendable {
         let value = String(decoding: try JSONValueEncoder().encodeToBytes(document.vaultValue), as: UTF8.self)
         // The vault is called outside any transaction (a remote call never holds a row lock). A
         // value stored whose reference is not recorded here (the answer lost, the insert
-        // failed) is withdrawn; one that cannot be (the vault unreachable) stays under the
-        // user's subject, exported with the user's data and shredded with it.
+        // failed) is withdrawn by a request in this service's outbox (durable: the vault
+        // unreachable only delays it); only when this database cannot take it either does the
+        // value stay under the user's subject, exported with the user's data and shredded with it.
+        let (context, calls, piiURL) = (context, calls, piiURL)
         let stored = try await calls.storeInVault(
-            piiURL, tenant: tenant, subject: user.subject, kind: "identity_document", value: value, logger: context.logger)
+            piiURL, tenant: tenant, subject: user.subject, kind: "identity_document", value: value, logger: context.logger
+        ) { ref in
+            await calls.withdrawFromVault(piiURL, ref: ref, tenant: tenant, through: context, source: .oob)
+        }
         let record = StoredIdentityDocument(
             id: "id_" + Hex.encode(SecureRandom.bytes(16)), tenant: tenant, username: username, deviceId: deviceId,
             documentType: document.documentType, issuingCountry: document.issuingCountry, jurisdiction: document.jurisdiction,
@@ -166,11 +171,8 @@ struct IdentityDocumentRoutes: Sendable {
         do {
             try await context.pool.withConnection { try await IdentityDocumentStore.insert(record, on: $0) }
         } catch {
-            let context = context
-            await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, logger: context.logger) {
-                try await context.pool.withConnection { conn in
-                    try await !conn.query("SELECT 1 FROM identity_documents WHERE id = \(record.id) AND tenant_id = \(tenant)").isEmpty
-                }
+            await calls.withdrawFromVault(piiURL, ref: stored.ref, tenant: tenant, through: context, source: .oob) { conn in
+                try await !conn.query("SELECT 1 FROM identity_documents WHERE id = \(record.id) AND tenant_id = \(tenant)").isEmpty
             }
             throw error
         }
