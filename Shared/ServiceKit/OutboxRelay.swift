@@ -159,10 +159,7 @@ public actor OutboxRelay: Service {
             let isDraining = draining
             turns += 1
             do {
-                let (sent, failed) = try await publishBatch()
-                if failed > 0 {
-                    throw OutboxPublishError(failed: failed, attempted: sent + failed)
-                }
+                let (sent, _) = try await publishBatch()
                 lastFailure = nil
                 backoff.reset()
                 if ContinuousClock.now - lastBacklog > .seconds(1) {
@@ -200,6 +197,11 @@ public actor OutboxRelay: Service {
                 // A turn that failed because it was cancelled (a sleep, a statement cut short)
                 // is no reason to retry: the loop's check ends the relay without waiting.
                 if Task.isCancelled { continue }
+                // The backlog is read on failing turns too: a relay held by a row Kafka refuses
+                // shows its backlog growing (when the database answers).
+                if ContinuousClock.now - lastBacklog > .seconds(1), (try? await recordBacklog()) != nil {
+                    lastBacklog = .now
+                }
                 let delay = backoff.next()
                 logger.warning(
                     draining ? "outbox relay: publish failed while draining; will retry until the shutdown's maximum duration" : "outbox relay: publish failed; will retry",
@@ -231,17 +233,27 @@ public actor OutboxRelay: Service {
         await withCheckedContinuation { finishWaiters.append($0) }
     }
 
-    /// Publishes one batch; returns how many rows were sent and how many failed.
+    /// Publishes one batch; returns how many rows were sent and how many failed (0).
+    ///
+    /// - Throws: ``OutboxPublishError`` when Kafka did not acknowledge a row (the rows before
+    ///   it are marked sent; it and the ones after it go again next turn), naming the first
+    ///   such row's event type and topic and Kafka's reason, so that a log line says why the
+    ///   outbox is not draining.
+    @discardableResult
     nonisolated func publishBatch() async throws -> (sent: Int, failed: Int) {
         let turn = try await publishTurn()
         // Only once the requeue (if any) has committed is the cluster taken as known.
         if let cluster = turn.cluster { lastCluster.withLock { $0 = cluster } }
+        if let first = turn.firstFailure {
+            throw OutboxPublishError(failed: turn.failed, attempted: turn.sent + turn.failed, first: first)
+        }
         return (turn.sent, turn.failed)
     }
 
     /// One turn in one transaction; `cluster` is the cluster id it checked the sent rows
-    /// against (nil when it did not hold the lock or knew no cluster).
-    private nonisolated func publishTurn() async throws -> (sent: Int, failed: Int, cluster: String?) {
+    /// against (nil when it did not hold the lock or knew no cluster); `firstFailure` the
+    /// first row Kafka did not acknowledge.
+    private nonisolated func publishTurn() async throws -> (sent: Int, failed: Int, cluster: String?, firstFailure: OutboxPublishError.Row?) {
         // Not run again by the pool on a lost connection: the body sends to Kafka. The relay's
         // own loop tries again later (and consumers drop what was sent twice).
         try await pool.withTransaction(retryingOnConnectionLoss: false) { conn in
@@ -254,7 +266,7 @@ public actor OutboxRelay: Service {
                 SELECT pg_try_advisory_xact_lock(\(OutboxRelay.lockKey)) AS locked,
                   set_config('enable_bitmapscan', 'off', true), set_config('enable_seqscan', 'off', true)
                 """)
-            guard lock.first?.bool("locked") == true else { return (0, 0, nil) }
+            guard lock.first?.bool("locked") == true else { return (0, 0, nil, nil) }
             // Read before sending: a row is marked with the cluster known before its send, so
             // one acknowledged by a cluster that was replaced meanwhile is sent again.
             let cluster = producer.clusterID()
@@ -276,8 +288,9 @@ public actor OutboxRelay: Service {
                 SELECT id, event_id, topic, message_key, event_type, source, subject, event_time, data, traceparent, tracestate
                 FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT \(batchSize)
                 """)
-            if rows.isEmpty { return (0, 0, cluster) }
+            if rows.isEmpty { return (0, 0, cluster, nil) }
             var ids: [Int64] = []
+            var described: [(topic: String, type: String)] = []
             var messages: [KafkaOutgoingMessage] = []
             for row in rows {
                 guard let id = row.int64("id"), let eventID = row.string("event_id"), let topic = row.string("topic"),
@@ -287,14 +300,19 @@ public actor OutboxRelay: Service {
                 let envelope = EventEnvelope(id: eventID, source: source, type: type, time: time, subject: row.string("subject"), data: Array(data.utf8),
                     traceparent: row.string("traceparent"), tracestate: row.string("tracestate"))
                 ids.append(id)
+                described.append((topic, type))
                 messages.append(envelope.kafkaMessage(topic: topic, key: key))
             }
             let results = await producer.sendAll(messages)
             // Only the acknowledged prefix counts as sent: rows after a failure go again in
             // the next batch, keeping per-key order (consumers drop the duplicates).
             var sentIDs: [Int64] = []
-            for (id, r) in zip(ids, results) {
-                guard case .success = r else { break }
+            var firstFailure: OutboxPublishError.Row?
+            for (index, (id, r)) in zip(ids, results).enumerated() {
+                if case .failure(let error) = r {
+                    firstFailure = OutboxPublishError.Row(eventType: described[index].type, topic: described[index].topic, reason: error.description)
+                    break
+                }
                 sentIDs.append(id)
             }
             if !sentIDs.isEmpty {
@@ -302,7 +320,7 @@ public actor OutboxRelay: Service {
                 try await conn.query(OutboxRelay.markSent(sentIDs, cluster: cluster ?? producer.clusterID()))
                 published.increment(by: sentIDs.count)
             }
-            return (sentIDs.count, ids.count - sentIDs.count, cluster)
+            return (sentIDs.count, ids.count - sentIDs.count, cluster, firstFailure)
         }
     }
 
@@ -373,8 +391,20 @@ public actor OutboxRelay: Service {
 import Schema
 
 /// Some events of a batch were not acknowledged by the broker.
+/// A turn whose rows Kafka did not all acknowledge. Names the first row it did not (its event
+/// type and topic, never its data or key) and Kafka's reason: the rows after it wait behind it,
+/// so this is why the outbox is not draining (a topic the cluster lacks, a message over the
+/// broker's size limit, the cluster unreachable).
 struct OutboxPublishError: Error, CustomStringConvertible {
+    struct Row: Sendable, Equatable {
+        let eventType: String
+        let topic: String
+        let reason: String
+    }
     let failed: Int
     let attempted: Int
-    var description: String { "\(failed) of \(attempted) events not acknowledged by Kafka" }
+    let first: Row
+    var description: String {
+        "\(failed) of \(attempted) events not acknowledged by Kafka; the first, \(first.eventType) on \(first.topic): \(first.reason) (it and the events after it are sent again next turn)"
+    }
 }

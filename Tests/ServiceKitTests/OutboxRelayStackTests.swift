@@ -158,6 +158,52 @@ import TestSupport
         await f.drop()
     }
 
+    /// A row Kafka does not acknowledge (here a message over the producer's 1,000,000-byte
+    /// limit) stops the turn there: the rows before it are sent, it and the rows after it stay,
+    /// and the error names its event type, its topic and Kafka's reason — never its data — so
+    /// the relay's log line says why the outbox is not draining.
+    @Test func aRowKafkaRefusesIsNamedAndHoldsTheRowsAfterIt() async throws {
+        let f = try await Self.fixture()
+        let topic = Topic.deadLetter(service: .registration)
+        try await Self.commitEvent(f.pool)
+        let secret = "not-in-the-error-" + RandomUUID.string()
+        try await f.pool.withTransaction { conn in
+            let data = #"{"x":"\#(secret)\#(String(repeating: "a", count: 1_100_000))"}"#
+            let envelope = EventEnvelope(id: RandomUUID.string(), source: "relay-test", type: "signet.test.oversized.v1", subject: "relay-test", data: Array(data.utf8))
+            try await Outbox.enqueue(envelope, topic: topic, key: "relay-test", on: conn)
+        }
+        try await Self.commitEvent(f.pool)
+        var thrown: OutboxPublishError?
+        do {
+            try await f.relay.publishBatch()
+        } catch let error as OutboxPublishError {
+            thrown = error
+        }
+        let error = try #require(thrown)
+        #expect(error.failed == 2 && error.attempted == 3)
+        #expect(error.first.eventType == "signet.test.oversized.v1" && error.first.topic == topic)
+        #expect(error.first.reason.contains("MSG_SIZE_TOO_LARGE"), "\(error.first.reason)")
+        #expect(error.description.contains("signet.test.oversized.v1 on \(topic)") && !error.description.contains(secret), "\(error)")
+        let counts = try await f.pool.withConnection {
+            try await $0.query("SELECT (SELECT count(*) FROM outbox_sent) AS sent, (SELECT count(*) FROM outbox) AS unsent")
+        }
+        #expect(counts.first?.int("sent") == 1 && counts.first?.int("unsent") == 2)
+
+        // A running relay held there shows its backlog (read on failing turns too; before, only
+        // after a turn that sent everything, so a held relay's gauge stood still).
+        let service = "relay-held-" + RandomUUID.string().prefix(8)
+        let held = OutboxRelay(pool: f.pool, producer: f.producer, logger: TestStack.quietLogger, service: String(service))
+        let running = Task { try await held.run() }
+        let shown = await TestStack.eventually(timeout: .seconds(10)) {
+            MetricsRegistry.shared.render().contains("signet_outbox_backlog{service=\"\(service)\"} 2\n")
+        }
+        #expect(shown)
+        running.cancel()
+        _ = try? await running.value
+        f.pool.close()
+        await f.drop()
+    }
+
     /// A committed row is published and marked sent; shutdown returns once the relay stopped,
     /// and at once when the relay was never run.
     @Test func publishesThenDrainsOnShutdown() async throws {
