@@ -197,9 +197,10 @@ public actor OutboxRelay: Service {
                 // A turn that failed because it was cancelled (a sleep, a statement cut short)
                 // is no reason to retry: the loop's check ends the relay without waiting.
                 if Task.isCancelled { continue }
-                // The backlog is read on failing turns too: a relay held by a row Kafka refuses
-                // shows its backlog growing (when the database answers).
-                if ContinuousClock.now - lastBacklog > .seconds(1), (try? await recordBacklog()) != nil {
+                // The backlog is read on turns Kafka failed too: a relay held by a row Kafka
+                // refuses shows its backlog growing. (Not after a database failure: the read
+                // would only wait for the same database.)
+                if error is OutboxPublishError, ContinuousClock.now - lastBacklog > .seconds(1), (try? await recordBacklog()) != nil {
                     lastBacklog = .now
                 }
                 let delay = backoff.next()
