@@ -58,7 +58,7 @@ struct MethodEnrollment: Sendable {
             // The vault keeps the value; this service keeps its reference and masked form. A
             // store whose answer is lost is withdrawn by the method's removal event (durable).
             let stored = try await secrets.calls.storeInVault(
-                secrets.piiURL, tenant: tenantID, subject: Base64URL.encode(userHandle), kind: kind, value: value, logger: methods.context.logger
+                secrets.piiURL, tenant: tenantID, subject: Base64URL.encode(userHandle), kind: kind, value: value
             ) { ref in
                 await methods.withdraw(piiRef: ref, methodID: methodID, type: body.type, tenant: tenantID, username: username, at: now)
             }

@@ -100,12 +100,9 @@ struct SignUpAccounts: Sendable {
         // vault unreachable only delays it); only when this database cannot take it either
         // does a value stay under the user's subject, exported with the user's data and
         // shredded with it.
-        let context = context
-        let (calls, piiURL) = (calls, piiURL)
         for (kind, value) in body.profile?.vaultValues ?? [] {
-            let stored = try await calls.storeInVault(piiURL, tenant: tenant, subject: subject, kind: kind, value: value, logger: context.logger) { ref in
-                await calls.withdrawFromVault(piiURL, ref: ref, tenant: tenant, through: context, source: .registration)
-            }
+            let stored = try await calls.storeInVault(
+                piiURL, tenant: tenant, subject: subject, kind: kind, value: value, withdrawingThrough: context, source: .registration)
             // The reference it replaces (an account opened again by a later sign-up before it
             // held anything), read under the user's row lock: of two sign-ups of one account at
             // once, the second waits, replaces and withdraws the first's in the same transaction

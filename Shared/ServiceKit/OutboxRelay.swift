@@ -290,8 +290,7 @@ public actor OutboxRelay: Service {
                 FROM outbox WHERE sent_at IS NULL ORDER BY id LIMIT \(batchSize)
                 """)
             if rows.isEmpty { return (0, 0, cluster, nil) }
-            var ids: [Int64] = []
-            var described: [(topic: String, type: String)] = []
+            var sending: [(id: Int64, topic: String, type: String)] = []
             var messages: [KafkaOutgoingMessage] = []
             for row in rows {
                 guard let id = row.int64("id"), let eventID = row.string("event_id"), let topic = row.string("topic"),
@@ -300,8 +299,7 @@ public actor OutboxRelay: Service {
                 else { continue }
                 let envelope = EventEnvelope(id: eventID, source: source, type: type, time: time, subject: row.string("subject"), data: Array(data.utf8),
                     traceparent: row.string("traceparent"), tracestate: row.string("tracestate"))
-                ids.append(id)
-                described.append((topic, type))
+                sending.append((id, topic, type))
                 messages.append(envelope.kafkaMessage(topic: topic, key: key))
             }
             let results = await producer.sendAll(messages)
@@ -309,19 +307,19 @@ public actor OutboxRelay: Service {
             // the next batch, keeping per-key order (consumers drop the duplicates).
             var sentIDs: [Int64] = []
             var firstFailure: OutboxPublishError.Row?
-            for (index, (id, r)) in zip(ids, results).enumerated() {
+            for (row, r) in zip(sending, results) {
                 if case .failure(let error) = r {
-                    firstFailure = OutboxPublishError.Row(eventType: described[index].type, topic: described[index].topic, reason: error.description)
+                    firstFailure = OutboxPublishError.Row(eventType: row.type, topic: row.topic, reason: error.description)
                     break
                 }
-                sentIDs.append(id)
+                sentIDs.append(row.id)
             }
             if !sentIDs.isEmpty {
                 // A row an erasure deleted meanwhile (UserErasure.scrubOutbox) is simply not there.
                 try await conn.query(OutboxRelay.markSent(sentIDs, cluster: cluster ?? producer.clusterID()))
                 published.increment(by: sentIDs.count)
             }
-            return (sentIDs.count, ids.count - sentIDs.count, cluster, firstFailure)
+            return (sentIDs.count, sending.count - sentIDs.count, cluster, firstFailure)
         }
     }
 

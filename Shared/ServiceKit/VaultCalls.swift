@@ -14,26 +14,32 @@ extension InternalCalls {
     public static func newVaultReference() -> String { "pii_" + Hex.encode(SecureRandom.bytes(16)) }
 
     /// Stores `value` under a new reference. When the call does not succeed and the vault did
-    /// not refuse it (no answer, a 5xx, this task cancelled), the reference is withdrawn
-    /// before the failure is thrown: the vault may have stored it.
+    /// not refuse it (no answer, a 5xx, this task cancelled), the reference is withdrawn by
+    /// `withdraw` before the failure is thrown: the vault may have stored it.
     ///
-    /// - Parameter withdraw: how; by default the vault's DELETE (``withdrawFromVault(_:ref:tenant:logger:)``);
-    ///   a service with a database passes its outbox's
-    ///   (``withdrawFromVault(_:ref:tenant:through:source:unlessReferenced:)``, or an event of its own).
+    /// - Parameter withdraw: how (a caller with an event that deletes the value passes its own;
+    ///   others ``storeInVault(_:tenant:subject:kind:value:withdrawingThrough:source:)``).
     /// - Throws: ``post(_:_:as:timeout:)``'s.
     public func storeInVault(
-        _ piiURL: String, tenant: String, subject: String, kind: String, value: String, logger: Logger,
-        withdrawingBy withdraw: ((String) async -> Void)? = nil
+        _ piiURL: String, tenant: String, subject: String, kind: String, value: String, withdrawingBy withdraw: (String) async -> Void
     ) async throws -> PIIReference {
         let ref = Self.newVaultReference()
         do {
             return try await post(
                 "\(piiURL)/v1/internal/tenants/\(tenant)/pii", PIIStoreRequest(subject: subject, kind: kind, value: value, ref: ref), as: PIIReference.self)
         } catch {
-            if Self.mayHaveStored(error) {
-                if let withdraw { await withdraw(ref) } else { await withdrawFromVault(piiURL, ref: ref, tenant: tenant, logger: logger) }
-            }
+            if Self.mayHaveStored(error) { await withdraw(ref) }
             throw error
+        }
+    }
+
+    /// ``storeInVault(_:tenant:subject:kind:value:withdrawingBy:)`` withdrawing through the
+    /// outbox of `context` (``withdrawFromVault(_:ref:tenant:through:source:unlessReferenced:)``).
+    public func storeInVault(
+        _ piiURL: String, tenant: String, subject: String, kind: String, value: String, withdrawingThrough context: ServiceContext, source: ServiceName
+    ) async throws -> PIIReference {
+        try await storeInVault(piiURL, tenant: tenant, subject: subject, kind: kind, value: value) { ref in
+            await withdrawFromVault(piiURL, ref: ref, tenant: tenant, through: context, source: source)
         }
     }
 
@@ -51,14 +57,18 @@ extension InternalCalls {
     /// data is erased. A service with a database withdraws through its outbox instead
     /// (``withdrawFromVault(_:ref:tenant:through:source:unlessReferenced:)``), which falls back
     /// to this.
-    public func withdrawFromVault(_ piiURL: String, ref: String, tenant: String, logger: Logger) async {
+    func withdrawFromVault(_ piiURL: String, ref: String, tenant: String, logger: Logger) async {
         let url = "\(piiURL)/v1/internal/tenants/\(tenant)/pii/\(ref)"
-        let failure = await Self.runUncancelled { try await delete(url) }
-        if let failure {
-            logger.warning(
-                "a value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",
-                metadata: [LogKey.tenant: "\(tenant)", LogKey.error: "\(failure)"])
+        if let failure = await Self.runUncancelled({ try await delete(url) }) {
+            Self.logKept(tenant: tenant, failure: failure, logger: logger)
         }
+    }
+
+    /// The line a value that could not be withdrawn leaves: no value or reference in it.
+    private static func logKept(tenant: String, failure: any Error, logger: Logger) {
+        logger.warning(
+            "a value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",
+            metadata: [LogKey.tenant: "\(tenant)", LogKey.error: "\(failure)"])
     }
 
     /// Withdraws `ref` durably: a ``VaultWithdrawalRequested`` event enqueued in `context`'s
@@ -87,9 +97,7 @@ extension InternalCalls {
         if referenced == nil {
             await withdrawFromVault(piiURL, ref: ref, tenant: tenant, logger: context.logger)
         } else {
-            context.logger.warning(
-                "a value could not be withdrawn from the vault; it stays under the user's subject until the user's data is erased",
-                metadata: [LogKey.tenant: "\(tenant)", LogKey.error: "\(failure)"])
+            Self.logKept(tenant: tenant, failure: failure, logger: context.logger)
         }
     }
 

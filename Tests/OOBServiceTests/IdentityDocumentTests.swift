@@ -239,9 +239,7 @@ struct IdentityDocumentTests {
         let device = try await f.enrol(phone, as: "dave")
         stub.user("dave", subject: "c3ViamVjdC1kYXZl", fullName: nil)
         func withdrawals() async throws -> [String] {
-            try await f.h.published().filter { $0.type == VaultWithdrawalRequested.eventType }.map {
-                try JSONValueDecoder().decode(VaultWithdrawalRequested.self, from: Array($0.data.utf8)).piiRef
-            }
+            try await f.h.published(VaultWithdrawalRequested.self).map(\.piiRef)
         }
         func documents() async throws -> Int {
             try await f.h.context.pool.withConnection { try await $0.query("SELECT count(*) AS n FROM identity_documents").first?.int("n") ?? -1 }

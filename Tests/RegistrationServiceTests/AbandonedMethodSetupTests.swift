@@ -19,9 +19,7 @@ struct AbandonedMethodSetupTests {
     typealias Harness = ServiceHarness<RegistrationService>
 
     static func removals(_ h: Harness) async throws -> [MethodChanged] {
-        try await h.published().filter { $0.type == MethodChanged.eventType }
-            .map { try EventCoding.decode(MethodChanged.self, from: Array($0.data.utf8)) }
-            .filter { $0.status == "DELETED" }
+        try await h.published(MethodChanged.self).filter { $0.status == "DELETED" }
     }
 
     /// `services` started as the vault and the authentication service both, and a harness over

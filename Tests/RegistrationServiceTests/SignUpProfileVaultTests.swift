@@ -67,8 +67,7 @@ struct SignUpProfileVaultTests {
 
     /// The references whose withdrawal this service's outbox holds, in order.
     static func withdrawalRequests(_ h: Harness) async throws -> [String] {
-        try await h.published().filter { $0.type == VaultWithdrawalRequested.eventType }.map { event in
-            let request = try JSONValueDecoder().decode(VaultWithdrawalRequested.self, from: Array(event.data.utf8))
+        try await h.published(VaultWithdrawalRequested.self).map { request in
             #expect(request.tenantId == "acme")
             return request.piiRef
         }

@@ -99,6 +99,11 @@ public struct ServiceHarness<S: SignetService>: Sendable {
         }.map { ($0.string("event_type") ?? "", $0.string("data") ?? "") }
     }
 
+    /// The events of type `P` the service has published, oldest first, decoded.
+    public func published<P: EventPayload>(_: P.Type) async throws -> [P] {
+        try await published().filter { $0.type == P.eventType }.map { try EventCoding.decode(P.self, from: Array($0.data.utf8)) }
+    }
+
     /// Gives `payload` to the service's consumer handlers, in one transaction, as the consumer
     /// would.
     public func consume<P: EventPayload>(_ payload: P, source: ServiceName) async throws {

@@ -157,12 +157,8 @@ struct IdentityDocumentRoutes: Sendable {
         // failed) is withdrawn by a request in this service's outbox (durable: the vault
         // unreachable only delays it); only when this database cannot take it either does the
         // value stay under the user's subject, exported with the user's data and shredded with it.
-        let (context, calls, piiURL) = (context, calls, piiURL)
         let stored = try await calls.storeInVault(
-            piiURL, tenant: tenant, subject: user.subject, kind: "identity_document", value: value, logger: context.logger
-        ) { ref in
-            await calls.withdrawFromVault(piiURL, ref: ref, tenant: tenant, through: context, source: .oob)
-        }
+            piiURL, tenant: tenant, subject: user.subject, kind: "identity_document", value: value, withdrawingThrough: context, source: .oob)
         let record = StoredIdentityDocument(
             id: "id_" + Hex.encode(SecureRandom.bytes(16)), tenant: tenant, username: username, deviceId: deviceId,
             documentType: document.documentType, issuingCountry: document.issuingCountry, jurisdiction: document.jurisdiction,
